@@ -1,0 +1,21 @@
+# The two commands of the quick start. Each makes the virtual environment on first use.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: sim test clean
+
+sim: $(STAMP)
+	$(VENV)/bin/tileclock sim $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest $(ARGS)
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,5 @@
+"""`python -m tileclock` is the `tileclock` command."""
+
+from .cli import main
+
+raise SystemExit(main())

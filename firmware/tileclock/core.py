@@ -1,0 +1,420 @@
+"""The clock itself: raw button edges in, records out, in exact integer time.
+
+`GameClock` is pure: it never reads a clock, sleeps or touches hardware. Every
+input carries its own timestamp (nanoseconds of one monotonic clock), every
+query names the instant it asks about, and `next_deadline()` tells the caller
+when something will next change without any input, so the caller can sleep
+until then. Time is charged only at transitions, from edge to edge; nothing is
+accumulated tick by tick.
+
+Button gestures (see docs/rules.md for the full table):
+
+- A side's press ends that side's turn and runs the other side; from a fresh
+  game or a stopped clock it runs the other side.
+- STOP stops a running clock at once.
+- With the clock already stopped, holding STOP for `end_hold` and releasing it
+  ends the game; the same on an ended game starts a new one.
+- With the clock stopped mid-game, hold STOP and tap a side (under
+  `correction_hold`) to give that side a minute; hold the side longer to take
+  a minute off it.
+- On a fresh game, hold STOP and press the present side's button to run the
+  absent side's clock as a late start.
+"""
+
+from dataclasses import dataclass
+
+from .debounce import Debouncer
+from .records import BUTTONS, SIDES, Record, SideState
+from .timecode import NS_PER_MS, NS_PER_S, format_clock, ms
+
+READY, RUNNING, PAUSED, ENDED = "ready", "running", "paused", "ended"
+STOP = "STOP"
+
+
+def other(side):
+    """The opponent of `side`."""
+    return "B" if side == "A" else "A"
+
+
+@dataclass(frozen=True)
+class ButtonTiming:
+    """How presses are told apart: settings of the clock, not of a rulebook."""
+
+    #: Edges closer together than this are contact bounce.
+    bounce_ms: int = 20
+    #: A side's press ends its turn only once its clock has run this long (collisions).
+    min_turn_ms: int = 250
+    #: Hold STOP this long on a stopped clock, then release, to end (or start) a game.
+    end_hold_ms: int = 2000
+    #: In a correction, a side held at least this long takes time off instead of adding it.
+    correction_hold_ms: int = 1000
+    #: The size of one correction.
+    correction_ms: int = 60_000
+
+
+@dataclass(frozen=True)
+class SideView:
+    """One side as a screen shows it."""
+
+    used_ms: int
+    shown: str
+    pen: int
+    overtime: bool
+    late: bool
+    lost: bool
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything a screen needs, at one instant."""
+
+    state: str
+    run: str | None
+    A: SideView
+    B: SideView
+    hint: str | None
+
+    def side(self, name):
+        return self.A if name == "A" else self.B
+
+
+@dataclass
+class _StopHold:
+    since_ns: int
+    began_stopped: bool  # a STOP that stopped a running clock never makes a gesture
+    used: bool = False  # a chord was made during this hold
+
+
+class ClockError(Exception):
+    """A call the clock cannot take (a programming error, never a player's)."""
+
+
+class GameClock:
+    """The tournament clock for one board: every rule of `rules`, buttons per `timing`."""
+
+    def __init__(self, rules, timing=ButtonTiming(), times_s=None, first_seq=0):
+        self.rules = rules
+        self.timing = timing
+        times_s = times_s or {}
+        self.start_ns = {side: times_s.get(side, rules.time_s) * NS_PER_S for side in SIDES}
+        self._seq = first_seq
+        self._buttons = {name: Debouncer(timing.bounce_ms * NS_PER_MS) for name in BUTTONS}
+        self._out = []
+        self.now_ns = None
+        self.state = None
+
+    # ----------------------------------------------------------------- inputs
+
+    def new_game(self, t_ns):
+        """Start a fresh game at `t_ns` (at power-on; later games by the STOP gesture)."""
+        if self.now_ns is not None:
+            self.advance(t_ns)
+            t_ns = max(t_ns, self.now_ns)
+        self.now_ns = t_ns
+        self._start_game(t_ns)
+        return self._flush()
+
+    def edge(self, button, down, t_ns):
+        """One raw contact edge of `button` (`A`, `B`, `STOP`): `down` for contact made.
+
+        An edge stamped before an instant the clock has already processed is
+        taken at that instant: the clock never goes back in time.
+        """
+        self._require_game()
+        t_ns = max(t_ns, self.now_ns)
+        self._advance(t_ns)
+        change = self._buttons[button].edge(down, t_ns)
+        if change:
+            self._transition(button, *change)
+        return self._flush()
+
+    def advance(self, t_ns):
+        """Run the clock on to `t_ns`: overtime, penalty steps and forfeits, each at its instant."""
+        self._require_game()
+        self._advance(max(t_ns, self.now_ns))
+        return self._flush()
+
+    def status(self, t_ns):
+        """Advance to `t_ns` and report the state as a `status` record."""
+        self._require_game()
+        self._advance(max(t_ns, self.now_ns))
+        self._emit("status", self.now_ns)
+        return self._flush()
+
+    # ---------------------------------------------------------------- queries
+
+    def used_ns(self, side, t_ns):
+        """Time charged to `side` as of `t_ns`."""
+        running = self.run == side and t_ns > self.run_since_ns
+        return self.used[side] + (t_ns - self.run_since_ns if running else 0)
+
+    def stopped_ns(self, t_ns):
+        """Time in this game when no side ran, as of `t_ns`."""
+        if self.state == RUNNING:
+            return self.stopped_total_ns
+        return self.stopped_total_ns + max(0, t_ns - self.stopped_since_ns)
+
+    def display_seconds(self, side, t_ns):
+        """The signed whole seconds the display shows: limit minus whole seconds used."""
+        return self.allowance_ns[side] // NS_PER_S - self.used_ns(side, t_ns) // NS_PER_S
+
+    def penalty(self, side, t_ns):
+        """Points the clock deducts from `side` as of `t_ns`."""
+        if self.lost == side and self.lost_reason == "overtime_limit":
+            return self.rules.cap_deduction
+        over_s = -self.display_seconds(side, t_ns)
+        return self.rules.overtime_penalty(over_s) + self.late_pen[side]
+
+    def view(self, t_ns):
+        """What the screens show at `t_ns` (call `advance` first for events up to then)."""
+        sides = {}
+        for side in SIDES:
+            shown = self.display_seconds(side, t_ns)
+            sides[side] = SideView(
+                used_ms=ms(self.used_ns(side, t_ns)),
+                shown=format_clock(shown),
+                pen=self.penalty(side, t_ns),
+                overtime=shown < 0,
+                late=self.late == side,
+                lost=self.lost == side,
+            )
+        return View(self.state, self.run, sides["A"], sides["B"], self._hint(t_ns))
+
+    def next_deadline(self):
+        """The next instant anything changes without an input: a record, a displayed digit, a hint."""
+        candidates = [self._next_display_change(), self._next_hint_change()]
+        event = self._next_event()
+        if event:
+            candidates.append(event[0])
+        candidates += [b.deadline() for b in self._buttons.values()]
+        candidates = [c for c in candidates if c is not None]
+        return min(candidates) if candidates else None
+
+    # ------------------------------------------------------------- game state
+
+    def _require_game(self):
+        if self.state is None:
+            raise ClockError("no game yet: call new_game first")
+
+    def _start_game(self, t_ns):
+        self.t0_ns = t_ns
+        self.state = READY
+        self.run = None
+        self.run_since_ns = t_ns
+        self.used = {side: 0 for side in SIDES}
+        self.allowance_ns = dict(self.start_ns)
+        self.stopped_total_ns = 0
+        self.stopped_since_ns = t_ns
+        self.late = None
+        self.late_pen = {side: 0 for side in SIDES}
+        self.lost = None
+        self.lost_reason = None
+        self._stop_hold = None
+        self._chord = {}
+        self._emit(
+            "new_game",
+            t_ns,
+            rules=self.rules.name,
+            time_ms={side: ms(self.start_ns[side]) for side in SIDES},
+        )
+
+    def _run(self, side, t_ns):
+        if self.state != RUNNING:
+            self.stopped_total_ns += t_ns - self.stopped_since_ns
+        elif self.run is not None:
+            self.used[self.run] += t_ns - self.run_since_ns
+        self.state = RUNNING
+        self.run = side
+        self.run_since_ns = t_ns
+
+    def _stop(self, t_ns, state):
+        if self.state == RUNNING:
+            self.used[self.run] += t_ns - self.run_since_ns
+            self.stopped_since_ns = t_ns
+        self.state = state
+        self.run = None
+
+    # ---------------------------------------------------------------- buttons
+
+    def _transition(self, button, down, t_ns):
+        if button == STOP:
+            (self._stop_down if down else self._stop_up)(t_ns)
+        else:
+            (self._side_down if down else self._side_up)(button, t_ns)
+
+    def _stop_down(self, t_ns):
+        if self.state == RUNNING:
+            arrived = self.late
+            self.late = None
+            self._stop(t_ns, PAUSED)
+            self._emit("pause", t_ns, button=STOP, **({"arrived": arrived} if arrived else {}))
+            self._stop_hold = _StopHold(t_ns, began_stopped=False)
+        else:
+            self._stop_hold = _StopHold(t_ns, began_stopped=True)
+
+    def _stop_up(self, t_ns):
+        hold, self._stop_hold = self._stop_hold, None
+        if hold is None or not hold.began_stopped or hold.used:
+            return
+        if t_ns - hold.since_ns < self.timing.end_hold_ms * NS_PER_MS:
+            self._ignore(STOP, t_ns, "stopped" if self.state != ENDED else "ended")
+        elif self.state == ENDED:
+            self._start_game(t_ns)
+        else:
+            self._stop(t_ns, ENDED)
+            self._emit("end", t_ns, reason="stop_hold")
+
+    def _side_down(self, side, t_ns):
+        hold = self._stop_hold
+        if hold and hold.began_stopped and self.state in (READY, PAUSED):
+            hold.used = True
+            if self.state == READY:
+                self.late = other(side)
+                self._run(self.late, t_ns)
+                self._emit("late_start", t_ns, button=side, player=self.late)
+            else:
+                self._chord[side] = t_ns
+            return
+        if hold:
+            self._ignore(side, t_ns, "stop_held")
+        elif self.state == ENDED:
+            self._ignore(side, t_ns, "ended")
+        elif self.state in (READY, PAUSED):
+            event = "start" if self.state == READY else "resume"
+            self._run(other(side), t_ns)
+            self._emit(event, t_ns, button=side)
+        elif self.run != side:
+            self._ignore(side, t_ns, "not_running")
+        elif t_ns - self.run_since_ns < self.timing.min_turn_ms * NS_PER_MS:
+            self._ignore(side, t_ns, "too_soon")
+        else:
+            arrived = self.late
+            self.late = None
+            self._run(other(side), t_ns)
+            self._emit("switch", t_ns, button=side, **({"arrived": arrived} if arrived else {}))
+
+    def _side_up(self, side, t_ns):
+        since = self._chord.pop(side, None)
+        if since is None or self.state != PAUSED:
+            return
+        held = t_ns - since >= self.timing.correction_hold_ms * NS_PER_MS
+        delta_ns = (-1 if held else 1) * self.timing.correction_ms * NS_PER_MS
+        self.allowance_ns[side] += delta_ns
+        self._emit("adjust", t_ns, player=side, delta_ms=ms(delta_ns))
+
+    def _ignore(self, button, t_ns, reason):
+        self._emit("ignored", t_ns, button=button, reason=reason)
+
+    def _hint(self, t_ns):
+        hold = self._stop_hold
+        if not hold or not hold.began_stopped or hold.used:
+            return None
+        if t_ns - hold.since_ns < self.timing.end_hold_ms * NS_PER_MS:
+            return None
+        return "release STOP: new game" if self.state == ENDED else "release STOP: end game"
+
+    def _next_hint_change(self):
+        hold = self._stop_hold
+        if not hold or not hold.began_stopped or hold.used:
+            return None
+        at = hold.since_ns + self.timing.end_hold_ms * NS_PER_MS
+        return at if at > self.now_ns else None
+
+    # ---------------------------------------------------- time-driven events
+
+    def _advance(self, t_ns):
+        """Fire, in time order, every time-driven event up to and including `t_ns`."""
+        while True:
+            event = self._next_event()
+            settles = [(b.deadline(), name) for name, b in self._buttons.items() if b.deadline() is not None]
+            settle = min(settles) if settles else None
+            if event and event[0] <= t_ns and (settle is None or event[0] <= settle[0]):
+                self.now_ns = event[0]
+                self._fire(*event)
+            elif settle and settle[0] <= t_ns:
+                self.now_ns = settle[0]
+                change = self._buttons[settle[1]].settle(settle[0])
+                if change:
+                    down, since = change
+                    self._transition(settle[1], down, max(since, self._last_t_ns))
+            else:
+                break
+        self.now_ns = t_ns
+
+    def _thresholds(self, side):
+        """(used_ns, kind) instants of the running side at which a record is due."""
+        rules = self.rules
+        allowance = self.allowance_ns[side]
+        first_over = allowance + NS_PER_S  # the display first reads -0:01
+        step = rules.overtime_step_s * NS_PER_S
+        used = self.used_ns(side, self.now_ns)
+        if used < first_over:
+            yield first_over, "overtime"
+            if self.late == side and rules.late_forfeit_at_overtime:
+                yield first_over, "absent"
+        else:
+            yield first_over + ((used - first_over) // step + 1) * step, "penalty"
+        if rules.overtime_cap_s is not None:
+            yield allowance + (rules.overtime_cap_s + 1) * NS_PER_S, "overtime_limit"
+        if self.late == side and rules.late_interval_s:
+            interval = rules.late_interval_s * NS_PER_S
+            yield (used // interval + 1) * interval, "late_penalty"
+        if self.late == side and rules.late_forfeit_after_s is not None:
+            yield rules.late_forfeit_after_s * NS_PER_S, "absent"
+
+    def _next_event(self):
+        """(t_ns, side, kinds) of the next time-driven record, or None."""
+        if self.state != RUNNING:
+            return None
+        side = self.run
+        used = self.used_ns(side, self.now_ns)
+        due = [(at, kind) for at, kind in self._thresholds(side) if at > used]
+        if not due:
+            return None
+        first = min(at for at, _ in due)
+        kinds = {kind for at, kind in due if at == first}
+        return self.now_ns + (first - used), side, kinds
+
+    def _next_display_change(self):
+        if self.state != RUNNING:
+            return None
+        used = self.used_ns(self.run, self.now_ns)
+        return self.now_ns + (used // NS_PER_S + 1) * NS_PER_S - used
+
+    def _fire(self, t_ns, side, kinds):
+        forfeit = kinds & {"overtime_limit", "absent"}
+        if forfeit:
+            reason = "overtime_limit" if "overtime_limit" in forfeit else "absent"
+            self.lost = side
+            self.lost_reason = reason
+            self._stop(t_ns, ENDED)
+            self._emit("forfeit", t_ns, player=side, reason=reason)
+            self._emit("end", t_ns, reason="forfeit")
+            return
+        if "late_penalty" in kinds:
+            self.late_pen[side] = self.rules.late_penalty(self.used_ns(side, t_ns))
+            self._emit("penalty", t_ns, player=side, kind="late")
+        if "overtime" in kinds:
+            self._emit("overtime", t_ns, player=side)
+        if kinds & {"overtime", "penalty"}:
+            self._emit("penalty", t_ns, player=side, kind="overtime")
+
+    # ---------------------------------------------------------------- records
+
+    def _emit(self, ev, t_ns, **extra):
+        sides = {}
+        for side in SIDES:
+            sides[side] = SideState(
+                used_ms=ms(self.used_ns(side, t_ns)),
+                shown=format_clock(self.display_seconds(side, t_ns)),
+                pen=self.penalty(side, t_ns),
+            )
+        self._out.append(
+            Record(self._seq, ev, ms(t_ns - self.t0_ns), self.state, self.run, sides["A"], sides["B"], extra)
+        )
+        self._seq += 1
+        self._last_t_ns = t_ns
+
+    def _flush(self):
+        out, self._out = self._out, []
+        return out

@@ -1,0 +1,1 @@
+"""Thin adapters between the pure clock and the real (or simulated) parts."""

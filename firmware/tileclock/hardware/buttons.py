@@ -1,0 +1,55 @@
+"""The three buttons, as gpiozero input devices that pass on every raw edge with its timestamp.
+
+Debouncing is the clock core's job, so the pins are set up with no bounce time
+(each gpiozero backend means something different by it) and every edge goes
+on, stamped with the time the pin backend gives it: the kernel's edge time
+under lgpio, the simulator's virtual time under the mock factory.
+"""
+
+from gpiozero import DigitalInputDevice
+
+from ..timecode import NS_PER_S
+
+
+def ticks_to_ns(factory, ticks):
+    """A pin factory's edge ticks as integer nanoseconds of the monotonic clock.
+
+    Real gpiozero factories tick in float seconds (lgpio: the kernel's
+    CLOCK_MONOTONIC nanoseconds divided by 1e9, which rounds back exactly for
+    the first 104 days of uptime); the simulator's factory ticks in integers.
+    """
+    convert = getattr(factory, "ticks_to_ns", None)
+    return convert(ticks) if convert else round(ticks * NS_PER_S)
+
+
+class StampedButton(DigitalInputDevice):
+    """A button wired from a GPIO to ground, using the internal pull-up.
+
+    `when_edge(down, t_ns)` is called for every change of the contact, from
+    the pin backend's thread.
+    """
+
+    def __init__(self, pin, *, when_edge, pin_factory=None):
+        self.when_edge = when_edge
+        super().__init__(pin, pull_up=True, bounce_time=None, pin_factory=pin_factory)
+
+    def _pin_changed(self, ticks, state):
+        self.when_edge(bool(self._state_to_value(state)), ticks_to_ns(self.pin_factory, ticks))
+        super()._pin_changed(ticks, state)
+
+
+class ButtonBoard:
+    """The A, STOP and B buttons on their pins, reporting `(button, down, t_ns)` to `post`."""
+
+    def __init__(self, pins, post, pin_factory=None):
+        self.buttons = {}
+        for name, pin in pins.items():
+            self.buttons[name] = StampedButton(
+                pin,
+                when_edge=lambda down, t_ns, name=name: post(name, down, t_ns),
+                pin_factory=pin_factory,
+            )
+
+    def close(self):
+        for button in self.buttons.values():
+            button.close()

@@ -1,0 +1,57 @@
+"""Virtual time for gpiozero's mock pins, so simulated presses carry exact, chosen timestamps.
+
+gpiozero's `MockPin` stamps each change with the real `monotonic()`; here the
+factory's ticks come from a `VirtualTime` the simulator steps, so a 40-minute
+game runs in milliseconds and every edge lands on the instant the script says.
+"""
+
+from gpiozero.pins.mock import MockFactory, MockPin, PinState
+
+
+class VirtualTime:
+    """A monotonic nanosecond clock that moves only when told to."""
+
+    def __init__(self, start_ns=0):
+        self.now_ns = start_ns
+
+    def __call__(self):
+        return self.now_ns
+
+    def set(self, t_ns):
+        """Move to `t_ns`; time never goes backwards."""
+        if t_ns < self.now_ns:
+            raise ValueError(f"virtual time cannot go back from {self.now_ns} to {t_ns}")
+        self.now_ns = t_ns
+
+
+class VirtualPin(MockPin):
+    """A mock pin whose changes are stamped by its factory's virtual time."""
+
+    def _change_state(self, value):
+        if self._state == value:
+            return False
+        t = self._factory.ticks()
+        self._state = value
+        self.states.append(PinState(t - self._last_change, value))
+        self._last_change = t
+        return True
+
+
+class VirtualFactory(MockFactory):
+    """gpiozero's mock factory, ticking in integer nanoseconds of a `VirtualTime`."""
+
+    def __init__(self, time, **kwargs):
+        self.time = time
+        super().__init__(pin_class=VirtualPin, **kwargs)
+
+    def ticks(self):
+        return self.time.now_ns
+
+    @staticmethod
+    def ticks_diff(later, earlier):
+        return later - earlier
+
+    @staticmethod
+    def ticks_to_ns(ticks):
+        """Ticks here are already integer nanoseconds."""
+        return ticks

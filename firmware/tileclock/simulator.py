@@ -1,0 +1,70 @@
+"""The whole clock on simulated parts, in virtual time.
+
+Button edges go through gpiozero mock pins (stamped by a `VirtualTime`), frames
+to luma `dummy` devices, and records through a pyserial `loop://` port and back
+out. Nothing here reads the real clock: the caller says what time it is.
+"""
+
+import serial
+from luma.core.device import dummy
+
+from .core import GameClock
+from .daemon import Daemon
+from .hardware.buttons import ButtonBoard
+from .hardware.screens import PanelOutput
+from .hardware.serial_link import SerialRecordSink
+from .hardware.virtual import VirtualFactory, VirtualTime
+from .records import SIDES
+from .render import HEIGHT, WIDTH, Panel
+
+
+class Simulator:
+    """A clock built from `config` on simulated GPIO, panels and serial line."""
+
+    def __init__(self, config, refresh_on_ticks=True):
+        self.time = VirtualTime(0)
+        self.clock = GameClock(config.profile, config.timing, config.times_s)
+        self.port = serial.serial_for_url("loop://", timeout=0, write_timeout=1)
+        self.panels = [
+            PanelOutput(Panel(faces=side), dummy(width=WIDTH, height=HEIGHT, mode="1")) for side in SIDES
+        ]
+        self.daemon = Daemon(self.clock, self.panels, [SerialRecordSink(self.port)], refresh_on_ticks)
+        self.factory = VirtualFactory(self.time)
+        self.board = ButtonBoard(config.pins, self.daemon.post_edge, pin_factory=self.factory)
+        self._partial = b""
+        self.daemon.boot(self.time())
+
+    def run_to(self, t_ns, on_wake=None):
+        """Let the clock run up to (not including) `t_ns`, waking at each of its deadlines."""
+        while (deadline := self.clock.next_deadline()) is not None and deadline < t_ns:
+            self.time.set(deadline)
+            self.daemon.pump(deadline)
+            if on_wake:
+                on_wake()
+
+    def set_button(self, button, down, t_ns):
+        """Make or break `button`'s contact at `t_ns`, through its GPIO pin."""
+        self.run_to(t_ns)
+        self.time.set(t_ns)
+        pin = self.board.buttons[button].pin
+        if down:
+            pin.drive_low()  # buttons pull up; pressed connects the pin to ground
+        else:
+            pin.drive_high()
+        self.daemon.pump(t_ns)
+
+    def finish(self, t_ns):
+        """Run on to `t_ns` and publish the final `status` record."""
+        self.run_to(t_ns)
+        self.time.set(t_ns)
+        self.daemon.finish(t_ns)
+
+    def serial_lines(self):
+        """The complete lines that came out of the serial port since the last call."""
+        data = self._partial + self.port.read(self.port.in_waiting or 0)
+        *lines, self._partial = data.split(b"\n")
+        return [line.decode("ascii") for line in lines]
+
+    def close(self):
+        self.board.close()
+        self.port.close()
