@@ -1,0 +1,65 @@
+"""The config file: defaults, every key checked, errors that name the key and the value."""
+
+import pytest
+
+from tileclock.config import Config, ConfigError, load_config, parse_config, with_times
+
+
+def test_an_empty_config_gives_the_defaults():
+    config = parse_config({})
+    assert config == Config()
+    assert config.profile.name == "naspa" and config.pins == {"A": 17, "STOP": 27, "B": 22}
+
+
+def test_every_section_is_read():
+    config = parse_config(
+        {
+            "clock": {"board": "12", "rules": "nsa1997", "time_a": "25:00", "time_b": "30:00"},
+            "buttons": {"a": 5, "stop": 6, "b": 13, "min_turn_ms": 300, "bounce_ms": 15},
+            "serial": {"port": "/dev/ttyGS0", "baud": 9600},
+        }
+    )
+    assert config.board == "12" and config.rules == "nsa1997"
+    assert config.times_s == {"A": 1500, "B": 1800}
+    assert config.pins == {"A": 5, "STOP": 6, "B": 13}
+    assert config.timing.min_turn_ms == 300 and config.timing.bounce_ms == 15
+    assert config.serial_port == "/dev/ttyGS0" and config.serial_baud == 9600
+
+
+@pytest.mark.parametrize(
+    "data, names",
+    [
+        ({"clock": {"rule": "naspa"}}, ["clock.rule", "'naspa'"]),
+        ({"clock": {"rules": "wespa"}}, ["clock.rules", "'wespa'"]),
+        ({"clock": {"time_a": "25:61"}}, ["clock.time_a", "'25:61'"]),
+        ({"clock": {"time_b": 1500}}, ["clock.time_b", "1500"]),
+        ({"buttons": {"a": "17"}}, ["buttons.a", "'17'"]),
+        ({"buttons": {"b": 40}}, ["buttons.b", "40"]),
+        ({"buttons": {"a": 22}}, ["share a pin"]),
+        ({"buttons": {"min_turn_ms": -1}}, ["buttons.min_turn_ms", "-1"]),
+        ({"buttons": {"bounce_ms": True}}, ["buttons.bounce_ms", "True"]),
+        ({"serial": {"baud": "fast"}}, ["serial.baud", "'fast'"]),
+        ({"screens": {}}, ["[screens]"]),
+    ],
+)
+def test_a_bad_key_or_value_is_named(data, names):
+    with pytest.raises(ConfigError) as caught:
+        parse_config(data)
+    for name in names:
+        assert name in str(caught.value)
+
+
+def test_a_file_that_is_not_toml_is_named(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text("[clock\nrules = naspa\n")
+    with pytest.raises(ConfigError, match="config.toml is not valid TOML"):
+        load_config(path)
+
+
+def test_time_options_override_the_file():
+    config = with_times(parse_config({"clock": {"time_a": "20:00"}}), ["B=31:30"])
+    assert config.times_s == {"A": 1200, "B": 1890}
+    with pytest.raises(ConfigError, match="C=1:00"):
+        with_times(config, ["C=1:00"])
+    with pytest.raises(ConfigError, match="whole seconds"):
+        with_times(config, ["A=1:00.5"])

@@ -1,0 +1,116 @@
+"""The simulated stack: the loop's wake-ups, the real library backends, the command line."""
+
+import subprocess
+import sys
+
+import pytest
+
+from tileclock.config import Config
+from tileclock.simulator import Simulator
+from tileclock.terminal import frame_to_text, screen_text, status_text
+from tileclock.timecode import NS_PER_S
+
+
+@pytest.fixture
+def simulator():
+    sim = Simulator(Config())
+    yield sim
+    sim.close()
+
+
+def press(sim, button, t_s):
+    sim.set_button(button, True, int(t_s * NS_PER_S))
+    sim.set_button(button, False, int((t_s + 0.1) * NS_PER_S))
+
+
+def test_the_loop_wakes_once_per_displayed_second_while_a_side_runs(simulator):
+    press(simulator, "B", 0)
+    before = simulator.daemon.wakeups
+    simulator.run_to(600 * NS_PER_S)
+    assert 598 <= simulator.daemon.wakeups - before <= 601
+
+
+def test_the_loop_does_not_wake_at_all_while_the_clock_is_stopped(simulator):
+    press(simulator, "B", 0)
+    press(simulator, "STOP", 10)
+    before = simulator.daemon.wakeups
+    simulator.run_to(3600 * NS_PER_S)
+    assert simulator.daemon.wakeups == before
+
+
+def test_records_come_out_of_the_serial_port_and_frames_reach_the_panels(simulator):
+    press(simulator, "B", 0)
+    simulator.run_to(5 * NS_PER_S)
+    lines = simulator.serial_lines()
+    assert '"ev":"new_game"' in lines[0] and '"ev":"start"' in lines[1]
+    for output in simulator.panels:
+        assert output.device.image is not None  # luma's dummy device holds the last frame shown
+        assert output.frames_sent >= 2
+
+
+def test_a_panel_that_stops_answering_never_stops_the_clock(simulator):
+    class GoneBus:
+        image = None
+
+        def display(self, image):
+            raise OSError(121, "Remote I/O error")
+
+    simulator.panels[0].device = GoneBus()
+    press(simulator, "B", 0)
+    press(simulator, "A", 10)
+    lines = simulator.serial_lines()
+    assert any('"ev":"switch"' in line for line in lines)
+    assert simulator.panels[0].faults >= 2 and simulator.panels[1].frames_sent >= 2
+
+
+def test_the_terminal_shows_both_real_frames_and_a_text_line(simulator):
+    press(simulator, "B", 0)
+    simulator.run_to(62 * NS_PER_S)
+    view = simulator.clock.view(62 * NS_PER_S)
+    rows = frame_to_text(simulator.daemon.frames["A"])
+    assert len(rows) == 32 and all(len(row) == 64 for row in rows)
+    assert any(ch != " " for row in rows for ch in row)
+    assert ">A 23:58" in status_text(view, set()) and "RUNNING" in status_text(view, set())
+    wide = screen_text(simulator.daemon.frames, view, {"STOP"}, columns=200)
+    narrow = screen_text(simulator.daemon.frames, view, set(), columns=80)
+    assert len(narrow) > len(wide) and "held: STOP" in wide[-2]
+
+
+def test_the_console_script_runs_a_script_file(tmp_path):
+    script = tmp_path / "game.txt"
+    script.write_text("0 press B\n25:01.000 until\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "tileclock", "sim", "--script", str(script)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = result.stdout.splitlines()
+    assert '"ev":"overtime"' in lines[2] and '"ev":"status"' in lines[-1]
+
+
+@pytest.mark.parametrize(
+    "script, message",
+    [
+        ("5 press B\n4 press A\n", "line 2: time goes backwards"),
+        ("5 press C\n", "line 1: expected a button"),
+        ("five press A\n", "line 1: not a time"),
+        ("5 jump A\n", "line 1: expected down, up, press, hold or until"),
+        ("5 hold A\n", "line 1: hold takes a button and seconds"),
+    ],
+)
+def test_a_bad_script_line_is_named_and_nothing_runs(tmp_path, script, message):
+    path = tmp_path / "bad.txt"
+    path.write_text(script)
+    result = subprocess.run(
+        [sys.executable, "-m", "tileclock", "sim", "--script", str(path)], capture_output=True, text=True
+    )
+    assert result.returncode == 2 and message in result.stderr and result.stdout == ""
+
+
+def test_interactive_sim_without_a_terminal_says_so(monkeypatch, capsys):
+    from tileclock.cli import main
+
+    monkeypatch.setattr("sys.stdin", open("/dev/null"))
+    assert main(["sim"]) == 2
+    assert "--script" in capsys.readouterr().err
