@@ -39,7 +39,13 @@ def test_every_section_is_read():
         ({"buttons": {"min_turn_ms": -1}}, ["buttons.min_turn_ms", "-1"]),
         ({"buttons": {"bounce_ms": True}}, ["buttons.bounce_ms", "True"]),
         ({"serial": {"baud": "fast"}}, ["serial.baud", "'fast'"]),
-        ({"screens": {}}, ["[screens]"]),
+        ({"screen": {}}, ["[screen]"]),
+        ({"screens": {"dim_after": 5}}, ["screens.dim_after", "5"]),
+        ({"panel": [{"faces": "C"}]}, ["panel[1].faces", "'C'"]),
+        ({"panel": [{"faces": "A", "rotate": 1}]}, ["panel[1].rotate", "1"]),
+        ({"panel": [{"faces": "A", "address": 200}]}, ["panel[1].address", "200"]),
+        ({"panel": [{"faces": "A"}, {"faces": "A"}]}, ["same side"]),
+        ({"panel": [{"faces": "A", "colour": "blue"}]}, ["panel[1].colour", "'blue'"]),
     ],
 )
 def test_a_bad_key_or_value_is_named(data, names):

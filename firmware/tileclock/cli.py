@@ -29,7 +29,12 @@ def cmd_sim(args):
 
     text = sys.stdin.read() if args.script == "-" else open(args.script, encoding="utf-8").read()
     script = parse_script(text)
-    sim = Simulator(config, refresh_on_ticks=False)
+    on_frames = None
+    if args.frames:
+        from .frames import FrameWriter
+
+        on_frames = FrameWriter(args.frames)
+    sim = Simulator(config, refresh_on_ticks=bool(args.frames), on_frames=on_frames)
     out = sys.stdout
     for t_ns, button, down in script.edges:
         sim.set_button(button, down, t_ns)
@@ -49,6 +54,7 @@ def build_parser():
     sim.add_argument("--script", metavar="FILE", help="run a script of button edges in virtual time ('-': stdin)")
     sim.add_argument("--rules", choices=sorted(PROFILES), help="rules profile (default: the config's, naspa)")
     sim.add_argument("--config", metavar="FILE", help="a config.toml")
+    sim.add_argument("--frames", metavar="DIR", help="with --script: write every new panel frame as PNG into DIR")
     sim.add_argument("--time", action="append", metavar="SIDE=m:ss", help="a side's starting time (repeatable)")
     sim.set_defaults(run=cmd_sim)
     return parser

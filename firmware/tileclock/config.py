@@ -9,6 +9,7 @@ import tomllib
 from dataclasses import dataclass, field, fields, replace
 
 from .core import ButtonTiming
+from .hardware.screens import IdlePolicy
 from .records import SIDES
 from .rules import DEFAULT_PROFILE, profile
 from .timecode import NS_PER_S, parse_clock_time
@@ -16,6 +17,26 @@ from .timecode import NS_PER_S, parse_clock_time
 
 class ConfigError(ValueError):
     """A setting the clock cannot use; the message names the key and the value."""
+
+
+@dataclass(frozen=True)
+class PanelConfig:
+    """One OLED panel: the side it faces, its controller, its bus, how it is mounted."""
+
+    faces: str
+    driver: str = "ssd1306"
+    interface: str = "i2c"
+    port: int = 1
+    address: int = 0x3C
+    spi_device: int = 0
+    rotate: int = 0  # 0, or 2 for a panel mounted upside down
+    contrast: int = 0xCF
+
+
+DEFAULT_PANELS = (PanelConfig(faces="A", address=0x3C), PanelConfig(faces="B", address=0x3D))
+
+_PANEL_CHOICES = {"faces": ("A", "B"), "driver": ("ssd1306", "sh1106"), "interface": ("i2c", "spi")}
+_PANEL_RANGES = {"port": (0, 10), "address": (0x03, 0x77), "spi_device": (0, 2), "contrast": (0, 255)}
 
 
 @dataclass(frozen=True)
@@ -31,6 +52,8 @@ class Config:
     pins: dict = field(default_factory=lambda: {"A": 17, "STOP": 27, "B": 22})
     serial_port: str = "/dev/serial0"
     serial_baud: int = 115200
+    panels: tuple = DEFAULT_PANELS
+    idle: IdlePolicy = IdlePolicy()
 
     @property
     def profile(self):
@@ -98,9 +121,53 @@ def parse_config(data):
         config["serial_baud"] = _take(serial, "baud", int, "serial")
     _reject_unknown(serial, "serial")
 
+    if "panel" in data:
+        config["panels"] = _panels(data.pop("panel"))
+    screens = data.pop("screens", {})
+    idle = {}
+    for f in fields(IdlePolicy):
+        if f.name in screens:
+            idle[f.name] = _take(screens, f.name, int, "screens")
+            if idle[f.name] < (1 if f.name != "dim_contrast" else 0):
+                raise ConfigError(f"screens.{f.name} = {idle[f.name]!r}: too small")
+    config["idle"] = IdlePolicy(**idle)
+    _reject_unknown(screens, "screens")
+
     for name, value in data.items():
         raise ConfigError(f"unknown section [{name}] (value {value!r})")
     return Config(**config)
+
+
+def _panels(entries):
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"panel = {entries!r}: expected one or two [[panel]] tables")
+    panels = []
+    for number, entry in enumerate(entries, start=1):
+        where = f"panel[{number}]"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where} = {entry!r}: expected a [[panel]] table")
+        entry = dict(entry)
+        if "faces" not in entry:
+            raise ConfigError(f"{where}: needs faces = \"A\" or \"B\"")
+        values = {}
+        for f in fields(PanelConfig):
+            if f.name not in entry:
+                continue
+            kind = str if f.name in _PANEL_CHOICES else int
+            value = values[f.name] = _take(entry, f.name, kind, where)
+            if f.name in _PANEL_CHOICES and value not in _PANEL_CHOICES[f.name]:
+                raise ConfigError(f"{where}.{f.name} = {value!r}: expected one of {', '.join(_PANEL_CHOICES[f.name])}")
+            if f.name in _PANEL_RANGES and not _PANEL_RANGES[f.name][0] <= value <= _PANEL_RANGES[f.name][1]:
+                low, high = _PANEL_RANGES[f.name]
+                raise ConfigError(f"{where}.{f.name} = {value!r}: expected {low} to {high}")
+            if f.name == "rotate" and value not in (0, 2):
+                raise ConfigError(f"{where}.rotate = {value!r}: expected 0, or 2 for a panel mounted upside down")
+        _reject_unknown(entry, where)
+        panels.append(PanelConfig(**values))
+    faces = [panel.faces for panel in panels]
+    if len(set(faces)) != len(faces):
+        raise ConfigError(f"panel: two panels face the same side: {faces}")
+    return tuple(panels)
 
 
 def _reject_unknown(section, where):

@@ -72,7 +72,12 @@ class View:
     run: str | None
     A: SideView
     B: SideView
-    hint: str | None
+    #: What a held STOP will do on release ("release STOP: end game").
+    hint: str | None = None
+    #: The last correction, shown while the clock stays stopped ("A +1:00").
+    notice: str | None = None
+    #: Faults and other alerts the daemon adds (the core knows no hardware).
+    alerts: tuple = ()
 
     def side(self, name):
         return self.A if name == "A" else self.B
@@ -141,6 +146,20 @@ class GameClock:
         self._emit("status", self.now_ns)
         return self._flush()
 
+    def fault(self, t_ns, part, detail):
+        """Record that `part` (`panel A`, `serial`, ...) stopped working; the clock keeps time regardless."""
+        self._require_game()
+        self._advance(max(t_ns, self.now_ns))
+        self._emit("fault", self.now_ns, part=part, detail=detail)
+        return self._flush()
+
+    def fault_cleared(self, t_ns, part):
+        """Record that `part` works again."""
+        self._require_game()
+        self._advance(max(t_ns, self.now_ns))
+        self._emit("fault_cleared", self.now_ns, part=part)
+        return self._flush()
+
     # ---------------------------------------------------------------- queries
 
     def used_ns(self, side, t_ns):
@@ -178,7 +197,7 @@ class GameClock:
                 late=self.late == side,
                 lost=self.lost == side,
             )
-        return View(self.state, self.run, sides["A"], sides["B"], self._hint(t_ns))
+        return View(self.state, self.run, sides["A"], sides["B"], self._hint(t_ns), self._notice)
 
     def next_deadline(self):
         """The next instant anything changes without an input: a record, a displayed digit, a hint."""
@@ -211,6 +230,8 @@ class GameClock:
         self.lost_reason = None
         self._stop_hold = None
         self._chord = {}
+        self._notice = None
+        self.corrections = []
         self._emit(
             "new_game",
             t_ns,
@@ -226,6 +247,7 @@ class GameClock:
         self.state = RUNNING
         self.run = side
         self.run_since_ns = t_ns
+        self._notice = None
 
     def _stop(self, t_ns, state):
         if self.state == RUNNING:
@@ -300,6 +322,9 @@ class GameClock:
         held = t_ns - since >= self.timing.correction_hold_ms * NS_PER_MS
         delta_ns = (-1 if held else 1) * self.timing.correction_ms * NS_PER_MS
         self.allowance_ns[side] += delta_ns
+        self.corrections.append((side, delta_ns))
+        sign = "-" if delta_ns < 0 else "+"
+        self._notice = f"{side} {sign}{format_clock(abs(delta_ns) // NS_PER_S)}"
         self._emit("adjust", t_ns, player=side, delta_ms=ms(delta_ns))
 
     def _ignore(self, button, t_ns, reason):

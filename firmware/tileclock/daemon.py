@@ -8,25 +8,37 @@ driven step by step through `pump`).
 
 import queue
 import time
+from dataclasses import replace
 
 from .timecode import NS_PER_MS, NS_PER_S
 
 #: How long after a deadline the loop wakes, so that an edge stamped just
 #: before it (still on its way from the pin backend's thread) is applied first.
 DEADLINE_GRACE_NS = 2 * NS_PER_MS
+#: How often a part that stopped answering is tried again.
+RETRY_NS = NS_PER_S
 
 
 class Daemon:
-    """Feeds the clock, publishes its records to `sinks`, and shows its view on `panels`."""
+    """Feeds the clock, publishes its records to `sinks`, and shows its view on `panels`.
 
-    def __init__(self, clock, panels=(), sinks=(), refresh_on_ticks=True):
+    A sink or panel with a true `failing` attribute is a fault: it is recorded
+    once when it starts and once when it ends, shown on the panels meanwhile,
+    and retried every `RETRY_NS`.
+    """
+
+    def __init__(self, clock, panels=(), sinks=(), refresh_on_ticks=True, on_frames=None):
         self.clock = clock
         self.panels = list(panels)
         self.sinks = list(sinks)
         self.refresh_on_ticks = refresh_on_ticks
+        self.on_frames = on_frames
         self.inputs = queue.SimpleQueue()
         self.wakeups = 0
         self.frames = {}
+        self.last_input_ns = None
+        self._faulty = set()
+        self._last_pump_ns = None
 
     def post_edge(self, button, down, t_ns):
         """A raw button edge, from any thread."""
@@ -34,12 +46,27 @@ class Daemon:
 
     def boot(self, now_ns):
         """Open the first game and show it."""
+        self.last_input_ns = now_ns
         self._publish(self.clock.new_game(now_ns))
         self.refresh(now_ns)
+
+    def next_deadline(self):
+        """The next instant the loop must wake without an input: the clock's, the screens', a retry."""
+        candidates = [self.clock.next_deadline()]
+        if self._faulty and self._last_pump_ns is not None:
+            candidates.append(self._last_pump_ns + RETRY_NS)
+        idle_ns = self._idle_ns(self.clock.now_ns)
+        for output in self.panels:
+            change = output.idle.next_change(idle_ns)
+            if change is not None:
+                candidates.append(self.clock.now_ns + change)
+        candidates = [c for c in candidates if c is not None]
+        return min(candidates) if candidates else None
 
     def pump(self, now_ns):
         """Apply every queued edge in time order, run the clock on to `now_ns`, refresh the screens."""
         self.wakeups += 1
+        self._last_pump_ns = now_ns
         edges = []
         while True:
             try:
@@ -49,9 +76,10 @@ class Daemon:
         edges.sort(key=lambda edge: edge[0])
         made = 0
         for t_ns, button, down in edges:
+            self.last_input_ns = max(self.last_input_ns or t_ns, t_ns)
             made += self._publish(self.clock.edge(button, down, t_ns))
         made += self._publish(self.clock.advance(now_ns))
-        if made or self.refresh_on_ticks:
+        if made or edges or self.refresh_on_ticks or self._faulty or self._idle_ns(now_ns) is not None:
             self.refresh(now_ns)
 
     def finish(self, now_ns):
@@ -61,9 +89,47 @@ class Daemon:
         self.refresh(now_ns)
 
     def refresh(self, now_ns):
+        """Show the clock as of `now_ns` on every panel, with any faults; record faults that began or ended."""
         view = self.clock.view(now_ns)
+        if self._faulty:
+            view = replace(view, alerts=self.alerts)
+        idle_ns = self._idle_ns(now_ns)
         for output in self.panels:
-            self.frames[output.panel.faces] = output.show(view)
+            self.frames[output.panel.faces] = output.show(view, idle_ns)
+        if self.on_frames:
+            self.on_frames(now_ns, self.frames)
+        self._note_faults(now_ns)
+
+    @property
+    def alerts(self):
+        """What the panels say is wrong right now, e.g. `("LINK DOWN",)`."""
+        return tuple(sorted(_alert(part) for part in self._faulty))
+
+    def _idle_ns(self, now_ns):
+        """How long the clock has sat with no clock running and no button touched, or None."""
+        if self.clock.state == "running" or self.last_input_ns is None:
+            return None
+        return max(0, now_ns - max(self.last_input_ns, self.clock.stopped_since_ns))
+
+    def _parts(self):
+        for output in self.panels:
+            yield f"panel {output.panel.faces}", output.failing
+        for sink in self.sinks:
+            yield sink.part, getattr(sink, "failing", None)
+
+    def _note_faults(self, now_ns):
+        changed = False
+        for part, failing in list(self._parts()):
+            if failing and part not in self._faulty:
+                self._faulty.add(part)
+                self._publish(self.clock.fault(now_ns, part, failing))
+                changed = True
+            elif not failing and part in self._faulty:
+                self._faulty.discard(part)
+                self._publish(self.clock.fault_cleared(now_ns, part))
+                changed = True
+        if changed:
+            self.refresh(now_ns)  # show (or clear) the alert at once
 
     def _publish(self, records):
         for record in records:
@@ -72,15 +138,19 @@ class Daemon:
         return len(records)
 
     def run_forever(self, now_ns=time.monotonic_ns, should_stop=lambda: False, on_wake=None):
-        """The service's loop: sleep until the next edge or the clock's next deadline."""
+        """The service's loop: sleep until the next edge or the next deadline."""
         self.boot(now_ns())
         while not should_stop():
-            deadline = self.clock.next_deadline()
+            deadline = self.next_deadline()
             timeout = None if deadline is None else max(0, deadline + DEADLINE_GRACE_NS - now_ns()) / NS_PER_S
             try:
-                self.inputs.put(self.inputs.get(timeout=timeout))  # wait, then let pump take it in order
+                self.inputs.put(self.inputs.get(timeout=timeout))  # wait; pump takes it in time order
             except queue.Empty:
                 pass
             self.pump(now_ns())
             if on_wake:
                 on_wake()
+
+
+def _alert(part):
+    return {"serial": "LINK DOWN"}.get(part, f"{part.upper()} FAULT")

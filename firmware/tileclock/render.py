@@ -1,7 +1,15 @@
 """What a panel shows, drawn as a 1-bit image: a pure function of the clock's view.
 
-Each panel faces one player: that side's time is drawn large, the opponent's
-small. Pillow's built-in scalable font is used (equal-width digits, no files).
+Each panel faces one player. Layout of the 128x64 panel:
+
+    row  0-11   alert or state (left); the opponent's time and penalty (right),
+                with a pointer when the opponent's clock runs
+    row 12-47   this side's time, 24 px digits, and its penalty beside it
+    row 48-63   whose turn it is: a solid white band reading YOUR TURN when
+                this side's clock runs, so it shows across the board
+
+Pillow's built-in scalable font is used: every digit is the same width, and
+times are right-aligned, so nothing jitters as the seconds change.
 """
 
 from dataclasses import dataclass
@@ -10,6 +18,9 @@ from functools import lru_cache
 from PIL import Image, ImageDraw, ImageFont
 
 WIDTH, HEIGHT = 128, 64
+BIG, SMALL = 34, 12  # font sizes: 34 px gives 24 px tall digits
+TIME_RIGHT = 100  # the big time's right edge; the penalty sits to its right
+BAND_TOP = 48
 
 
 @dataclass(frozen=True)
@@ -27,36 +38,58 @@ def font(size):
     return ImageFont.load_default(size=size)
 
 
-def _status_line(view, side):
-    mine = view.side(side)
+def top_left_text(view, side):
+    """The alert, notice or state for the top line."""
+    if view.alerts:
+        return view.alerts[0]
+    if view.notice:
+        return view.notice
+    return {"ready": "READY", "paused": "STOPPED", "running": "", "ended": "FINAL"}[view.state]
+
+
+def band_text(view, side):
+    """What the bottom band says, and whether it is drawn solid (this side's clock runs)."""
+    opponent = "B" if side == "A" else "A"
     if view.hint:
-        return view.hint
+        return view.hint.upper(), False
     if view.state == "ended":
-        return "LOST ON TIME" if mine.lost else "GAME OVER"
-    if mine.late:
-        return "LATE START"
-    if view.state == "running":
-        return "YOUR CLOCK" if view.run == side else "OPPONENT"
-    return {"ready": "READY", "paused": "STOPPED"}[view.state]
+        if view.side(side).lost:
+            return "LOST ON TIME", True
+        if view.side(opponent).lost:
+            return f"{opponent} LOST ON TIME", False
+        return "GAME OVER", False
+    if view.side(side).late:
+        return "LATE START", view.run == side
+    if view.run == side:
+        return "YOUR TURN", True
+    if view.run == opponent:
+        return f"{opponent} TO PLAY", False
+    return ("STOPPED" if view.state == "paused" else f"PANEL {side}"), False
 
 
-def render(view, panel):
-    """Draw `view` for `panel`: a mode-"1" image the size of the panel."""
+def render(view, panel, shift=(0, 0)):
+    """Draw `view` for `panel`: a mode-"1" image the size of the panel, moved by `shift` pixels."""
     side = panel.faces
     opponent = "B" if side == "A" else "A"
     mine, theirs = view.side(side), view.side(opponent)
     image = Image.new("1", (panel.width, panel.height), 0)
     draw = ImageDraw.Draw(image)
+    dx, dy = shift
+    small = font(SMALL)
 
-    draw.text((0, 0), _status_line(view, side), font=font(11), fill=1)
-    theirs_text = f"{opponent} {theirs.shown}" + (f" {-theirs.pen}" if theirs.pen else "")
-    draw.text((panel.width, 0), theirs_text, font=font(11), fill=1, anchor="ra")
+    draw.text((dx, dy), top_left_text(view, side), font=small, fill=1)
+    theirs_text = f"{opponent} {theirs.shown}" + (f" -{theirs.pen}" if theirs.pen else "")
+    draw.text((panel.width - 1 + dx, dy), theirs_text, font=small, fill=1, anchor="ra")
+    if view.run == opponent:
+        left = panel.width - 1 + dx - small.getlength(theirs_text) - 8
+        draw.polygon([(left, dy + 2), (left + 5, dy + 6), (left, dy + 10)], fill=1)
 
-    big = font(30)
-    draw.text((panel.width // 2, 36), mine.shown, font=big, fill=1, anchor="mm")
-    if view.run == side:
-        # a solid bar under the running side's time, visible across the board
-        draw.rectangle((0, 54, panel.width - 1, 57), fill=1)
+    draw.text((TIME_RIGHT + dx, 47 + dy), mine.shown, font=font(BIG), fill=1, anchor="rs")
     if mine.pen:
-        draw.text((panel.width, panel.height), f"{-mine.pen}", font=font(11), fill=1, anchor="rd")
+        draw.text((panel.width - 1 + dx, 46 + dy), f"-{mine.pen}", font=small, fill=1, anchor="rs")
+
+    text, solid = band_text(view, side)
+    if solid:
+        draw.rectangle((0, BAND_TOP + 1 + dy, panel.width - 1, panel.height - 1), fill=1)
+    draw.text((panel.width // 2 + dx, BAND_TOP + 8 + dy), text, font=small, fill=0 if solid else 1, anchor="mm")
     return image

@@ -1,34 +1,39 @@
 """The whole clock on simulated parts, in virtual time.
 
 Button edges go through gpiozero mock pins (stamped by a `VirtualTime`), frames
-to luma `dummy` devices, and records through a pyserial `loop://` port and back
-out. Nothing here reads the real clock: the caller says what time it is.
+through luma's own SSD1306/SH1106 drivers and I2C interface onto a recording
+bus (so every byte a real panel would get is counted), and records through a
+pyserial `loop://` port and back out. Nothing here reads the real clock: the
+caller says what time it is.
 """
 
 import serial
-from luma.core.device import dummy
 
 from .core import GameClock
 from .daemon import Daemon
 from .hardware.buttons import ButtonBoard
-from .hardware.screens import PanelOutput
+from .hardware.oled import RecordingBus
+from .hardware.screens import PanelOutput, open_device
 from .hardware.serial_link import SerialRecordSink
 from .hardware.virtual import VirtualFactory, VirtualTime
-from .records import SIDES
-from .render import HEIGHT, WIDTH, Panel
+from .render import Panel
 
 
 class Simulator:
     """A clock built from `config` on simulated GPIO, panels and serial line."""
 
-    def __init__(self, config, refresh_on_ticks=True):
+    def __init__(self, config, refresh_on_ticks=True, on_frames=None):
         self.time = VirtualTime(0)
         self.clock = GameClock(config.profile, config.timing, config.times_s)
         self.port = serial.serial_for_url("loop://", timeout=0, write_timeout=1)
-        self.panels = [
-            PanelOutput(Panel(faces=side), dummy(width=WIDTH, height=HEIGHT, mode="1")) for side in SIDES
-        ]
-        self.daemon = Daemon(self.clock, self.panels, [SerialRecordSink(self.port)], refresh_on_ticks)
+        self.buses = {}
+        self.panels = []
+        for spec in config.panels:
+            bus = self.buses[spec.faces] = RecordingBus()
+            device = open_device(spec, bus=bus)
+            self.panels.append(PanelOutput(Panel(faces=spec.faces), device, spec.contrast, config.idle))
+        sinks = [SerialRecordSink(self.port)]
+        self.daemon = Daemon(self.clock, self.panels, sinks, refresh_on_ticks, on_frames)
         self.factory = VirtualFactory(self.time)
         self.board = ButtonBoard(config.pins, self.daemon.post_edge, pin_factory=self.factory)
         self._partial = b""
@@ -36,7 +41,7 @@ class Simulator:
 
     def run_to(self, t_ns, on_wake=None):
         """Let the clock run up to (not including) `t_ns`, waking at each of its deadlines."""
-        while (deadline := self.clock.next_deadline()) is not None and deadline < t_ns:
+        while (deadline := self.daemon.next_deadline()) is not None and deadline < t_ns:
             self.time.set(deadline)
             self.daemon.pump(deadline)
             if on_wake:

@@ -1,38 +1,118 @@
-"""The OLED panels: ship a rendered frame to a luma device, and only when it changed.
+"""The OLED panels: build each luma device from the config, ship frames, spare the pixels.
 
-A panel that stops answering (an OSError from its bus) never stops the clock:
-the failure is counted and the next frame is tried again.
+A panel that stops answering (an OSError or a luma error from its bus) never
+stops the clock: `failing` is set, the daemon records a fault, and every later
+refresh tries again, from a full frame.
+
+Burn-in: a static clock left between rounds burns its digits into the OLED.
+While no clock runs and no button has been touched for `dim_after_s`, the
+panels dim and the picture moves a pixel or two each `shift_every_s`; after
+`blank_after_s` they go dark. Any edge wakes them.
 """
 
 import logging
+from dataclasses import dataclass
+
+from luma.core.error import Error as LumaError
 
 from ..render import render
+from ..timecode import NS_PER_S
 
 log = logging.getLogger(__name__)
 
+#: The small orbit an idle picture moves along, one step each `shift_every_s`.
+SHIFTS = ((0, 0), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1))
+
+
+@dataclass(frozen=True)
+class IdlePolicy:
+    """When idle panels dim, move and go dark."""
+
+    dim_after_s: int = 300
+    shift_every_s: int = 60
+    blank_after_s: int = 1800
+    dim_contrast: int = 0x08
+
+    def phase(self, idle_ns):
+        """(dimmed, shift, blank) for a clock idle `idle_ns` (None: not idle)."""
+        if idle_ns is None or idle_ns < self.dim_after_s * NS_PER_S:
+            return False, (0, 0), False
+        if idle_ns >= self.blank_after_s * NS_PER_S:
+            return True, (0, 0), True
+        steps = (idle_ns - self.dim_after_s * NS_PER_S) // (self.shift_every_s * NS_PER_S)
+        return True, SHIFTS[1 + steps % (len(SHIFTS) - 1)], False
+
+    def next_change(self, idle_ns):
+        """How long after `idle_ns` of idleness the phase next changes, or None."""
+        if idle_ns is None or idle_ns >= self.blank_after_s * NS_PER_S:
+            return None
+        dim = self.dim_after_s * NS_PER_S
+        if idle_ns < dim:
+            return dim - idle_ns
+        step = self.shift_every_s * NS_PER_S
+        next_step = dim + ((idle_ns - dim) // step + 1) * step
+        return min(next_step, self.blank_after_s * NS_PER_S) - idle_ns
+
 
 class PanelOutput:
-    """One panel: a `Panel` layout and the luma device it is shown on."""
+    """One panel: its `Panel` layout, its luma device, its contrast and the idle policy."""
 
-    def __init__(self, panel, device):
+    def __init__(self, panel, device, contrast=0xCF, idle=IdlePolicy()):
         self.panel = panel
         self.device = device
+        self.contrast = contrast
+        self.idle = idle
         self.last_frame = None
         self.frames_sent = 0
         self.faults = 0
+        self.failing = None  # the last error, while the panel does not answer
+        self._mode = None  # (dimmed, blank) as last set on the device
 
-    def show(self, view):
-        """Render `view`; send it unless the panel already shows exactly that. Returns the frame."""
-        frame = render(view, self.panel)
-        if self.last_frame is not None and frame.tobytes() == self.last_frame.tobytes():
+    def show(self, view, idle_ns=None):
+        """Render `view` and send it unless the panel already shows exactly that. Returns the frame."""
+        dimmed, shift, blank = self.idle.phase(idle_ns)
+        frame = render(view, self.panel, shift)
+        if frame.tobytes() == (self.last_frame.tobytes() if self.last_frame else None) and self._mode == (
+            dimmed,
+            blank,
+        ):
             return frame
         try:
+            if self._mode != (dimmed, blank):
+                self.device.contrast(self.idle.dim_contrast if dimmed else self.contrast)
+                (self.device.hide if blank else self.device.show)()
+                self._mode = (dimmed, blank)
             self.device.display(frame)
-        except OSError as error:
+        except (OSError, LumaError) as error:
             self.faults += 1
-            self.last_frame = None  # unknown what the panel shows now: resend next time
+            self.failing = str(error) or type(error).__name__
+            self.last_frame = None
+            self._mode = None
+            forget = getattr(self.device, "forget", None)
+            if forget:
+                forget()
             log.warning("panel facing %s did not answer: %s", self.panel.faces, error)
             return frame
+        self.failing = None
         self.last_frame = frame
         self.frames_sent += 1
         return frame
+
+
+def open_device(spec, bus=None):
+    """The luma device for a panel's config: its driver on I2C or SPI.
+
+    `bus` replaces the real I2C bus (the simulator passes a `RecordingBus`;
+    a simulated SPI panel is simulated on it too).
+    """
+    from luma.core.interface.serial import i2c, spi
+
+    from .oled import DRIVERS
+
+    if bus is not None:
+        interface = i2c(bus=bus, address=spec.address)
+    elif spec.interface == "i2c":
+        interface = i2c(port=spec.port, address=spec.address)
+    else:
+        interface = spi(port=spec.port, device=spec.spi_device)
+    return DRIVERS[spec.driver](interface, rotate=spec.rotate)

@@ -16,13 +16,19 @@ class SerialRecordSink:
     fails is counted, and the clock goes on.
     """
 
+    part = "serial"
+
     def __init__(self, port):
         self.port = port
         self.faults = 0
+        self.failing = None  # the last error, while writes fail
 
     def write(self, record):
         try:
             self.port.write((encode(record) + "\n").encode("ascii"))
         except (serial.SerialException, OSError) as error:
             self.faults += 1
+            self.failing = str(error) or type(error).__name__
             log.warning("serial write failed: %s", error)
+        else:
+            self.failing = None
