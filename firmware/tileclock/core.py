@@ -72,7 +72,7 @@ class View:
     run: str | None
     A: SideView
     B: SideView
-    #: What a held STOP will do on release ("release STOP: end game").
+    #: What a held STOP will do on release ("release: end game").
     hint: str | None = None
     #: The last correction, shown while the clock stays stopped ("A +1:00").
     notice: str | None = None
@@ -336,7 +336,7 @@ class GameClock:
             return None
         if t_ns - hold.since_ns < self.timing.end_hold_ms * NS_PER_MS:
             return None
-        return "release STOP: new game" if self.state == ENDED else "release STOP: end game"
+        return "release: new game" if self.state == ENDED else "release: end game"
 
     def _next_hint_change(self):
         hold = self._stop_hold

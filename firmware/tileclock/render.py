@@ -60,6 +60,8 @@ def band_text(view, side):
         return "GAME OVER", False
     if view.side(side).late:
         return "LATE START", view.run == side
+    if view.side(opponent).late:
+        return f"{opponent} IS LATE", False
     if view.run == side:
         return "YOUR TURN", True
     if view.run == opponent:

@@ -36,14 +36,16 @@ class Simulator:
         self.daemon = Daemon(self.clock, self.panels, sinks, refresh_on_ticks, on_frames)
         self.factory = VirtualFactory(self.time)
         self.board = ButtonBoard(config.pins, self.daemon.post_edge, pin_factory=self.factory)
-        self._partial = b""
+        self._received = b""
         self.daemon.boot(self.time())
+        self._read_port()
 
     def run_to(self, t_ns, on_wake=None):
         """Let the clock run up to (not including) `t_ns`, waking at each of its deadlines."""
         while (deadline := self.daemon.next_deadline()) is not None and deadline < t_ns:
             self.time.set(deadline)
             self.daemon.pump(deadline)
+            self._read_port()
             if on_wake:
                 on_wake()
 
@@ -57,17 +59,22 @@ class Simulator:
         else:
             pin.drive_high()
         self.daemon.pump(t_ns)
+        self._read_port()
 
     def finish(self, t_ns):
         """Run on to `t_ns` and publish the final `status` record."""
         self.run_to(t_ns)
         self.time.set(t_ns)
         self.daemon.finish(t_ns)
+        self._read_port()
+
+    def _read_port(self):
+        # the loop:// port holds only 4 kB: read it after every wake, as a director's computer would
+        self._received += self.port.read(self.port.in_waiting or 0)
 
     def serial_lines(self):
         """The complete lines that came out of the serial port since the last call."""
-        data = self._partial + self.port.read(self.port.in_waiting or 0)
-        *lines, self._partial = data.split(b"\n")
+        *lines, self._received = self._received.split(b"\n")
         return [line.decode("ascii") for line in lines]
 
     def close(self):

@@ -1,6 +1,7 @@
 """The record line to the director: one encoded record a line, over a pyserial port."""
 
 import logging
+import queue
 
 import serial
 
@@ -26,7 +27,7 @@ class SerialRecordSink:
     def write(self, record):
         try:
             self.port.write((encode(record) + "\n").encode("ascii"))
-        except (serial.SerialException, OSError) as error:
+        except (serial.SerialException, OSError, queue.Full) as error:  # loop:// raises queue.Full when unread
             self.faults += 1
             self.failing = str(error) or type(error).__name__
             log.warning("serial write failed: %s", error)

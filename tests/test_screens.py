@@ -1,0 +1,227 @@
+"""The panels: golden frames, the bytes on the bus, burn-in care, frames on disk.
+
+Golden frames live in tests/golden/. To change the layout on purpose, run
+`TILECLOCK_REGOLD=1 make test ARGS=tests/test_screens.py`, look at the new PNGs, and commit them.
+"""
+
+import os
+import random
+from dataclasses import replace
+
+import pytest
+from luma.core.interface.serial import i2c
+from luma.oled.device import sh1106, ssd1306
+from PIL import Image
+
+from tileclock.core import GameClock
+from tileclock.hardware.oled import PagedSH1106, PagedSSD1306, RecordingBus, pack_pages
+from tileclock.hardware.screens import IdlePolicy, PanelOutput
+from tileclock.render import BIG, TIME_RIGHT, Panel, font, render
+from tileclock.rules import PROFILES
+from tileclock.timecode import NS_PER_S
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
+S = NS_PER_S
+
+
+def tap(clock, button, t_s):
+    clock.edge(button, True, int(t_s * S))
+    clock.edge(button, False, int((t_s + 0.1) * S))
+
+
+def scenes():
+    """Named views covering every state a player or director meets."""
+    clock = GameClock(PROFILES["naspa"], times_s={"B": 30})
+    clock.new_game(0)
+    yield "ready", clock.view(0)
+    tap(clock, "A", 0)  # B runs
+    yield "running", clock.view(12 * S)
+    clock.advance(42 * S)
+    tap(clock, "B", 42)  # B is 12 s over; A runs
+    clock.advance(1625 * S)
+    yield "overtime", clock.view(1625 * S)
+    tap(clock, "STOP", 1626)
+    yield "paused", clock.view(1627 * S)
+    clock.edge("STOP", True, 1630 * S)
+    tap(clock, "B", 1631)
+    yield "correction", clock.view(1632 * S)
+    clock.edge("STOP", False, 1634 * S)
+    clock.edge("STOP", True, 16345 * S // 10)
+    yield "hint", clock.view(1637 * S)  # STOP held 2.5 s on a stopped clock: release ends the game
+    clock.edge("STOP", False, 16346 * S // 10)
+    yield "link_down", replace(clock.view(1635 * S), alerts=("LINK DOWN",))
+    tap(clock, "A", 1636)
+    clock.advance(3000 * S)
+    yield "lost_on_time", clock.view(3000 * S)
+    late = GameClock(PROFILES["naspa"])
+    late.new_game(0)
+    late.edge("STOP", True, 0)
+    tap(late, "B", 0)
+    yield "late_start", late.view(90 * S)
+
+
+SCENES = dict(scenes())
+
+
+@pytest.mark.parametrize("name", sorted(SCENES))
+@pytest.mark.parametrize("side", ["A", "B"])
+def test_frames_match_the_golden_pngs(name, side):
+    frame = render(SCENES[name], Panel(faces=side))
+    path = os.path.join(GOLDEN, f"{name}-{side}.png")
+    if os.environ.get("TILECLOCK_REGOLD"):
+        frame.save(path)
+    golden = Image.open(path).convert("1")
+    assert frame.tobytes() == golden.tobytes(), f"{path} differs; see the module docstring"
+
+
+def test_own_time_is_in_digits_at_least_24_pixels_tall():
+    frame = render(SCENES["running"], Panel(faces="B"))
+    # the big time sits between rows 12 and 47; its ink must span at least 24 rows
+    band = frame.crop((0, 12, 101, 48))
+    top, bottom = band.getbbox()[1], band.getbbox()[3]
+    assert bottom - top >= 24
+
+
+def test_the_running_side_is_a_solid_band_and_the_other_is_not():
+    view = SCENES["running"]  # B runs
+    running, waiting = render(view, Panel(faces="B")), render(view, Panel(faces="A"))
+    lit = lambda image: sum(bin(byte).count("1") for byte in image.crop((0, 50, 128, 64)).tobytes())  # noqa: E731
+    assert lit(running) > 0.6 * 128 * 14 > 0.2 * 128 * 14 > lit(waiting)
+
+
+def test_digits_do_not_move_as_the_seconds_change():
+    clock = GameClock(PROFILES["naspa"])
+    clock.new_game(0)
+    tap(clock, "B", 0)
+    # the big time is right-aligned in equal-width digits, so its colon stays put
+    colon = (TIME_RIGHT - 2 * font(BIG).getlength("0") - font(BIG).getlength(":"), 12, TIME_RIGHT - 40, 48)
+    crops = {render(clock.view(t * S), Panel(faces="A")).crop(colon).tobytes() for t in range(0, 1600, 7)}
+    assert len(crops) == 1 and any(next(iter(crops)))
+    assert len({font(BIG).getlength(digit) for digit in "0123456789"}) == 1
+
+
+def random_frame(seed):
+    rng = random.Random(seed)
+    image = Image.new("1", (128, 64))
+    for _ in range(1500):
+        image.putpixel((rng.randrange(128), rng.randrange(64)), 1)
+    return image
+
+
+@pytest.mark.parametrize("ours, luma", [(PagedSSD1306, ssd1306), (PagedSH1106, sh1106)])
+def test_a_whole_frame_is_byte_for_byte_what_luma_sends(ours, luma):
+    image = random_frame(1)
+    reference_bus, our_bus = RecordingBus(), RecordingBus()
+    reference, device = luma(i2c(bus=reference_bus)), ours(i2c(bus=our_bus))
+    reference_bus.writes.clear()
+    our_bus.writes.clear()
+    reference.display(image)
+    device.forget()
+    device.display(image)
+    if luma is sh1106:
+        assert our_bus.writes == reference_bus.writes
+    else:  # luma sends one window for the whole frame; we send one a page, with the same pixels
+        data = lambda bus: b"".join(p for _, control, p in bus.writes if control == 0x40)  # noqa: E731
+        assert data(our_bus) == data(reference_bus) == b"".join(pack_pages(image))
+
+
+def test_an_unchanged_frame_sends_nothing_and_a_changed_digit_sends_only_its_span():
+    bus = RecordingBus()
+    device = PagedSSD1306(i2c(bus=bus))
+    first = random_frame(2)
+    device.display(first)
+    bus.writes.clear()
+    device.display(first.copy())
+    assert bus.writes == []
+    second = first.copy()
+    for x in range(40, 44):
+        second.putpixel((x, 20), 1 - second.getpixel((x, 20)))  # page 2, columns 40-43
+    device.display(second)
+    assert bus.writes == [
+        (0x3C, 0x00, bytes([0x21, 40, 43, 0x22, 2, 2])),
+        (0x3C, 0x40, bytes(pack_pages(second)[2][40:44])),
+    ]
+
+
+def test_sh1106_spans_use_page_and_column_commands_with_its_offset():
+    bus = RecordingBus()
+    device = PagedSH1106(i2c(bus=bus))
+    frame = Image.new("1", (128, 64))
+    frame.putpixel((100, 63), 1)  # page 7, column 100
+    bus.writes.clear()
+    device.display(frame)
+    column = 100 + 2
+    assert bus.writes == [(0x3C, 0x00, bytes([0xB7, column & 0x0F, 0x10 | column >> 4])), (0x3C, 0x40, b"\x80")]
+
+
+def test_a_mounting_rotated_half_a_turn_sends_the_frame_upside_down():
+    bus = RecordingBus()
+    device = PagedSSD1306(i2c(bus=bus), rotate=2)
+    frame = Image.new("1", (128, 64))
+    frame.putpixel((0, 0), 1)
+    bus.writes.clear()
+    device.display(frame)
+    assert bus.writes[0][2] == bytes([0x21, 127, 127, 0x22, 7, 7]) and bus.writes[1][2] == b"\x80"
+
+
+def test_after_a_bus_error_the_next_frame_goes_out_whole():
+    bus = RecordingBus()
+    output = PanelOutput(Panel("A"), PagedSSD1306(i2c(bus=bus)))
+    view = SCENES["running"]
+    output.show(view)
+    bus.fail = OSError(121, "Remote I/O error")
+    output.show(SCENES["overtime"])
+    assert output.failing and output.faults == 1
+    bus.fail = None
+    bus.writes.clear()
+    output.show(SCENES["overtime"])
+    assert output.failing is None
+    assert sum(len(p) for _, control, p in bus.writes if control == 0x40) == 1024
+
+
+class FakePanel:
+    def __init__(self):
+        self.calls = []
+
+    def contrast(self, level):
+        self.calls.append(("contrast", level))
+
+    def show(self):
+        self.calls.append(("show",))
+
+    def hide(self):
+        self.calls.append(("hide",))
+
+    def display(self, image):
+        self.calls.append(("display", image))
+
+
+def test_an_idle_panel_dims_moves_goes_dark_and_wakes():
+    policy = IdlePolicy(dim_after_s=300, shift_every_s=60, blank_after_s=1800, dim_contrast=8)
+    device = FakePanel()
+    output = PanelOutput(Panel("A"), device, contrast=0xCF, idle=policy)
+    view = SCENES["paused"]
+    awake = output.show(view, idle_ns=10 * S)
+    assert ("contrast", 0xCF) in device.calls
+    dimmed = output.show(view, idle_ns=300 * S)
+    assert device.calls[-3:-1] == [("contrast", 8), ("show",)]
+    moved = output.show(view, idle_ns=360 * S)
+    assert awake.getbbox() != dimmed.getbbox() != moved.getbbox()
+    output.show(view, idle_ns=1800 * S)
+    assert ("hide",) in device.calls
+    output.show(view, idle_ns=None)
+    assert device.calls[-3:-1] == [("contrast", 0xCF), ("show",)]
+
+
+def test_a_press_wakes_a_dark_panel(sim):
+    records = sim("0 press B\n10 press STOP\n40:00 press A\n40:01 until\n")
+    assert records[-1]["state"] == "running"  # the wake-up press also acts as a press
+
+
+def test_frames_are_written_as_pngs(sim, tmp_path):
+    sim("0 press B\n3 press A\n5 until\n", "--frames", str(tmp_path))
+    names = sorted(os.listdir(tmp_path))
+    assert "t000000000-A.png" in names and "t000000000.png" in names
+    assert "t000003000-B.png" in names  # the switch
+    assert "t000004000-B.png" in names  # B's clock ticks to 24:59 after a second of its own
+    assert Image.open(tmp_path / "t000003000-B.png").size == (128, 64)
