@@ -2,6 +2,7 @@
 
 import argparse
 import sys
+from dataclasses import replace
 
 from . import __version__
 from .config import Config, ConfigError, load_config, with_times
@@ -12,8 +13,6 @@ from .script import ScriptError, parse_script
 def _config(args):
     config = load_config(args.config) if args.config else Config()
     if args.rules:
-        from dataclasses import replace
-
         config = replace(config, rules=args.rules)
     return with_times(config, args.time or [])
 

@@ -40,14 +40,12 @@ class Simulator:
         self.daemon.boot(self.time())
         self._read_port()
 
-    def run_to(self, t_ns, on_wake=None):
+    def run_to(self, t_ns):
         """Let the clock run up to (not including) `t_ns`, waking at each of its deadlines."""
         while (deadline := self.daemon.next_deadline()) is not None and deadline < t_ns:
             self.time.set(deadline)
             self.daemon.pump(deadline)
             self._read_port()
-            if on_wake:
-                on_wake()
 
     def set_button(self, button, down, t_ns):
         """Make or break `button`'s contact at `t_ns`, through its GPIO pin."""
