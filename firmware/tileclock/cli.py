@@ -44,6 +44,13 @@ def cmd_sim(args):
     return 0
 
 
+def cmd_bench(args):
+    """Run the benchmark and print its figures."""
+    from .bench import main as bench_main
+
+    return bench_main(args)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="tileclock", description=__doc__)
     parser.add_argument("--version", action="version", version=f"tileclock {__version__}")
@@ -56,6 +63,11 @@ def build_parser():
     sim.add_argument("--frames", metavar="DIR", help="with --script: write every new panel frame as PNG into DIR")
     sim.add_argument("--time", action="append", metavar="SIDE=m:ss", help="a side's starting time (repeatable)")
     sim.set_defaults(run=cmd_sim)
+
+    bench = commands.add_parser("bench", help="measure exactness, wake-ups, CPU, latency, bus bytes, start-up, memory")
+    bench.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    bench.add_argument("--quick", action="store_true", help="shorter runs (under a minute)")
+    bench.set_defaults(run=cmd_bench)
     return parser
 
 

@@ -137,9 +137,10 @@ class Daemon:
                 sink.write(record)
         return len(records)
 
-    def run_forever(self, now_ns=time.monotonic_ns, should_stop=lambda: False, on_wake=None):
+    def run_forever(self, now_ns=time.monotonic_ns, should_stop=lambda: False, on_wake=None, boot=True):
         """The service's loop: sleep until the next edge or the next deadline."""
-        self.boot(now_ns())
+        if boot:
+            self.boot(now_ns())
         while not should_stop():
             deadline = self.next_deadline()
             timeout = None if deadline is None else max(0, deadline + DEADLINE_GRACE_NS - now_ns()) / NS_PER_S

@@ -22,8 +22,8 @@ from .render import Panel
 class Simulator:
     """A clock built from `config` on simulated GPIO, panels and serial line."""
 
-    def __init__(self, config, refresh_on_ticks=True, on_frames=None):
-        self.time = VirtualTime(0)
+    def __init__(self, config, refresh_on_ticks=True, on_frames=None, time=None):
+        self.time = time or VirtualTime(0)
         self.clock = GameClock(config.profile, config.timing, config.times_s)
         self.port = serial.serial_for_url("loop://", timeout=0, write_timeout=1)
         self.buses = {}

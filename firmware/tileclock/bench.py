@@ -1,0 +1,217 @@
+"""`tileclock bench`: how exact, idle, quick and small the clock is, measured on this machine.
+
+The benchmark prints figures; it asserts nothing and is not part of the tests.
+Real-time figures come from child processes running the real daemon loop on
+simulated hardware (gpiozero mock pins stamped with the real monotonic clock,
+panels on luma's drivers over a recording bus, records through `loop://`).
+"""
+
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import replace
+
+from .busbytes import measure as measure_bus, sample_game
+from .config import Config
+from .core import ButtonTiming, GameClock
+from .rules import PROFILES
+from .timecode import NS_PER_MS, NS_PER_S
+
+KEYS = (
+    "exact_max_error_ns",
+    "wakeups_per_s",
+    "cpu_percent",
+    "press_to_record_p99_ms",
+    "press_to_frame_p99_ms",
+    "bus_bytes_per_tick",
+    "bus_bytes_per_switch",
+    "startup_s",
+    "rss_mb",
+)
+
+
+def exact_max_error_ns(inputs=100_000, seed=1):
+    """Largest gap between the time the core charged and the exact sum of edge-to-edge intervals.
+
+    Random presses, stops and corrections at random nanosecond instants, in
+    virtual time; the reference adds up the intervals itself.
+    """
+    rng = random.Random(seed)
+    clock = GameClock(PROFILES["naspa"], times_s={"A": 10**7, "B": 10**7})  # no overtime: only time
+    clock.new_game(0)
+    expected = {"A": 0, "B": 0}
+    t = last = 0
+    worst = 0
+    for _ in range(inputs):
+        gesture = rng.choices(["A", "B", "STOP", "correction"], weights=[8, 8, 1, 1])[0]
+        t += rng.randrange(30 * NS_PER_MS, 30 * NS_PER_S)
+        edges = []
+        if gesture == "correction":
+            edges = [("STOP", True, t), (rng.choice("AB"), True, t + 40 * NS_PER_MS)]
+            edges += [(edges[1][0], False, t + 80 * NS_PER_MS), ("STOP", False, t + 120 * NS_PER_MS)]
+        else:
+            edges = [(gesture, True, t), (gesture, False, t + rng.randrange(25 * NS_PER_MS, 400 * NS_PER_MS))]
+        for button, down, at in edges:
+            if clock.run:
+                expected[clock.run] += at - last
+            last = at
+            clock.edge(button, down, at)
+            for side in "AB":
+                worst = max(worst, abs(clock.used_ns(side, at) - expected[side]))
+        t = edges[-1][2]
+    return worst
+
+
+class MonotonicTime:
+    """The real monotonic clock, in the shape of `VirtualTime` (for mock pins in real time)."""
+
+    @property
+    def now_ns(self):
+        return time.monotonic_ns()
+
+    def __call__(self):
+        return time.monotonic_ns()
+
+    def set(self, t_ns):
+        pass
+
+
+def _child(seconds, presses):
+    """Run in a child process: the real loop on simulated parts; print figures as JSON."""
+    from .simulator import Simulator
+
+    spawned_ns = int(os.environ["TILECLOCK_BENCH_SPAWNED_NS"])
+    notes = {"records": [], "frames": []}
+
+    def on_frames(now_ns, frames):
+        notes["frames"].append(time.monotonic_ns())
+
+    config = replace(Config(), timing=ButtonTiming(min_turn_ms=0))  # measure latency, not the collision rule
+    sim = Simulator(config, refresh_on_ticks=True, on_frames=on_frames, time=MonotonicTime())
+    first_frame_ns = time.monotonic_ns()  # building the simulator booted the clock and showed its first frame
+    sink = sim.daemon.sinks[0]
+    write = sink.write
+
+    def write_and_note(record):
+        write(record)
+        notes["records"].append((record.ev, record.extra.get("button"), record.t_ms, time.monotonic_ns()))
+        sim.port.read(sim.port.in_waiting or 0)  # a director's computer reads the line
+
+    sink.write = write_and_note
+    result = {"startup_s": (first_frame_ns - spawned_ns) / NS_PER_S}
+    stop = threading.Event()
+    edges = []  # (button, t_ns) of each press
+
+    def press(button, hold_ns):
+        pin = sim.board.buttons[button].pin
+        edges.append((button, time.monotonic_ns()))
+        pin.drive_low()
+        time.sleep(hold_ns / NS_PER_S)
+        pin.drive_high()
+
+    def driver():
+        press("B", 10 * NS_PER_MS)  # A runs
+        time.sleep(0.5)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        cpu0, wake0, t0 = usage.ru_utime + usage.ru_stime, sim.daemon.wakeups, time.monotonic()
+        time.sleep(seconds)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        elapsed = time.monotonic() - t0
+        result["wakeups_per_s"] = (sim.daemon.wakeups - wake0) / elapsed
+        result["cpu_percent"] = 100 * (usage.ru_utime + usage.ru_stime - cpu0) / elapsed
+        edges.clear()
+        for index in range(presses):
+            press("A" if index % 2 == 0 else "B", 10 * NS_PER_MS)
+            time.sleep(0.010)
+        time.sleep(0.2)
+        stop.set()
+        sim.daemon.post_edge("STOP", False, time.monotonic_ns())  # wake the loop so it sees the stop
+
+    thread = threading.Thread(target=driver, daemon=True)
+    thread.start()
+    sim.daemon.run_forever(now_ns=time.monotonic_ns, should_stop=stop.is_set, boot=False)  # booted above
+    thread.join()
+
+    t0 = sim.clock.t0_ns
+    wanted = {(button, (t_ns - t0) // NS_PER_MS): t_ns for button, t_ns in edges}
+    to_record, to_frame = [], []
+    frames = sorted(notes["frames"])
+    for ev, button, t_ms, written_ns in notes["records"]:
+        pressed_ns = wanted.pop((button, t_ms), None)
+        if ev != "switch" or pressed_ns is None:
+            continue
+        to_record.append((written_ns - pressed_ns) / NS_PER_MS)
+        after = next((f for f in frames if f >= written_ns), None)
+        if after is not None:
+            to_frame.append((after - pressed_ns) / NS_PER_MS)
+    result["press_to_record_p99_ms"] = _p99(to_record)
+    result["press_to_frame_p99_ms"] = _p99(to_frame)
+    result["presses_measured"] = len(to_record)
+    result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+
+
+def _p99(values):
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+
+
+def run(quick=False):
+    """All the figures, as a dict keyed by `KEYS` (and a few details)."""
+    seconds, presses = (30, 1000) if quick else (60, 2000)
+    env = dict(os.environ, TILECLOCK_BENCH_SPAWNED_NS=str(time.monotonic_ns()))
+    child = subprocess.Popen(
+        [sys.executable, "-c", f"from tileclock.bench import _child; _child({seconds}, {presses})"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    # the virtual-time figures need no real time: work them out on the other core meanwhile
+    figures = {"exact_max_error_ns": exact_max_error_ns(100_000)}
+    bus = measure_bus(sample_game(minutes=10 if quick else 40))
+    out, _ = child.communicate()
+    if child.returncode:
+        raise RuntimeError(f"benchmark child failed with exit code {child.returncode}")
+    figures.update(json.loads(out.strip().splitlines()[-1]))
+    figures["bus_bytes_per_tick"] = bus["bytes_per_tick"]
+    figures["bus_bytes_per_switch"] = bus["bytes_per_switch"]
+    return figures
+
+
+TARGETS = {
+    "exact_max_error_ns": ("==", 0),
+    "wakeups_per_s": ("<=", 2.2),
+    "cpu_percent": ("<", 1),
+    "press_to_frame_p99_ms": ("<", 10),
+    "bus_bytes_per_tick": ("<=", 0.4 * 2048),
+    "startup_s": ("<", 1.5),
+    "rss_mb": ("<", 60),
+}
+
+
+def table(figures):
+    """The figures as a plain-text table with the targets beside them."""
+    lines = [f"{'figure':26} {'value':>12}  target"]
+    for key in KEYS:
+        value = figures.get(key)
+        shown = "n/a" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
+        target = TARGETS.get(key)
+        lines.append(f"{key:26} {shown:>12}  {'' if not target else ' '.join(map(str, target))}")
+    return "\n".join(lines)
+
+
+def main(args):
+    figures = run(quick=args.quick)
+    if args.json:
+        print(json.dumps({key: figures.get(key) for key in KEYS}))
+    else:
+        print(table(figures))
+        print(f"(machine: {os.uname().machine}, {os.cpu_count()} cores; presses measured: {figures.get('presses_measured')})")
+    return 0
