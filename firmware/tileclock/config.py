@@ -48,7 +48,7 @@ class Config:
     #: Per-side starting times in whole seconds; a side missing here gets the profile's.
     times_s: dict = field(default_factory=dict)
     timing: ButtonTiming = ButtonTiming()
-    #: BCM pin numbers of the buttons (see hw/pinout.md).
+    #: BCM GPIO numbers of the buttons, each wired to ground (internal pull-ups).
     pins: dict = field(default_factory=lambda: {"A": 17, "STOP": 27, "B": 22})
     serial_port: str = "/dev/serial0"
     serial_baud: int = 115200
