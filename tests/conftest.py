@@ -1,23 +1,28 @@
 """Shared helpers: run the simulator the way a user does, and read its records."""
 
 import io
-import json
 
 import pytest
 
 from tileclock.cli import main
+from tileclock.protocol import unframe
 
 
 @pytest.fixture
 def sim(monkeypatch, capsys):
-    """`sim(script, *options)`: run `tileclock sim --script -` on `script`; the records as dicts."""
+    """`sim(script, *options)`: run `tileclock sim --script -` on `script`; the records as dicts.
+
+    Every line's integrity field is checked; the `boot` record that opens the output is left out.
+    """
 
     def run(script, *options):
         monkeypatch.setattr("sys.stdin", io.StringIO(script))
         code = main(["sim", "--script", "-", *options])
         out = capsys.readouterr().out
         assert code == 0, out
-        return [json.loads(line) for line in out.splitlines()]
+        records = [unframe(line) for line in out.splitlines()]
+        assert records[0]["ev"] == "boot"
+        return records[1:]
 
     return run
 

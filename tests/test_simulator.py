@@ -1,12 +1,12 @@
 """The simulated stack: the loop's wake-ups, the real library backends, the command line."""
 
-import json
 import subprocess
 import sys
 
 import pytest
 
 from tileclock.config import Config
+from tileclock.protocol import unframe
 from tileclock.simulator import Simulator
 from tileclock.terminal import frame_to_text, screen_text, status_text
 from tileclock.timecode import NS_PER_S
@@ -46,8 +46,9 @@ def test_a_stopped_clock_wakes_only_to_spare_the_panels_then_sleeps(simulator):
 def test_records_come_out_of_the_serial_port_and_frames_reach_the_panels(simulator):
     press(simulator, "B", 0)
     simulator.run_to(5 * NS_PER_S)
-    lines = simulator.serial_lines()
-    assert '"ev":"new_game"' in lines[0] and '"ev":"start"' in lines[1]
+    records = [unframe(line) for line in simulator.serial_lines()]
+    assert [r["ev"] for r in records[:3]] == ["boot", "new_game", "start"]
+    assert records[0]["board"] == "1" and records[0]["rules"] == "naspa" and records[0]["protocol"] == 1
     for output in simulator.panels:
         assert output.frames_sent >= 2
         assert simulator.buses[output.panel.faces].bytes_on_wire() > 0
@@ -61,11 +62,11 @@ def test_a_panel_that_stops_answering_never_stops_the_clock(simulator):
     press(simulator, "A", 10)
     simulator.buses["A"].fail = None
     simulator.run_to(12 * NS_PER_S)
-    records = [json.loads(line) for line in simulator.serial_lines()]
+    records = [unframe(line) for line in simulator.serial_lines()]
     evs = [r["ev"] for r in records]
-    assert evs[:4] == ["new_game", "start", "fault", "switch"] and "fault_cleared" in evs
-    assert records[2]["part"] == "panel A" and records[2]["detail"]
-    assert records[3]["A"]["used_ms"] == 10_000  # time kept exactly through the fault
+    assert evs[:5] == ["boot", "new_game", "start", "fault", "switch"] and "fault_cleared" in evs
+    assert records[3]["part"] == "panel A" and records[3]["detail"]
+    assert records[4]["A"]["used_ms"] == 10_000  # time kept exactly through the fault
     assert simulator.panels[0].faults >= 5  # retried every second
     assert simulator.daemon.alerts == ()
 
@@ -93,7 +94,7 @@ def test_the_console_script_runs_a_script_file(tmp_path):
         check=True,
     )
     lines = result.stdout.splitlines()
-    assert '"ev":"overtime"' in lines[2] and '"ev":"status"' in lines[-1]
+    assert '"ev":"overtime"' in lines[3] and '"ev":"status"' in lines[-1]
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,10 @@ import json
 import os
 import random
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import replace
@@ -19,6 +21,7 @@ from dataclasses import replace
 from .busbytes import measure as measure_bus, sample_game
 from .config import Config
 from .core import ButtonTiming, GameClock
+from .journal import Journal
 from .rules import PROFILES
 from .timecode import NS_PER_MS, NS_PER_S
 
@@ -80,7 +83,15 @@ class MonotonicTime:
         pass
 
 
-def _child(seconds, presses):
+def _read_forever(fd):
+    try:
+        while os.read(fd, 4096):
+            pass
+    except OSError:
+        pass
+
+
+def _child(seconds, presses, journal):
     """Run in a child process: the real loop on simulated parts; print figures as JSON."""
     from .simulator import Simulator
 
@@ -90,18 +101,19 @@ def _child(seconds, presses):
     def on_frames(now_ns, frames):
         notes["frames"].append(time.monotonic_ns())
 
+    # the record line is a pty, read out by a thread as a director's computer would
+    director, clock_end = os.openpty()
+    threading.Thread(target=_read_forever, args=(director,), daemon=True).start()
     config = replace(Config(), timing=ButtonTiming(min_turn_ms=0))  # measure latency, not the collision rule
-    sim = Simulator(config, refresh_on_ticks=True, on_frames=on_frames, time=MonotonicTime())
+    sim = Simulator(
+        config, on_frames=on_frames, time=MonotonicTime(), serial_url=os.ttyname(clock_end), journal=Journal(journal)
+    )
     first_frame_ns = time.monotonic_ns()  # building the simulator booted the clock and showed its first frame
-    sink = sim.daemon.sinks[0]
-    write = sink.write
 
-    def write_and_note(record):
-        write(record)
+    def note(record):
         notes["records"].append((record.ev, record.extra.get("button"), time.monotonic_ns()))
-        sim.port.read(sim.port.in_waiting or 0)  # a director's computer reads the line
 
-    sink.write = write_and_note
+    sim.daemon.on_record = note
     result = {"startup_s": (first_frame_ns - spawned_ns) / NS_PER_S}
     stop = threading.Event()
     edges = []  # (button, t_ns) of each press, stamped just before its pin changes
@@ -165,9 +177,11 @@ def _p99(values):
 def run(quick=False):
     """All the figures, as a dict keyed by `KEYS` (and a few details)."""
     seconds, presses = (30, 1000) if quick else (60, 2000)
+    scratch = tempfile.mkdtemp(prefix="tileclock-bench-")
+    journal = os.path.join(scratch, "journal.log")
     env = dict(os.environ, TILECLOCK_BENCH_SPAWNED_NS=str(time.monotonic_ns()))
     child = subprocess.Popen(
-        [sys.executable, "-c", f"from tileclock.bench import _child; _child({seconds}, {presses})"],
+        [sys.executable, "-c", f"from tileclock.bench import _child; _child({seconds}, {presses}, {journal!r})"],
         stdout=subprocess.PIPE,
         text=True,
         env=env,
@@ -176,6 +190,7 @@ def run(quick=False):
     figures = {"exact_max_error_ns": exact_max_error_ns(100_000)}
     bus = measure_bus(sample_game(minutes=10 if quick else 40))
     out, _ = child.communicate()
+    shutil.rmtree(scratch, ignore_errors=True)
     if child.returncode:
         raise RuntimeError(f"benchmark child failed with exit code {child.returncode}")
     figures.update(json.loads(out.strip().splitlines()[-1]))

@@ -110,13 +110,17 @@ class GameClock:
 
     # ----------------------------------------------------------------- inputs
 
-    def new_game(self, t_ns):
-        """Start a fresh game at `t_ns` (at power-on; later games by the STOP gesture)."""
+    def new_game(self, t_ns, boot=None):
+        """Start a fresh game at `t_ns` (at power-on; later games by the STOP gesture).
+
+        `boot`, at power-on, is what a `boot` record before the game says of the
+        clock (board, firmware, ...).
+        """
         if self.now_ns is not None:
             self.advance(t_ns)
             t_ns = max(t_ns, self.now_ns)
         self.now_ns = t_ns
-        self._start_game(t_ns)
+        self._start_game(t_ns, boot)
         return self._flush()
 
     def edge(self, button, down, t_ns):
@@ -144,6 +148,26 @@ class GameClock:
         self._require_game()
         self._advance(max(t_ns, self.now_ns))
         self._emit("status", self.now_ns)
+        return self._flush()
+
+    def adjust(self, t_ns, side, delta_ms, source="serial"):
+        """A director's correction from outside the buttons: allowed only while the clock is stopped mid-game."""
+        self._require_game()
+        self._advance(max(t_ns, self.now_ns))
+        if self.state != PAUSED:
+            self._emit("error", self.now_ns, detail=f"adjust only while the clock is stopped mid-game ({self.state})")
+        else:
+            self._correct(side, delta_ms * NS_PER_MS, self.now_ns, source)
+        return self._flush()
+
+    def error(self, t_ns, detail, line=None):
+        """Answer a bad input (a malformed command, noise on the line) with an `error` record."""
+        self._require_game()
+        self._advance(max(t_ns, self.now_ns))
+        extra = {"detail": detail}
+        if line is not None:
+            extra["line"] = line
+        self._emit("error", self.now_ns, **extra)
         return self._flush()
 
     def fault(self, t_ns, part, detail):
@@ -215,7 +239,7 @@ class GameClock:
         if self.state is None:
             raise ClockError("no game yet: call new_game first")
 
-    def _start_game(self, t_ns):
+    def _start_game(self, t_ns, boot=None):
         self.t0_ns = t_ns
         self.state = READY
         self.run = None
@@ -232,6 +256,9 @@ class GameClock:
         self._chord = {}
         self._notice = None
         self.corrections = []
+        self.turns = {side: 0 for side in SIDES}
+        if boot is not None:
+            self._emit("boot", t_ns, **boot)
         self._emit(
             "new_game",
             t_ns,
@@ -284,7 +311,7 @@ class GameClock:
             self._start_game(t_ns)
         else:
             self._stop(t_ns, ENDED)
-            self._emit("end", t_ns, reason="stop_hold")
+            self._emit("end", t_ns, reason="stop_hold", summary=self._summary(t_ns))
 
     def _side_down(self, side, t_ns):
         hold = self._stop_hold
@@ -312,6 +339,7 @@ class GameClock:
         else:
             arrived = self.late
             self.late = None
+            self.turns[side] += 1
             self._run(other(side), t_ns)
             self._emit("switch", t_ns, button=side, **({"arrived": arrived} if arrived else {}))
 
@@ -321,11 +349,31 @@ class GameClock:
             return
         held = t_ns - since >= self.timing.correction_hold_ms * NS_PER_MS
         delta_ns = (-1 if held else 1) * self.timing.correction_ms * NS_PER_MS
+        self._correct(side, delta_ns, t_ns, "buttons")
+
+    def _correct(self, side, delta_ns, t_ns, source):
         self.allowance_ns[side] += delta_ns
-        self.corrections.append((side, delta_ns))
+        self.corrections.append({"player": side, "delta_ms": ms(delta_ns), "t_ms": ms(t_ns - self.t0_ns)})
         sign = "-" if delta_ns < 0 else "+"
         self._notice = f"{side} {sign}{format_clock(abs(delta_ns) // NS_PER_S)}"
-        self._emit("adjust", t_ns, player=side, delta_ms=ms(delta_ns))
+        self._emit("adjust", t_ns, player=side, delta_ms=ms(delta_ns), source=source)
+
+    def _summary(self, t_ns):
+        """The game's result as the `end` record carries it."""
+        summary = {}
+        for side in SIDES:
+            shown = self.display_seconds(side, t_ns)
+            summary[side] = {
+                "used_ms": ms(self.used_ns(side, t_ns)),
+                "shown": format_clock(shown),
+                "overtime_s": max(0, -shown),
+                "pen": self.penalty(side, t_ns),
+                "lost_on_time": self.lost == side,
+                "turns": self.turns[side],
+            }
+        summary["stopped_ms"] = ms(self.stopped_ns(t_ns))
+        summary["corrections"] = list(self.corrections)
+        return summary
 
     def _ignore(self, button, t_ns, reason):
         self._emit("ignored", t_ns, button=button, reason=reason)
@@ -414,7 +462,7 @@ class GameClock:
             self.lost_reason = reason
             self._stop(t_ns, ENDED)
             self._emit("forfeit", t_ns, player=side, reason=reason)
-            self._emit("end", t_ns, reason="forfeit")
+            self._emit("end", t_ns, reason="forfeit", summary=self._summary(t_ns))
             return
         if "late_penalty" in kinds:
             self.late_pen[side] = self.rules.late_penalty(self.used_ns(side, t_ns))

@@ -10,6 +10,8 @@ import queue
 import time
 from dataclasses import replace
 
+from .journal import Journal
+from .protocol import CommandError, parse_command
 from .timecode import NS_PER_MS, NS_PER_S
 
 #: How long after a deadline the loop wakes, so that an edge stamped just
@@ -20,19 +22,25 @@ RETRY_NS = NS_PER_S
 
 
 class Daemon:
-    """Feeds the clock, publishes its records to `sinks`, and shows its view on `panels`.
+    """Feeds the clock, journals its records, sends them on `link`, and shows its view on `panels`.
 
-    A sink or panel with a true `failing` attribute is a fault: it is recorded
-    once when it starts and once when it ends, shown on the panels meanwhile,
-    and retried every `RETRY_NS`.
+    Every record goes into the journal (fsynced) before anything else sees it;
+    the serial link sends from the journal. A link or panel with a true
+    `failing` attribute is a fault: it is recorded once when it starts and once
+    when it ends, shown on the panels meanwhile, and retried every `RETRY_NS`.
     """
 
-    def __init__(self, clock, panels=(), sinks=(), refresh_on_ticks=True, on_frames=None):
+    def __init__(
+        self, clock, panels=(), journal=None, link=None, refresh_on_ticks=True, on_frames=None, boot_info=None
+    ):
         self.clock = clock
         self.panels = list(panels)
-        self.sinks = list(sinks)
+        self.journal = journal if journal is not None else Journal()
+        self.link = link
         self.refresh_on_ticks = refresh_on_ticks
         self.on_frames = on_frames
+        self.on_record = None  # called with each record once it is journaled
+        self.boot_info = boot_info
         self.inputs = queue.SimpleQueue()
         self.wakeups = 0
         self.frames = {}
@@ -44,16 +52,21 @@ class Daemon:
         """A raw button edge, from any thread."""
         self.inputs.put((t_ns, button, down))
 
+    def wake(self, t_ns):
+        """Wake the loop (from any thread) without an edge, e.g. when the serial line has data."""
+        self.inputs.put((t_ns, None, None))
+
     def boot(self, now_ns):
         """Open the first game and show it."""
         self.last_input_ns = now_ns
-        self._publish(self.clock.new_game(now_ns))
+        self._publish(self.clock.new_game(now_ns, boot=self.boot_info))
         self.refresh(now_ns)
 
     def next_deadline(self):
         """The next instant the loop must wake without an input: the clock's, the screens', a retry."""
         candidates = [self.clock.next_deadline()]
-        if self._faulty and self._last_pump_ns is not None:
+        retry = self._faulty or (self.link is not None and self.link.pending)
+        if retry and self._last_pump_ns is not None:
             candidates.append(self._last_pump_ns + RETRY_NS)
         idle_ns = self._idle_ns(self.clock.now_ns)
         for output in self.panels:
@@ -76,9 +89,12 @@ class Daemon:
         edges.sort(key=lambda edge: edge[0])
         made = 0
         for t_ns, button, down in edges:
+            if button is None:
+                continue  # only a wake-up
             self.last_input_ns = max(self.last_input_ns or t_ns, t_ns)
             made += self._publish(self.clock.edge(button, down, t_ns))
         made += self._publish(self.clock.advance(now_ns))
+        made += self._serve_commands(now_ns)
         if made or edges or self.refresh_on_ticks or self._faulty or self._idle_ns(now_ns) is not None:
             self.refresh(now_ns)
 
@@ -114,8 +130,8 @@ class Daemon:
     def _parts(self):
         for output in self.panels:
             yield f"panel {output.panel.faces}", output.failing
-        for sink in self.sinks:
-            yield sink.part, getattr(sink, "failing", None)
+        if self.link is not None:
+            yield self.link.part, self.link.failing
 
     def _note_faults(self, now_ns):
         changed = False
@@ -133,9 +149,44 @@ class Daemon:
 
     def _publish(self, records):
         for record in records:
-            for sink in self.sinks:
-                sink.write(record)
+            self.journal.append(record)
+            if self.on_record:
+                self.on_record(record)
+        if self.link is not None:
+            self.link.pump()
         return len(records)
+
+    def _serve_commands(self, now_ns):
+        """Answer the director's commands waiting on the link; a bad line gets an `error` record."""
+        if self.link is None:
+            return 0
+        made = 0
+        bad = []
+        for raw in self.link.read_lines():
+            try:
+                command = parse_command(raw)
+            except CommandError as error:
+                bad.append((str(error), raw[:40].decode("ascii", "replace")))
+                continue
+            if command.name == "status":
+                made += self._publish(self.clock.status(now_ns))
+            elif command.name == "resend":
+                first, last = command.args
+                last = self.journal.next_seq - 1 if last is None else last
+                missing = self.link.resend(first, min(last, self.journal.next_seq - 1))
+                if missing or last >= self.journal.next_seq:
+                    held = f"{self.journal.first_seq}-{self.journal.next_seq - 1}"
+                    made += self._publish(self.clock.error(now_ns, f"resend: the journal holds seq {held}"))
+                self.link.pump()
+            else:
+                side, delta_ms = command.args
+                made += self._publish(self.clock.adjust(now_ns, side, delta_ms))
+        if bad:
+            detail, line = bad[0]
+            if len(bad) > 1:
+                detail += f" (and {len(bad) - 1} more bad lines)"
+            made += self._publish(self.clock.error(now_ns, detail, line))  # one answer per wake, however noisy
+        return made
 
     def run_forever(self, now_ns=time.monotonic_ns, should_stop=lambda: False, on_wake=None, boot=True):
         """The service's loop: sleep until the next edge or the next deadline."""

@@ -7,33 +7,37 @@ pyserial `loop://` port and back out. Nothing here reads the real clock: the
 caller says what time it is.
 """
 
-import serial
-
+from . import __version__
 from .core import GameClock
 from .daemon import Daemon
 from .hardware.buttons import ButtonBoard
 from .hardware.oled import RecordingBus
 from .hardware.screens import PanelOutput, open_device
-from .hardware.serial_link import SerialRecordSink
+from .hardware.serial_link import SerialLink
 from .hardware.virtual import VirtualFactory, VirtualTime
+from .journal import Journal
+from .protocol import VERSION
 from .render import Panel
 
 
 class Simulator:
     """A clock built from `config` on simulated GPIO, panels and serial line."""
 
-    def __init__(self, config, refresh_on_ticks=True, on_frames=None, time=None):
+    def __init__(self, config, refresh_on_ticks=True, on_frames=None, time=None, serial_url=None, journal=None):
         self.time = time or VirtualTime(0)
-        self.clock = GameClock(config.profile, config.timing, config.times_s)
-        self.port = serial.serial_for_url("loop://", timeout=0, write_timeout=1)
+        self.journal = journal if journal is not None else Journal()
+        self.clock = GameClock(config.profile, config.timing, config.times_s, first_seq=self.journal.next_seq)
         self.buses = {}
         self.panels = []
         for spec in config.panels:
             bus = self.buses[spec.faces] = RecordingBus()
             device = open_device(spec, bus=bus)
             self.panels.append(PanelOutput(Panel(faces=spec.faces), device, spec.contrast, config.idle))
-        sinks = [SerialRecordSink(self.port)]
-        self.daemon = Daemon(self.clock, self.panels, sinks, refresh_on_ticks, on_frames)
+        self.link = SerialLink(self.journal, serial_url or "loop://", config.serial_baud)
+        self.link.pump()  # open it now, so the first records go straight out
+        self.daemon = Daemon(
+            self.clock, self.panels, self.journal, self.link, refresh_on_ticks, on_frames, boot_info(config)
+        )
         self.factory = VirtualFactory(self.time)
         self.board = ButtonBoard(config.pins, self.daemon.post_edge, pin_factory=self.factory)
         self._received = b""
@@ -68,7 +72,8 @@ class Simulator:
 
     def _read_port(self):
         # the loop:// port holds only 4 kB: read it after every wake, as a director's computer would
-        self._received += self.port.read(self.port.in_waiting or 0)
+        if self.link.url.startswith("loop://") and self.link.port is not None:
+            self._received += self.link.port.read(self.link.port.in_waiting or 0)
 
     def serial_lines(self):
         """The complete lines that came out of the serial port since the last call."""
@@ -77,4 +82,10 @@ class Simulator:
 
     def close(self):
         self.board.close()
-        self.port.close()
+        self.link.close()
+        self.journal.close()
+
+
+def boot_info(config):
+    """What the `boot` record says of this clock."""
+    return {"board": config.board, "firmware": __version__, "rules": config.rules, "protocol": VERSION}

@@ -1,0 +1,111 @@
+"""The journal: every record the clock makes, framed and on disk before it is sent anywhere.
+
+Appends are flushed and fsynced one record at a time. The serial link, resends
+and exports all read from here. Reading a journal back keeps every good record
+up to the first damaged line (a write cut off by a power cut, a bad checksum);
+the damaged file is kept aside for the director, never deleted, and the journal
+goes on from the last good record.
+"""
+
+import logging
+import os
+
+from .protocol import FrameError, frame, unframe
+from .records import encode
+
+log = logging.getLogger(__name__)
+
+
+class Journal:
+    """Records by `seq`, in memory and (with a `path`) in an append-only file."""
+
+    def __init__(self, path=None):
+        self.path = path
+        self.lines = []  # framed lines, contiguous in seq from first_seq
+        self.first_seq = 0
+        self.damage = None  # what was wrong with the file at start, if anything
+        self.kept_aside = None  # where the damaged file was moved
+        self._file = None
+        if path:
+            self._load()
+            self._file = open(path, "ab")
+
+    @property
+    def next_seq(self):
+        """The seq the next record must carry."""
+        return self.first_seq + len(self.lines)
+
+    def append(self, record):
+        """Frame `record`, write it and fsync; returns the framed line."""
+        if record.seq != self.next_seq:
+            raise ValueError(f"journal expects seq {self.next_seq}, got {record.seq}")
+        line = frame(encode(record))
+        if self._file:
+            self._file.write(line.encode("ascii") + b"\n")
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        self.lines.append(line)
+        return line
+
+    def line(self, seq):
+        """The framed line of record `seq`, or None if the journal does not hold it."""
+        index = seq - self.first_seq
+        return self.lines[index] if 0 <= index < len(self.lines) else None
+
+    def records(self):
+        """Every record held, decoded, in seq order."""
+        return [unframe(line) for line in self.lines]
+
+    def close(self):
+        if self._file:
+            self._file.close()
+            self._file = None
+
+    def _load(self):
+        try:
+            with open(self.path, "rb") as file:
+                data = file.read()
+        except FileNotFoundError:
+            return
+        good, problem = [], None
+        chunks = data.split(b"\n")
+        for number, raw in enumerate(chunks, start=1):
+            if not raw:
+                continue
+            try:
+                record = unframe(raw.decode("ascii"))
+            except (UnicodeDecodeError, FrameError) as error:
+                cut = number == len(chunks)  # no line ending after it: the write never finished
+                problem = f"line {number}: " + ("the record was cut off mid-write" if cut else str(error))
+                break
+            if good and record["seq"] != good[-1][0] + 1:
+                problem = f"line {number}: seq {record['seq']} follows {good[-1][0]}"
+                break
+            good.append((record["seq"], raw.decode("ascii")))
+        if good:
+            self.first_seq = good[0][0]
+            self.lines = [line for _, line in good]
+        if problem or (data and not data.endswith(b"\n")):
+            if problem:
+                self.damage = problem
+                self.kept_aside = _free_name(self.path + ".damaged")
+                os.replace(self.path, self.kept_aside)
+                log.warning("journal %s: %s; kept aside as %s", self.path, problem, self.kept_aside)
+            self._rewrite()
+
+    def _rewrite(self):
+        """Write the good lines as the whole journal (after damage, or a lost final line ending)."""
+        temporary = self.path + ".new"
+        with open(temporary, "wb") as file:
+            file.write(b"".join(line.encode("ascii") + b"\n" for line in self.lines))
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, self.path)
+
+
+def _free_name(base):
+    name, number = base, 1
+    while os.path.exists(name):
+        number += 1
+        name = f"{base}.{number}"
+    return name

@@ -1,0 +1,114 @@
+"""The serial protocol, version 1: framed records out, checked commands in (docs/protocol.md).
+
+A record is one line of JSON ending in an integrity field, `"crc":"xxxxxxxx"`:
+the CRC-32 (as zlib computes it) of the line's bytes with that field removed,
+in eight lower-case hex digits. Every line stays valid JSON.
+
+A command is one line of ASCII: `status`, `resend FROM [TO]`, or
+`adjust SIDE DELTA_MS*CRC`, where CRC is the CRC-32 of the text before `*`.
+A command that changes the game must carry its CRC, so line noise can never
+make one.
+"""
+
+import json
+import re
+import zlib
+from dataclasses import dataclass
+
+from .records import SIDES
+
+VERSION = 1
+#: The longest command line accepted, in bytes; longer ones are refused whole.
+MAX_COMMAND = 120
+_CRC_TAIL = re.compile(r',"crc":"([0-9a-f]{8})"\}$')
+_ADJUST_LIMIT_MS = 10 * 60 * 1000
+
+
+class FrameError(ValueError):
+    """A record line that is cut off, altered or not a record."""
+
+
+class CommandError(ValueError):
+    """A command line the clock refuses; the message says why."""
+
+
+def crc32(text):
+    """The CRC-32 of `text`'s ASCII bytes, as eight lower-case hex digits."""
+    return f"{zlib.crc32(text.encode('ascii', 'replace')):08x}"
+
+
+def frame(body):
+    """Add the integrity field to one record's compact JSON object text."""
+    return f'{body[:-1]},"crc":"{crc32(body)}"}}'
+
+
+def unframe(line):
+    """The record a framed line stands for; FrameError if its CRC or JSON is wrong."""
+    line = line.strip()
+    match = _CRC_TAIL.search(line)
+    if not match:
+        raise FrameError("no integrity field")
+    body = line[: match.start()] + "}"
+    if crc32(body) != match.group(1):
+        raise FrameError("integrity check failed")
+    try:
+        record = json.loads(body)
+    except json.JSONDecodeError as error:
+        raise FrameError(f"not JSON: {error}") from None
+    if not isinstance(record, dict) or not isinstance(record.get("seq"), int):
+        raise FrameError("not a record")
+    return record
+
+
+@dataclass(frozen=True)
+class Command:
+    """One director's command: `status`, `resend` (first, last) or `adjust` (side, delta_ms)."""
+
+    name: str
+    args: tuple = ()
+
+
+def with_crc(text):
+    """A command line with its CRC, as the director's tools send it (no line ending)."""
+    return f"{text}*{crc32(text)}"
+
+
+def parse_command(raw):
+    """Parse one command line (bytes, without its line ending); CommandError says what is wrong."""
+    if len(raw) > MAX_COMMAND:
+        raise CommandError(f"line too long ({len(raw)} bytes, at most {MAX_COMMAND})")
+    try:
+        text = raw.decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise CommandError("not ASCII") from None
+    if not text.isprintable():
+        raise CommandError("control characters in the line")
+    checked = False
+    if "*" in text:
+        text, _, crc = text.rpartition("*")
+        if crc.lower() != crc32(text):
+            raise CommandError("integrity check failed")
+        checked = True
+    words = text.split()
+    if not words:
+        raise CommandError("empty command")
+    name, args = words[0].lower(), words[1:]
+    if name == "status" and not args:
+        return Command("status")
+    if name == "resend" and 1 <= len(args) <= 2 and all(a.isdigit() for a in args):
+        first = int(args[0])
+        last = int(args[1]) if len(args) == 2 else None
+        if last is not None and last < first:
+            raise CommandError("resend: the last seq is before the first")
+        return Command("resend", (first, last))
+    if name == "adjust" and len(args) == 2:
+        side = args[0].upper()
+        if side not in SIDES or not re.fullmatch(r"[+-]\d{1,7}", args[1]):
+            raise CommandError("usage: adjust A|B +60000|-60000 (milliseconds, signed)")
+        delta_ms = int(args[1])
+        if delta_ms == 0 or delta_ms % 1000 or abs(delta_ms) > _ADJUST_LIMIT_MS:
+            raise CommandError("adjust: whole seconds, not zero, at most 10 minutes")
+        if not checked:
+            raise CommandError("adjust changes the game: it needs its CRC (adjust A +60000*xxxxxxxx)")
+        return Command("adjust", (side, delta_ms))
+    raise CommandError(f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS)")
