@@ -8,6 +8,7 @@ from . import __version__
 from .config import Config, ConfigError, load_config, with_times
 from .rules import PROFILES
 from .script import ScriptError, parse_script
+from .timecode import NS_PER_MS, parse_seconds
 
 
 def _config(args):
@@ -51,6 +52,41 @@ def cmd_bench(args):
     return bench_main(args)
 
 
+def cmd_collect(args):
+    """Collect records from clocks on serial ports (the director's computer)."""
+    from .collect import collect
+
+    collect(args.ports, args.out, stop_after_idle_s=args.idle_exit)
+    return 0
+
+
+def cmd_export(args):
+    """Export the games of a journal as CSV and JSON."""
+    from .export import export
+
+    for path in export(args.journal, args.out, game=args.game):
+        print(path)
+    return 0
+
+
+def cmd_replay(args):
+    """Show what both screens showed at an instant of a recorded game."""
+    from .games import read_records
+    from .render import Panel, render
+    from .replay import describe, pick_game, view_at
+
+    game = pick_game(read_records(args.log), args.game)
+    at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
+    view, record, at_ms = view_at(game, at_ms=at_ms, after_seq=args.after_seq)
+    print(describe(view, record, at_ms))
+    if args.png:
+        from .frames import side_by_side
+
+        side_by_side({side: render(view, Panel(faces=side)) for side in "AB"}).save(args.png)
+        print(f"both screens drawn in {args.png}")
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="tileclock", description=__doc__)
     parser.add_argument("--version", action="version", version=f"tileclock {__version__}")
@@ -64,6 +100,27 @@ def build_parser():
     sim.add_argument("--time", action="append", metavar="SIDE=m:ss", help="a side's starting time (repeatable)")
     sim.set_defaults(run=cmd_sim)
 
+    collect = commands.add_parser("collect", help="collect records from clocks on serial ports (director)")
+    collect.add_argument("ports", nargs="+", metavar="PORT", help="serial ports, e.g. /dev/ttyUSB0 /dev/ttyACM0")
+    collect.add_argument("--out", default="tileclock-records", help="folder for game files and results.csv")
+    collect.add_argument("--idle-exit", type=float, metavar="S", help="stop after S seconds with no data")
+    collect.set_defaults(run=cmd_collect)
+
+    export = commands.add_parser("export", help="export the journal's games as CSV and JSON")
+    export.add_argument("--journal", default="/var/lib/tileclock/journal.log", help="the clock's journal")
+    export.add_argument("--game", type=int, metavar="SEQ", help="only the game whose new_game record has this seq")
+    export.add_argument("out", help="a folder (e.g. a USB stick), or a file ending in .csv or .json")
+    export.set_defaults(run=cmd_export)
+
+    replay = commands.add_parser("replay", help="what the screens showed at an instant of a recorded game")
+    replay.add_argument("log", help="a journal, or a game file written by collect")
+    when = replay.add_mutually_exclusive_group(required=True)
+    when.add_argument("--at", metavar="TIME", help="time since the game's start: seconds or m:ss[.fff]")
+    when.add_argument("--after-seq", type=int, metavar="N", help="just after record N")
+    replay.add_argument("--game", type=int, metavar="SEQ", help="the game whose new_game has this seq (default: the last)")
+    replay.add_argument("--png", metavar="FILE", help="also draw both screens into FILE")
+    replay.set_defaults(run=cmd_replay)
+
     bench = commands.add_parser("bench", help="measure exactness, wake-ups, CPU, latency, bus bytes, start-up, memory")
     bench.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     bench.add_argument("--quick", action="store_true", help="shorter runs (under a minute)")
@@ -76,7 +133,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (ConfigError, ScriptError) as error:
+    except (ConfigError, ScriptError, ValueError) as error:
         print(f"tileclock: {error}", file=sys.stderr)
         return 2
     except OSError as error:

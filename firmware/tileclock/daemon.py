@@ -95,6 +95,8 @@ class Daemon:
             made += self._publish(self.clock.edge(button, down, t_ns))
         made += self._publish(self.clock.advance(now_ns))
         made += self._serve_commands(now_ns)
+        if self.link is not None and self.link.pending:
+            self.link.pump()  # what the port would not take before, or could not: try again
         if made or edges or self.refresh_on_ticks or self._faulty or self._idle_ns(now_ns) is not None:
             self.refresh(now_ns)
 

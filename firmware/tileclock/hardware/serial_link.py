@@ -10,6 +10,7 @@ is sent again whole.
 
 import logging
 import queue
+import select
 from collections import deque
 
 import serial
@@ -63,6 +64,8 @@ class SerialLink:
                         break
                     self._current = (seq, self.journal.line(seq).encode("ascii") + b"\n")
                 seq, data = self._current
+                if not self._writable():
+                    break
                 written = self.port.write(data)
                 written = len(data) if written is None else written
                 self._current = (seq, data[written:]) if written < len(data) else None
@@ -97,6 +100,12 @@ class SerialLink:
                 self._skipping = False
                 continue
             lines.append(line)
+
+    def _writable(self):
+        # pyserial's non-blocking write spins on EAGAIN when the device takes nothing: only write
+        # when the device has room (a tty is writable once some hundreds of bytes are free)
+        fd = self.fileno()
+        return fd is None or bool(select.select([], [fd], [], 0)[1])
 
     def fileno(self):
         """The open port's file descriptor, for a reader thread to wait on, or None."""

@@ -1,0 +1,53 @@
+"""`tileclock export`: the games in the clock's journal, as CSV and JSON, to a file or a directory."""
+
+import csv
+import json
+import os
+
+from .games import CSV_FIELDS, read_records, split_games, summary_row
+
+
+def export(journal_path, out, game=None, board=""):
+    """Write the journal's games (or only the one whose `new_game` has seq `game`); returns the files written.
+
+    `out` is a directory (a USB stick: `games.csv` and a `game-SEQ.json` for each game), or a file
+    ending in `.csv` (the summary rows) or `.json` (every game's records).
+    """
+    records = read_records(journal_path)
+    games = split_games(records)
+    if game is not None:
+        games = [g for g in games if g[0]["seq"] == game]
+        if not games:
+            raise ValueError(f"no game starts at seq {game} in {journal_path}")
+    board = board or next((r.get("board", "") for r in records if r["ev"] == "boot"), "")
+    if out.endswith(".csv"):
+        _write_csv(out, games, board)
+        return [out]
+    if out.endswith(".json"):
+        _write_json(out, games)
+        return [out]
+    os.makedirs(out, exist_ok=True)
+    written = [os.path.join(out, "games.csv")]
+    _write_csv(written[0], games, board)
+    for records in games:
+        path = os.path.join(out, f"game-{records[0]['seq']}.json")
+        _write_json(path, [records])
+        written.append(path)
+    return written
+
+
+def _write_csv(path, games, board):
+    with open(path, "w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        for records in games:
+            writer.writerow(summary_row(records, board))
+        file.flush()
+        os.fsync(file.fileno())  # a USB stick may be pulled right after
+
+
+def _write_json(path, games):
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump([{"game_seq": g[0]["seq"], "records": g} for g in games], file, indent=1)
+        file.flush()
+        os.fsync(file.fileno())

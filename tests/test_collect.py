@@ -1,0 +1,200 @@
+"""The director's tools through real pseudo-terminals: collect, export, replay."""
+
+import csv
+import json
+import os
+import select
+
+import pytest
+
+from cable import Cable, Plug
+from tileclock.cli import main
+from tileclock.collect import ClockFeed
+from tileclock.config import Config, parse_config
+from tileclock.journal import Journal
+from tileclock.protocol import unframe
+from tileclock.simulator import Simulator
+from tileclock.timecode import NS_PER_S
+
+S = NS_PER_S
+GAME = "0 press B\n10 press A\n25 press B\n30 press STOP\n40 hold STOP 2.5\n"
+
+
+def journal_of(script=GAME, board="1", path=None):
+    """The framed lines a clock made playing `script`."""
+    from tileclock.script import parse_script
+
+    config = parse_config({"clock": {"board": board}})
+    sim = Simulator(config, journal=Journal(path))
+    parsed = parse_script(script)
+    for t_ns, button, down in parsed.edges:
+        sim.set_button(button, down, t_ns)
+    sim.finish(parsed.end_ns)
+    lines = list(sim.journal.lines)
+    sim.close()
+    return lines
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def poll_until(feed, done, plug=None, answer=None, rounds=200):
+    """Poll the feed (waiting on its port, not sleeping) until `done()`; answer its requests with `answer`."""
+    for _ in range(rounds):
+        if feed.port is not None:
+            select.select([feed.port.fileno()], [], [], 0.02)
+        feed.poll()
+        if answer and plug:
+            for request in plug.drain(0.01):
+                answer(request)
+        if done():
+            return
+    raise AssertionError("the collector did not get there")
+
+
+def game_files(outdir, board="1"):
+    folder = os.path.join(outdir, f"board-{board}")
+    return {name: open(os.path.join(folder, name)).read().splitlines() for name in sorted(os.listdir(folder))}
+
+
+def test_every_record_arrives_once_in_order_despite_corruption_duplicates_and_gaps(tmp_path):
+    lines = journal_of()
+    plug = Plug(str(tmp_path), "ttyUSB0")
+    clock = FakeClock()
+    feed = ClockFeed(plug.path, str(tmp_path / "out"), clock)
+    feed.poll()
+    assert plug.read_lines(1) == ["status"]  # first it asks where the clock is
+    damaged = lines[3][:20] + "X" + lines[3][21:]
+    sent = [lines[0], lines[1], lines[1], damaged, lines[4], lines[2], lines[6]] + lines[7:]
+    plug.write("".join(line + "\n" for line in sent) + "\x00\xff noise\n")
+    requests = []
+
+    def answer(request):
+        requests.append(request)
+        first, last = map(int, request.split()[1:])
+        clock.now += 3  # time for the collector to ask again if it must
+        plug.write("".join(lines[seq] + "\n" for seq in range(first, last + 1)))
+
+    poll_until(feed, lambda: feed.expected == len(lines), plug, answer)
+    assert requests[0] == "resend 3 3"  # line 3 was damaged; 5 went missing too
+    assert "resend 5 5" in requests
+    assert feed.bad_lines == 2 and feed.duplicates >= 1
+    files = game_files(str(tmp_path / "out"))
+    assert list(files) == ["game-1.log"]
+    assert files["game-1.log"] == lines  # the boot record opens the file of the game after it
+    results = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
+    assert len(results) == 1 and results[0]["board"] == "1" and results[0]["end_reason"] == "stop_hold"
+    assert results[0]["A_used_ms"] == "15000" and results[0]["B_turns"] == "1"
+    feed.close()
+    plug.pull()
+
+
+def test_two_clocks_at_once_each_to_its_own_files(tmp_path):
+    plugs = [Plug(str(tmp_path), f"ttyUSB{n}") for n in (0, 1)]
+    lines = {"7": journal_of(board="7"), "8": journal_of(GAME.replace("10 press A", "12 press A"), board="8")}
+    feeds = [ClockFeed(plug.path, str(tmp_path / "out")) for plug in plugs]
+    for feed, plug, board in zip(feeds, plugs, ("7", "8")):
+        feed.poll()
+        plug.drain(0.01)
+        plug.write("".join(line + "\n" for line in lines[board]))
+    for feed, board in zip(feeds, ("7", "8")):
+        poll_until(feed, lambda feed=feed, board=board: feed.expected == len(lines[board]))
+    for board in ("7", "8"):
+        assert game_files(str(tmp_path / "out"), board)["game-1.log"] == lines[board]
+    rows = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
+    assert sorted((r["board"], r["A_used_ms"]) for r in rows) == [("7", "15000"), ("8", "17000")]
+    assert "7" in feeds[0].row() and "ok" in feeds[1].row()
+    for feed, plug in zip(feeds, plugs):
+        feed.close()
+        plug.pull()
+
+
+def test_a_cable_pulled_mid_game_and_put_back_loses_nothing(tmp_path):
+    cable = Cable(str(tmp_path))
+    sim = Simulator(Config(), serial_url=cable.a.path)
+    feed = ClockFeed(cable.b.path, str(tmp_path / "out"))
+
+    def serve(t_s):
+        """Let the collector and the clock talk until both are quiet."""
+        for _ in range(20):
+            if feed.port is not None:
+                select.select([feed.port.fileno()], [], [], 0.02)
+            feed.poll()
+            sim.daemon.pump(int(t_s * S))
+
+    def tap(button, t_s):
+        sim.set_button(button, True, int(t_s * S))
+        sim.set_button(button, False, int((t_s + 0.1) * S))
+
+    tap("B", 0)
+    serve(1)
+    assert feed.expected == 4  # boot, new_game, start, and the answer to its status
+    cable.pull()
+    tap("A", 10)  # records made while the cable is out
+    tap("B", 20)
+    sim.run_to(25 * S)
+    feed.poll()
+    assert feed.down
+    cable.replug()
+    sim.run_to(27 * S)  # the clock's link opens again
+    feed._reopen_at = 0  # the collector's reopen timer is a second of real time; don't wait for it
+    serve(28)
+    serve(28)
+    assert feed.down is None and not feed.pending
+    assert feed.expected == sim.journal.next_seq
+    written = game_files(str(tmp_path / "out"))["game-1.log"]
+    assert written == sim.journal.lines  # every record exactly once, in order
+    sim.close()
+    feed.close()
+    cable.pull()
+
+
+@pytest.fixture
+def recorded(tmp_path):
+    path = str(tmp_path / "journal.log")
+    # a first game, ended; then a second one (new game at 47.5 s; A's clock runs from 50 s)
+    journal_of(GAME + "45 hold STOP 2.5\n50 press B\n27:00 press A\n27:10 press STOP\n", path=path)
+    return path
+
+
+def test_export_writes_csv_and_json_to_a_folder(recorded, tmp_path, capsys):
+    out = tmp_path / "usb"
+    assert main(["export", "--journal", recorded, str(out)]) == 0
+    assert sorted(os.listdir(out)) == ["game-1.json", "game-7.json", "games.csv"]
+    rows = list(csv.DictReader(open(out / "games.csv")))
+    assert [r["end_reason"] for r in rows] == ["stop_hold", "not ended"]
+    game = json.load(open(out / "game-7.json"))[0]
+    assert game["game_seq"] == 7 and game["records"][0]["ev"] == "new_game"
+    assert main(["export", "--journal", recorded, "--game", "7", str(tmp_path / "one.csv")]) == 0
+    assert len(list(csv.DictReader(open(tmp_path / "one.csv")))) == 1
+    assert main(["export", "--journal", recorded, "--game", "5", str(tmp_path / "x.csv")]) == 2
+    assert "no game starts at seq 5" in capsys.readouterr().err
+
+
+def test_replay_shows_what_the_screens_showed_at_any_instant(recorded, capsys, tmp_path):
+    assert main(["replay", recorded, "--at", "25:20.5", "--png", str(tmp_path / "then.png")]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()  # the last game: A has run 25:18 of it
+    assert lines[1].split()[:2] == ["A:", "-0:18"] and "penalty  10" in lines[1] and "running" in lines[1]
+    assert lines[2].split()[:2] == ["B:", "25:00"] and "penalty   0" in lines[2]
+    assert os.path.exists(tmp_path / "then.png")
+
+
+def test_replay_settles_a_clock_started_in_error_after_the_out_play(tmp_path, capsys):
+    """NSA 1997 VII.J.2: A went out at 25:10 of its time, then B's clock was started by mistake
+    and ran on into overtime; the director reads the penalties as of the out play."""
+    path = str(tmp_path / "journal.log")
+    journal_of("0 press B\n1510 press A\n1600 press STOP\n", path=path)
+    records = [unframe(line) for line in open(path)]
+    out_play = next(r for r in records if r["ev"] == "switch")
+    assert main(["replay", path, "--after-seq", str(out_play["seq"])]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:2] == ["A:", "-0:10"] and "penalty  10" in lines[1]
+    assert main(["replay", path, "--at", "26:40"]) == 0
+    later = capsys.readouterr().out.splitlines()
+    assert later[2].split()[:2] == ["B:", "23:30"]

@@ -1,0 +1,92 @@
+"""The line protocol: framing and integrity, and the command parser under any input."""
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tileclock.protocol import CommandError, FrameError, frame, parse_command, unframe, with_crc
+
+RECORD = '{"seq":7,"ev":"switch","t_ms":1000,"button":"A","state":"running","run":"B"}'
+
+
+def test_a_framed_record_is_still_json_and_unframes_to_itself():
+    line = frame(RECORD)
+    assert json.loads(line)["crc"] == line[-10:-2]
+    assert unframe(line) == json.loads(RECORD)
+
+
+@given(st.integers(0, len(frame(RECORD)) - 1), st.characters(min_codepoint=32, max_codepoint=126))
+def test_any_changed_character_is_caught(position, char):
+    line = frame(RECORD)
+    changed = line[:position] + char + line[position + 1 :]
+    if changed != line:
+        with pytest.raises(FrameError):
+            unframe(changed)
+
+
+def test_a_cut_line_is_caught():
+    line = frame(RECORD)
+    for end in range(len(line) - 1):
+        with pytest.raises(FrameError):
+            unframe(line[:end])
+
+
+@pytest.mark.parametrize(
+    "line, command",
+    [
+        (b"status", ("status", ())),
+        (b"  STATUS \r", ("status", ())),
+        (b"resend 5", ("resend", (5, None))),
+        (b"resend 5 9", ("resend", (5, 9))),
+        (with_crc("adjust A +60000").encode(), ("adjust", ("A", 60000))),
+        (with_crc("adjust b -60000").encode(), ("adjust", ("B", -60000))),
+        (with_crc("status").encode(), ("status", ())),
+    ],
+)
+def test_good_commands(line, command):
+    parsed = parse_command(line)
+    assert (parsed.name, parsed.args) == command
+
+
+@pytest.mark.parametrize(
+    "line, why",
+    [
+        (b"adjust A +60000", "needs its CRC"),
+        (b"adjust A +60000*00000000", "integrity"),
+        (with_crc("adjust C +60000").encode(), "usage"),
+        (with_crc("adjust A +60500").encode(), "whole seconds"),
+        (with_crc("adjust A +3600000").encode(), "at most 10 minutes"),
+        (b"resend 9 5", "before the first"),
+        (b"resend x", "unknown command"),
+        (b"reboot", "unknown command"),
+        (b"", "empty"),
+        (b"status\x00", "control characters"),
+        (b"\xff\xfe", "not ASCII"),
+        (b"status " + b"x" * 200, "too long"),
+    ],
+)
+def test_bad_commands_say_why(line, why):
+    with pytest.raises(CommandError, match=why):
+        parse_command(line)
+
+
+@settings(max_examples=2000)
+@given(st.binary(max_size=200))
+def test_noise_is_refused_and_never_adjusts(noise):
+    try:
+        command = parse_command(noise)
+    except CommandError:
+        return
+    assert command.name in ("status", "resend")
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60))
+def test_printable_junk_is_refused_or_read_as_a_read_only_command(text):
+    try:
+        command = parse_command(text.encode())
+    except CommandError:
+        return
+    assert command.name in ("status", "resend") or "*" in text
