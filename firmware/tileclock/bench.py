@@ -21,6 +21,7 @@ from dataclasses import replace
 from .busbytes import measure as measure_bus, sample_game
 from .config import Config
 from .core import ButtonTiming, GameClock
+from .hardware.virtual import MonotonicTime
 from .journal import Journal
 from .rules import PROFILES
 from .timecode import NS_PER_MS, NS_PER_S
@@ -67,20 +68,6 @@ def exact_max_error_ns(inputs=100_000, seed=1):
                 worst = max(worst, abs(clock.used_ns(side, at) - expected[side]))
         t = edges[-1][2]
     return worst
-
-
-class MonotonicTime:
-    """The real monotonic clock, in the shape of `VirtualTime` (for mock pins in real time)."""
-
-    @property
-    def now_ns(self):
-        return time.monotonic_ns()
-
-    def __call__(self):
-        return time.monotonic_ns()
-
-    def set(self, t_ns):
-        pass
 
 
 def _read_forever(fd):

@@ -52,6 +52,19 @@ def cmd_bench(args):
     return bench_main(args)
 
 
+def cmd_run(args):
+    """Run the clock as a service."""
+    import logging
+    import os
+
+    from .service import DEFAULT_STATE_DIR, Service
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    config = load_config(args.config) if args.config else Config()
+    state_dir = args.state_dir or os.environ.get("STATE_DIRECTORY") or DEFAULT_STATE_DIR
+    return Service(config, state_dir, simulate=args.simulate).run()
+
+
 def cmd_collect(args):
     """Collect records from clocks on serial ports (the director's computer)."""
     from .collect import collect
@@ -99,6 +112,12 @@ def build_parser():
     sim.add_argument("--frames", metavar="DIR", help="with --script: write every new panel frame as PNG into DIR")
     sim.add_argument("--time", action="append", metavar="SIDE=m:ss", help="a side's starting time (repeatable)")
     sim.set_defaults(run=cmd_sim)
+
+    run = commands.add_parser("run", help="run the clock (the service; --simulate off a Pi)")
+    run.add_argument("--config", metavar="FILE", help="config.toml (default: built-in defaults)")
+    run.add_argument("--state-dir", metavar="DIR", help="where the journal lives (default: $STATE_DIRECTORY or /var/lib/tileclock)")
+    run.add_argument("--simulate", action="store_true", help="simulated buttons and panels (serial as configured)")
+    run.set_defaults(run=cmd_run)
 
     collect = commands.add_parser("collect", help="collect records from clocks on serial ports (director)")
     collect.add_argument("ports", nargs="+", metavar="PORT", help="serial ports, e.g. /dev/ttyUSB0 /dev/ttyACM0")

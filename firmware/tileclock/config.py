@@ -15,6 +15,9 @@ from .rules import DEFAULT_PROFILE, profile
 from .timecode import NS_PER_S, parse_clock_time
 
 
+PIN_BACKENDS = ("auto", "lgpio", "rpigpio", "mock")
+
+
 class ConfigError(ValueError):
     """A setting the clock cannot use; the message names the key and the value."""
 
@@ -50,6 +53,9 @@ class Config:
     timing: ButtonTiming = ButtonTiming()
     #: BCM GPIO numbers of the buttons, each wired to ground (internal pull-ups).
     pins: dict = field(default_factory=lambda: {"A": 17, "STOP": 27, "B": 22})
+    #: gpiozero pin backend: "auto" (GPIOZERO_PIN_FACTORY, else gpiozero's own order), "lgpio",
+    #: "rpigpio", or "mock" (simulated buttons, for running off a Pi)
+    pin_backend: str = "auto"
     serial_port: str = "/dev/serial0"
     serial_baud: int = 115200
     panels: tuple = DEFAULT_PANELS
@@ -102,6 +108,12 @@ def parse_config(data):
             pins[button] = _take(buttons, key, int, "buttons")
             if not 0 <= pins[button] <= 27:
                 raise ConfigError(f"buttons.{key} = {pins[button]!r}: a BCM GPIO number is 0 to 27")
+    if "backend" in buttons:
+        config["pin_backend"] = _take(buttons, "backend", str, "buttons")
+        if config["pin_backend"] not in PIN_BACKENDS:
+            raise ConfigError(
+                f"buttons.backend = {config['pin_backend']!r}: expected one of {', '.join(PIN_BACKENDS)}"
+            )
     if len(set(pins.values())) != len(pins):
         raise ConfigError(f"buttons: two buttons share a pin: {pins}")
     config["pins"] = pins

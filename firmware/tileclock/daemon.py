@@ -47,6 +47,8 @@ class Daemon:
         self.last_input_ns = None
         self._faulty = set()
         self._last_pump_ns = None
+        #: wake at least this often (the service's watchdog), or None
+        self.heartbeat_ns = None
 
     def post_edge(self, button, down, t_ns):
         """A raw button edge, from any thread."""
@@ -59,6 +61,7 @@ class Daemon:
     def boot(self, now_ns):
         """Open the first game and show it."""
         self.last_input_ns = now_ns
+        self._last_pump_ns = now_ns
         self._publish(self.clock.new_game(now_ns, boot=self.boot_info))
         self.refresh(now_ns)
 
@@ -68,6 +71,8 @@ class Daemon:
         retry = self._faulty or (self.link is not None and self.link.pending)
         if retry and self._last_pump_ns is not None:
             candidates.append(self._last_pump_ns + RETRY_NS)
+        if self.heartbeat_ns and self._last_pump_ns is not None:
+            candidates.append(self._last_pump_ns + self.heartbeat_ns)
         idle_ns = self._idle_ns(self.clock.now_ns)
         for output in self.panels:
             change = output.idle.next_change(idle_ns)
@@ -117,6 +122,14 @@ class Daemon:
         if self.on_frames:
             self.on_frames(now_ns, self.frames)
         self._note_faults(now_ns)
+
+    def healthy(self, now_ns):
+        """Whether the loop is keeping time: the clock's books balance and no deadline is long overdue."""
+        clock = self.clock
+        elapsed = now_ns - clock.t0_ns
+        books = clock.used_ns("A", now_ns) + clock.used_ns("B", now_ns) + clock.stopped_ns(now_ns)
+        deadline = clock.next_deadline()
+        return books == elapsed and (deadline is None or now_ns - deadline < NS_PER_S)
 
     @property
     def alerts(self):

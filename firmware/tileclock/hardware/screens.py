@@ -55,11 +55,16 @@ class IdlePolicy:
 
 
 class PanelOutput:
-    """One panel: its `Panel` layout, its luma device, its contrast and the idle policy."""
+    """One panel: its `Panel` layout, its luma device, its contrast and the idle policy.
 
-    def __init__(self, panel, device, contrast=0xCF, idle=IdlePolicy()):
+    Give `device`, or `opener` to open it when first needed and again after it failed
+    (a panel missing at power-on is then a fault that is retried, not a crash).
+    """
+
+    def __init__(self, panel, device=None, contrast=0xCF, idle=IdlePolicy(), opener=None):
         self.panel = panel
         self.device = device
+        self.opener = opener
         self.contrast = contrast
         self.idle = idle
         self.last_frame = None
@@ -78,16 +83,20 @@ class PanelOutput:
         ):
             return frame
         try:
+            if self.device is None:
+                self.device = self.opener()
             if self._mode != (dimmed, blank):
                 self.device.contrast(self.idle.dim_contrast if dimmed else self.contrast)
                 (self.device.hide if blank else self.device.show)()
                 self._mode = (dimmed, blank)
             self.device.display(frame)
-        except (OSError, LumaError) as error:
+        except (OSError, LumaError, ImportError) as error:  # ImportError: spidev missing off the Pi
             self.faults += 1
             self.failing = str(error) or type(error).__name__
             self.last_frame = None
             self._mode = None
+            if self.opener is not None:
+                self.device = None  # open it afresh next time: the bus may have been reset
             forget = getattr(self.device, "forget", None)
             if forget:
                 forget()

@@ -5,6 +5,8 @@ factory's ticks come from a `VirtualTime` the simulator steps, so a 40-minute
 game runs in milliseconds and every edge lands on the instant the script says.
 """
 
+import time
+
 from gpiozero.pins.mock import MockFactory, MockPin, PinState
 
 
@@ -22,6 +24,20 @@ class VirtualTime:
         if t_ns < self.now_ns:
             raise ValueError(f"virtual time cannot go back from {self.now_ns} to {t_ns}")
         self.now_ns = t_ns
+
+
+class MonotonicTime:
+    """The real monotonic clock, shaped like `VirtualTime` (mock pins in real time: `--simulate`, the benchmark)."""
+
+    @property
+    def now_ns(self):
+        return time.monotonic_ns()
+
+    def __call__(self):
+        return time.monotonic_ns()
+
+    def set(self, t_ns):
+        """Real time moves by itself."""
 
 
 class VirtualPin(MockPin):

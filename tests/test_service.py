@@ -1,0 +1,81 @@
+"""The service: systemd's notify protocol on a real socket, and `tileclock run` as a real process."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from cable import Plug
+from tileclock.protocol import unframe
+from tileclock.sdnotify import Notifier
+
+
+@pytest.fixture
+def notify_socket(tmp_path):
+    path = str(tmp_path / "notify")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(10)
+    yield path, sock
+    sock.close()
+
+
+def test_the_notifier_speaks_to_a_real_datagram_socket(notify_socket):
+    path, sock = notify_socket
+    notifier = Notifier({"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "10000000"})
+    assert notifier.watchdog_interval_ns == 5_000_000_000  # ping at half of WatchdogSec
+    assert notifier.ready()
+    assert sock.recv(256).decode().splitlines()[0] == "READY=1"
+    assert notifier.watchdog()
+    assert sock.recv(256) == b"WATCHDOG=1"
+
+
+def test_the_notifier_reaches_an_abstract_socket():
+    name = f"tileclock-test-{os.getpid()}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.bind("\0" + name)
+        sock.settimeout(5)
+        assert Notifier({"NOTIFY_SOCKET": "@" + name}).stopping()
+        assert sock.recv(64) == b"STOPPING=1"
+
+
+def test_outside_systemd_the_notifier_does_nothing():
+    notifier = Notifier({})
+    assert not notifier.ready() and notifier.watchdog_interval_ns is None
+    assert Notifier({"WATCHDOG_USEC": "1000000", "WATCHDOG_PID": "1"}).watchdog_interval_ns is None
+
+
+def test_the_service_starts_answers_pings_the_watchdog_and_stops_cleanly(tmp_path, notify_socket):
+    path, sock = notify_socket
+    plug = Plug(str(tmp_path), "ttyCLOCK")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[clock]\nboard = "12"\n[serial]\nport = "{plug.path}"\n')
+    env = dict(os.environ, NOTIFY_SOCKET=path, WATCHDOG_USEC="1000000", WATCHDOG_PID="")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tileclock", "run", "--simulate", "--config", str(config), "--state-dir", str(tmp_path)],
+        env=env,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert sock.recv(256).decode().startswith("READY=1")
+        boot = unframe(plug.read_lines(1)[0])
+        assert boot["ev"] == "boot" and boot["board"] == "12"
+        plug.read_lines(1)  # new_game
+        assert sock.recv(256) == b"WATCHDOG=1"  # from the loop, after its health check
+        plug.write("status\n")  # the reader thread wakes the loop, which answers
+        status = unframe(plug.read_lines(1)[0])
+        assert status["ev"] == "status" and status["seq"] == 2
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+        messages = []
+        while b"STOPPING=1" not in messages:
+            messages.append(sock.recv(256))
+    finally:
+        if process.poll() is None:
+            process.kill()
+        plug.pull()
+    journal = open(tmp_path / "journal.log").read().splitlines()
+    assert [unframe(line)["ev"] for line in journal] == ["boot", "new_game", "status"]
