@@ -65,6 +65,18 @@ def cmd_run(args):
     return Service(config, state_dir, simulate=args.simulate).run()
 
 
+def cmd_doctor(args):
+    """Check the machine the clock runs on."""
+    import os
+
+    from .doctor import FAIL, report, run_checks
+    from .service import DEFAULT_STATE_DIR
+
+    checks = run_checks(args.config, args.state_dir or os.environ.get("STATE_DIRECTORY") or DEFAULT_STATE_DIR)
+    print(report(checks))
+    return 1 if any(check.status == FAIL for check in checks) else 0
+
+
 def cmd_collect(args):
     """Collect records from clocks on serial ports (the director's computer)."""
     from .collect import collect
@@ -118,6 +130,11 @@ def build_parser():
     run.add_argument("--state-dir", metavar="DIR", help="where the journal lives (default: $STATE_DIRECTORY or /var/lib/tileclock)")
     run.add_argument("--simulate", action="store_true", help="simulated buttons and panels (serial as configured)")
     run.set_defaults(run=cmd_run)
+
+    doctor = commands.add_parser("doctor", help="check the Pi: pins, buttons, panels, serial, state, service")
+    doctor.add_argument("--config", default="/etc/tileclock/config.toml", help="the config to check")
+    doctor.add_argument("--state-dir", metavar="DIR", help="where the journal lives")
+    doctor.set_defaults(run=cmd_doctor)
 
     collect = commands.add_parser("collect", help="collect records from clocks on serial ports (director)")
     collect.add_argument("ports", nargs="+", metavar="PORT", help="serial ports, e.g. /dev/ttyUSB0 /dev/ttyACM0")

@@ -1,0 +1,185 @@
+"""`tileclock doctor`: checks the machine the clock runs on, and says what is wrong and how to fix it.
+
+Every check reads; none changes anything. Panels are probed with a one-byte
+I2C read (as i2cdetect does), so a running clock's screens are not disturbed.
+"""
+
+import errno
+import os
+import shutil
+import subprocess
+import tempfile
+import warnings
+from dataclasses import dataclass
+
+OK, WARN, FAIL = "ok", "warn", "FAIL"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One finding: its status, what was checked, what was seen, and how to fix it."""
+
+    status: str
+    what: str
+    seen: str
+    fix: str = ""
+
+
+def check_config(path):
+    from .config import Config, ConfigError, load_config
+
+    if not os.path.exists(path):
+        return Config(), Check(WARN, "config", f"{path} not found: using the defaults", "sudo systemd/install.sh writes it")
+    try:
+        return load_config(path), Check(OK, "config", path)
+    except ConfigError as error:
+        return None, Check(FAIL, "config", str(error), f"edit {path}: see systemd/config.toml for every key")
+
+
+def check_buttons(config):
+    from .hardware.buttons import ButtonBoard
+    from .service import pin_factory
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # gpiozero warns for each backend it falls back from
+            factory = pin_factory(config.pin_backend)
+            board = ButtonBoard(config.pins, lambda *edge: None, pin_factory=factory)
+    except Exception as error:  # gpiozero raises a different error for each backend that is missing
+        text = str(error) or type(error).__name__
+        if "in use" in text.lower() or "busy" in text.lower():
+            return [Check(WARN, "buttons", f"pins in use ({text}): the service has them", "sudo systemctl stop tileclock, then run doctor again to test the buttons")]
+        return [Check(FAIL, "pin backend", f"{config.pin_backend}: {text}",
+                      "on a Pi: sudo apt install python3-lgpio (Pi OS Bookworm); off a Pi there are no GPIO pins: "
+                      "use tileclock sim, or buttons.backend = \"mock\"")]  # fmt: skip
+    checks = [Check(OK, "pin backend", type(board.buttons["A"].pin_factory).__name__)]
+    for name, button in board.buttons.items():
+        gpio = config.pins[name]
+        if button.is_active:
+            checks.append(Check(FAIL, f"button {name}", f"GPIO{gpio} reads pressed while nobody presses it",
+                                "a stuck button, a short, or the button wired to 3V3 instead of GND (hw/README.md)"))  # fmt: skip
+        else:
+            checks.append(Check(OK, f"button {name}", f"GPIO{gpio} reads released (press it: nothing to check by hand)"))
+    board.close()
+    return checks
+
+
+def check_panels(config, smbus=None):
+    checks = []
+    for spec in config.panels:
+        what = f"panel {spec.faces}"
+        if spec.interface == "spi":
+            device = f"/dev/spidev{spec.port}.{spec.spi_device}"
+            if os.path.exists(device):
+                checks.append(Check(OK, what, f"{device} exists (an SPI panel cannot be asked; look at it)"))
+            else:
+                checks.append(Check(FAIL, what, f"{device} missing", "enable SPI: dtparam=spi=on in the boot config, reboot"))
+            continue
+        checks.append(_probe_i2c(what, spec.port, spec.address, smbus))
+    return checks
+
+
+def _probe_i2c(what, port, address, smbus=None):
+    where = f"0x{address:02X} on /dev/i2c-{port}"
+    try:
+        if smbus is None:
+            from smbus2 import SMBus as smbus
+        with smbus(port) as bus:
+            bus.read_byte(address)
+        return Check(OK, what, f"answers at {where}")
+    except (FileNotFoundError, ImportError):
+        return Check(FAIL, what, f"/dev/i2c-{port} does not exist",
+                     "enable I2C: dtparam=i2c_arm=on in the boot config and i2c-dev in /etc/modules, then reboot "
+                     "(systemd/install.sh does both); off a Pi there is no I2C bus")  # fmt: skip
+    except PermissionError:
+        return Check(FAIL, what, f"no permission for /dev/i2c-{port}", "add the user to the i2c group")
+    except OSError as error:
+        if error.errno in (errno.EREMOTEIO, errno.ENXIO, errno.EIO):
+            return Check(FAIL, what, f"nothing answers at {where}",
+                         "check its four wires (hw/README.md) and its address jumper; i2cdetect -y 1 lists what answers")  # fmt: skip
+        return Check(FAIL, what, f"{where}: {error}", "check the wiring")
+
+
+def check_serial(config):
+    import serial
+
+    try:
+        port = serial.serial_for_url(config.serial_port, baudrate=config.serial_baud, timeout=0)
+        port.close()
+        return Check(OK, "serial port", f"{config.serial_port} opens")
+    except serial.SerialException as error:
+        text = str(error)
+        if "Permission denied" in text:
+            fix = "add the user to the dialout group"
+        elif "No such file" in text or "could not open" in text:
+            fix = "enable_uart=1 in the boot config (systemd/install.sh), or set serial.port to your adapter"
+        else:
+            fix = "check serial.port in the config"
+        return Check(FAIL, "serial port", f"{config.serial_port}: {text}", fix)
+
+
+def check_state_dir(path):
+    if not os.path.isdir(path):
+        return Check(WARN, "state directory", f"{path} does not exist yet", "systemd creates it when the service first starts")
+    try:
+        with tempfile.NamedTemporaryFile(dir=path):
+            pass
+        return Check(OK, "state directory", f"{path} is writable")
+    except OSError as error:
+        return Check(FAIL, "state directory", f"{path}: {error.strerror}", "the journal lives here: fix its owner (tileclock)")
+
+
+def _ask(command):
+    if not shutil.which(command[0]):
+        return None
+    result = subprocess.run(command, capture_output=True, text=True, timeout=10)
+    return result.stdout.strip()
+
+
+def check_service():
+    state = _ask(["systemctl", "is-active", "tileclock.service"])
+    if state is None:
+        return Check(WARN, "service", "no systemctl here (not a systemd machine)", "")
+    enabled = _ask(["systemctl", "is-enabled", "tileclock.service"]) or "not installed"
+    if state == "active":
+        return Check(OK, "service", f"active, {enabled}")
+    return Check(WARN, "service", f"{state or 'unknown'}, {enabled}",
+                 "sudo systemctl enable --now tileclock; journalctl -u tileclock says why it stopped")  # fmt: skip
+
+
+def check_wall_clock():
+    synced = _ask(["timedatectl", "show", "-p", "NTPSynchronized", "--value"])
+    if synced is None and os.path.exists("/run/systemd/timesync/synchronized"):
+        synced = "yes"
+    if synced == "yes":
+        return Check(OK, "wall clock", "synchronised")
+    return Check(WARN, "wall clock", "not known to be synchronised",
+                 "game times do not depend on it (they use the monotonic clock); only file dates do. "
+                 "Connect to a network once, or fit an RTC")  # fmt: skip
+
+
+def run_checks(config_path, state_dir, smbus=None):
+    """Every check, in the order a builder would fix things."""
+    config, first = check_config(config_path)
+    checks = [first]
+    if config is None:
+        return checks
+    checks += check_buttons(config)
+    checks += check_panels(config, smbus)
+    checks.append(check_serial(config))
+    checks.append(check_state_dir(state_dir))
+    checks.append(check_service())
+    checks.append(check_wall_clock())
+    return checks
+
+
+def report(checks):
+    """The checks as text: a line each, and how to fix what failed."""
+    lines = []
+    for check in checks:
+        lines.append(f"{check.status:4}  {check.what}: {check.seen}")
+        if check.fix and check.status != OK:
+            lines.append(f"      fix: {check.fix}")
+    failed = sum(check.status == FAIL for check in checks)
+    lines.append(f"{failed} problem(s) found" if failed else "no problems found")
+    return "\n".join(lines)

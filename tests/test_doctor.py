@@ -1,0 +1,63 @@
+"""`tileclock doctor`: plain findings and fixes, on a Pi or off one."""
+
+import errno
+
+from cable import Plug
+from tileclock.cli import main
+from tileclock.doctor import FAIL, OK, WARN, run_checks
+
+
+class FakeSMBus:
+    """An I2C bus where only 0x3C answers."""
+
+    def __init__(self, port):
+        self.port = port
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def read_byte(self, address):
+        if address != 0x3C:
+            raise OSError(errno.EREMOTEIO, "Remote I/O error")
+        return 0
+
+
+def by_what(checks):
+    return {check.what: check for check in checks}
+
+
+def test_off_a_pi_it_says_plainly_what_it_could_not_find(tmp_path, capsys):
+    config = tmp_path / "config.toml"
+    config.write_text('[serial]\nport = "/dev/ttyNOPE"\n')
+    assert main(["doctor", "--config", str(config), "--state-dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  pin backend" in out and "off a Pi there are no GPIO pins" in out
+    assert "FAIL  panel A: /dev/i2c-1 does not exist" in out and "dtparam=i2c_arm=on" in out
+    assert "FAIL  serial port: /dev/ttyNOPE" in out
+    assert "ok    state directory" in out
+    assert out.strip().endswith("problem(s) found")
+
+
+def test_with_parts_that_answer_it_finds_the_one_that_does_not(tmp_path):
+    plug = Plug(str(tmp_path), "ttyCLOCK")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[buttons]\nbackend = "mock"\n[serial]\nport = "{plug.path}"\n')
+    checks = by_what(run_checks(str(config), str(tmp_path), smbus=FakeSMBus))
+    plug.pull()
+    assert checks["config"].status == OK and checks["pin backend"].status == OK
+    assert all(checks[f"button {b}"].status == OK for b in ("A", "B", "STOP"))
+    assert checks["panel A"].status == OK and "0x3C" in checks["panel A"].seen
+    assert checks["panel B"].status == FAIL and "nothing answers at 0x3D" in checks["panel B"].seen
+    assert "address jumper" in checks["panel B"].fix
+    assert checks["serial port"].status == OK
+    assert checks["wall clock"].status in (OK, WARN)
+
+
+def test_a_bad_config_is_the_first_and_only_finding(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text("[clock]\nrulez = 'naspa'\n")
+    checks = run_checks(str(config), str(tmp_path))
+    assert len(checks) == 1 and checks[0].status == FAIL and "clock.rulez" in checks[0].seen
