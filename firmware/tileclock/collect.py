@@ -143,10 +143,11 @@ class ClockFeed:
         self.written += 1
 
     def _to_game_file(self, record, line):
-        """Each game's file holds its records from `new_game` on, after the `boot` record before it, if any."""
-        if record["ev"] == "boot" and self._game_file:
-            self._game_file.close()
-            self._game_file = None
+        """Each game's file holds its records from `new_game` on (and any `boot` just before it).
+
+        A `boot` in the middle of a game (the clock restarted and took the game up again) stays in
+        that game's file.
+        """
         if record["ev"] == "new_game":
             folder = os.path.join(self.outdir, f"board-{self.board}")
             os.makedirs(folder, exist_ok=True)

@@ -48,6 +48,8 @@ class Config:
 
     board: str = "1"
     rules: str = DEFAULT_PROFILE
+    #: while a side runs, a checkpoint record this often bounds what a power cut can lose
+    checkpoint_s: int = 10
     #: Per-side starting times in whole seconds; a side missing here gets the profile's.
     times_s: dict = field(default_factory=dict)
     timing: ButtonTiming = ButtonTiming()
@@ -94,6 +96,10 @@ def parse_config(data):
             config[key] = _take(clock, key, str, "clock")
         elif key in ("time_a", "time_b"):
             config.setdefault("times_s", {})[key[-1].upper()] = _side_time(clock.pop(key), key)
+        elif key == "checkpoint_s":
+            config[key] = _take(clock, key, int, "clock")
+            if not 1 <= config[key] <= 600:
+                raise ConfigError(f"clock.checkpoint_s = {config[key]!r}: expected 1 to 600 seconds")
     if "rules" in config:
         try:
             profile(config["rules"])

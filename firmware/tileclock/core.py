@@ -29,6 +29,9 @@ from .timecode import NS_PER_MS, NS_PER_S, format_clock, ms
 
 READY, RUNNING, PAUSED, ENDED = "ready", "running", "paused", "ended"
 STOP = "STOP"
+#: Records that start or stop a clock carry `at_ns`, their exact instant, so a restart can rebuild
+#: the game to the nanosecond from the journal.
+TRANSITIONS = ("new_game", "start", "switch", "resume", "pause", "late_start", "forfeit", "end", "recovered")
 
 
 def other(side):
@@ -50,6 +53,8 @@ class ButtonTiming:
     correction_hold_ms: int = 1000
     #: The size of one correction.
     correction_ms: int = 60_000
+    #: A button held down longer than this is stuck: a fault, and its release does nothing.
+    stuck_ms: int = 10_000
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,22 @@ class _StopHold:
     used: bool = False  # a chord was made during this hold
 
 
+def _last_game(records):
+    """The last game's records (from its `new_game`), and the boot id its monotonic origin belongs to."""
+    game, boot_id, origin_boot = None, None, None
+    for record in records:
+        if record["ev"] == "boot":
+            boot_id = record.get("boot_id")
+        elif record["ev"] == "new_game":
+            game = [record]
+            origin_boot = boot_id
+        elif game is not None:
+            game.append(record)
+            if "mono_ns" in record:
+                origin_boot = boot_id
+    return game, origin_boot
+
+
 class ClockError(Exception):
     """A call the clock cannot take (a programming error, never a player's)."""
 
@@ -97,9 +118,13 @@ class ClockError(Exception):
 class GameClock:
     """The tournament clock for one board: every rule of `rules`, buttons per `timing`."""
 
-    def __init__(self, rules, timing=ButtonTiming(), times_s=None, first_seq=0):
+    def __init__(self, rules, timing=ButtonTiming(), times_s=None, first_seq=0, checkpoint_ms=None):
         self.rules = rules
         self.timing = timing
+        #: while a side runs, a `checkpoint` record this often bounds what a power cut can lose
+        self.checkpoint_ms = checkpoint_ms
+        self._down_since = {}  # button -> when its debounced press began
+        self.stuck = set()
         times_s = times_s or {}
         self.start_ns = {side: times_s.get(side, rules.time_s) * NS_PER_S for side in SIDES}
         self._seq = first_seq
@@ -122,6 +147,71 @@ class GameClock:
         self.now_ns = t_ns
         self._start_game(t_ns, boot)
         return self._flush()
+
+    def recover(self, records, now_ns, boot):
+        """Rebuild the journal's last game from its `records` (dicts, oldest first) and go on at `now_ns`.
+
+        `boot` is this start's boot record (with `boot_id`, the kernel's id of this boot). If the
+        game's monotonic origin is from this boot, the process was restarted and the monotonic
+        clock kept running: the game goes on exactly, the running side charged for the time the
+        process was down, and whatever fell due meanwhile is recorded at its own instant. After a
+        power cut the game comes back stopped as of its last record; the running side's time since
+        that record is unknown, at most one checkpoint interval. Either way a `recovered` record
+        says what happened. With no game in `records`, a new game starts.
+        """
+        game, origin_boot = _last_game(records)
+        if game is None:
+            return self.new_game(now_ns, boot)
+        self._seq = max(self._seq, records[-1]["seq"] + 1)
+        last = game[-1]
+        last_at = last.get("at_ns", last["t_ms"] * NS_PER_MS)
+        same_boot = origin_boot is not None and origin_boot == boot.get("boot_id")
+        origin = [r for r in game if "mono_ns" in r][-1]["mono_ns"] if same_boot else now_ns - last_at
+        self._rebuild(game, origin)
+        was_running = self.run
+        if same_boot:
+            checkpoint_ms, self.checkpoint_ms = self.checkpoint_ms, None  # none for time nobody was there
+            self._advance(max(now_ns, self.now_ns))  # penalties and forfeits that fell due while down
+            self.checkpoint_ms = checkpoint_ms
+            extra = {"reason": "restart", "down_ms": ms(now_ns - (origin + last_at))}
+        else:
+            if self.state == RUNNING:
+                self._stop(self.now_ns, PAUSED)
+            self.now_ns = now_ns
+            extra = {"reason": "power_cut", "uncertain_ms": self.checkpoint_ms if was_running else 0}
+        self._emit("boot", self.now_ns, **boot)
+        self._notice = "RECOVERED" + (f" +-{self.checkpoint_ms // 1000}s" if extra.get("uncertain_ms") else "")
+        self._emit("recovered", self.now_ns, was_running=was_running, mono_ns=self.t0_ns, **extra)
+        return self._flush()
+
+    def _rebuild(self, game, origin):
+        """Replay a game's records onto a fresh state whose monotonic origin is `origin`."""
+        first = game[0]
+        self.now_ns = origin
+        self._reset_game(origin)
+        self.allowance_ns = {side: first["time_ms"][side] * NS_PER_MS for side in SIDES}
+        for record in game[1:]:
+            t = origin + record.get("at_ns", record["t_ms"] * NS_PER_MS)
+            self.now_ns = self._last_t_ns = t
+            ev = record["ev"]
+            if ev in ("start", "resume", "switch", "late_start"):
+                if ev == "switch":
+                    self.turns[record["button"]] += 1
+                self.late = record["player"] if ev == "late_start" else None
+                self._run(record["run"], t)
+            elif ev == "pause" or (ev == "recovered" and record["state"] == PAUSED and self.state == RUNNING):
+                self.late = None
+                self._stop(t, PAUSED)
+            elif ev == "adjust":
+                self.allowance_ns[record["player"]] += record["delta_ms"] * NS_PER_MS
+                self.corrections.append({k: record[k] for k in ("player", "delta_ms")} | {"t_ms": record["t_ms"]})
+            elif ev == "penalty" and record.get("kind") == "late":
+                self.late_pen[record["player"]] = self.rules.late_penalty(self.used_ns(record["player"], t))
+            elif ev == "forfeit":
+                self.lost, self.lost_reason = record["player"], record["reason"]
+                self._stop(t, ENDED)
+            elif ev == "end":
+                self._stop(t, ENDED)
 
     def edge(self, button, down, t_ns):
         """One raw contact edge of `button` (`A`, `B`, `STOP`): `down` for contact made.
@@ -221,15 +311,15 @@ class GameClock:
                 late=self.late == side,
                 lost=self.lost == side,
             )
-        return View(self.state, self.run, sides["A"], sides["B"], self._hint(t_ns), self._notice)
+        alerts = tuple(f"BUTTON {b} STUCK" for b in sorted(self.stuck))
+        return View(self.state, self.run, sides["A"], sides["B"], self._hint(t_ns), self._notice, alerts)
 
     def next_deadline(self):
         """The next instant anything changes without an input: a record, a displayed digit, a hint."""
         candidates = [self._next_display_change(), self._next_hint_change()]
-        event = self._next_event()
-        if event:
-            candidates.append(event[0])
-        candidates += [b.deadline() for b in self._buttons.values()]
+        due = self._due()
+        if due:
+            candidates.append(due[0])
         candidates = [c for c in candidates if c is not None]
         return min(candidates) if candidates else None
 
@@ -240,6 +330,18 @@ class GameClock:
             raise ClockError("no game yet: call new_game first")
 
     def _start_game(self, t_ns, boot=None):
+        self._reset_game(t_ns)
+        if boot is not None:
+            self._emit("boot", t_ns, **boot)
+        self._emit(
+            "new_game",
+            t_ns,
+            rules=self.rules.name,
+            time_ms={side: ms(self.start_ns[side]) for side in SIDES},
+            mono_ns=t_ns,
+        )
+
+    def _reset_game(self, t_ns):
         self.t0_ns = t_ns
         self.state = READY
         self.run = None
@@ -257,14 +359,7 @@ class GameClock:
         self._notice = None
         self.corrections = []
         self.turns = {side: 0 for side in SIDES}
-        if boot is not None:
-            self._emit("boot", t_ns, **boot)
-        self._emit(
-            "new_game",
-            t_ns,
-            rules=self.rules.name,
-            time_ms={side: ms(self.start_ns[side]) for side in SIDES},
-        )
+        self._last_t_ns = t_ns
 
     def _run(self, side, t_ns):
         if self.state != RUNNING:
@@ -286,6 +381,17 @@ class GameClock:
     # ---------------------------------------------------------------- buttons
 
     def _transition(self, button, down, t_ns):
+        if down:
+            self._down_since[button] = t_ns
+        else:
+            self._down_since.pop(button, None)
+            if button in self.stuck:
+                self.stuck.discard(button)
+                self._emit("fault_cleared", t_ns, part=f"button {button}")
+                if button == STOP:
+                    self._stop_hold = None
+                self._chord.pop(button, None)
+                return  # a stuck button's release is not a gesture
         if button == STOP:
             (self._stop_down if down else self._stop_up)(t_ns)
         else:
@@ -398,21 +504,49 @@ class GameClock:
     def _advance(self, t_ns):
         """Fire, in time order, every time-driven event up to and including `t_ns`."""
         while True:
-            event = self._next_event()
-            settles = [(b.deadline(), name) for name, b in self._buttons.items() if b.deadline() is not None]
-            settle = min(settles) if settles else None
-            if event and event[0] <= t_ns and (settle is None or event[0] <= settle[0]):
-                self.now_ns = event[0]
-                self._fire(*event)
-            elif settle and settle[0] <= t_ns:
-                self.now_ns = settle[0]
-                change = self._buttons[settle[1]].settle(settle[0])
+            due = self._due()
+            if due is None or due[0] > t_ns:
+                break
+            at, kind, what = due
+            self.now_ns = at
+            if kind == "event":
+                self._fire(at, *what)
+            elif kind == "settle":
+                change = self._buttons[what].settle(at)
                 if change:
                     down, since = change
-                    self._transition(settle[1], down, max(since, self._last_t_ns))
+                    self._transition(what, down, max(since, self._last_t_ns))
+            elif kind == "stuck":
+                self.stuck.add(what)
+                self._emit("fault", at, part=f"button {what}", detail="held down for over %d s" % (self.timing.stuck_ms // 1000))
             else:
-                break
+                self._emit("checkpoint", at)
         self.now_ns = t_ns
+
+    def _due(self):
+        """(t_ns, kind, what) of the earliest time-driven thing, or None; rule events first on a tie."""
+        candidates = []
+        event = self._next_event()
+        if event:
+            candidates.append((event[0], 0, "event", event[1:]))
+        for name, debouncer in self._buttons.items():
+            if debouncer.deadline() is not None:
+                candidates.append((debouncer.deadline(), 1, "settle", name))
+        for name, since in self._down_since.items():
+            if name not in self.stuck:
+                candidates.append((since + self.timing.stuck_ms * NS_PER_MS, 2, "stuck", name))
+        checkpoint = self._next_checkpoint()
+        if checkpoint is not None:
+            candidates.append((checkpoint, 3, "checkpoint", None))
+        if not candidates:
+            return None
+        at, _, kind, what = min(candidates, key=lambda c: (c[0], c[1]))
+        return at, kind, what
+
+    def _next_checkpoint(self):
+        if self.checkpoint_ms is None or self.state != RUNNING:
+            return None
+        return self._last_t_ns + self.checkpoint_ms * NS_PER_MS
 
     def _thresholds(self, side):
         """(used_ns, kind) instants of the running side at which a record is due."""
@@ -475,6 +609,8 @@ class GameClock:
     # ---------------------------------------------------------------- records
 
     def _emit(self, ev, t_ns, **extra):
+        if ev in TRANSITIONS:
+            extra["at_ns"] = t_ns - self.t0_ns
         sides = {}
         for side in SIDES:
             sides[side] = SideState(

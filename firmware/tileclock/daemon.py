@@ -59,10 +59,16 @@ class Daemon:
         self.inputs.put((t_ns, None, None))
 
     def boot(self, now_ns):
-        """Open the first game and show it."""
+        """Take up the journal's last game where it stopped (or open the first game), and show it."""
         self.last_input_ns = now_ns
         self._last_pump_ns = now_ns
-        self._publish(self.clock.new_game(now_ns, boot=self.boot_info))
+        if self.journal.lines:
+            self._publish(self.clock.recover(self.journal.records(), now_ns, self.boot_info or {}))
+        else:
+            self._publish(self.clock.new_game(now_ns, boot=self.boot_info))
+        if self.journal.damage:
+            detail = f"{self.journal.damage}; the damaged file is kept as {self.journal.kept_aside}"
+            self._publish(self.clock.fault(now_ns, "journal", detail))
         self.refresh(now_ns)
 
     def next_deadline(self):

@@ -47,6 +47,15 @@ def pin_factory(backend):
     return VirtualFactory(MonotonicTime())
 
 
+def boot_id():
+    """The kernel's id of this boot: the same after a process restart, new after a power cut."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as file:
+            return file.read().strip()
+    except OSError:
+        return None
+
+
 class Service:
     """The clock's parts, built from a config; `run()` keeps time until SIGTERM or SIGINT."""
 
@@ -55,7 +64,13 @@ class Service:
         self.journal = Journal(os.path.join(state_dir, "journal.log"))
         if self.journal.damage:
             log.warning("journal damaged (%s); kept aside as %s", self.journal.damage, self.journal.kept_aside)
-        self.clock = GameClock(config.profile, config.timing, config.times_s, first_seq=self.journal.next_seq)
+        self.clock = GameClock(
+            config.profile,
+            config.timing,
+            config.times_s,
+            first_seq=self.journal.next_seq,
+            checkpoint_ms=config.checkpoint_s * 1000,
+        )
         self.panels = []
         for spec in config.panels:
             if simulate:
@@ -66,7 +81,13 @@ class Service:
                 opener = lambda spec=spec: open_device(spec)  # noqa: E731
             self.panels.append(PanelOutput(Panel(faces=spec.faces), None, spec.contrast, config.idle, opener))
         self.link = SerialLink(self.journal, config.serial_port, config.serial_baud)
-        boot = {"board": config.board, "firmware": __version__, "rules": config.rules, "protocol": VERSION}
+        boot = {
+            "board": config.board,
+            "firmware": __version__,
+            "rules": config.rules,
+            "protocol": VERSION,
+            "boot_id": boot_id(),
+        }
         self.daemon = Daemon(self.clock, self.panels, self.journal, self.link, boot_info=boot)
         backend = "mock" if simulate else config.pin_backend
         self.board = ButtonBoard(config.pins, self.daemon.post_edge, pin_factory=pin_factory(backend))

@@ -7,6 +7,8 @@ pyserial `loop://` port and back out. Nothing here reads the real clock: the
 caller says what time it is.
 """
 
+import uuid
+
 from . import __version__
 from .core import GameClock
 from .daemon import Daemon
@@ -23,10 +25,23 @@ from .render import Panel
 class Simulator:
     """A clock built from `config` on simulated GPIO, panels and serial line."""
 
-    def __init__(self, config, refresh_on_ticks=True, on_frames=None, time=None, serial_url=None, journal=None):
+    def __init__(
+        self,
+        config,
+        refresh_on_ticks=True,
+        on_frames=None,
+        time=None,
+        serial_url=None,
+        journal=None,
+        boot_id=None,
+        checkpoints=False,
+    ):
         self.time = time or VirtualTime(0)
         self.journal = journal if journal is not None else Journal()
-        self.clock = GameClock(config.profile, config.timing, config.times_s, first_seq=self.journal.next_seq)
+        checkpoint_ms = config.checkpoint_s * 1000 if checkpoints else None  # scripts read better without
+        self.clock = GameClock(
+            config.profile, config.timing, config.times_s, first_seq=self.journal.next_seq, checkpoint_ms=checkpoint_ms
+        )
         self.buses = {}
         self.panels = []
         for spec in config.panels:
@@ -35,9 +50,9 @@ class Simulator:
             self.panels.append(PanelOutput(Panel(faces=spec.faces), device, spec.contrast, config.idle))
         self.link = SerialLink(self.journal, serial_url or "loop://", config.serial_baud)
         self.link.pump()  # open it now, so the first records go straight out
-        self.daemon = Daemon(
-            self.clock, self.panels, self.journal, self.link, refresh_on_ticks, on_frames, boot_info(config)
-        )
+        # a simulator is a fresh power-on unless told it is the same boot (and given the same time)
+        boot = dict(boot_info(config), boot_id=boot_id or uuid.uuid4().hex)
+        self.daemon = Daemon(self.clock, self.panels, self.journal, self.link, refresh_on_ticks, on_frames, boot)
         self.factory = VirtualFactory(self.time)
         self.board = ButtonBoard(config.pins, self.daemon.post_edge, pin_factory=self.factory)
         self._received = b""
