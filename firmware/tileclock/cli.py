@@ -62,7 +62,12 @@ def cmd_run(args):
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     config = load_config(args.config) if args.config else Config()
     state_dir = args.state_dir or os.environ.get("STATE_DIRECTORY") or DEFAULT_STATE_DIR
-    return Service(config, state_dir, simulate=args.simulate).run()
+    script = None
+    if args.script:
+        if not args.simulate:
+            raise ConfigError("--script presses simulated buttons: it needs --simulate")
+        script = parse_script(open(args.script, encoding="utf-8").read())
+    return Service(config, state_dir, simulate=args.simulate).run(script)
 
 
 def cmd_doctor(args):
@@ -129,6 +134,7 @@ def build_parser():
     run.add_argument("--config", metavar="FILE", help="config.toml (default: built-in defaults)")
     run.add_argument("--state-dir", metavar="DIR", help="where the journal lives (default: $STATE_DIRECTORY or /var/lib/tileclock)")
     run.add_argument("--simulate", action="store_true", help="simulated buttons and panels (serial as configured)")
+    run.add_argument("--script", metavar="FILE", help="with --simulate: press the buttons as FILE says, in real time")
     run.set_defaults(run=cmd_run)
 
     doctor = commands.add_parser("doctor", help="check the Pi: pins, buttons, panels, serial, state, service")

@@ -96,13 +96,20 @@ class Service:
         self._stop = threading.Event()
         self._last_ping_ns = None
 
-    def run(self):
-        """Keep time until asked to stop; returns the exit code."""
+    def run(self, script=None):
+        """Keep time until asked to stop; returns the exit code.
+
+        `script` (a parsed simulator script, with `--simulate`) presses the simulated buttons in
+        real time, counted from the start, as a player would.
+        """
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self._on_signal)
         threading.Thread(target=self._wake_on_serial, name="serial-waker", daemon=True).start()
-        self.daemon.boot(time.monotonic_ns())
+        start_ns = time.monotonic_ns()
+        self.daemon.boot(start_ns)
         self.notifier.ready()
+        if script is not None:
+            threading.Thread(target=self._play, args=(script, start_ns), name="script", daemon=True).start()
         try:
             self.daemon.run_forever(should_stop=self._stop.is_set, on_wake=self._after_wake, boot=False)
         finally:
@@ -131,6 +138,13 @@ class Service:
             self._last_ping_ns = now
         else:
             log.error("health check failed: not pinging the watchdog")
+
+    def _play(self, script, start_ns):
+        for t_ns, button, down in script.edges:
+            if self._stop.wait(max(0, start_ns + t_ns - time.monotonic_ns()) / 1e9):
+                return
+            pin = self.board.buttons[button].pin
+            pin.drive_low() if down else pin.drive_high()
 
     def _wake_on_serial(self):
         """Wake the loop when the line has data; the loop itself reads it."""

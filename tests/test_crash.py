@@ -1,0 +1,87 @@
+"""`tileclock run` killed with SIGKILL at random points, many times: no time and no record lost."""
+
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+
+from cable import Plug
+from tileclock.journal import Journal
+from tileclock.protocol import unframe
+
+KILLS = 8
+
+
+def spawn(tmp_path, env, script=None):
+    command = [sys.executable, "-m", "tileclock", "run", "--simulate", "--config", str(tmp_path / "config.toml")]
+    command += ["--state-dir", str(tmp_path / "state")]
+    if script:
+        command += ["--script", str(script)]
+    return subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+
+
+def check_exact(records):
+    """At every record that starts or stops a clock, each side's used time is exactly what its runs add up to."""
+    used = {"A": 0, "B": 0}
+    run, since = None, None
+    checked = 0
+    for record in records:
+        if record["ev"] == "new_game":
+            used, run, since = {"A": 0, "B": 0}, None, None
+            continue
+        if "at_ns" not in record:
+            continue
+        at = record["at_ns"]
+        for side in "AB":
+            expected = used[side] + (at - since if run == side else 0)
+            assert record[side]["used_ms"] == expected // 1_000_000, (record, expected)
+        if run is not None:
+            used[run] += at - since
+        run, since = record["run"], at
+        checked += 1
+    return checked
+
+
+def test_killed_at_random_points_the_clock_comes_back_exact(tmp_path):
+    rng = random.Random(20261121)
+    plug = Plug(str(tmp_path), "ttyCLOCK")
+    (tmp_path / "config.toml").write_text(f'[clock]\ncheckpoint_s = 1\n[serial]\nport = "{plug.path}"\n')
+    script = tmp_path / "game.txt"
+    script.write_text("0.2 press B\n0.9 press A\n1.7 press B\n2.4 press STOP\n2.8 press A\n")
+    notify = str(tmp_path / "notify")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(notify)
+    sock.settimeout(20)
+    env = dict(os.environ, NOTIFY_SOCKET=notify)
+    try:
+        for run in range(KILLS):
+            process = spawn(tmp_path, env, script if run == 0 else None)
+            while not sock.recv(256).startswith(b"READY=1"):
+                pass
+            if run == 0:  # let the scripted game play out: start, switches, a stop and a resume
+                while "resume" not in [unframe(line)["ev"] for line in plug.read_lines(1, timeout=10)]:
+                    pass
+            # a random point: after 1 to 4 more records (B's clock runs: a checkpoint a second)
+            plug.read_lines(rng.randint(1, 4), timeout=5)
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=10)
+        process = spawn(tmp_path, env)
+        while not sock.recv(256).startswith(b"READY=1"):
+            pass
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        sock.close()
+        plug.pull()
+    journal = Journal(str(tmp_path / "state" / "journal.log"))
+    records = journal.records()
+    assert [r["seq"] for r in records] == list(range(len(records)))
+    recovered = [r for r in records if r["ev"] == "recovered"]
+    assert len(recovered) == KILLS and all(r["reason"] == "restart" for r in recovered)
+    assert sum(r["ev"] == "new_game" for r in records) == 1  # one game, taken up again each time
+    assert check_exact(records) >= KILLS + 5
+    assert {r["ev"] for r in records} >= {"start", "switch", "pause", "resume", "checkpoint"}
