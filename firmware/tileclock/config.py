@@ -89,6 +89,9 @@ def _side_time(value, key):
 def parse_config(data):
     """A `Config` from parsed TOML (a dict); ConfigError on any unknown key or bad value."""
     data = {name: dict(section) if isinstance(section, dict) else section for name, section in data.items()}
+    for name in ("clock", "buttons", "serial", "screens"):
+        if name in data and not isinstance(data[name], dict):
+            raise ConfigError(f"{name} = {data[name]!r}: expected a [{name}] table")
     config = {}
     clock = data.pop("clock", {})
     for key in list(clock):
@@ -202,7 +205,7 @@ def load_config(path):
             data = tomllib.load(file)
     except OSError as error:
         raise ConfigError(f"cannot read config {path}: {error.strerror}") from None
-    except tomllib.TOMLDecodeError as error:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path} is not valid TOML: {error}") from None
     try:
         return parse_config(data)

@@ -1,0 +1,317 @@
+"""A soak: whole tournaments of random play through the simulator, checked against a reference model.
+
+`make test` runs a small tournament; `TILECLOCK_SOAK=full make test ARGS=tests/test_soak.py` runs
+hundreds of games. The generator is seeded: a failure names its seed and game, and happens again.
+
+The reference model below is written from docs/rules.md alone, at the level of presses and holds;
+it shares no code with the clock.
+"""
+
+import os
+import random
+
+import pytest
+
+from tileclock.config import Config
+from tileclock.hardware.virtual import VirtualTime
+from tileclock.journal import Journal
+from tileclock.protocol import unframe
+from tileclock.rules import PROFILES
+from tileclock.simulator import Simulator
+
+S = 1_000_000_000
+MS = 1_000_000
+PROFILE = {  # docs/rules.md, "Profiles"
+    "naspa": {"cap_s": 600, "late_forfeit_at_overtime": True, "late_every_s": None, "late_forfeit_s": None},
+    "nsa1997": {"cap_s": None, "late_forfeit_at_overtime": False, "late_every_s": None, "late_forfeit_s": None},
+    "school": {"cap_s": None, "late_forfeit_at_overtime": False, "late_every_s": 180, "late_forfeit_s": 900},
+}
+
+
+def other(side):
+    return "B" if side == "A" else "A"
+
+
+def clock_text(seconds):
+    sign = "-" if seconds < 0 else ""
+    return f"{sign}{abs(seconds) // 60}:{abs(seconds) % 60:02d}"
+
+
+class Model:
+    """What the clock must record, from the rules as written."""
+
+    def __init__(self, rules):
+        self.rules = rules
+        self.p = PROFILE[rules]
+        self.out = []
+
+    # --- state
+    def new_game(self, t):
+        self.t0, self.state, self.run, self.since = t, "ready", None, t
+        self.used = {"A": 0, "B": 0}
+        self.limit = {"A": 1500 * S, "B": 1500 * S}
+        self.late, self.lost, self.capped = None, None, False
+        self.late_pen = {"A": 0, "B": 0}
+        self.stop = None  # (began while stopped, a chord was made)
+        self.chord = {}
+        self.emit("new_game", t)
+
+    def used_at(self, side, t):
+        return self.used[side] + (t - self.since if self.run == side else 0)
+
+    def shown(self, side, t):
+        return self.limit[side] // S - self.used_at(side, t) // S
+
+    def pen(self, side, t):
+        if self.lost == side and self.capped:
+            return 100
+        over = -self.shown(side, t)
+        return (10 * -(-over // 60) if over > 0 else 0) + self.late_pen[side]
+
+    def emit(self, ev, t, **fields):
+        sides = {s: {"used_ms": self.used_at(s, t) // MS, "shown": clock_text(self.shown(s, t)), "pen": self.pen(s, t)}
+                 for s in "AB"}  # fmt: skip
+        self.out.append(dict(ev=ev, t_ms=(t - self.t0) // MS, state=self.state, run=self.run, **sides, **fields))
+
+    def go(self, side, t):
+        if self.run:
+            self.used[self.run] += t - self.since
+        self.state, self.run, self.since = "running", side, t
+
+    def halt(self, t, state):
+        if self.run:
+            self.used[self.run] += t - self.since
+        self.state, self.run = state, None
+
+    # --- time
+    def advance(self, t):
+        """Everything the rules make happen by themselves up to `t`."""
+        while self.state == "running":
+            x, u = self.run, self.used_at(self.run, self.since)
+            limit = self.limit[x]
+            marks = []  # (used instant, what)
+            first = limit + S
+            k = 0
+            while first + k * 60 * S <= u:
+                k += 1
+            marks.append((first + k * 60 * S, "step"))
+            if self.p["cap_s"] is not None:
+                marks.append((limit + (self.p["cap_s"] + 1) * S, "cap"))
+            if self.late == x:
+                if self.p["late_forfeit_at_overtime"]:
+                    marks.append((first, "absent"))
+                if self.p["late_every_s"]:
+                    every = self.p["late_every_s"] * S
+                    marks.append(((u // every + 1) * every, "late"))
+                    marks.append((self.p["late_forfeit_s"] * S, "absent"))
+            marks = [(m, what) for m, what in marks if m > u]
+            at_used = min(m for m, _ in marks)
+            at = self.since + at_used - self.used[x]
+            if at > t:
+                return
+            kinds = {what for m, what in marks if m == at_used}
+            # advance the running side to the instant
+            self.used[x] += at - self.since
+            self.since = at
+            if kinds & {"cap", "absent"}:
+                self.lost, self.capped = x, "cap" in kinds
+                self.halt(at, "ended")
+                self.emit("forfeit", at, player=x)
+                self.emit("end", at)
+                return
+            if "late" in kinds:
+                self.late_pen[x] = 10 * (self.used[x] // (self.p["late_every_s"] * S))
+                self.emit("penalty", at, player=x)
+            if "step" in kinds:
+                if at_used == first:
+                    self.emit("overtime", at, player=x)
+                self.emit("penalty", at, player=x)
+
+    # --- buttons (docs/rules.md, "The buttons" and the gestures)
+    def side_down(self, x, t):
+        self.advance(t)
+        if self.stop and self.stop[0] and self.state in ("ready", "paused"):
+            self.stop = (True, True)
+            if self.state == "ready":
+                self.late = other(x)
+                self.go(other(x), t)
+                self.emit("late_start", t, player=other(x))
+            else:
+                self.chord[x] = t
+        elif self.stop:
+            self.emit("ignored", t, reason="stop_held")
+        elif self.state == "ended":
+            self.emit("ignored", t, reason="ended")
+        elif self.state in ("ready", "paused"):
+            ev = "start" if self.state == "ready" else "resume"
+            self.go(other(x), t)
+            self.emit(ev, t)
+        elif self.run != x:
+            self.emit("ignored", t, reason="not_running")
+        elif t - self.since < 250 * MS:
+            self.emit("ignored", t, reason="too_soon")
+        else:
+            self.late = None
+            self.go(other(x), t)
+            self.emit("switch", t)
+
+    def side_up(self, x, t):
+        self.advance(t)
+        if x in self.chord:
+            since = self.chord.pop(x)
+            if self.state == "paused":
+                delta = -60 * S if t - since >= S else 60 * S
+                self.limit[x] += delta
+                self.emit("adjust", t, player=x)
+
+    def stop_down(self, t):
+        self.advance(t)
+        if self.state == "running":
+            self.late = None
+            self.halt(t, "paused")
+            self.emit("pause", t)
+            self.stop = (False, False)
+        else:
+            self.stop = (True, False)
+
+    def stop_up(self, t, held):
+        self.advance(t)
+        began_stopped, used = self.stop
+        self.stop = None
+        if not began_stopped or used:
+            return
+        if held < 2 * S:
+            self.emit("ignored", t, reason="ended" if self.state == "ended" else "stopped")
+        elif self.state == "ended":
+            self.new_game(t)
+        else:
+            self.halt(t, "ended")
+            self.emit("end", t)
+
+
+def tournament(seed, games):
+    """A seeded stream of (t_ns, action, args): presses (some bouncing), stops, holds, corrections,
+    late starts, long waits into overtime and past the cap, and crashes."""
+    rng = random.Random(seed)
+    t = 1 * S
+    finished = 0
+    while finished < games:
+        roll = rng.random()
+        if roll < 0.55:
+            yield t, "press", (rng.choice("AB"), rng.random() < 0.3)
+            t += rng.choice([rng.randrange(300, 2000), rng.randrange(2000, 60000)]) * MS
+        elif roll < 0.65:
+            yield t, "stop", (rng.choice([0.1, 0.1, 2.5]),)
+            t += 3 * S
+            if rng.random() < 0.5:  # a director's correction while the clock is stopped
+                yield t, "chord", (rng.choice("AB"), rng.choice([0.1, 1.2]))
+                t += 3 * S
+        elif roll < 0.75:
+            yield t, "chord", (rng.choice("AB"), rng.choice([0.1, 1.2]))
+            t += 3 * S
+        elif roll < 0.85:
+            yield t, "wait", ()
+            t += rng.choice([60, 600, 1800]) * S
+        elif roll < 0.9:
+            yield t, "crash", ()
+            t += rng.randrange(1, 30) * S
+        else:
+            yield t, "end_and_new", ()
+            finished += 1
+            t += 8 * S
+            if rng.random() < 0.3:  # a late start on the fresh game
+                yield t, "chord", (rng.choice("AB"), 0.1)
+                t += 3 * S
+
+
+def edges_for(t, action, args):
+    """The raw edges (t_ns, button, down) a person's action makes."""
+    if action == "press":
+        side, bouncy = args
+        if bouncy:
+            return [(t, side, True), (t + 2 * MS, side, False), (t + 4 * MS, side, True),
+                    (t + 100 * MS, side, False), (t + 103 * MS, side, True), (t + 105 * MS, side, False)]  # fmt: skip
+        return [(t, side, True), (t + 100 * MS, side, False)]
+    if action == "stop":
+        return [(t, "STOP", True), (t + int(args[0] * S), "STOP", False)]
+    if action == "chord":
+        side, hold = args
+        return [(t, "STOP", True), (t + 300 * MS, side, True), (t + 300 * MS + int(hold * S), side, False),
+                (t + 2 * S + 100 * MS, "STOP", False)]  # fmt: skip
+    if action == "end_and_new":  # stop, end, start a new game
+        return [(t, "STOP", True), (t + 100 * MS, "STOP", False), (t + S, "STOP", True), (t + 3500 * MS, "STOP", False),
+                (t + 4 * S, "STOP", True), (t + 6500 * MS, "STOP", False)]  # fmt: skip
+    return []
+
+
+def feed_model(model, edges, contacts):
+    """Give the model the presses in `edges`: an edge within 20 ms of the last on its button is bounce."""
+    held = {}
+    for t, button, down in edges:
+        last, level = contacts.get(button, (None, False))
+        quiet = last is None or t - last >= 20 * MS
+        contacts[button] = (t, down if quiet else level)
+        if not quiet or down == level:
+            continue
+        if button == "STOP":
+            if down:
+                held["STOP"] = t
+                model.stop_down(t)
+            else:
+                model.stop_up(t, t - held.pop("STOP"))
+        elif down:
+            model.side_down(button, t)
+        else:
+            model.side_up(button, t)
+
+
+def compare(got, expected, where):
+    keys = ("ev", "t_ms", "state", "run", "A", "B", "player", "reason")
+    got = [{k: r[k] for k in keys if k in r} for r in got if r["ev"] not in ("boot", "recovered", "status")]
+    expected = [{k: r[k] for k in keys if k in r} for r in expected]
+    for index, (g, e) in enumerate(zip(got, expected)):
+        for key in e:
+            assert g.get(key) == e[key], f"{where}: record {index} ({g['ev']}), {key}: clock {g.get(key)} model {e[key]}"
+    assert len(got) == len(expected), f"{where}: clock made {len(got)} records, the model {len(expected)}"
+
+
+def play(seed, games, rules):
+    config = Config(rules=rules)
+    time, journal = VirtualTime(), Journal()
+    sim = Simulator(config, refresh_on_ticks=False, time=time, journal=journal, boot_id="soak")
+    model = Model(rules)
+    model.new_game(0)
+    model.out = []  # the clock's own new_game came with its boot
+    checked = sim.journal.next_seq
+    crashes = 0
+    contacts = {}
+    for t, action, args in tournament(seed, games):
+        where = f"seed {seed}, {rules}, at {t / S:.3f} s, {action} {args}"
+        if action == "crash":
+            sim.run_to(t)
+            time.set(t)
+            model.advance(t)
+            sim = Simulator(config, refresh_on_ticks=False, time=time, journal=journal, boot_id="soak")
+            contacts = {}
+            crashes += 1
+        else:
+            edges = edges_for(t, action, args)
+            for edge in edges:
+                sim.set_button(edge[1], edge[2], edge[0])
+            feed_model(model, edges, contacts)
+        got = [unframe(line) for line in journal.lines[checked:]]
+        checked = journal.next_seq
+        if action == "wait":
+            continue  # checked with what follows
+        expected, model.out = model.out, []
+        compare(got, expected, where)
+    return crashes
+
+
+@pytest.mark.parametrize("rules", sorted(PROFILES))
+def test_a_seeded_tournament_matches_the_reference_model_record_by_record(rules):
+    full = os.environ.get("TILECLOCK_SOAK") == "full"
+    seeds = range(20) if full else range(4)
+    games = 40 if full else 10
+    crashes = sum(play(seed, games, rules) for seed in seeds)
+    assert crashes > 0
