@@ -11,7 +11,7 @@ from cable import Plug
 from tileclock.journal import Journal
 from tileclock.protocol import unframe
 
-KILLS = 8
+KILLS = int(os.environ.get("TILECLOCK_KILLS", "8"))  # more on demand: TILECLOCK_KILLS=100
 
 
 def spawn(tmp_path, env, script=None):
