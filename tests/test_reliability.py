@@ -129,3 +129,26 @@ def test_a_stuck_button_shows_on_the_screens():
     sim.set_button("A", True, 1 * S)
     sim.run_to(12 * S)
     assert "BUTTON A STUCK" in sim.clock.view(12 * S).alerts
+
+
+def test_a_disk_that_stops_taking_writes_never_stops_the_clock_and_loses_no_record(path, monkeypatch):
+    import os as real_os
+
+    sim = Simulator(Config(), journal=Journal(path))
+    tap(sim, "B", 0)
+    fsync = real_os.fsync
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("tileclock.journal.os.fsync", full)
+    tap(sim, "A", 10)  # the disk is full: the press still counts, and is still sent
+    sim.run_to(12 * S)
+    assert sim.daemon.alerts == ("DISK FAULT",)
+    assert any('"ev":"switch"' in line for line in sim.serial_lines())
+    monkeypatch.setattr("tileclock.journal.os.fsync", fsync)
+    sim.run_to(14 * S)  # retried every second
+    assert sim.daemon.alerts == ()
+    on_disk = open(path).read().splitlines()
+    assert on_disk == sim.journal.lines  # every record once, in order
+    assert [unframe(line)["ev"] for line in on_disk][-2:] == ["fault", "fault_cleared"]

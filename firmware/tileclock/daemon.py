@@ -106,6 +106,8 @@ class Daemon:
             made += self._publish(self.clock.edge(button, down, t_ns))
         made += self._publish(self.clock.advance(now_ns))
         made += self._serve_commands(now_ns)
+        if self.journal.pending:
+            self.journal.write_pending()  # the disk failed before: try again
         if self.link is not None and self.link.pending:
             self.link.pump()  # what the port would not take before, or could not: try again
         if made or edges or self.refresh_on_ticks or self._faulty or self._idle_ns(now_ns) is not None:
@@ -121,7 +123,7 @@ class Daemon:
         """Show the clock as of `now_ns` on every panel, with any faults; record faults that began or ended."""
         view = self.clock.view(now_ns)
         if self._faulty:
-            view = replace(view, alerts=self.alerts)
+            view = replace(view, alerts=view.alerts + self.alerts)
         idle_ns = self._idle_ns(now_ns)
         for output in self.panels:
             self.frames[output.panel.faces] = output.show(view, idle_ns)
@@ -149,6 +151,7 @@ class Daemon:
         return max(0, now_ns - max(self.last_input_ns, self.clock.stopped_since_ns))
 
     def _parts(self):
+        yield self.journal.part, self.journal.failing
         for output in self.panels:
             yield f"panel {output.panel.faces}", output.failing
         if self.link is not None:
@@ -226,4 +229,4 @@ class Daemon:
 
 
 def _alert(part):
-    return {"serial": "LINK DOWN"}.get(part, f"{part.upper()} FAULT")
+    return {"serial": "LINK DOWN", "journal": "DISK FAULT"}.get(part, f"{part.upper()} FAULT")

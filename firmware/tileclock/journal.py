@@ -25,9 +25,12 @@ class Journal:
         self.first_seq = 0
         self.damage = None  # what was wrong with the file at start, if anything
         self.kept_aside = None  # where the damaged file was moved
+        self.failing = None  # the last write error, while the disk does not take records
         self._file = None
+        self._written = 0  # how many of `lines` are on disk
         if path:
             self._load()
+            self._written = len(self.lines)
             self._file = open(path, "ab")
 
     @property
@@ -35,17 +38,51 @@ class Journal:
         """The seq the next record must carry."""
         return self.first_seq + len(self.lines)
 
+    part = "journal"
+
     def append(self, record):
-        """Frame `record`, write it and fsync; returns the framed line."""
+        """Frame `record`, write it and fsync; returns the framed line.
+
+        If the disk fails (full, or the card gone) the record is kept in memory, still sent, and
+        written with the next record or retry that gets through: a write error never stops the clock.
+        """
         if record.seq != self.next_seq:
             raise ValueError(f"journal expects seq {self.next_seq}, got {record.seq}")
         line = frame(encode(record))
-        if self._file:
-            self._file.write(line.encode("ascii") + b"\n")
+        self.lines.append(line)
+        self.write_pending()
+        return line
+
+    @property
+    def pending(self):
+        """Whether records wait to be written to disk (or the last write failed: the disk is in doubt)."""
+        return self._file is not None and (self._written < len(self.lines) or self.failing is not None)
+
+    def write_pending(self):
+        """Write and fsync every record not yet on disk."""
+        if not self.pending:
+            return
+        try:
+            self._file.write(b"".join(line.encode("ascii") + b"\n" for line in self.lines[self._written :]))
             self._file.flush()
             os.fsync(self._file.fileno())
-        self.lines.append(line)
-        return line
+        except OSError as error:
+            if self.failing is None:
+                log.error("journal %s: %s", self.path, error)
+            self.failing = str(error)
+            self._reopen()
+            return
+        self._written = len(self.lines)
+        self.failing = None
+
+    def _reopen(self):
+        # after a failed write the file's buffer may hold part of a line: start again from what is on disk
+        try:
+            self._file.close()
+        except OSError:
+            pass
+        self._load_written()
+        self._file = open(self.path, "ab")
 
     def line(self, seq):
         """The framed line of record `seq`, or None if the journal does not hold it."""
@@ -92,6 +129,20 @@ class Journal:
                 os.replace(self.path, self.kept_aside)
                 log.warning("journal %s: %s; kept aside as %s", self.path, problem, self.kept_aside)
             self._rewrite()
+
+    def _load_written(self):
+        """After a failed write: how many records really are on disk, the file cut back to them."""
+        try:
+            with open(self.path, "rb") as file:
+                data = file.read()
+        except OSError:
+            return
+        whole = data[: data.rfind(b"\n") + 1]
+        count = whole.count(b"\n")
+        if len(whole) != len(data):
+            with open(self.path, "r+b") as file:
+                file.truncate(len(whole))
+        self._written = min(count, len(self.lines))
 
     def _rewrite(self):
         """Write the good lines as the whole journal (after damage, or a lost final line ending)."""
