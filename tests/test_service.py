@@ -79,3 +79,14 @@ def test_the_service_starts_answers_pings_the_watchdog_and_stops_cleanly(tmp_pat
         plug.pull()
     journal = open(tmp_path / "journal.log").read().splitlines()
     assert [unframe(line)["ev"] for line in journal] == ["boot", "new_game", "status"]
+
+
+def test_off_a_pi_without_simulate_it_says_what_to_do(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "tileclock", "run", "--state-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, GPIOZERO_PIN_FACTORY="lgpio"),
+    )
+    assert result.returncode == 1
+    assert "cannot use the buttons" in result.stderr and "tileclock doctor" in result.stderr

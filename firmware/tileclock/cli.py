@@ -57,7 +57,7 @@ def cmd_run(args):
     import logging
     import os
 
-    from .service import DEFAULT_STATE_DIR, Service
+    from .service import DEFAULT_STATE_DIR, Service, StartError
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     config = load_config(args.config) if args.config else Config()
@@ -67,7 +67,12 @@ def cmd_run(args):
         if not args.simulate:
             raise ConfigError("--script presses simulated buttons: it needs --simulate")
         script = parse_script(open(args.script, encoding="utf-8").read())
-    return Service(config, state_dir, simulate=args.simulate).run(script)
+    try:
+        service = Service(config, state_dir, simulate=args.simulate)
+    except StartError as error:
+        print(f"tileclock: {error}", file=sys.stderr)
+        return 1
+    return service.run(script)
 
 
 def cmd_doctor(args):
@@ -118,7 +123,9 @@ def cmd_replay(args):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="tileclock", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="tileclock", description="A tournament game clock for Scrabble-style word games, and its tools."
+    )
     parser.add_argument("--version", action="version", version=f"tileclock {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 

@@ -47,6 +47,10 @@ def pin_factory(backend):
     return VirtualFactory(MonotonicTime())
 
 
+class StartError(RuntimeError):
+    """The service cannot start: the message says why and what to do."""
+
+
 def boot_id():
     """The kernel's id of this boot: the same after a process restart, new after a power cut."""
     try:
@@ -90,7 +94,14 @@ class Service:
         }
         self.daemon = Daemon(self.clock, self.panels, self.journal, self.link, boot_info=boot)
         backend = "mock" if simulate else config.pin_backend
-        self.board = ButtonBoard(config.pins, self.daemon.post_edge, pin_factory=pin_factory(backend))
+        try:
+            self.board = ButtonBoard(config.pins, self.daemon.post_edge, pin_factory=pin_factory(backend))
+        except Exception as error:  # each gpiozero backend fails in its own way
+            self.journal.close()
+            raise StartError(
+                f"cannot use the buttons with pin backend {backend!r} ({error}); "
+                "`tileclock doctor` says why; off a Pi use --simulate"
+            ) from error
         self.notifier = Notifier(environ)
         self.daemon.heartbeat_ns = self.notifier.watchdog_interval_ns
         self._stop = threading.Event()
