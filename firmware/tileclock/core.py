@@ -219,9 +219,7 @@ class GameClock:
         An edge stamped before an instant the clock has already processed is
         taken at that instant: the clock never goes back in time.
         """
-        self._require_game()
-        t_ns = max(t_ns, self.now_ns)
-        self._advance(t_ns)
+        t_ns = self._catch_up(t_ns)
         change = self._buttons[button].edge(down, t_ns)
         if change:
             self._transition(button, *change)
@@ -229,21 +227,18 @@ class GameClock:
 
     def advance(self, t_ns):
         """Run the clock on to `t_ns`: overtime, penalty steps and forfeits, each at its instant."""
-        self._require_game()
-        self._advance(max(t_ns, self.now_ns))
+        self._catch_up(t_ns)
         return self._flush()
 
     def status(self, t_ns):
         """Advance to `t_ns` and report the state as a `status` record."""
-        self._require_game()
-        self._advance(max(t_ns, self.now_ns))
+        self._catch_up(t_ns)
         self._emit("status", self.now_ns)
         return self._flush()
 
     def adjust(self, t_ns, side, delta_ms, source="serial"):
         """A director's correction from outside the buttons: allowed only while the clock is stopped mid-game."""
-        self._require_game()
-        self._advance(max(t_ns, self.now_ns))
+        self._catch_up(t_ns)
         if self.state != PAUSED:
             self._emit("error", self.now_ns, detail=f"adjust only while the clock is stopped mid-game ({self.state})")
         else:
@@ -252,8 +247,7 @@ class GameClock:
 
     def error(self, t_ns, detail, line=None):
         """Answer a bad input (a malformed command, noise on the line) with an `error` record."""
-        self._require_game()
-        self._advance(max(t_ns, self.now_ns))
+        self._catch_up(t_ns)
         extra = {"detail": detail}
         if line is not None:
             extra["line"] = line
@@ -262,15 +256,13 @@ class GameClock:
 
     def fault(self, t_ns, part, detail):
         """Record that `part` (`panel A`, `serial`, ...) stopped working; the clock keeps time regardless."""
-        self._require_game()
-        self._advance(max(t_ns, self.now_ns))
+        self._catch_up(t_ns)
         self._emit("fault", self.now_ns, part=part, detail=detail)
         return self._flush()
 
     def fault_cleared(self, t_ns, part):
         """Record that `part` works again."""
-        self._require_game()
-        self._advance(max(t_ns, self.now_ns))
+        self._catch_up(t_ns)
         self._emit("fault_cleared", self.now_ns, part=part)
         return self._flush()
 
@@ -328,6 +320,14 @@ class GameClock:
     def _require_game(self):
         if self.state is None:
             raise ClockError("no game yet: call new_game first")
+
+    def _catch_up(self, t_ns):
+        """Before anything happens at `t_ns`: fire what fell due up to then; returns the instant used
+        (never earlier than one already processed)."""
+        self._require_game()
+        t_ns = max(t_ns, self.now_ns)
+        self._advance(t_ns)
+        return t_ns
 
     def _start_game(self, t_ns, boot=None):
         self._reset_game(t_ns)

@@ -87,11 +87,12 @@ class Daemon:
         candidates = [c for c in candidates if c is not None]
         return min(candidates) if candidates else None
 
-    def pump(self, now_ns):
-        """Apply every queued edge in time order, run the clock on to `now_ns`, refresh the screens."""
+    def pump(self, now_ns, taken=None):
+        """Apply every queued edge (and `taken`, one already taken off the queue) in time order,
+        run the clock on to `now_ns`, refresh the screens."""
         self.wakeups += 1
         self._last_pump_ns = now_ns
-        edges = []
+        edges = [taken] if taken is not None else []
         while True:
             try:
                 edges.append(self.inputs.get_nowait())
@@ -220,10 +221,10 @@ class Daemon:
             deadline = self.next_deadline()
             timeout = None if deadline is None else max(0, deadline + DEADLINE_GRACE_NS - now_ns()) / NS_PER_S
             try:
-                self.inputs.put(self.inputs.get(timeout=timeout))  # wait; pump takes it in time order
+                taken = self.inputs.get(timeout=timeout)
             except queue.Empty:
-                pass
-            self.pump(now_ns())
+                taken = None
+            self.pump(now_ns(), taken)
             if on_wake:
                 on_wake()
 

@@ -38,7 +38,7 @@ def font(size):
     return ImageFont.load_default(size=size)
 
 
-def top_left_text(view, side):
+def top_left_text(view):
     """The alert, notice or state for the top line."""
     if view.alerts:
         return view.alerts[0]
@@ -79,7 +79,7 @@ def render(view, panel, shift=(0, 0)):
     dx, dy = shift
     small = font(SMALL)
 
-    draw.text((dx, dy), top_left_text(view, side), font=small, fill=1)
+    draw.text((dx, dy), top_left_text(view), font=small, fill=1)
     theirs_text = f"{opponent} {theirs.shown}" + (f" -{theirs.pen}" if theirs.pen else "")
     draw.text((panel.width - 1 + dx, dy), theirs_text, font=small, fill=1, anchor="ra")
     if view.run == opponent:
