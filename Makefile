@@ -3,13 +3,18 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: sim test clean
+.PHONY: sim test lint clean
 
 sim: $(STAMP)
 	$(VENV)/bin/tileclock sim $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest $(ARGS)
+
+# ruff: the same format and lint rules on the whole tree (CI runs this before the tests)
+lint: $(STAMP)
+	$(VENV)/bin/ruff format --check firmware tests hw
+	$(VENV)/bin/ruff check firmware tests hw
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)

@@ -29,7 +29,9 @@ def draw():
     small = ImageFont.load_default(size=12)
     image = Image.new("RGB", (900, 560), (255, 255, 255))
     d = ImageDraw.Draw(image)
-    d.text((20, 12), "tileclock wiring (Raspberry Pi 40-pin header, BCM numbering)", font=font, fill=(0, 0, 0))
+    d.text(
+        (20, 12), "tileclock wiring (Raspberry Pi 40-pin header, BCM numbering)", font=font, fill=(0, 0, 0)
+    )
     # the header: two columns of pins, odd on the left
     x0, y0, pitch = 60, 60, 22
     d.rectangle((x0 - 14, y0 - 14, x0 + pitch + 14, y0 + 10 * pitch + 4), outline=(0, 0, 0), width=2)
@@ -43,7 +45,9 @@ def draw():
         y = y0 + ((pin - 1) // 2) * pitch
         ty = 60 + row * 38
         d.line((x, y, 260, y, 300, ty, 330, ty), fill=rgb, width=3)
-        d.text((340, ty - 8), f"pin {pin:2d}  {label:11}  {colour:6}  ->  {target}", font=font, fill=(0, 0, 0))
+        d.text(
+            (340, ty - 8), f"pin {pin:2d}  {label:11}  {colour:6}  ->  {target}", font=font, fill=(0, 0, 0)
+        )
     d.text(
         (20, 530),
         "Buttons: one leg to the GPIO, the other to GND (internal pull-ups; no resistors). "

@@ -5,7 +5,7 @@ import io
 import pytest
 
 from tileclock.cli import main
-from tileclock.protocol import unframe
+from tileclock.clock.protocol import unframe
 
 
 @pytest.fixture

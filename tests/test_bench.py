@@ -1,6 +1,6 @@
 """The benchmark's exactness check is also a behaviour: the clock charges every nanosecond exactly."""
 
-from tileclock.bench import KEYS, exact_max_error_ns, table
+from tileclock.bench.run import KEYS, exact_max_error_ns, table
 
 
 def test_random_presses_stops_and_corrections_are_charged_to_the_nanosecond():

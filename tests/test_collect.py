@@ -9,12 +9,12 @@ import pytest
 
 from cable import Cable, Plug
 from tileclock.cli import main
-from tileclock.collect import ClockFeed
-from tileclock.config import Config, parse_config
-from tileclock.journal import Journal
-from tileclock.protocol import unframe
-from tileclock.simulator import Simulator
-from tileclock.timecode import NS_PER_S
+from tileclock.clock.protocol import unframe
+from tileclock.clock.timecode import NS_PER_S
+from tileclock.device.config import Config, parse_config
+from tileclock.device.journal import Journal
+from tileclock.director.collect import ClockFeed
+from tileclock.sim.simulator import Simulator
 
 S = NS_PER_S
 GAME = "0 press B\n10 press A\n25 press B\n30 press STOP\n40 hold STOP 2.5\n"
@@ -22,7 +22,7 @@ GAME = "0 press B\n10 press A\n25 press B\n30 press STOP\n40 hold STOP 2.5\n"
 
 def journal_of(script=GAME, board="1", path=None):
     """The framed lines a clock made playing `script`."""
-    from tileclock.script import parse_script
+    from tileclock.sim.script import parse_script
 
     config = parse_config({"clock": {"board": board}})
     sim = Simulator(config, journal=Journal(path))
@@ -98,18 +98,18 @@ def test_two_clocks_at_once_each_to_its_own_files(tmp_path):
     plugs = [Plug(str(tmp_path), f"ttyUSB{n}") for n in (0, 1)]
     lines = {"7": journal_of(board="7"), "8": journal_of(GAME.replace("10 press A", "12 press A"), board="8")}
     feeds = [ClockFeed(plug.path, str(tmp_path / "out")) for plug in plugs]
-    for feed, plug, board in zip(feeds, plugs, ("7", "8")):
+    for feed, plug, board in zip(feeds, plugs, ("7", "8"), strict=True):
         feed.poll()
         plug.drain(0.01)
         plug.write("".join(line + "\n" for line in lines[board]))
-    for feed, board in zip(feeds, ("7", "8")):
+    for feed, board in zip(feeds, ("7", "8"), strict=True):
         poll_until(feed, lambda feed=feed, board=board: feed.expected == len(lines[board]))
     for board in ("7", "8"):
         assert game_files(str(tmp_path / "out"), board)["game-1.log"] == lines[board]
     rows = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
     assert sorted((r["board"], r["A_used_ms"]) for r in rows) == [("7", "15000"), ("8", "17000")]
     assert "7" in feeds[0].row() and "ok" in feeds[1].row()
-    for feed, plug in zip(feeds, plugs):
+    for feed, plug in zip(feeds, plugs, strict=True):
         feed.close()
         plug.pull()
 

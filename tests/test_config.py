@@ -2,7 +2,7 @@
 
 import pytest
 
-from tileclock.config import Config, ConfigError, load_config, parse_config, with_times
+from tileclock.device.config import Config, ConfigError, load_config, parse_config, with_times
 
 
 def test_an_empty_config_gives_the_defaults():

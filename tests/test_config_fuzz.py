@@ -5,15 +5,20 @@ import tomllib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tileclock.config import Config, ConfigError, load_config, parse_config
+from tileclock.device.config import Config, ConfigError, load_config, parse_config
 
 KEYS = ["board", "rules", "time_a", "time_b", "checkpoint_s", "a", "b", "stop", "backend", "bounce_ms",
         "min_turn_ms", "port", "baud", "faces", "driver", "address", "rotate", "contrast", "dim_after_s", "x"]  # fmt: skip
 SECTIONS = ["clock", "buttons", "serial", "screens", "panel", "screen"]
 VALUES = st.recursive(
     st.one_of(
-        st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(allow_nan=False),
-        st.sampled_from(["naspa", "school", "25:00", "0:00", "99:99", "A", "B", "ssd1306", "i2c", "mock", ""]),
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**40), 2**40),
+        st.floats(allow_nan=False),
+        st.sampled_from(
+            ["naspa", "school", "25:00", "0:00", "99:99", "A", "B", "ssd1306", "i2c", "mock", ""]
+        ),
         st.text(max_size=12),
     ),  # fmt: skip
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=4),

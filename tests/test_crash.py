@@ -8,14 +8,22 @@ import subprocess
 import sys
 
 from cable import Plug
-from tileclock.journal import Journal
-from tileclock.protocol import unframe
+from tileclock.clock.protocol import unframe
+from tileclock.device.journal import Journal
 
 KILLS = int(os.environ.get("TILECLOCK_KILLS", "8"))  # more on demand: TILECLOCK_KILLS=100
 
 
 def spawn(tmp_path, env, script=None):
-    command = [sys.executable, "-m", "tileclock", "run", "--simulate", "--config", str(tmp_path / "config.toml")]
+    command = [
+        sys.executable,
+        "-m",
+        "tileclock",
+        "run",
+        "--simulate",
+        "--config",
+        str(tmp_path / "config.toml"),
+    ]
     command += ["--state-dir", str(tmp_path / "state")]
     if script:
         command += ["--script", str(script)]

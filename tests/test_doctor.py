@@ -4,7 +4,7 @@ import errno
 
 from cable import Plug
 from tileclock.cli import main
-from tileclock.doctor import FAIL, OK, WARN, run_checks
+from tileclock.device.doctor import FAIL, OK, WARN, run_checks
 
 
 class FakeSMBus:

@@ -5,7 +5,7 @@ import os
 
 from PIL import Image
 
-from tileclock.config import Config
+from tileclock.device.config import Config
 
 HW = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hw")
 

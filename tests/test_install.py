@@ -6,14 +6,16 @@ import subprocess
 
 import pytest
 
-from tileclock.config import Config, load_config
+from tileclock.device.config import Config, load_config
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTALL = os.path.join(HERE, "systemd", "install.sh")
 
 
 def dry_run(root):
-    return subprocess.run(["bash", INSTALL, "--dry-run", str(root)], capture_output=True, text=True, check=True)
+    return subprocess.run(
+        ["bash", INSTALL, "--dry-run", str(root)], capture_output=True, text=True, check=True
+    )
 
 
 @pytest.fixture
@@ -60,7 +62,11 @@ def test_systemd_verifies_the_unit(pi, tmp_path):
     dry_run(pi)
     unit = (pi / "etc" / "systemd" / "system" / "tileclock.service").read_text()
     assert "Type=notify" in unit and "WatchdogSec=" in unit and "Restart=always" in unit
-    assert "StateDirectory=tileclock" in unit and "ProtectSystem=strict" in unit and "NoNewPrivileges=yes" in unit
+    assert (
+        "StateDirectory=tileclock" in unit
+        and "ProtectSystem=strict" in unit
+        and "NoNewPrivileges=yes" in unit
+    )
     # the venv is not built in a dry run: point ExecStart at a program that exists here, change nothing else
     checked = tmp_path / "check" / "tileclock.service"
     checked.parent.mkdir()

@@ -2,11 +2,11 @@
 
 import os
 
-from tileclock.config import Config
-from tileclock.journal import Journal
-from tileclock.protocol import unframe
-from tileclock.simulator import Simulator
-from tileclock.timecode import NS_PER_S
+from tileclock.clock.protocol import unframe
+from tileclock.clock.timecode import NS_PER_S
+from tileclock.device.config import Config
+from tileclock.device.journal import Journal
+from tileclock.sim.simulator import Simulator
 
 
 def play(journal, presses=((0, "B"), (10, "A"), (20, "B"))):

@@ -7,10 +7,10 @@ from dataclasses import replace
 import pytest
 
 from cable import Plug
-from tileclock.config import Config
-from tileclock.protocol import unframe, with_crc
-from tileclock.simulator import Simulator
-from tileclock.timecode import NS_PER_S
+from tileclock.clock.protocol import unframe, with_crc
+from tileclock.clock.timecode import NS_PER_S
+from tileclock.device.config import Config
+from tileclock.sim.simulator import Simulator
 
 S = NS_PER_S
 

@@ -1,12 +1,14 @@
 """Invariants of the clock core over any sequence of raw edges (hypothesis)."""
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tileclock.core import ButtonTiming, GameClock
-from tileclock.records import SIDES
-from tileclock.rules import PROFILES
-from tileclock.timecode import NS_PER_MS
+from tileclock.clock.core import ButtonTiming, GameClock
+from tileclock.clock.records import SIDES
+from tileclock.clock.rules import PROFILES
+from tileclock.clock.timecode import NS_PER_MS
 
 BUTTON = st.sampled_from(["A", "B", "STOP"])
 # gaps in whole ms: bounce-sized, human-sized, and long enough to reach overtime and the cap
@@ -24,7 +26,9 @@ def play(rules, start_a, start_b, edges, end_gap_ms):
     for gap, button, down in edges:
         t += gap * NS_PER_MS
         records += clock.edge(button, down, t)
-        samples.append((t, {side: clock.used_ns(side, t) for side in SIDES}, clock.stopped_ns(t), clock.t0_ns))
+        samples.append(
+            (t, {side: clock.used_ns(side, t) for side in SIDES}, clock.stopped_ns(t), clock.t0_ns)
+        )
     t += end_gap_ms * NS_PER_MS
     records += clock.status(t)
     return clock, records, samples
@@ -50,7 +54,7 @@ def test_time_is_conserved(rules, start_a, start_b, edges, end_gap_ms):
 def test_records_charge_exactly_the_time_between_them(rules, start_a, start_b, edges, end_gap_ms):
     """Between two records of a game, only the running side's time moves, by exactly the gap."""
     _, records, _ = play(rules, start_a, start_b, edges, end_gap_ms)
-    for before, after in zip(records, records[1:]):
+    for before, after in itertools.pairwise(records):
         assert after.seq == before.seq + 1
         if after.ev == "new_game":
             continue
@@ -137,4 +141,6 @@ def test_a_bouncing_press_is_one_press_and_one_record(presses):
                 records += clock.edge("B", down, t)
             t += 30 * NS_PER_MS  # held (or left) long enough to settle
     # the first press starts A; every later B press is on the idle side
-    assert [r.ev for r in records] == ["new_game"] + (["start"] + ["ignored"] * (len(presses) - 1) if presses else [])
+    assert [r.ev for r in records] == ["new_game"] + (
+        ["start"] + ["ignored"] * (len(presses) - 1) if presses else []
+    )

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tileclock.protocol import CommandError, FrameError, frame, parse_command, unframe, with_crc
+from tileclock.clock.protocol import CommandError, FrameError, frame, parse_command, unframe, with_crc
 
 RECORD = '{"seq":7,"ev":"switch","t_ms":1000,"button":"A","state":"running","run":"B"}'
 

@@ -3,12 +3,12 @@
 import pytest
 
 from conftest import events
-from tileclock.config import Config
-from tileclock.hardware.virtual import VirtualTime
-from tileclock.journal import Journal
-from tileclock.protocol import unframe
-from tileclock.simulator import Simulator
-from tileclock.timecode import NS_PER_MS, NS_PER_S
+from tileclock.clock.protocol import unframe
+from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
+from tileclock.device.config import Config
+from tileclock.device.hardware.virtual import VirtualTime
+from tileclock.device.journal import Journal
+from tileclock.sim.simulator import Simulator
 
 S = NS_PER_S
 
@@ -43,7 +43,11 @@ def test_a_process_restart_charges_the_running_side_exactly_for_the_time_it_was_
     sim = Simulator(Config(), time=time, journal=Journal(path), boot_id="boot-1", checkpoints=True)
     boot, recovered = new_records(sim, sim.journal.next_seq - 2)
     assert boot["ev"] == "boot" and recovered["ev"] == "recovered"
-    assert recovered["reason"] == "restart" and recovered["was_running"] == "B" and recovered["state"] == "running"
+    assert (
+        recovered["reason"] == "restart"
+        and recovered["was_running"] == "B"
+        and recovered["state"] == "running"
+    )
     assert recovered["down_ms"] == 170_250 - 130_000  # since the last record (a checkpoint at 130 s)
     assert recovered["B"]["used_ms"] == 70_250 and recovered["A"]["used_ms"] == 100_000
     sim.finish(200 * S)
@@ -141,12 +145,12 @@ def test_a_disk_that_stops_taking_writes_never_stops_the_clock_and_loses_no_reco
     def full(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("tileclock.journal.os.fsync", full)
+    monkeypatch.setattr("tileclock.device.journal.os.fsync", full)
     tap(sim, "A", 10)  # the disk is full: the press still counts, and is still sent
     sim.run_to(12 * S)
     assert sim.daemon.alerts == ("DISK FAULT",)
     assert any('"ev":"switch"' in line for line in sim.serial_lines())
-    monkeypatch.setattr("tileclock.journal.os.fsync", fsync)
+    monkeypatch.setattr("tileclock.device.journal.os.fsync", fsync)
     sim.run_to(14 * S)  # retried every second
     assert sim.daemon.alerts == ()
     on_disk = open(path).read().splitlines()

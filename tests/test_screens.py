@@ -13,12 +13,13 @@ from luma.core.interface.serial import i2c
 from luma.oled.device import sh1106, ssd1306
 from PIL import Image
 
-from tileclock.core import GameClock
-from tileclock.hardware.oled import PagedSH1106, PagedSSD1306, RecordingBus, pack_pages
-from tileclock.hardware.screens import IdlePolicy, PanelOutput
-from tileclock.render import BIG, TIME_RIGHT, Panel, font, render
-from tileclock.rules import PROFILES
-from tileclock.timecode import NS_PER_S
+from tileclock.clock.core import GameClock
+from tileclock.clock.rules import PROFILES
+from tileclock.clock.timecode import NS_PER_S
+from tileclock.device.hardware.oled import PagedSH1106, PagedSSD1306, RecordingBus, pack_pages
+from tileclock.device.hardware.screens import PanelOutput
+from tileclock.device.idle import IdlePolicy
+from tileclock.device.render import BIG, TIME_RIGHT, Panel, font, render
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 S = NS_PER_S
@@ -151,7 +152,10 @@ def test_sh1106_spans_use_page_and_column_commands_with_its_offset():
     bus.writes.clear()
     device.display(frame)
     column = 100 + 2
-    assert bus.writes == [(0x3C, 0x00, bytes([0xB7, column & 0x0F, 0x10 | column >> 4])), (0x3C, 0x40, b"\x80")]
+    assert bus.writes == [
+        (0x3C, 0x00, bytes([0xB7, column & 0x0F, 0x10 | column >> 4])),
+        (0x3C, 0x40, b"\x80"),
+    ]
 
 
 def test_a_mounting_rotated_half_a_turn_sends_the_frame_upside_down():

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from cable import Plug
-from tileclock.protocol import unframe
-from tileclock.sdnotify import Notifier
+from tileclock.clock.protocol import unframe
+from tileclock.device.sdnotify import Notifier
 
 
 @pytest.fixture
@@ -55,7 +55,17 @@ def test_the_service_starts_answers_pings_the_watchdog_and_stops_cleanly(tmp_pat
     config.write_text(f'[clock]\nboard = "12"\n[serial]\nport = "{plug.path}"\n')
     env = dict(os.environ, NOTIFY_SOCKET=path, WATCHDOG_USEC="1000000", WATCHDOG_PID="")
     process = subprocess.Popen(
-        [sys.executable, "-m", "tileclock", "run", "--simulate", "--config", str(config), "--state-dir", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "tileclock",
+            "run",
+            "--simulate",
+            "--config",
+            str(config),
+            "--state-dir",
+            str(tmp_path),
+        ],
         env=env,
         stderr=subprocess.PIPE,
     )

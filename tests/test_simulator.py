@@ -5,11 +5,11 @@ import sys
 
 import pytest
 
-from tileclock.config import Config
-from tileclock.protocol import unframe
-from tileclock.simulator import Simulator
-from tileclock.terminal import frame_to_text, screen_text, status_text
-from tileclock.timecode import NS_PER_S
+from tileclock.clock.protocol import unframe
+from tileclock.clock.timecode import NS_PER_S
+from tileclock.device.config import Config
+from tileclock.sim.simulator import Simulator
+from tileclock.sim.terminal import frame_to_text, screen_text, status_text
 
 
 @pytest.fixture

@@ -12,18 +12,23 @@ import random
 
 import pytest
 
-from tileclock.config import Config
-from tileclock.hardware.virtual import VirtualTime
-from tileclock.journal import Journal
-from tileclock.protocol import unframe
-from tileclock.rules import PROFILES
-from tileclock.simulator import Simulator
+from tileclock.clock.protocol import unframe
+from tileclock.clock.rules import PROFILES
+from tileclock.device.config import Config
+from tileclock.device.hardware.virtual import VirtualTime
+from tileclock.device.journal import Journal
+from tileclock.sim.simulator import Simulator
 
 S = 1_000_000_000
 MS = 1_000_000
 PROFILE = {  # docs/rules.md, "Profiles"
     "naspa": {"cap_s": 600, "late_forfeit_at_overtime": True, "late_every_s": None, "late_forfeit_s": None},
-    "nsa1997": {"cap_s": None, "late_forfeit_at_overtime": False, "late_every_s": None, "late_forfeit_s": None},
+    "nsa1997": {
+        "cap_s": None,
+        "late_forfeit_at_overtime": False,
+        "late_every_s": None,
+        "late_forfeit_s": None,
+    },
     "school": {"cap_s": None, "late_forfeit_at_overtime": False, "late_every_s": 180, "late_forfeit_s": 900},
 }
 
@@ -71,7 +76,9 @@ class Model:
     def emit(self, ev, t, **fields):
         sides = {s: {"used_ms": self.used_at(s, t) // MS, "shown": clock_text(self.shown(s, t)), "pen": self.pen(s, t)}
                  for s in "AB"}  # fmt: skip
-        self.out.append(dict(ev=ev, t_ms=(t - self.t0) // MS, state=self.state, run=self.run, **sides, **fields))
+        self.out.append(
+            dict(ev=ev, t_ms=(t - self.t0) // MS, state=self.state, run=self.run, **sides, **fields)
+        )
 
     def go(self, side, t):
         if self.run:
@@ -269,9 +276,12 @@ def compare(got, expected, where):
     keys = ("ev", "t_ms", "state", "run", "A", "B", "player", "reason")
     got = [{k: r[k] for k in keys if k in r} for r in got if r["ev"] not in ("boot", "recovered", "status")]
     expected = [{k: r[k] for k in keys if k in r} for r in expected]
-    for index, (g, e) in enumerate(zip(got, expected)):
+    # compared pairwise first so a mismatch names the record; the count is checked after
+    for index, (g, e) in enumerate(zip(got, expected, strict=False)):
         for key in e:
-            assert g.get(key) == e[key], f"{where}: record {index} ({g['ev']}), {key}: clock {g.get(key)} model {e[key]}"
+            assert g.get(key) == e[key], (
+                f"{where}: record {index} ({g['ev']}), {key}: clock {g.get(key)} model {e[key]}"
+            )
     assert len(got) == len(expected), f"{where}: clock made {len(got)} records, the model {len(expected)}"
 
 

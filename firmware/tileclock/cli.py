@@ -5,10 +5,10 @@ import sys
 from dataclasses import replace
 
 from . import __version__
-from .config import Config, ConfigError, load_config, with_times
-from .rules import PROFILES
-from .script import ScriptError, parse_script
-from .timecode import NS_PER_MS, parse_seconds
+from .clock.rules import PROFILES
+from .clock.timecode import NS_PER_MS, parse_seconds
+from .device.config import Config, ConfigError, load_config, with_times
+from .sim.script import ScriptError, parse_script
 
 
 def _config(args):
@@ -22,16 +22,16 @@ def cmd_sim(args):
     """Run the simulator: a script in virtual time, or live in the terminal."""
     config = _config(args)
     if args.script is None:
-        from .terminal import run_interactive
+        from .sim.terminal import run_interactive
 
         return run_interactive(config)
-    from .simulator import Simulator
+    from .sim.simulator import Simulator
 
     text = sys.stdin.read() if args.script == "-" else open(args.script, encoding="utf-8").read()
     script = parse_script(text)
     on_frames = None
     if args.frames:
-        from .frames import FrameWriter
+        from .sim.frames import FrameWriter
 
         on_frames = FrameWriter(args.frames)
     sim = Simulator(config, refresh_on_ticks=bool(args.frames), on_frames=on_frames)
@@ -47,7 +47,7 @@ def cmd_sim(args):
 
 def cmd_bench(args):
     """Run the benchmark and print its figures."""
-    from .bench import main as bench_main
+    from .bench.run import main as bench_main
 
     return bench_main(args)
 
@@ -57,7 +57,7 @@ def cmd_run(args):
     import logging
     import os
 
-    from .service import DEFAULT_STATE_DIR, Service, StartError
+    from .device.service import DEFAULT_STATE_DIR, Service, StartError
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     config = load_config(args.config) if args.config else Config()
@@ -79,8 +79,8 @@ def cmd_doctor(args):
     """Check the machine the clock runs on."""
     import os
 
-    from .doctor import FAIL, report, run_checks
-    from .service import DEFAULT_STATE_DIR
+    from .device.doctor import FAIL, report, run_checks
+    from .device.service import DEFAULT_STATE_DIR
 
     checks = run_checks(args.config, args.state_dir or os.environ.get("STATE_DIRECTORY") or DEFAULT_STATE_DIR)
     print(report(checks))
@@ -89,7 +89,7 @@ def cmd_doctor(args):
 
 def cmd_collect(args):
     """Collect records from clocks on serial ports (the director's computer)."""
-    from .collect import collect
+    from .director.collect import collect
 
     collect(args.ports, args.out, stop_after_idle_s=args.idle_exit)
     return 0
@@ -97,7 +97,7 @@ def cmd_collect(args):
 
 def cmd_export(args):
     """Export the games of a journal as CSV and JSON."""
-    from .export import export
+    from .director.export import export
 
     for path in export(args.journal, args.out, game=args.game):
         print(path)
@@ -106,16 +106,16 @@ def cmd_export(args):
 
 def cmd_replay(args):
     """Show what both screens showed at an instant of a recorded game."""
-    from .games import read_records
-    from .render import Panel, render
-    from .replay import describe, pick_game, view_at
+    from .device.render import Panel, render
+    from .director.history import read_records
+    from .director.replay import describe, pick_game, view_at
 
     game = pick_game(read_records(args.log), args.game)
     at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
     view, record, at_ms = view_at(game, at_ms=at_ms, after_seq=args.after_seq)
     print(describe(view, record, at_ms))
     if args.png:
-        from .frames import side_by_side
+        from .sim.frames import side_by_side
 
         side_by_side({side: render(view, Panel(faces=side)) for side in "AB"}).save(args.png)
         print(f"both screens drawn in {args.png}")
@@ -130,18 +130,32 @@ def build_parser():
     commands = parser.add_subparsers(dest="command", required=True)
 
     sim = commands.add_parser("sim", help="run the clock on simulated hardware")
-    sim.add_argument("--script", metavar="FILE", help="run a script of button edges in virtual time ('-': stdin)")
+    sim.add_argument(
+        "--script", metavar="FILE", help="run a script of button edges in virtual time ('-': stdin)"
+    )
     sim.add_argument("--rules", choices=sorted(PROFILES), help="rules profile (default: the config's, naspa)")
     sim.add_argument("--config", metavar="FILE", help="a config.toml")
-    sim.add_argument("--frames", metavar="DIR", help="with --script: write every new panel frame as PNG into DIR")
-    sim.add_argument("--time", action="append", metavar="SIDE=m:ss", help="a side's starting time (repeatable)")
+    sim.add_argument(
+        "--frames", metavar="DIR", help="with --script: write every new panel frame as PNG into DIR"
+    )
+    sim.add_argument(
+        "--time", action="append", metavar="SIDE=m:ss", help="a side's starting time (repeatable)"
+    )
     sim.set_defaults(run=cmd_sim)
 
     run = commands.add_parser("run", help="run the clock (the service; --simulate off a Pi)")
     run.add_argument("--config", metavar="FILE", help="config.toml (default: built-in defaults)")
-    run.add_argument("--state-dir", metavar="DIR", help="where the journal lives (default: $STATE_DIRECTORY or /var/lib/tileclock)")
-    run.add_argument("--simulate", action="store_true", help="simulated buttons and panels (serial as configured)")
-    run.add_argument("--script", metavar="FILE", help="with --simulate: press the buttons as FILE says, in real time")
+    run.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="where the journal lives (default: $STATE_DIRECTORY or /var/lib/tileclock)",
+    )
+    run.add_argument(
+        "--simulate", action="store_true", help="simulated buttons and panels (serial as configured)"
+    )
+    run.add_argument(
+        "--script", metavar="FILE", help="with --simulate: press the buttons as FILE says, in real time"
+    )
     run.set_defaults(run=cmd_run)
 
     doctor = commands.add_parser("doctor", help="check the Pi: pins, buttons, panels, serial, state, service")
@@ -150,14 +164,18 @@ def build_parser():
     doctor.set_defaults(run=cmd_doctor)
 
     collect = commands.add_parser("collect", help="collect records from clocks on serial ports (director)")
-    collect.add_argument("ports", nargs="+", metavar="PORT", help="serial ports, e.g. /dev/ttyUSB0 /dev/ttyACM0")
+    collect.add_argument(
+        "ports", nargs="+", metavar="PORT", help="serial ports, e.g. /dev/ttyUSB0 /dev/ttyACM0"
+    )
     collect.add_argument("--out", default="tileclock-records", help="folder for game files and results.csv")
     collect.add_argument("--idle-exit", type=float, metavar="S", help="stop after S seconds with no data")
     collect.set_defaults(run=cmd_collect)
 
     export = commands.add_parser("export", help="export the journal's games as CSV and JSON")
     export.add_argument("--journal", default="/var/lib/tileclock/journal.log", help="the clock's journal")
-    export.add_argument("--game", type=int, metavar="SEQ", help="only the game whose new_game record has this seq")
+    export.add_argument(
+        "--game", type=int, metavar="SEQ", help="only the game whose new_game record has this seq"
+    )
     export.add_argument("out", help="a folder (e.g. a USB stick), or a file ending in .csv or .json")
     export.set_defaults(run=cmd_export)
 
@@ -166,11 +184,15 @@ def build_parser():
     when = replay.add_mutually_exclusive_group(required=True)
     when.add_argument("--at", metavar="TIME", help="time since the game's start: seconds or m:ss[.fff]")
     when.add_argument("--after-seq", type=int, metavar="N", help="just after record N")
-    replay.add_argument("--game", type=int, metavar="SEQ", help="the game whose new_game has this seq (default: the last)")
+    replay.add_argument(
+        "--game", type=int, metavar="SEQ", help="the game whose new_game has this seq (default: the last)"
+    )
     replay.add_argument("--png", metavar="FILE", help="also draw both screens into FILE")
     replay.set_defaults(run=cmd_replay)
 
-    bench = commands.add_parser("bench", help="measure exactness, wake-ups, CPU, latency, bus bytes, start-up, memory")
+    bench = commands.add_parser(
+        "bench", help="measure exactness, wake-ups, CPU, latency, bus bytes, start-up, memory"
+    )
     bench.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     bench.add_argument("--quick", action="store_true", help="shorter runs (under a minute)")
     bench.set_defaults(run=cmd_bench)

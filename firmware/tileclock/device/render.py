@@ -13,7 +13,7 @@ times are right-aligned, so nothing jitters as the seconds change.
 """
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -32,7 +32,7 @@ class Panel:
     height: int = HEIGHT
 
 
-@lru_cache(maxsize=None)
+@cache
 def font(size):
     """Pillow's built-in scalable font at `size` pixels."""
     return ImageFont.load_default(size=size)
@@ -93,5 +93,7 @@ def render(view, panel, shift=(0, 0)):
     text, solid = band_text(view, side)
     if solid:
         draw.rectangle((0, BAND_TOP + 1 + dy, panel.width - 1, panel.height - 1), fill=1)
-    draw.text((panel.width // 2 + dx, BAND_TOP + 8 + dy), text, font=small, fill=0 if solid else 1, anchor="mm")
+    draw.text(
+        (panel.width // 2 + dx, BAND_TOP + 8 + dy), text, font=small, fill=0 if solid else 1, anchor="mm"
+    )
     return image

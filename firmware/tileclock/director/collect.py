@@ -15,8 +15,8 @@ import time
 
 import serial
 
-from .games import CSV_FIELDS, summary_row
-from .protocol import FrameError, unframe
+from ..clock.protocol import FrameError, unframe
+from .history import CSV_FIELDS, summary_row
 
 RESEND_AGAIN_S = 2.0
 REOPEN_S = 1.0

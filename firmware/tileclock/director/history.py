@@ -6,7 +6,7 @@ line) and `replay` (from either), so a game reads the same everywhere.
 
 import json
 
-from .protocol import FrameError, unframe
+from ..clock.protocol import FrameError, unframe
 
 CSV_FIELDS = [
     "board", "game_seq", "rules", "end_reason", "end_t_ms",
@@ -59,5 +59,7 @@ def summary_row(game, board=""):
         for key in ("used_ms", "shown", "overtime_s", "pen", "lost_on_time", "turns"):
             row[f"{side}_{key}"] = summary[side][key]
     row["stopped_ms"] = summary["stopped_ms"]
-    row["corrections"] = " ".join(f"{c['player']}{c['delta_ms']:+d}@{c['t_ms']}" for c in summary["corrections"])
+    row["corrections"] = " ".join(
+        f"{c['player']}{c['delta_ms']:+d}@{c['t_ms']}" for c in summary["corrections"]
+    )
     return row

@@ -13,10 +13,10 @@ import termios
 import time
 import tty
 
-from .records import SIDES
+from ..clock.records import SIDES
+from ..clock.timecode import NS_PER_S
 from .script import PRESS_NS
 from .simulator import Simulator
-from .timecode import NS_PER_S
 
 KEYS = {"a": "A", "l": "B", " ": "STOP"}
 HOLD_KEYS = {"A": "A", "L": "B", "S": "STOP"}
@@ -66,7 +66,7 @@ def screen_text(frames, view, held, columns):
     border = "+" + "-" * len(a[0]) + "+"
     if columns >= 2 * len(border) + 2:
         lines = ["  Panel facing A".ljust(len(border) + 2) + "Panel facing B", border + "  " + border]
-        lines += [f"|{left}|  |{right}|" for left, right in zip(a, b)]
+        lines += [f"|{left}|  |{right}|" for left, right in zip(a, b, strict=True)]
         lines.append(border + "  " + border)
     else:
         lines = ["Panel facing A", border] + [f"|{row}|" for row in a] + [border]

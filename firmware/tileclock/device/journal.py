@@ -10,8 +10,8 @@ goes on from the last good record.
 import logging
 import os
 
-from .protocol import FrameError, frame, unframe
-from .records import encode
+from ..clock.protocol import FrameError, frame, unframe
+from ..clock.records import encode
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from collections import deque
 
 import serial
 
-from ..protocol import MAX_COMMAND
+from ...clock.protocol import MAX_COMMAND
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,9 @@ class SerialLink:
         self.url = url
         self.baudrate = baudrate
         # a loop:// port reads back what it wrote: that is output, not commands
-        self.accepts_commands = not url.startswith("loop://") if accepts_commands is None else accepts_commands
+        self.accepts_commands = (
+            not url.startswith("loop://") if accepts_commands is None else accepts_commands
+        )
         self.port = None
         self.next_seq = journal.next_seq  # records journaled before this start are resent on request
         self.failing = None
@@ -134,7 +136,9 @@ class SerialLink:
         # the baud rate), so the simulator's loop gets a bound instead (it never waits: it is read out)
         write_timeout = 1 if self.url.startswith("loop://") else 0
         try:
-            self.port = serial.serial_for_url(self.url, baudrate=self.baudrate, timeout=0, write_timeout=write_timeout)
+            self.port = serial.serial_for_url(
+                self.url, baudrate=self.baudrate, timeout=0, write_timeout=write_timeout
+            )
         except (serial.SerialException, OSError, ValueError) as error:
             self._fail(error)
             return False

@@ -5,9 +5,9 @@ penalty step, forfeit and correction is a record of its own, at its instant),
 so the view at any instant follows from the last record before it.
 """
 
-from .core import SideView, View
-from .games import split_games
-from .timecode import format_clock
+from ..clock.core import SideView, View
+from ..clock.timecode import format_clock
+from .history import split_games
 
 
 def _shown_seconds(shown):
@@ -62,7 +62,12 @@ def describe(view, record, at_ms):
              f"({record['ev']} at {record['t_ms']} ms): {view.state}"]  # fmt: skip
     for side in "AB":
         mine = view.side(side)
-        notes = [note for note, on in (("running", view.run == side), ("late", mine.late), ("lost on time", mine.lost)) if on]
-        lines.append(f"  {side}: {mine.shown:>7}  penalty {mine.pen:3d}  used {mine.used_ms} ms  {' '.join(notes)}")
+        notes = [
+            note
+            for note, on in (("running", view.run == side), ("late", mine.late), ("lost on time", mine.lost))
+            if on
+        ]
+        lines.append(
+            f"  {side}: {mine.shown:>7}  penalty {mine.pen:3d}  used {mine.used_ms} ms  {' '.join(notes)}"
+        )
     return "\n".join(lines)
-

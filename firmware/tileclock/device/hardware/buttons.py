@@ -8,7 +8,7 @@ under lgpio, the simulator's virtual time under the mock factory.
 
 from gpiozero import DigitalInputDevice
 
-from ..timecode import NS_PER_S
+from ...clock.timecode import NS_PER_S
 
 
 def ticks_to_ns(factory, ticks):

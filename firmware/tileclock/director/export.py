@@ -4,7 +4,7 @@ import csv
 import json
 import os
 
-from .games import CSV_FIELDS, read_records, split_games, summary_row
+from .history import CSV_FIELDS, read_records, split_games, summary_row
 
 
 def export(journal_path, out, game=None, board=""):

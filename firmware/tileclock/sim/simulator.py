@@ -9,17 +9,17 @@ caller says what time it is.
 
 import uuid
 
-from . import __version__
-from .core import GameClock
-from .daemon import Daemon
-from .hardware.buttons import ButtonBoard
-from .hardware.oled import RecordingBus
-from .hardware.screens import PanelOutput, open_device
-from .hardware.serial_link import SerialLink
-from .hardware.virtual import VirtualFactory, VirtualTime
-from .journal import Journal
-from .protocol import VERSION
-from .render import Panel
+from .. import __version__
+from ..clock.core import GameClock
+from ..clock.protocol import VERSION
+from ..device.hardware.buttons import ButtonBoard
+from ..device.hardware.oled import RecordingBus
+from ..device.hardware.screens import PanelOutput, open_device
+from ..device.hardware.serial_link import SerialLink
+from ..device.hardware.virtual import VirtualFactory, VirtualTime
+from ..device.journal import Journal
+from ..device.loop import Daemon
+from ..device.render import Panel
 
 
 class Simulator:
@@ -40,7 +40,11 @@ class Simulator:
         self.journal = journal if journal is not None else Journal()
         checkpoint_ms = config.checkpoint_s * 1000 if checkpoints else None  # scripts read better without
         self.clock = GameClock(
-            config.profile, config.timing, config.times_s, first_seq=self.journal.next_seq, checkpoint_ms=checkpoint_ms
+            config.profile,
+            config.timing,
+            config.times_s,
+            first_seq=self.journal.next_seq,
+            checkpoint_ms=checkpoint_ms,
         )
         self.buses = {}
         self.panels = []
@@ -52,7 +56,9 @@ class Simulator:
         self.link.pump()  # open it now, so the first records go straight out
         # a simulator is a fresh power-on unless told it is the same boot (and given the same time)
         boot = dict(boot_info(config), boot_id=boot_id or uuid.uuid4().hex)
-        self.daemon = Daemon(self.clock, self.panels, self.journal, self.link, refresh_on_ticks, on_frames, boot)
+        self.daemon = Daemon(
+            self.clock, self.panels, self.journal, self.link, refresh_on_ticks, on_frames, boot
+        )
         self.factory = VirtualFactory(self.time)
         self.board = ButtonBoard(config.pins, self.daemon.post_edge, pin_factory=self.factory)
         self._received = b""

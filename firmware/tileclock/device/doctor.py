@@ -29,7 +29,9 @@ def check_config(path):
     from .config import Config, ConfigError, load_config
 
     if not os.path.exists(path):
-        return Config(), Check(WARN, "config", f"{path} not found: using the defaults", "sudo systemd/install.sh writes it")
+        return Config(), Check(
+            WARN, "config", f"{path} not found: using the defaults", "sudo systemd/install.sh writes it"
+        )
     try:
         return load_config(path), Check(OK, "config", path)
     except ConfigError as error:
@@ -38,7 +40,7 @@ def check_config(path):
 
 def check_buttons(config):
     from .hardware.buttons import ButtonBoard
-    from .service import pin_factory
+    from .hardware.pins import pin_factory
 
     try:
         with warnings.catch_warnings():
@@ -48,7 +50,14 @@ def check_buttons(config):
     except Exception as error:  # gpiozero raises a different error for each backend that is missing
         text = str(error) or type(error).__name__
         if "in use" in text.lower() or "busy" in text.lower():
-            return [Check(WARN, "buttons", f"pins in use ({text}): the service has them", "sudo systemctl stop tileclock, then run doctor again to test the buttons")]
+            return [
+                Check(
+                    WARN,
+                    "buttons",
+                    f"pins in use ({text}): the service has them",
+                    "sudo systemctl stop tileclock, then run doctor again to test the buttons",
+                )
+            ]
         return [Check(FAIL, "pin backend", f"{config.pin_backend}: {text}",
                       "on a Pi: sudo apt install python3-lgpio (Pi OS Bookworm); off a Pi there are no GPIO pins: "
                       "use tileclock sim, or buttons.backend = \"mock\"")]  # fmt: skip
@@ -59,7 +68,9 @@ def check_buttons(config):
             checks.append(Check(FAIL, f"button {name}", f"GPIO{gpio} reads pressed while nobody presses it",
                                 "a stuck button, a short, or the button wired to 3V3 instead of GND (hw/README.md)"))  # fmt: skip
         else:
-            checks.append(Check(OK, f"button {name}", f"GPIO{gpio} reads released (press it: nothing to check by hand)"))
+            checks.append(
+                Check(OK, f"button {name}", f"GPIO{gpio} reads released (press it: nothing to check by hand)")
+            )
     board.close()
     return checks
 
@@ -73,7 +84,14 @@ def check_panels(config, smbus=None):
             if os.path.exists(device):
                 checks.append(Check(OK, what, f"{device} exists (an SPI panel cannot be asked; look at it)"))
             else:
-                checks.append(Check(FAIL, what, f"{device} missing", "enable SPI: dtparam=spi=on in the boot config, reboot"))
+                checks.append(
+                    Check(
+                        FAIL,
+                        what,
+                        f"{device} missing",
+                        "enable SPI: dtparam=spi=on in the boot config, reboot",
+                    )
+                )
             continue
         checks.append(_probe_i2c(what, spec.port, spec.address, smbus))
     return checks
@@ -120,13 +138,23 @@ def check_serial(config):
 
 def check_state_dir(path):
     if not os.path.isdir(path):
-        return Check(WARN, "state directory", f"{path} does not exist yet", "systemd creates it when the service first starts")
+        return Check(
+            WARN,
+            "state directory",
+            f"{path} does not exist yet",
+            "systemd creates it when the service first starts",
+        )
     try:
         with tempfile.NamedTemporaryFile(dir=path):
             pass
         return Check(OK, "state directory", f"{path} is writable")
     except OSError as error:
-        return Check(FAIL, "state directory", f"{path}: {error.strerror}", "the journal lives here: fix its owner (tileclock)")
+        return Check(
+            FAIL,
+            "state directory",
+            f"{path}: {error.strerror}",
+            "the journal lives here: fix its owner (tileclock)",
+        )
 
 
 def _ask(command):

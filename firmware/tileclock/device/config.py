@@ -8,12 +8,11 @@ value, so a typo never passes silently.
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 
-from .core import ButtonTiming
-from .hardware.screens import IdlePolicy
-from .records import SIDES
-from .rules import DEFAULT_PROFILE, profile
-from .timecode import NS_PER_S, parse_clock_time
-
+from ..clock.core import ButtonTiming
+from ..clock.records import SIDES
+from ..clock.rules import DEFAULT_PROFILE, profile
+from ..clock.timecode import NS_PER_S, parse_clock_time
+from .idle import IdlePolicy
 
 PIN_BACKENDS = ("auto", "lgpio", "rpigpio", "mock")
 
@@ -79,7 +78,7 @@ def _take(section, key, kind, where):
 
 def _side_time(value, key):
     if not isinstance(value, str):
-        raise ConfigError(f"clock.{key} = {value!r}: expected a time like \"25:00\"")
+        raise ConfigError(f'clock.{key} = {value!r}: expected a time like "25:00"')
     try:
         return parse_clock_time(value) // NS_PER_S
     except ValueError as error:
@@ -169,7 +168,7 @@ def _panels(entries):
             raise ConfigError(f"{where} = {entry!r}: expected a [[panel]] table")
         entry = dict(entry)
         if "faces" not in entry:
-            raise ConfigError(f"{where}: needs faces = \"A\" or \"B\"")
+            raise ConfigError(f'{where}: needs faces = "A" or "B"')
         values = {}
         for f in fields(PanelConfig):
             if f.name not in entry:
@@ -177,12 +176,16 @@ def _panels(entries):
             kind = str if f.name in _PANEL_CHOICES else int
             value = values[f.name] = _take(entry, f.name, kind, where)
             if f.name in _PANEL_CHOICES and value not in _PANEL_CHOICES[f.name]:
-                raise ConfigError(f"{where}.{f.name} = {value!r}: expected one of {', '.join(_PANEL_CHOICES[f.name])}")
+                raise ConfigError(
+                    f"{where}.{f.name} = {value!r}: expected one of {', '.join(_PANEL_CHOICES[f.name])}"
+                )
             if f.name in _PANEL_RANGES and not _PANEL_RANGES[f.name][0] <= value <= _PANEL_RANGES[f.name][1]:
                 low, high = _PANEL_RANGES[f.name]
                 raise ConfigError(f"{where}.{f.name} = {value!r}: expected {low} to {high}")
             if f.name == "rotate" and value not in (0, 2):
-                raise ConfigError(f"{where}.rotate = {value!r}: expected 0, or 2 for a panel mounted upside down")
+                raise ConfigError(
+                    f"{where}.rotate = {value!r}: expected 0, or 2 for a panel mounted upside down"
+                )
         _reject_unknown(entry, where)
         panels.append(PanelConfig(**values))
     faces = [panel.faces for panel in panels]

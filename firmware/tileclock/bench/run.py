@@ -18,13 +18,14 @@ import threading
 import time
 from dataclasses import replace
 
-from .busbytes import measure as measure_bus, sample_game
-from .config import Config
-from .core import ButtonTiming, GameClock
-from .hardware.virtual import MonotonicTime
-from .journal import Journal
-from .rules import PROFILES
-from .timecode import NS_PER_MS, NS_PER_S
+from ..clock.core import ButtonTiming, GameClock
+from ..clock.rules import PROFILES
+from ..clock.timecode import NS_PER_MS, NS_PER_S
+from ..device.config import Config
+from ..device.hardware.virtual import MonotonicTime
+from ..device.journal import Journal
+from .busbytes import measure as measure_bus
+from .busbytes import sample_game
 
 KEYS = (
     "exact_max_error_ns",
@@ -80,7 +81,7 @@ def _read_forever(fd):
 
 def _child(seconds, presses, journal):
     """Run in a child process: the real loop on simulated parts; print figures as JSON."""
-    from .simulator import Simulator
+    from ..sim.simulator import Simulator
 
     spawned_ns = int(os.environ["TILECLOCK_BENCH_SPAWNED_NS"])
     notes = {"records": [], "frames": []}
@@ -93,7 +94,11 @@ def _child(seconds, presses, journal):
     threading.Thread(target=_read_forever, args=(director,), daemon=True).start()
     config = replace(Config(), timing=ButtonTiming(min_turn_ms=0))  # measure latency, not the collision rule
     sim = Simulator(
-        config, on_frames=on_frames, time=MonotonicTime(), serial_url=os.ttyname(clock_end), journal=Journal(journal)
+        config,
+        on_frames=on_frames,
+        time=MonotonicTime(),
+        serial_url=os.ttyname(clock_end),
+        journal=Journal(journal),
     )
     first_frame_ns = time.monotonic_ns()  # building the simulator booted the clock and showed its first frame
 
@@ -140,7 +145,7 @@ def _child(seconds, presses, journal):
     pressed = [(ev, written_ns) for ev, button, written_ns in notes["records"] if button]
     to_record, to_frame = [], []
     frames = sorted(notes["frames"])
-    for (button, pressed_ns), (ev, written_ns) in zip(edges, pressed):
+    for (_button, pressed_ns), (ev, written_ns) in zip(edges, pressed, strict=False):
         if ev != "switch":
             continue
         to_record.append((written_ns - pressed_ns) / NS_PER_MS)
@@ -168,7 +173,11 @@ def run(quick=False):
     journal = os.path.join(scratch, "journal.log")
     env = dict(os.environ, TILECLOCK_BENCH_SPAWNED_NS=str(time.monotonic_ns()))
     child = subprocess.Popen(
-        [sys.executable, "-c", f"from tileclock.bench import _child; _child({seconds}, {presses}, {journal!r})"],
+        [
+            sys.executable,
+            "-c",
+            f"from tileclock.bench.run import _child; _child({seconds}, {presses}, {journal!r})",
+        ],
         stdout=subprocess.PIPE,
         text=True,
         env=env,
@@ -214,5 +223,7 @@ def main(args):
         print(json.dumps({key: figures.get(key) for key in KEYS}))
     else:
         print(table(figures))
-        print(f"(machine: {os.uname().machine}, {os.cpu_count()} cores; presses measured: {figures.get('presses_measured')})")
+        print(
+            f"(machine: {os.uname().machine}, {os.cpu_count()} cores; presses measured: {figures.get('presses_measured')})"
+        )
     return 0

@@ -1,14 +1,14 @@
 """Bytes the panels' bus carries: per one-second tick and per switch, over a simulated game.
 
-Run as `python -m tileclock.busbytes [SCRIPT]`; the figures are in docs/screens.md.
+Run as `python -m tileclock.bench.busbytes [SCRIPT]`; the figures are in docs/screens.md.
 """
 
 import random
 import sys
 
-from .config import Config
-from .script import parse_script
-from .simulator import Simulator
+from ..device.config import Config
+from ..sim.script import parse_script
+from ..sim.simulator import Simulator
 
 FULL_FRAME = 1024  # what luma.oled sends for every display() of a 128x64 panel
 #: Clock ticks the wire at 9 bits a byte (8 data bits and the acknowledge).
@@ -72,7 +72,9 @@ def main(argv=None):
         print(f"{key:24} {value:10.1f}" if isinstance(value, float) else f"{key:24} {value:10d}")
     for name in ("bytes_per_tick", "bytes_per_switch", "full_frames_per_update"):
         nbytes = figures[name]
-        print(f"{name:24} {bus_ms(nbytes, 100_000):7.1f} ms at 100 kHz {bus_ms(nbytes, 400_000):6.1f} ms at 400 kHz")
+        print(
+            f"{name:24} {bus_ms(nbytes, 100_000):7.1f} ms at 100 kHz {bus_ms(nbytes, 400_000):6.1f} ms at 400 kHz"
+        )
 
 
 if __name__ == "__main__":

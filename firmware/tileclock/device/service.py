@@ -14,37 +14,21 @@ import signal
 import threading
 import time
 
-from . import __version__
-from .core import GameClock
-from .daemon import Daemon
+from .. import __version__
+from ..clock.core import GameClock
+from ..clock.protocol import VERSION
+from .loop import Daemon
 from .hardware.buttons import ButtonBoard
+from .hardware.pins import pin_factory
 from .hardware.screens import PanelOutput, open_device
 from .hardware.serial_link import SerialLink
 from .journal import Journal
-from .protocol import VERSION
 from .render import Panel
 from .sdnotify import Notifier
 
 log = logging.getLogger(__name__)
 
 DEFAULT_STATE_DIR = "/var/lib/tileclock"
-
-
-def pin_factory(backend):
-    """The gpiozero pin factory for a config's `buttons.backend` (None: gpiozero chooses)."""
-    if backend == "auto":
-        return None  # GPIOZERO_PIN_FACTORY if set, else gpiozero's own order (lgpio first)
-    if backend == "lgpio":
-        from gpiozero.pins.lgpio import LGPIOFactory
-
-        return LGPIOFactory()
-    if backend == "rpigpio":
-        from gpiozero.pins.rpigpio import RPiGPIOFactory
-
-        return RPiGPIOFactory()
-    from .hardware.virtual import MonotonicTime, VirtualFactory
-
-    return VirtualFactory(MonotonicTime())
 
 
 class StartError(RuntimeError):
@@ -67,7 +51,9 @@ class Service:
         os.makedirs(state_dir, exist_ok=True)
         self.journal = Journal(os.path.join(state_dir, "journal.log"))
         if self.journal.damage:
-            log.warning("journal damaged (%s); kept aside as %s", self.journal.damage, self.journal.kept_aside)
+            log.warning(
+                "journal damaged (%s); kept aside as %s", self.journal.damage, self.journal.kept_aside
+            )
         self.clock = GameClock(
             config.profile,
             config.timing,

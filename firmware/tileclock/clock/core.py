@@ -180,7 +180,9 @@ class GameClock:
             self.now_ns = now_ns
             extra = {"reason": "power_cut", "uncertain_ms": self.checkpoint_ms if was_running else 0}
         self._emit("boot", self.now_ns, **boot)
-        self._notice = "RECOVERED" + (f" +-{self.checkpoint_ms // 1000}s" if extra.get("uncertain_ms") else "")
+        self._notice = "RECOVERED" + (
+            f" +-{self.checkpoint_ms // 1000}s" if extra.get("uncertain_ms") else ""
+        )
         self._emit("recovered", self.now_ns, was_running=was_running, mono_ns=self.t0_ns, **extra)
         return self._flush()
 
@@ -204,7 +206,9 @@ class GameClock:
                 self._stop(t, PAUSED)
             elif ev == "adjust":
                 self.allowance_ns[record["player"]] += record["delta_ms"] * NS_PER_MS
-                self.corrections.append({k: record[k] for k in ("player", "delta_ms")} | {"t_ms": record["t_ms"]})
+                self.corrections.append(
+                    {k: record[k] for k in ("player", "delta_ms")} | {"t_ms": record["t_ms"]}
+                )
             elif ev == "penalty" and record.get("kind") == "late":
                 self.late_pen[record["player"]] = self.rules.late_penalty(self.used_ns(record["player"], t))
             elif ev == "forfeit":
@@ -240,7 +244,9 @@ class GameClock:
         """A director's correction from outside the buttons: allowed only while the clock is stopped mid-game."""
         self._catch_up(t_ns)
         if self.state != PAUSED:
-            self._emit("error", self.now_ns, detail=f"adjust only while the clock is stopped mid-game ({self.state})")
+            self._emit(
+                "error", self.now_ns, detail=f"adjust only while the clock is stopped mid-game ({self.state})"
+            )
         else:
             self._correct(side, delta_ms * NS_PER_MS, self.now_ns, source)
         return self._flush()
@@ -518,7 +524,12 @@ class GameClock:
                     self._transition(what, down, max(since, self._last_t_ns))
             elif kind == "stuck":
                 self.stuck.add(what)
-                self._emit("fault", at, part=f"button {what}", detail="held down for over %d s" % (self.timing.stuck_ms // 1000))
+                self._emit(
+                    "fault",
+                    at,
+                    part=f"button {what}",
+                    detail=f"held down for over {self.timing.stuck_ms // 1000} s",
+                )
             else:
                 self._emit("checkpoint", at)
         self.now_ns = t_ns

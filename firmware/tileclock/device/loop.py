@@ -10,9 +10,9 @@ import queue
 import time
 from dataclasses import replace
 
+from ..clock.protocol import CommandError, parse_command
+from ..clock.timecode import NS_PER_MS, NS_PER_S
 from .journal import Journal
-from .protocol import CommandError, parse_command
-from .timecode import NS_PER_MS, NS_PER_S
 
 #: How long after a deadline the loop wakes, so that an edge stamped just
 #: before it (still on its way from the pin backend's thread) is applied first.
@@ -210,7 +210,9 @@ class Daemon:
             detail, line = bad[0]
             if len(bad) > 1:
                 detail += f" (and {len(bad) - 1} more bad lines)"
-            made += self._publish(self.clock.error(now_ns, detail, line))  # one answer per wake, however noisy
+            made += self._publish(
+                self.clock.error(now_ns, detail, line)
+            )  # one answer per wake, however noisy
         return made
 
     def run_forever(self, now_ns=time.monotonic_ns, should_stop=lambda: False, on_wake=None, boot=True):

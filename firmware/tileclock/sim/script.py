@@ -9,8 +9,8 @@ decreasing from one line to the next.
 
 from dataclasses import dataclass
 
-from .records import BUTTONS
-from .timecode import NS_PER_MS, parse_seconds
+from ..clock.records import BUTTONS
+from ..clock.timecode import NS_PER_MS, parse_seconds
 
 PRESS_NS = 100 * NS_PER_MS
 
@@ -37,7 +37,7 @@ def parse_script(text):
         if not line:
             continue
 
-        def fail(why):
+        def fail(why, number=number, raw=raw):
             raise ScriptError(f"line {number}: {why}: {raw.strip()!r}")
 
         words = line.split()

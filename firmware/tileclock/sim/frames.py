@@ -4,7 +4,7 @@ import os
 
 from PIL import Image
 
-from .timecode import NS_PER_MS
+from ..clock.timecode import NS_PER_MS
 
 SCALE = 3
 GAP = 8

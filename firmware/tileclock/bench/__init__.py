@@ -1,0 +1,1 @@
+"""Measurements: exactness, wake-ups, CPU, latency, bus bytes, start-up and memory."""

@@ -1,0 +1,1 @@
+"""The pure clock: stamped edges in, records out. Imports nothing outside this package."""

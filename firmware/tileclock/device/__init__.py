@@ -1,0 +1,1 @@
+"""The clock as a device: its loop, journal, config, service and hardware adapters."""
