@@ -17,12 +17,12 @@ import time
 from .. import __version__
 from ..clock.core import GameClock
 from ..clock.protocol import VERSION
-from .loop import Daemon
 from .hardware.buttons import ButtonBoard
 from .hardware.pins import pin_factory
 from .hardware.screens import PanelOutput, open_device
 from .hardware.serial_link import SerialLink
 from .journal import Journal
+from .loop import Daemon
 from .render import Panel
 from .sdnotify import Notifier
 
