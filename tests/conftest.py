@@ -3,9 +3,14 @@
 import io
 
 import pytest
+from hypothesis import settings
 
 from tileclock.cli import main
 from tileclock.clock.protocol import unframe
+
+# No per-example deadline: the properties are about behaviour, and a loaded machine is slow.
+settings.register_profile("tileclock", deadline=None)
+settings.load_profile("tileclock")
 
 
 @pytest.fixture
