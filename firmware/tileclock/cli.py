@@ -57,7 +57,8 @@ def cmd_run(args):
     import logging
     import os
 
-    from .device.service import DEFAULT_STATE_DIR, Service, StartError
+    from .device.assembly import StartError
+    from .device.service import DEFAULT_STATE_DIR, Service
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     config = load_config(args.config) if args.config else Config()

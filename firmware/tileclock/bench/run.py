@@ -81,7 +81,7 @@ def _read_forever(fd):
 
 def _child(seconds, presses, journal):
     """Run in a child process: the real loop on simulated parts; print figures as JSON."""
-    from ..sim.simulator import Simulator
+    from ..device.assembly import RunningClock, simulated_parts
 
     spawned_ns = int(os.environ["TILECLOCK_BENCH_SPAWNED_NS"])
     notes = {"records": [], "frames": []}
@@ -93,14 +93,9 @@ def _child(seconds, presses, journal):
     director, clock_end = os.openpty()
     threading.Thread(target=_read_forever, args=(director,), daemon=True).start()
     config = replace(Config(), timing=ButtonTiming(min_turn_ms=0))  # measure latency, not the collision rule
-    sim = Simulator(
-        config,
-        on_frames=on_frames,
-        time=MonotonicTime(),
-        serial_url=os.ttyname(clock_end),
-        journal=Journal(journal),
-    )
-    first_frame_ns = time.monotonic_ns()  # building the simulator booted the clock and showed its first frame
+    parts = simulated_parts(MonotonicTime(), serial_url=os.ttyname(clock_end), journal=Journal(journal))
+    sim = RunningClock(config, parts, checkpoints=False, on_frames=on_frames)
+    first_frame_ns = time.monotonic_ns()  # building the clock booted it and showed its first frame
 
     def note(record):
         notes["records"].append((record.ev, record.extra.get("button"), time.monotonic_ns()))
@@ -111,11 +106,10 @@ def _child(seconds, presses, journal):
     edges = []  # (button, t_ns) of each press, stamped just before its pin changes
 
     def press(button, hold_ns):
-        pin = sim.board.buttons[button].pin
         edges.append((button, time.monotonic_ns()))
-        pin.drive_low()
+        sim.press(button, True)
         time.sleep(hold_ns / NS_PER_S)
-        pin.drive_high()
+        sim.press(button, False)
 
     def driver():
         press("B", 10 * NS_PER_MS)  # A runs

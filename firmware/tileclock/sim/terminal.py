@@ -92,7 +92,7 @@ def run_interactive(config, stdin=None, stdout=None):
         tty.setcbreak(fd)
         while True:
             now = time.monotonic_ns() - start
-            due = [t for t, _ in releases] + [sim.clock.next_deadline() or now + NS_PER_S]
+            due = [t for t, _ in releases] + [sim.daemon.next_deadline() or now + NS_PER_S]
             timeout = max(0, min(due) - now) / NS_PER_S
             ready, _, _ = select.select([fd], [], [], timeout)
             now = time.monotonic_ns() - start
@@ -111,12 +111,10 @@ def run_interactive(config, stdin=None, stdout=None):
                     button = HOLD_KEYS[key]
                     sim.set_button(button, button not in held, now)
                     held ^= {button}
-            sim.run_to(now)
-            sim.time.set(max(now, sim.time()))
-            sim.daemon.pump(sim.time())
+            sim.catch_up(now)
             sim.serial_lines()
             columns = os.get_terminal_size(stdout.fileno()).columns
-            lines = screen_text(sim.daemon.frames, sim.clock.view(sim.time()), held, columns)
+            lines = screen_text(sim.daemon.frames, sim.view(), held, columns)
             stdout.write("\x1b[H" + "\n".join(line + "\x1b[K" for line in lines))
             stdout.flush()
     finally:

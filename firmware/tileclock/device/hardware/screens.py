@@ -91,3 +91,16 @@ def open_device(spec, bus=None):
     else:
         interface = spi(port=spec.port, device=spec.spi_device)
     return DRIVERS[spec.driver](interface, rotate=spec.rotate)
+
+
+class RecordingPanels:
+    """Opens simulated panels: luma's drivers on recording buses, one bus a side, kept across
+    reopenings, so every byte a real panel would get is counted (`buses`)."""
+
+    def __init__(self):
+        self.buses = {}
+
+    def __call__(self, spec):
+        from .oled import RecordingBus
+
+        return open_device(spec, bus=self.buses.setdefault(spec.faces, RecordingBus()))

@@ -6,15 +6,21 @@ game runs in milliseconds and every edge lands on the instant the script says.
 """
 
 import time
+import uuid
 
 from gpiozero.pins.mock import MockFactory, MockPin, PinState
 
 
 class VirtualTime:
-    """A monotonic nanosecond clock that moves only when told to."""
+    """A monotonic nanosecond clock that moves only when told to.
 
-    def __init__(self, start_ns=0):
+    `boot_id` names its epoch, as the kernel's boot id names the real one: a new
+    `VirtualTime` is a fresh power-on.
+    """
+
+    def __init__(self, start_ns=0, boot_id=None):
         self.now_ns = start_ns
+        self.boot_id = boot_id or uuid.uuid4().hex
 
     def __call__(self):
         return self.now_ns
@@ -28,6 +34,15 @@ class VirtualTime:
 
 class MonotonicTime:
     """The real monotonic clock, shaped like `VirtualTime` (mock pins in real time: `--simulate`, the benchmark)."""
+
+    @property
+    def boot_id(self):
+        """The kernel's id of this boot: the same after a process restart, new after a power cut."""
+        try:
+            with open("/proc/sys/kernel/random/boot_id") as file:
+                return file.read().strip()
+        except OSError:
+            return None
 
     @property
     def now_ns(self):

@@ -1,0 +1,169 @@
+"""The clock put together, in one place: a config and the parts it runs on in, a running clock out.
+
+The service (on the Pi's parts, or simulated ones with `--simulate`), the
+simulator, the live terminal and the benchmarks all build the clock here, so
+the parts are wired one way and the `boot` record says the same things
+whichever way the clock was started.
+"""
+
+import os
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .. import __version__
+from ..clock.core import GameClock
+from ..clock.protocol import VERSION
+from .hardware.buttons import ButtonBoard
+from .hardware.pins import pin_factory
+from .hardware.screens import PanelOutput, RecordingPanels, open_device
+from .hardware.serial_link import SerialLink
+from .hardware.virtual import MonotonicTime, VirtualFactory
+from .journal import Journal
+from .loop import Daemon
+from .render import Panel
+
+JOURNAL_FILE = "journal.log"
+
+
+class StartError(RuntimeError):
+    """The clock cannot start: the message says why and what to do."""
+
+
+@dataclass
+class Parts:
+    """What the clock runs on; each part has a real kind and a simulated kind.
+
+    `open_pins` and `open_panel` open their part when the clock is built (a
+    panel again after it failed), so a part that is missing is an error the
+    clock can report, not a crash while importing.
+    """
+
+    #: () -> a gpiozero pin factory (None lets gpiozero choose)
+    open_pins: Callable
+    #: PanelConfig -> a luma device
+    open_panel: Callable
+    #: any pyserial URL: a device path, `loop://`, a pty
+    serial_url: str
+    #: () -> integer monotonic nanoseconds; its `boot_id` names the epoch they count from
+    time: Callable
+    #: where the journal lives (None: in memory only)
+    state_dir: str | None = None
+    #: a journal already opened (instead of the one in `state_dir`)
+    journal: Journal | None = None
+    #: the panels' recording buses, when they are simulated (side -> `RecordingBus`)
+    buses: dict | None = None
+    #: what the pins are, for an error message
+    pin_backend: str = "mock"
+
+
+def device_parts(config, state_dir, simulate=False):
+    """The Pi's parts as the config names them, or with `simulate` simulated buttons and panels
+    (still in real time, and on the configured serial port)."""
+    panels = RecordingPanels() if simulate else open_device
+    return Parts(
+        open_pins=lambda: pin_factory("mock" if simulate else config.pin_backend),
+        open_panel=panels,
+        serial_url=config.serial_port,
+        time=MonotonicTime(),
+        state_dir=state_dir,
+        buses=panels.buses if simulate else None,
+        pin_backend="mock" if simulate else config.pin_backend,
+    )
+
+
+def simulated_parts(time, serial_url="loop://", journal=None, state_dir=None):
+    """Simulated buttons (gpiozero mock pins stamped by `time`) and panels (luma's drivers on
+    recording buses), and the record line on `serial_url`."""
+    panels = RecordingPanels()
+    return Parts(
+        open_pins=lambda: VirtualFactory(time),
+        open_panel=panels,
+        serial_url=serial_url,
+        time=time,
+        state_dir=state_dir,
+        journal=journal,
+        buses=panels.buses,
+    )
+
+
+def boot_info(config, boot_id):
+    """What the `boot` record says of this clock: the only place its fields are listed."""
+    return {
+        "board": config.board,
+        "firmware": __version__,
+        "rules": config.rules,
+        "protocol": VERSION,
+        "boot_id": boot_id,
+    }
+
+
+class RunningClock:
+    """The clock built from `config` on `parts`, booted: it has taken up its journal's last game
+    (or opened the first) and shown it on its panels.
+
+    `checkpoints` (the config's interval) bound what a power cut can lose; simulator scripts
+    read better without them. `boot_id` names the monotonic clock's epoch (default: the time
+    source's; a restart in the same boot then takes a running game up exactly).
+    """
+
+    def __init__(
+        self, config, parts, *, boot_id=None, checkpoints=True, refresh_on_ticks=True, on_frames=None
+    ):
+        self.config = config
+        self.parts = parts
+        self.time = parts.time
+        self.journal = parts.journal if parts.journal is not None else open_journal(parts.state_dir)
+        self.buses = parts.buses
+        self.clock = GameClock(
+            config.profile,
+            config.timing,
+            config.times_s,
+            first_seq=self.journal.next_seq,
+            checkpoint_ms=config.checkpoint_s * 1000 if checkpoints else None,
+        )
+        self.panels = [
+            PanelOutput(Panel(faces=spec.faces), None, spec.contrast, config.idle, _opener(parts, spec))
+            for spec in config.panels
+        ]
+        self.link = SerialLink(self.journal, parts.serial_url, config.serial_baud)
+        self.link.pump()  # open it now, so the first records go straight out
+        boot_id = boot_id or getattr(parts.time, "boot_id", None) or uuid.uuid4().hex
+        self.boot_info = boot_info(config, boot_id)
+        self.daemon = Daemon(
+            self.clock, self.panels, self.journal, self.link, refresh_on_ticks, on_frames, self.boot_info
+        )
+        try:
+            self.board = ButtonBoard(config.pins, self.daemon.post_edge, pin_factory=parts.open_pins())
+        except Exception as error:  # each gpiozero backend fails in its own way
+            self.link.close()
+            self.journal.close()
+            raise StartError(
+                f"cannot use the buttons with pin backend {parts.pin_backend!r} ({error}); "
+                "`tileclock doctor` says why; off a Pi use --simulate"
+            ) from error
+        self.started_ns = self.time()
+        self.daemon.boot(self.started_ns)
+
+    def press(self, button, down):
+        """Make (`down`) or break `button`'s contact through its GPIO pin; the pin backend stamps it."""
+        pin = self.board.buttons[button].pin
+        pin.drive_low() if down else pin.drive_high()  # buttons pull up: pressed is low
+
+    def close(self):
+        """Let go of the pins, the port and the journal."""
+        self.board.close()
+        self.link.close()
+        self.journal.close()
+
+
+def open_journal(state_dir):
+    """The journal in `state_dir` (made if missing), or one in memory for None."""
+    if state_dir is None:
+        return Journal()
+    os.makedirs(state_dir, exist_ok=True)
+    return Journal(os.path.join(state_dir, JOURNAL_FILE))
+
+
+def _opener(parts, spec):
+    return lambda: parts.open_panel(spec)
