@@ -35,10 +35,13 @@ class Record:
     A: SideState
     B: SideState
     extra: dict = field(default_factory=dict)
+    #: the id of the clock that made it (the device stamps it; the core knows no identity)
+    clock: str | None = None
 
     def as_dict(self):
         """The record's fields in their documented order."""
-        body = {"seq": self.seq, "ev": self.ev, "t_ms": self.t_ms}
+        body = {"seq": self.seq} if self.clock is None else {"seq": self.seq, "clock": self.clock}
+        body.update(ev=self.ev, t_ms=self.t_ms)
         body.update(self.extra)
         body.update(state=self.state, run=self.run, A=self.A.as_dict(), B=self.B.as_dict())
         return body

@@ -19,6 +19,7 @@ from .hardware.pins import pin_factory
 from .hardware.screens import PanelOutput, RecordingPanels, open_device
 from .hardware.serial_link import SerialLink
 from .hardware.virtual import MonotonicTime, VirtualFactory
+from .identity import hardware_clock_id, new_clock_id, stored_clock_id
 from .journal import Journal
 from .loop import Daemon
 from .render import Panel
@@ -55,6 +56,8 @@ class Parts:
     buses: dict | None = None
     #: what the pins are, for an error message
     pin_backend: str = "mock"
+    #: () -> this board's own id from its hardware, or None (simulated parts have none)
+    hardware_id: Callable | None = None
 
 
 def device_parts(config, state_dir, simulate=False):
@@ -69,6 +72,7 @@ def device_parts(config, state_dir, simulate=False):
         state_dir=state_dir,
         buses=panels.buses if simulate else None,
         pin_backend="mock" if simulate else config.pin_backend,
+        hardware_id=None if simulate else hardware_clock_id,
     )
 
 
@@ -88,7 +92,9 @@ def simulated_parts(time, serial_url="loop://", journal=None, state_dir=None):
 
 
 def boot_info(config, boot_id):
-    """What the `boot` record says of this clock: the only place its fields are listed."""
+    """What the `boot` record says of this clock: the only place its fields are listed.
+
+    (Its id is in every record, the `boot` record's too.)"""
     return {
         "board": config.board,
         "firmware": __version__,
@@ -114,6 +120,8 @@ class RunningClock:
         self.parts = parts
         self.time = parts.time
         self.journal = parts.journal if parts.journal is not None else open_journal(parts.state_dir)
+        #: who this clock is: stamped on every record (see identity.py)
+        self.clock_id = config.clock_id or _identify(parts, self.journal)
         self.buses = parts.buses
         self.clock = GameClock(
             config.profile,
@@ -131,7 +139,14 @@ class RunningClock:
         boot_id = boot_id or getattr(parts.time, "boot_id", None) or uuid.uuid4().hex
         self.boot_info = boot_info(config, boot_id)
         self.daemon = Daemon(
-            self.clock, self.panels, self.journal, self.link, refresh_on_ticks, on_frames, self.boot_info
+            self.clock,
+            self.panels,
+            self.journal,
+            self.link,
+            refresh_on_ticks,
+            on_frames,
+            self.boot_info,
+            clock_id=self.clock_id,
         )
         try:
             self.board = ButtonBoard(config.pins, self.daemon.post_edge, pin_factory=parts.open_pins())
@@ -163,6 +178,16 @@ def open_journal(state_dir):
         return Journal()
     os.makedirs(state_dir, exist_ok=True)
     return Journal(os.path.join(state_dir, JOURNAL_FILE))
+
+
+def _identify(parts, journal):
+    """The board's hardware id; else the one kept in the state directory (the journal's folder);
+    else, for a clock that keeps nothing, a new one."""
+    found = parts.hardware_id() if parts.hardware_id else None
+    if found:
+        return found
+    state_dir = parts.state_dir or (os.path.dirname(journal.path) if journal.path else None)
+    return stored_clock_id(state_dir) if state_dir else new_clock_id()
 
 
 def _opener(parts, spec):

@@ -12,6 +12,7 @@ from ..clock.core import ButtonTiming
 from ..clock.records import SIDES
 from ..clock.rules import DEFAULT_PROFILE, profile
 from ..clock.timecode import NS_PER_S, parse_clock_time
+from .identity import is_label
 from .idle import IdlePolicy
 
 PIN_BACKENDS = ("auto", "lgpio", "rpigpio", "mock")
@@ -45,7 +46,10 @@ _PANEL_RANGES = {"port": (0, 10), "address": (0x03, 0x77), "spi_device": (0, 2),
 class Config:
     """Everything the clock reads from its config file, with the defaults."""
 
+    #: the director's name for this board: a label (letters, digits, `-`, `_`), not unique
     board: str = "1"
+    #: the clock's own id, carried by every record; None: from the hardware (see identity.py)
+    clock_id: str | None = None
     rules: str = DEFAULT_PROFILE
     #: while a side runs, a checkpoint record this often bounds what a power cut can lose
     checkpoint_s: int = 10
@@ -96,12 +100,17 @@ def parse_config(data):
     for key in list(clock):
         if key in ("board", "rules"):
             config[key] = _take(clock, key, str, "clock")
+        elif key == "id":
+            config["clock_id"] = _take(clock, key, str, "clock")
         elif key in ("time_a", "time_b"):
             config.setdefault("times_s", {})[key[-1].upper()] = _side_time(clock.pop(key), key)
         elif key == "checkpoint_s":
             config[key] = _take(clock, key, int, "clock")
             if not 1 <= config[key] <= 600:
                 raise ConfigError(f"clock.checkpoint_s = {config[key]!r}: expected 1 to 600 seconds")
+    for key, name in (("board", "board"), ("clock_id", "id")):
+        if key in config and not is_label(config[key]):
+            raise ConfigError(f"clock.{name} = {config[key]!r}: expected 1 to 32 letters, digits, '-' or '_'")
     if "rules" in config:
         try:
             profile(config["rules"])

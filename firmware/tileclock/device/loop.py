@@ -31,9 +31,19 @@ class Daemon:
     """
 
     def __init__(
-        self, clock, panels=(), journal=None, link=None, refresh_on_ticks=True, on_frames=None, boot_info=None
+        self,
+        clock,
+        panels=(),
+        journal=None,
+        link=None,
+        refresh_on_ticks=True,
+        on_frames=None,
+        boot_info=None,
+        clock_id=None,
     ):
         self.clock = clock
+        #: stamped on every record, so the director can always tell this clock's stream apart
+        self.clock_id = clock_id
         self.panels = list(panels)
         self.journal = journal if journal is not None else Journal()
         self.link = link
@@ -174,6 +184,8 @@ class Daemon:
 
     def _publish(self, records):
         for record in records:
+            if self.clock_id is not None:
+                record = replace(record, clock=self.clock_id)
             self.journal.append(record)
             if self.on_record:
                 self.on_record(record)

@@ -14,9 +14,9 @@ from ..device.hardware.virtual import VirtualTime
 class Simulator(RunningClock):
     """A clock built from `config` on simulated GPIO, panels and serial line, driven in virtual time.
 
-    `time` (default: a fresh `VirtualTime` at 0), `serial_url` (default `loop://`) and `journal`
-    (default: in memory) replace the simulated parts' defaults; `boot_id` says which power-on
-    this is (default: the time source's own).
+    `time` (default: a fresh `VirtualTime` at 0), `serial_url` (default `loop://`), `state_dir`
+    or `journal` (default: in memory, with a new clock id) replace the simulated parts' defaults;
+    `boot_id` says which power-on this is (default: the time source's own).
     """
 
     def __init__(
@@ -29,8 +29,9 @@ class Simulator(RunningClock):
         journal=None,
         boot_id=None,
         checkpoints=False,
+        state_dir=None,
     ):
-        parts = simulated_parts(time or VirtualTime(0), serial_url or "loop://", journal)
+        parts = simulated_parts(time or VirtualTime(0), serial_url or "loop://", journal, state_dir)
         self._received = b""
         super().__init__(
             config,

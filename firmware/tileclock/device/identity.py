@@ -1,0 +1,82 @@
+"""Who a clock is: an id two clocks never share, carried by every record it makes.
+
+A board's name (`board = "12"`) is a label the director gives it and may give
+twice; the clock id tells the streams apart. On a Pi it comes from the SoC's
+serial number (else the OS's machine id), hashed and shortened, so it survives
+a new card; a simulated clock keeps one in its state directory. The config's
+`clock.id` overrides both.
+"""
+
+import hashlib
+import logging
+import os
+import re
+import secrets
+
+log = logging.getLogger(__name__)
+
+#: What a board name or a clock id may be: short, and safe in a file name, a CSV cell or a topic.
+LABEL = re.compile(r"[A-Za-z0-9_-]{1,32}")
+#: The file in the state directory that keeps a clock id made at random.
+ID_FILE = "clock-id"
+ID_HEX_DIGITS = 12  # 48 bits: 200 clocks share one with odds of about 1 in 10^10
+
+
+def is_label(text):
+    """Whether `text` is a valid board name or clock id."""
+    return isinstance(text, str) and LABEL.fullmatch(text) is not None
+
+
+def new_clock_id():
+    """A clock id made at random (a clock that keeps no state)."""
+    return secrets.token_hex(ID_HEX_DIGITS // 2)
+
+
+def hardware_clock_id(cpuinfo="/proc/cpuinfo", machine_id="/etc/machine-id"):
+    """The id from this board's serial number (a Pi's, in `cpuinfo`), else from the OS's machine
+    id; None if there is neither."""
+    source = _pi_serial(cpuinfo) or _read(machine_id)
+    if not source:
+        return None
+    return hashlib.sha256(f"tileclock:{source}".encode()).hexdigest()[:ID_HEX_DIGITS]
+
+
+def stored_clock_id(state_dir):
+    """The id kept in `state_dir`, made at random the first time.
+
+    If the folder cannot be written, the clock still starts, with an id that
+    lasts until it stops (and says so in the log).
+    """
+    path = os.path.join(state_dir, ID_FILE)
+    kept = _read(path)
+    if is_label(kept):
+        return kept
+    if kept is not None:
+        log.warning("%s holds %r, not a clock id: making a new one", path, kept[:40])
+    made = new_clock_id()
+    try:
+        temporary = path + ".new"
+        with open(temporary, "w", encoding="ascii") as file:
+            file.write(made + "\n")
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except OSError as error:
+        log.warning("cannot keep the clock id in %s (%s): it lasts until the clock stops", path, error)
+    return made
+
+
+def _pi_serial(cpuinfo):
+    text = _read(cpuinfo) or ""
+    match = re.search(r"^Serial\s*:\s*([0-9a-fA-F]+)\s*$", text, re.MULTILINE)
+    if not match or not match.group(1).strip("0"):
+        return None  # no serial, or all zeros (some boards and emulators)
+    return match.group(1).lower()
+
+
+def _read(path):
+    try:
+        with open(path, encoding="ascii", errors="replace") as file:
+            return file.read().strip()
+    except OSError:
+        return None

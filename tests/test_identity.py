@@ -1,0 +1,116 @@
+"""Every clock is known apart: an id from its hardware or its state directory, in every record."""
+
+import os
+
+import pytest
+
+from tileclock.clock.protocol import unframe
+from tileclock.device.assembly import RunningClock, device_parts, simulated_parts
+from tileclock.device.config import Config, ConfigError, parse_config
+from tileclock.device.hardware.virtual import VirtualTime
+from tileclock.device.identity import ID_FILE, hardware_clock_id, is_label, stored_clock_id
+from tileclock.sim.simulator import Simulator
+
+PI_CPUINFO = (
+    "processor\t: 0\nHardware\t: BCM2835\nRevision\t: 902120\nSerial\t\t: 00000000{}\nModel\t\t: Pi\n"
+)
+
+
+def test_a_pi_is_known_by_its_serial_number_not_its_card(tmp_path):
+    cpuinfo, machine_id = tmp_path / "cpuinfo", tmp_path / "machine-id"
+    machine_id.write_text("0123456789abcdef0123456789abcdef\n")
+    cpuinfo.write_text(PI_CPUINFO.format("8a1b2c3d"))
+    first = hardware_clock_id(str(cpuinfo), str(machine_id))
+    machine_id.write_text("fedcba9876543210fedcba9876543210\n")  # the same Pi with another card
+    assert hardware_clock_id(str(cpuinfo), str(machine_id)) == first
+    cpuinfo.write_text(PI_CPUINFO.format("8a1b2c3e"))  # another Pi
+    assert hardware_clock_id(str(cpuinfo), str(machine_id)) != first
+    assert is_label(first) and len(first) == 12 and "8a1b2c3d" not in first  # hashed, shortened
+
+
+def test_without_a_serial_number_the_machine_id_serves_and_without_either_there_is_none(tmp_path):
+    cpuinfo, machine_id = tmp_path / "cpuinfo", tmp_path / "machine-id"
+    cpuinfo.write_text(PI_CPUINFO.format("00000000"))  # all zeros: no real serial
+    machine_id.write_text("0123456789abcdef0123456789abcdef\n")
+    by_machine = hardware_clock_id(str(cpuinfo), str(machine_id))
+    assert is_label(by_machine)
+    machine_id.write_text("fedcba9876543210fedcba9876543210\n")
+    assert hardware_clock_id(str(cpuinfo), str(machine_id)) != by_machine
+    assert hardware_clock_id(str(tmp_path / "none"), str(tmp_path / "none")) is None
+
+
+def test_a_state_directory_keeps_its_id_and_a_damaged_or_unwritable_one_never_stops_the_clock(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir(), two.mkdir()
+    assert stored_clock_id(str(one)) == stored_clock_id(str(one)) != stored_clock_id(str(two))
+    (one / ID_FILE).write_text("../../etc/passwd\n")  # not an id: replaced by a good one
+    replaced = stored_clock_id(str(one))
+    assert is_label(replaced) and (one / ID_FILE).read_text().strip() == replaced
+    if os.geteuid() != 0:  # root writes anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        assert is_label(stored_clock_id(str(locked)))
+
+
+def clock_ids(lines):
+    return {unframe(line)["clock"] for line in lines}
+
+
+def test_a_simulated_clock_is_one_clock_per_state_directory_across_restarts(tmp_path):
+    def run(state_dir):
+        sim = Simulator(Config(), state_dir=str(state_dir))
+        sim.set_button("B", True, 10**9)
+        sim.finish(2 * 10**9)
+        lines = list(sim.journal.lines)
+        sim.close()
+        return lines
+
+    first = run(tmp_path / "a")
+    again = run(tmp_path / "a")  # a restart on the same state: the same clock, seq going on
+    other = run(tmp_path / "b")
+    assert len(clock_ids(first)) == 1 and clock_ids(again) == clock_ids(first)
+    assert clock_ids(other) != clock_ids(first)
+    assert (tmp_path / "a" / ID_FILE).read_text().strip() in clock_ids(first)
+
+
+def test_every_record_carries_the_id_even_answers_and_errors(tmp_path):
+    config = parse_config({"clock": {"id": "hall-7"}, "serial": {"port": "loop://"}})
+    clock = RunningClock(config, device_parts(config, str(tmp_path), simulate=True))
+    clock.link.accepts_commands = True  # loop:// reads back what it writes: let it hear commands
+    clock.link.port.write(b"status\nfrobnicate\n")
+    clock.daemon.pump(clock.time())
+    clock.close()
+    records = [unframe(line) for line in clock.journal.lines]
+    assert [r["ev"] for r in records][-2:] == ["status", "error"]
+    assert {r["clock"] for r in records} == {"hall-7"}  # the config's id wins over the state directory's
+    assert clock.clock_id == "hall-7"
+
+
+def test_the_hardware_id_wins_over_the_state_directory(tmp_path):
+    parts = simulated_parts(VirtualTime(), state_dir=str(tmp_path))
+    parts.hardware_id = lambda: "0a1b2c3d4e5f"
+    clock = RunningClock(Config(), parts)
+    clock.close()
+    assert clock.clock_id == "0a1b2c3d4e5f" and not (tmp_path / ID_FILE).exists()
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("board", "x/../../../../escaped"),
+        ("board", '=HYPERLINK("http://x")'),
+        ("board", ""),
+        ("board", "a" * 33),
+        ("board", "table 3"),
+        ("id", "../clock"),
+        ("id", "é"),
+    ],
+)
+def test_a_board_name_or_clock_id_that_is_not_a_label_is_refused_by_name(key, value):
+    with pytest.raises(ConfigError) as refused:
+        parse_config({"clock": {key: value}})
+    assert f"clock.{key} = {value!r}" in str(refused.value)
+
+
+def test_a_label_board_name_is_taken():
+    assert parse_config({"clock": {"board": "Hall-B_12"}}).board == "Hall-B_12"
