@@ -48,6 +48,7 @@ def test_with_parts_that_answer_it_finds_the_one_that_does_not(tmp_path):
     checks = by_what(run_checks(str(config), str(tmp_path), smbus=FakeSMBus))
     plug.pull()
     assert checks["config"].status == OK and checks["pin backend"].status == OK
+    assert "mock (set in the config" in checks["pin backend"].seen  # which backend, and why
     assert all(checks[f"button {b}"].status == OK for b in ("A", "B", "STOP"))
     assert checks["panel A"].status == OK and "0x3C" in checks["panel A"].seen
     assert checks["panel B"].status == FAIL and "nothing answers at 0x3D" in checks["panel B"].seen

@@ -15,7 +15,7 @@ from ..clock.timecode import NS_PER_S, parse_clock_time
 from .identity import is_label
 from .idle import IdlePolicy
 
-PIN_BACKENDS = ("auto", "lgpio", "rpigpio", "mock")
+PIN_BACKENDS = ("auto", "gpiod", "lgpio", "rpigpio", "mock")
 
 
 class ConfigError(ValueError):
@@ -58,8 +58,8 @@ class Config:
     timing: ButtonTiming = ButtonTiming()
     #: BCM GPIO numbers of the buttons, each wired to ground (internal pull-ups).
     pins: dict = field(default_factory=lambda: {"A": 17, "STOP": 27, "B": 22})
-    #: gpiozero pin backend: "auto" (GPIOZERO_PIN_FACTORY, else gpiozero's own order), "lgpio",
-    #: "rpigpio", or "mock" (simulated buttons, for running off a Pi)
+    #: gpiozero pin backend: "auto" (GPIOZERO_PIN_FACTORY; else gpiod where /dev/gpiochip* exists;
+    #: else gpiozero's own order), "gpiod", "lgpio", "rpigpio", or "mock" (simulated buttons, off a Pi)
     pin_backend: str = "auto"
     serial_port: str = "/dev/serial0"
     serial_baud: int = 115200

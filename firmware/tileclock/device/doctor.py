@@ -38,14 +38,16 @@ def check_config(path):
         return None, Check(FAIL, "config", str(error), f"edit {path}: see systemd/config.toml for every key")
 
 
-def check_buttons(config):
+def check_buttons(config, environ=os.environ):
     from .hardware.buttons import ButtonBoard
-    from .hardware.pins import pin_factory
+    from .hardware.pins import choose_backend, pin_factory
 
+    chosen, why = choose_backend(config.pin_backend, environ)
+    named = f"{chosen or 'gpiozero chooses'} ({why})"
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # gpiozero warns for each backend it falls back from
-            factory = pin_factory(config.pin_backend)
+            factory = pin_factory(config.pin_backend, environ)
             board = ButtonBoard(config.pins, lambda *edge: None, pin_factory=factory)
     except Exception as error:  # gpiozero raises a different error for each backend that is missing
         text = str(error) or type(error).__name__
@@ -58,10 +60,12 @@ def check_buttons(config):
                     "sudo systemctl stop tileclock, then run doctor again to test the buttons",
                 )
             ]
-        return [Check(FAIL, "pin backend", f"{config.pin_backend}: {text}",
-                      "on a Pi: sudo apt install python3-lgpio (Pi OS Bookworm); off a Pi there are no GPIO pins: "
+        return [Check(FAIL, "pin backend", f"{named}: {text}",
+                      "on a Pi: the gpiod package comes with tileclock (systemd/install.sh), and the user needs "
+                      "the gpio group for /dev/gpiochip*; off a Pi there are no GPIO pins: "
                       "use tileclock sim, or buttons.backend = \"mock\"")]  # fmt: skip
-    checks = [Check(OK, "pin backend", type(board.buttons["A"].pin_factory).__name__)]
+    factory_name = type(board.buttons["A"].pin_factory).__name__
+    checks = [Check(OK, "pin backend", f"{factory_name}: {named}")]
     for name, button in board.buttons.items():
         gpio = config.pins[name]
         if button.is_active:

@@ -3,7 +3,7 @@
 Debouncing is the clock core's job, so the pins are set up with no bounce time
 (each gpiozero backend means something different by it) and every edge goes
 on, stamped with the time the pin backend gives it: the kernel's edge time
-under lgpio, the simulator's virtual time under the mock factory.
+under gpiod and lgpio, the simulator's virtual time under the mock factory.
 """
 
 from gpiozero import DigitalInputDevice
@@ -42,6 +42,7 @@ class ButtonBoard:
     """The A, STOP and B buttons on their pins, reporting `(button, down, t_ns)` to `post`."""
 
     def __init__(self, pins, post, pin_factory=None):
+        self.pin_factory = pin_factory  # closed with the board (None: gpiozero's shared default, left open)
         self.buttons = {}
         for name, pin in pins.items():
             self.buttons[name] = StampedButton(
@@ -51,5 +52,8 @@ class ButtonBoard:
             )
 
     def close(self):
+        """Let go of the pins, and of the pin factory given (its edge thread with it)."""
         for button in self.buttons.values():
             button.close()
+        if self.pin_factory is not None:
+            self.pin_factory.close()
