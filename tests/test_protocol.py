@@ -8,7 +8,10 @@ from hypothesis import strategies as st
 
 from tileclock.clock.protocol import CommandError, FrameError, frame, parse_command, unframe, with_crc
 
-RECORD = '{"seq":7,"ev":"switch","t_ms":1000,"button":"A","state":"running","run":"B"}'
+SIDE = '{"used_ms":1000,"shown":"24:59","pen":0}'
+RECORD = (
+    f'{{"seq":7,"ev":"switch","t_ms":1000,"button":"A","state":"running","run":"B","A":{SIDE},"B":{SIDE}}}'
+)
 
 
 def test_a_framed_record_is_still_json_and_unframes_to_itself():

@@ -50,7 +50,7 @@ def scenes():
     clock.edge("STOP", True, 16345 * S // 10)
     yield "hint", clock.view(1637 * S)  # STOP held 2.5 s on a stopped clock: release ends the game
     clock.edge("STOP", False, 16346 * S // 10)
-    yield "link_down", replace(clock.view(1635 * S), alerts=("LINK DOWN",))
+    yield "link_down", replace(clock.view(1635 * S), faults=("serial",))
     tap(clock, "A", 1636)
     clock.advance(3000 * S)
     yield "lost_on_time", clock.view(3000 * S)

@@ -10,12 +10,11 @@ A command that changes the game must carry its CRC, so line noise can never
 make one.
 """
 
-import json
 import re
 import zlib
 from dataclasses import dataclass
 
-from .records import SIDES
+from .records import SIDES, RecordError, decode
 
 VERSION = 1
 #: The longest command line accepted, in bytes; longer ones are refused whole.
@@ -43,7 +42,7 @@ def frame(body):
 
 
 def unframe(line):
-    """The record a framed line stands for; FrameError if its CRC or JSON is wrong."""
+    """The record a framed line stands for (through `records.decode`); FrameError if its CRC, JSON or fields are wrong."""
     line = line.strip()
     match = _CRC_TAIL.search(line)
     if not match:
@@ -52,12 +51,9 @@ def unframe(line):
     if crc32(body) != match.group(1):
         raise FrameError("integrity check failed")
     try:
-        record = json.loads(body)
-    except json.JSONDecodeError as error:
-        raise FrameError(f"not JSON: {error}") from None
-    if not isinstance(record, dict) or not isinstance(record.get("seq"), int):
-        raise FrameError("not a record")
-    return record
+        return decode(body)
+    except RecordError as error:
+        raise FrameError(str(error)) from None
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
-"""The clock's records and their one encoder.
+"""The clock's records: every event and its fields, declared once, and their one encoder and decoder.
 
-Every consumer (serial link, simulator output, tests, director tools) reads and
-writes records through `encode` and `decode`, so a record has one text form.
+Every consumer (journal, serial link, simulator output, tests, director tools)
+writes records through `encode` and reads them back through `decode` (the
+framed form through `protocol.unframe`, which ends in `decode`), so a record
+has one text form and one check of its fields.
 """
 
 import json
@@ -9,6 +11,90 @@ from dataclasses import dataclass, field
 
 SIDES = ("A", "B")
 BUTTONS = ("A", "B", "STOP")
+STATES = ("ready", "running", "paused", "ended")
+
+
+class RecordError(ValueError):
+    """A line that is JSON but not a record this clock could have written; the message says why."""
+
+
+# --- field kinds: each a name for messages and a test of a decoded JSON value
+
+
+def _integer(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _natural(value):
+    return _integer(value) and value >= 0
+
+
+KINDS = {
+    "int": _integer,
+    "natural": _natural,
+    "natural_or_null": lambda value: value is None or _natural(value),
+    "str": lambda value: isinstance(value, str),
+    "bool": lambda value: isinstance(value, bool),
+    "side": lambda value: value in SIDES,
+    "side_or_both": lambda value: value in SIDES or value == "both",
+    "button": lambda value: value in BUTTONS,
+    "sides_ms": lambda value: isinstance(value, dict) and all(_natural(value.get(side)) for side in SIDES),
+    "dict": lambda value: isinstance(value, dict),
+    "state": lambda value: value in STATES,
+    "run": lambda value: value is None or value in SIDES,
+}
+
+
+@dataclass(frozen=True)
+class Event:
+    """One kind of record: its name, the fields it always carries and those it may carry (name -> kind)."""
+
+    name: str
+    fields: dict = field(default_factory=dict)
+    optional: dict = field(default_factory=dict)
+
+
+def _events(*events):
+    return {event.name: event for event in events}
+
+
+#: Every event a clock writes, with its own fields (docs/protocol.md). `at_ns` (the exact instant, in
+#: ns since the game's start) is on every record that starts or stops a clock: see `TRANSITIONS`.
+EVENTS = _events(
+    Event(
+        "boot", {}, {"board": "str", "firmware": "str", "rules": "str", "protocol": "int", "boot_id": "str"}
+    ),
+    Event("new_game", {"rules": "str", "time_ms": "sides_ms"}, {"mono_ns": "int"}),
+    Event("start", {"button": "button"}),
+    Event("switch", {"button": "button"}, {"arrived": "side"}),
+    Event("resume", {"button": "button"}),
+    Event("pause", {"button": "button"}, {"arrived": "side"}),
+    Event("late_start", {"button": "button", "player": "side"}),
+    Event("ignored", {"button": "button", "reason": "str"}),
+    Event("overtime", {"player": "side"}),
+    Event("penalty", {"player": "side", "kind": "str"}),
+    Event("forfeit", {"player": "side_or_both", "reason": "str"}),
+    Event("adjust", {"player": "side", "delta_ms": "int"}, {"source": "str"}),
+    Event("end", {"reason": "str", "summary": "dict"}),
+    Event("status"),
+    Event("checkpoint"),
+    Event(
+        "recovered",
+        {"reason": "str", "was_running": "run"},
+        {"mono_ns": "int", "down_ms": "int", "uncertain_ms": "natural_or_null"},
+    ),
+    Event("error", {"detail": "str"}, {"line": "str"}),
+    Event("fault", {"part": "str", "detail": "str"}),
+    Event("fault_cleared", {"part": "str"}),
+)
+
+#: Records that start or stop a clock carry `at_ns`, their exact instant, so a restart can rebuild
+#: the game to the nanosecond from the journal.
+TRANSITIONS = ("new_game", "start", "switch", "resume", "pause", "late_start", "forfeit", "end", "recovered")
+
+#: The fields every record carries, after its event's own (the order `encode` writes them in).
+_COMMON = {"seq": "natural", "ev": "str", "t_ms": "int", "state": "state", "run": "run"}
+_SIDE_FIELDS = {"used_ms": "natural", "shown": "str", "pen": "natural"}
 
 
 @dataclass(frozen=True)
@@ -53,5 +139,40 @@ def encode(record):
 
 
 def decode(line):
-    """The dict a line of `encode` output stands for."""
-    return json.loads(line)
+    """The record (a dict) one line of `encode` output stands for, its fields checked.
+
+    `line` may also be an already parsed JSON value. RecordError says what is wrong: not JSON, a
+    common field missing or of the wrong kind, or a field of a known event missing or wrong. An
+    unknown `ev` (a newer clock's event) passes with its common fields checked.
+    """
+    if isinstance(line, str | bytes):
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise RecordError(f"not JSON: {error}") from None
+    else:
+        record = line
+    if not isinstance(record, dict):
+        raise RecordError("not a record (a JSON object)")
+    _check(record, _COMMON)
+    _check(record, {"clock": "str"} if "clock" in record else {})
+    event = EVENTS.get(record["ev"])
+    if event is not None:
+        _check(record, event.fields)
+        _check(record, {name: kind for name, kind in event.optional.items() if name in record})
+    if event is not None and event.name in TRANSITIONS:
+        _check(record, {"at_ns": "natural"} if "at_ns" in record else {})
+    for side in SIDES:
+        if not isinstance(record.get(side), dict):
+            raise RecordError(f"{record['ev']}: field {side!r} missing or not an object")
+        _check(record[side], _SIDE_FIELDS, f"{record['ev']}.{side}")
+    return record
+
+
+def _check(record, wanted, where=None):
+    where = where or str(record.get("ev", "record"))
+    for name, kind in wanted.items():
+        if name not in record:
+            raise RecordError(f"{where}: field {name!r} missing")
+        if not KINDS[kind](record[name]):
+            raise RecordError(f"{where}: field {name!r} = {record[name]!r} is not a {kind.replace('_', ' ')}")

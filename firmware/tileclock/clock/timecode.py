@@ -45,3 +45,15 @@ def format_clock(seconds):
 def ms(ns):
     """Whole milliseconds of a nanosecond count (floor), as records carry them."""
     return ns // NS_PER_MS
+
+
+_SHOWN = re.compile(r"^(-?)(\d+):([0-5]\d)$")
+
+
+def parse_clock(shown):
+    """The inverse of `format_clock`: `-1:01` -> -61; ValueError for anything else."""
+    match = _SHOWN.match(shown)
+    if not match:
+        raise ValueError(f"not a displayed time: {shown!r}")
+    sign, minutes, seconds = match.groups()
+    return (-1 if sign else 1) * (int(minutes) * 60 + int(seconds))

@@ -13,6 +13,7 @@ from dataclasses import replace
 from ..clock.protocol import CommandError, parse_command
 from ..clock.timecode import NS_PER_MS, NS_PER_S
 from .journal import Journal
+from .render import fault_text
 
 #: How long after a deadline the loop wakes, so that an edge stamped just
 #: before it (still on its way from the pin backend's thread) is applied first.
@@ -134,7 +135,7 @@ class Daemon:
         """Show the clock as of `now_ns` on every panel, with any faults; record faults that began or ended."""
         view = self.clock.view(now_ns)
         if self._faulty:
-            view = replace(view, alerts=view.alerts + self.alerts)
+            view = replace(view, faults=view.faults + tuple(sorted(self._faulty)))
         idle_ns = self._idle_ns(now_ns)
         for output in self.panels:
             self.frames[output.panel.faces] = output.show(view, idle_ns)
@@ -144,22 +145,20 @@ class Daemon:
 
     def healthy(self, now_ns):
         """Whether the loop is keeping time: the clock's books balance and no deadline is long overdue."""
-        clock = self.clock
-        elapsed = now_ns - clock.t0_ns
-        books = clock.used_ns("A", now_ns) + clock.used_ns("B", now_ns) + clock.stopped_ns(now_ns)
-        deadline = clock.next_deadline()
-        return books == elapsed and (deadline is None or now_ns - deadline < NS_PER_S)
+        deadline = self.clock.next_deadline()
+        return self.clock.balanced(now_ns) and (deadline is None or now_ns - deadline < NS_PER_S)
 
     @property
     def alerts(self):
         """What the panels say is wrong right now, e.g. `("LINK DOWN",)`."""
-        return tuple(sorted(_alert(part) for part in self._faulty))
+        return tuple(sorted(fault_text(part) for part in self._faulty))
 
     def _idle_ns(self, now_ns):
         """How long the clock has sat with no clock running and no button touched, or None."""
-        if self.clock.state == "running" or self.last_input_ns is None:
+        stopped_since = self.clock.stopped_since_ns()
+        if stopped_since is None or self.last_input_ns is None:
             return None
-        return max(0, now_ns - max(self.last_input_ns, self.clock.stopped_since_ns))
+        return max(0, now_ns - max(self.last_input_ns, stopped_since))
 
     def _parts(self):
         yield self.journal.part, self.journal.failing
@@ -241,7 +240,3 @@ class Daemon:
             self.pump(now_ns(), taken)
             if on_wake:
                 on_wake()
-
-
-def _alert(part):
-    return {"serial": "LINK DOWN", "journal": "DISK FAULT"}.get(part, f"{part.upper()} FAULT")

@@ -17,6 +17,10 @@ from functools import cache
 
 from PIL import Image, ImageDraw, ImageFont
 
+from ..clock.state import State
+from ..clock.timecode import format_clock
+from ..clock.view import Hint
+
 WIDTH, HEIGHT = 128, 64
 BIG, SMALL = 34, 12  # font sizes: 34 px gives 24 px tall digits
 TIME_RIGHT = 100  # the big time's right edge; the penalty sits to its right
@@ -38,21 +42,41 @@ def font(size):
     return ImageFont.load_default(size=size)
 
 
+STATE_WORDS = {State.READY: "READY", State.PAUSED: "STOPPED", State.RUNNING: "", State.ENDED: "FINAL"}
+HINT_WORDS = {Hint.END_GAME: "RELEASE: END GAME", Hint.NEW_GAME: "RELEASE: NEW GAME"}
+_PART_WORDS = {"serial": "LINK DOWN", "journal": "DISK FAULT"}
+
+
+def fault_text(part):
+    """How the panels name a part at fault: `LINK DOWN`, `BUTTON A STUCK`, `PANEL B FAULT`."""
+    if part.startswith("button "):
+        return f"{part.upper()} STUCK"
+    return _PART_WORDS.get(part, f"{part.upper()} FAULT")
+
+
+def notice_text(notice):
+    """A notice in words: `A +1:00` after a correction, `RECOVERED +-10s` after a restart."""
+    if notice.kind == "correction":
+        sign = "-" if notice.delta_s < 0 else "+"
+        return f"{notice.side} {sign}{format_clock(abs(notice.delta_s))}"
+    return "RECOVERED" + (f" +-{notice.uncertain_s}s" if notice.uncertain_s else "")
+
+
 def top_left_text(view):
     """The alert, notice or state for the top line."""
-    if view.alerts:
-        return view.alerts[0]
+    if view.faults:
+        return fault_text(view.faults[0])
     if view.notice:
-        return view.notice
-    return {"ready": "READY", "paused": "STOPPED", "running": "", "ended": "FINAL"}[view.state]
+        return notice_text(view.notice)
+    return STATE_WORDS[view.state]
 
 
 def band_text(view, side):
     """What the bottom band says, and whether it is drawn solid (this side's clock runs)."""
     opponent = "B" if side == "A" else "A"
     if view.hint:
-        return view.hint.upper(), False
-    if view.state == "ended":
+        return HINT_WORDS[view.hint], False
+    if view.state == State.ENDED:
         if view.side(side).lost:
             return "LOST ON TIME", True
         if view.side(opponent).lost:
@@ -66,7 +90,7 @@ def band_text(view, side):
         return "YOUR TURN", True
     if view.run == opponent:
         return f"{opponent} TO PLAY", False
-    return ("STOPPED" if view.state == "paused" else f"PANEL {side}"), False
+    return ("STOPPED" if view.state == State.PAUSED else f"PANEL {side}"), False
 
 
 def render(view, panel, shift=(0, 0)):

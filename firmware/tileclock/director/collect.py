@@ -15,6 +15,7 @@ import time
 
 import serial
 
+from ..clock.history import GameSplitter
 from ..clock.protocol import FrameError, unframe
 from .history import CSV_FIELDS, summary_row
 
@@ -42,7 +43,9 @@ class ClockFeed:
         self._reopen_at = 0.0
         self._incoming = b""
         self._game_file = None
-        self._game_records = []
+        self._file_game = None  # the game whose file is open
+        self._splitter = GameSplitter()
+        self._unsettled = {}  # seq -> line of a record the splitter has not placed yet (a boot)
         self._before_game = []
         self._unboarded = []  # (record, line) written before the boot record named the board
 
@@ -143,29 +146,34 @@ class ClockFeed:
         self.written += 1
 
     def _to_game_file(self, record, line):
-        """Each game's file holds its records from `new_game` on (and any `boot` just before it).
+        """Each game's file holds its records from `new_game` on, led by the `boot` that opened it.
 
-        A `boot` in the middle of a game (the clock restarted and took the game up again) stays in
-        that game's file.
+        Which game a record belongs to is `clock/history.py`'s to say: a `boot` in the middle of a
+        game (the clock restarted and took the game up again) stays in that game's file.
         """
-        if record["ev"] == "new_game":
-            folder = os.path.join(self.outdir, f"board-{self.board}")
-            os.makedirs(folder, exist_ok=True)
-            if self._game_file:
-                self._game_file.close()
-            self._game_file = open(os.path.join(folder, f"game-{record['seq']}.log"), "a", encoding="ascii")
-            self._game_records = []
-            for held in self._before_game:
-                self._game_file.write(held + "\n")
-            self._before_game = []
-        if self._game_file is None:
-            self._before_game.append(line)  # a boot record, or records of a game begun before we listened
-            return
-        self._game_file.write(line + "\n")
-        self._game_file.flush()
-        self._game_records.append(record)
-        if record["ev"] == "end" and self._game_records[0]["ev"] == "new_game":
-            self._add_result(summary_row(self._game_records, self.board))
+        self._unsettled[record["seq"]] = line
+        for game, settled in self._splitter.add(record):
+            line = self._unsettled.pop(settled["seq"])
+            if game is None:
+                self._before_game.append(line)  # records of a game begun before we listened
+                continue
+            if game is not self._file_game:
+                self._open_game_file(game)
+            self._game_file.write(line + "\n")
+            self._game_file.flush()
+            if settled["ev"] == "end":
+                self._add_result(summary_row(game, self.board))
+
+    def _open_game_file(self, game):
+        folder = os.path.join(self.outdir, f"board-{self.board}")
+        os.makedirs(folder, exist_ok=True)
+        if self._game_file:
+            self._game_file.close()
+        self._game_file = open(os.path.join(folder, f"game-{game.seq}.log"), "a", encoding="ascii")
+        self._file_game = game
+        for held in self._before_game:
+            self._game_file.write(held + "\n")
+        self._before_game = []
 
     def _add_result(self, row):
         path = os.path.join(self.outdir, "results.csv")

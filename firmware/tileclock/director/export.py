@@ -16,7 +16,7 @@ def export(journal_path, out, game=None, board=""):
     records = read_records(journal_path)
     games = split_games(records)
     if game is not None:
-        games = [g for g in games if g[0]["seq"] == game]
+        games = [g for g in games if g.seq == game]
         if not games:
             raise ValueError(f"no game starts at seq {game} in {journal_path}")
     board = board or next((r.get("board", "") for r in records if r["ev"] == "boot"), "")
@@ -29,9 +29,9 @@ def export(journal_path, out, game=None, board=""):
     os.makedirs(out, exist_ok=True)
     written = [os.path.join(out, "games.csv")]
     _write_csv(written[0], games, board)
-    for records in games:
-        path = os.path.join(out, f"game-{records[0]['seq']}.json")
-        _write_json(path, [records])
+    for one in games:
+        path = os.path.join(out, f"game-{one.seq}.json")
+        _write_json(path, [one])
         written.append(path)
     return written
 
@@ -40,14 +40,14 @@ def _write_csv(path, games, board):
     with open(path, "w", newline="", encoding="utf-8") as file:
         writer = csv.DictWriter(file, fieldnames=CSV_FIELDS)
         writer.writeheader()
-        for records in games:
-            writer.writerow(summary_row(records, board))
+        for one in games:
+            writer.writerow(summary_row(one, board))
         file.flush()
         os.fsync(file.fileno())  # a USB stick may be pulled right after
 
 
 def _write_json(path, games):
     with open(path, "w", encoding="utf-8") as file:
-        json.dump([{"game_seq": g[0]["seq"], "records": g} for g in games], file, indent=1)
+        json.dump([{"game_seq": g.seq, "records": g.records} for g in games], file, indent=1)
         file.flush()
         os.fsync(file.fileno())

@@ -1,12 +1,15 @@
-"""Games in a stream of records: split, summarised and shown as a table row.
+"""The director's side of reading records back: files of records, and a game as a table row.
 
-Shared by `export` (from the clock's journal), `collect` (from the serial
-line) and `replay` (from either), so a game reads the same everywhere.
+Splitting records into games and rebuilding a game's state is `clock/history.py`'s
+(the one reader of records); this module reads the files the director has and
+turns a game into the row `export` and `collect` write.
 """
 
-import json
-
+from ..clock.history import split_games
 from ..clock.protocol import FrameError, unframe
+from ..clock.records import RecordError, decode
+
+__all__ = ["CSV_FIELDS", "read_records", "split_games", "summary_row"]
 
 CSV_FIELDS = [
     "board", "game_seq", "rules", "end_reason", "end_t_ms",
@@ -25,28 +28,15 @@ def read_records(path):
             if not line:
                 continue
             try:
-                records.append(unframe(line) if '"crc":"' in line else json.loads(line))
-            except (FrameError, json.JSONDecodeError) as error:
+                records.append(unframe(line) if '"crc":"' in line else decode(line))
+            except (FrameError, RecordError) as error:
                 raise ValueError(f"{path}, line {number}: {error}") from None
     return records
 
 
-def split_games(records):
-    """Lists of records, one a game, each from its `new_game` (records before the first are dropped)."""
-    games, current = [], None
-    for record in records:
-        if record["ev"] == "new_game":
-            current = [record]
-            games.append(current)
-        elif current is not None and record["ev"] != "boot":
-            current.append(record)
-    return games
-
-
 def summary_row(game, board=""):
-    """The CSV row of a game: its `end` summary, or the state of its last record if it has not ended."""
-    first, last = game[0], game[-1]
-    end = next((r for r in game if r["ev"] == "end"), None)
+    """The CSV row of a `Game`: its `end` summary, or the state of its last record if it has not ended."""
+    first, last, end = game.first, game.records[-1], game.end
     row = {"board": board, "game_seq": first["seq"], "rules": first.get("rules", "")}
     if end:
         summary = end["summary"]

@@ -15,6 +15,7 @@ import tty
 
 from ..clock.records import SIDES
 from ..clock.timecode import NS_PER_S
+from ..device.render import HINT_WORDS
 from .script import PRESS_NS
 from .simulator import Simulator
 
@@ -56,7 +57,7 @@ def status_text(view, held):
     if held:
         parts.append("held: " + " ".join(sorted(held)))
     if view.hint:
-        parts.append(view.hint)
+        parts.append(HINT_WORDS[view.hint].lower())
     return "   ".join(parts)
 
 

@@ -1,0 +1,164 @@
+"""The one reader of records: games in a stream of records, and a game's state rebuilt from them.
+
+Recovery (`GameClock.recover`), `replay`, `collect` and `export` all read records
+back through here, so a game reads the same everywhere.
+
+How a stream splits into games: a game is its `new_game` record and every record
+after it up to the next game. A `boot` record says the clock started; what it
+belongs to is known only from the record after it. Followed by `new_game`, it is
+the power-on that opened that game (the game's `lead`); followed by anything else
+(a `recovered`), the clock restarted and took the game up again, and the `boot`
+stays inside the game. Records before the first `new_game` that no game claims
+are not part of any game.
+"""
+
+from dataclasses import dataclass, field
+
+from .accounting import Accounting
+from .records import SIDES
+from .rules import profile
+from .state import GameState, State
+from .timecode import NS_PER_MS
+from .view import View
+
+
+@dataclass
+class Game:
+    """One game's records, from its `new_game` on, and the `boot` records that led into it."""
+
+    records: list
+    lead: list = field(default_factory=list)
+    #: the `boot` record in force when the game opened (in its lead, or further back), or None
+    opened_in: dict | None = None
+
+    @property
+    def first(self):
+        """The game's `new_game` record."""
+        return self.records[0]
+
+    @property
+    def seq(self):
+        """The seq of its `new_game`: the game's name in files and tables."""
+        return self.first["seq"]
+
+    @property
+    def end(self):
+        """The game's last `end` record (a later one supersedes an earlier), or None."""
+        return next((r for r in reversed(self.records) if r["ev"] == "end"), None)
+
+    def origin_boot_id(self):
+        """The `boot_id` of the boot in which the game's monotonic origin (`mono_ns`) was last taken."""
+        boot_id, origin = (self.opened_in or {}).get("boot_id"), None
+        for record in self.records:
+            if record["ev"] == "boot":
+                boot_id = record.get("boot_id")
+            elif "mono_ns" in record:
+                origin = boot_id
+        return origin
+
+
+class GameSplitter:
+    """Splits a stream of records into games, one record at a time (for readers that stream)."""
+
+    def __init__(self):
+        self.game = None  # the game being read
+        self._boots = []  # boot records not yet known to lead a game or sit inside one
+        self._boot = None  # the last boot record seen
+
+    def add(self, record):
+        """Take the next record; returns the records it settles, as (game, record) pairs in order.
+
+        `game` is the `Game` a record belongs to, or None for a record before any game. A `boot` is
+        settled by the record after it, so it comes out with that record.
+        """
+        if record["ev"] == "boot":
+            self._boots.append(record)
+            self._boot = record
+            return []
+        boots, self._boots = self._boots, []
+        if record["ev"] == "new_game":
+            self.game = Game([record], lead=boots, opened_in=self._boot)
+            return [(self.game, boot) for boot in boots] + [(self.game, record)]
+        if self.game is not None:
+            self.game.records.extend(boots + [record])
+        return [(self.game, r) for r in boots + [record]]
+
+    def pending(self):
+        """Boot records still waiting for the record that settles them."""
+        return list(self._boots)
+
+
+def split_games(records):
+    """The `Game`s of a stream of records, in order."""
+    splitter, games = GameSplitter(), []
+    for record in records:
+        for game, _ in splitter.add(record):
+            if game is not None and (not games or games[-1] is not game):
+                games.append(game)
+    return games
+
+
+def last_game(records):
+    """The stream's last `Game`, or None."""
+    games = split_games(records)
+    return games[-1] if games else None
+
+
+def record_instant_ns(record):
+    """A record's instant in ns since its game's start: exact where it carries `at_ns`."""
+    return record.get("at_ns", record["t_ms"] * NS_PER_MS)
+
+
+def apply_record(game, record, t_ns, rules):
+    """Apply one record to `game` (a `GameState`) at `t_ns`, as the clock did when it wrote it."""
+    ev = record["ev"]
+    if ev in ("start", "resume", "switch", "late_start"):
+        if ev == "switch":
+            game.turns[record["button"]] += 1
+        game.late = record["player"] if ev == "late_start" else None
+        game.run_side(record["run"], t_ns)
+    elif ev == "pause" or (
+        ev == "recovered" and record["state"] == State.PAUSED and game.state == State.RUNNING
+    ):
+        game.late = None
+        game.stop(t_ns, State.PAUSED)
+    elif ev == "adjust":
+        game.correct(record["player"], record["delta_ms"] * NS_PER_MS, t_ns)
+    elif ev == "penalty" and record["kind"] == "late":
+        game.late_pen[record["player"]] = rules.late_penalty(game.used_ns(record["player"], t_ns))
+    elif ev == "forfeit":
+        game.lost, game.lost_reason = record["player"], record["reason"]
+        game.stop(t_ns, State.ENDED)
+    elif ev == "end":
+        game.stop(t_ns, State.ENDED)
+
+
+def rebuild(records, origin_ns, rules):
+    """The `GameState` a game's `records` leave, its start placed at `origin_ns`."""
+    first = records[0]
+    game = GameState.new(origin_ns, {side: first["time_ms"][side] * NS_PER_MS for side in SIDES})
+    for record in records[1:]:
+        apply_record(game, record, origin_ns + record_instant_ns(record), rules)
+    return game
+
+
+def view_at(game, at_ms=None, after_seq=None):
+    """What both screens showed at `at_ms` since `game`'s start, or just after record `after_seq`.
+
+    Returns (`View`, the last record at or before that instant, the instant in ms). Between two
+    records nothing changes but the running side's time, so the view follows from the game's state
+    rebuilt up to the last record before the instant.
+    """
+    records = game.records
+    if after_seq is not None:
+        upto = [r for r in records if r["seq"] <= after_seq]
+        if not upto:
+            raise ValueError(f"seq {after_seq} is before this game (it starts at seq {game.seq})")
+        at_ms = upto[-1]["t_ms"]
+    else:
+        upto = [r for r in records if r["t_ms"] <= at_ms]
+    accounting = Accounting(profile(game.first["rules"]))
+    state = rebuild(upto, 0, accounting.rules)
+    at_ns = max(at_ms * NS_PER_MS, record_instant_ns(upto[-1]))
+    sides = {side: accounting.side_view(state, side, at_ns) for side in SIDES}
+    return View(state.state, state.run, sides["A"], sides["B"]), upto[-1], at_ms

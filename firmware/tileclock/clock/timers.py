@@ -1,0 +1,28 @@
+"""Time-driven work: what falls due at an instant without any input, as typed values."""
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+
+class TimerKind(IntEnum):
+    """What falls due; on a tie the lower value fires first (a rule event before a button's)."""
+
+    RULE = 0  # a penalty step, overtime, a forfeit (subject: (side, kinds))
+    SETTLE = 1  # a bounce train ended: the button's debounced level catches up (subject: button)
+    STUCK = 2  # a button held down too long is a fault (subject: button)
+    CHECKPOINT = 3  # a checkpoint record while a side runs
+
+
+@dataclass(frozen=True, order=True)
+class Timer:
+    """One thing due at `at_ns`."""
+
+    at_ns: int
+    kind: TimerKind
+    subject: object = field(default=None, compare=False)
+
+
+def earliest(timers):
+    """The timer that fires first, or None."""
+    timers = [timer for timer in timers if timer is not None]
+    return min(timers) if timers else None

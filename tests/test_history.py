@@ -1,0 +1,128 @@
+"""Reading records back: the one decoder, games in a stream, and a game's view at any instant."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tileclock.clock.core import GameClock
+from tileclock.clock.history import GameSplitter, last_game, split_games, view_at
+from tileclock.clock.protocol import FrameError, frame, unframe
+from tileclock.clock.records import RecordError, decode, encode
+from tileclock.clock.rules import PROFILES
+from tileclock.clock.timecode import NS_PER_MS, format_clock, parse_clock
+
+SIDE = {"used_ms": 0, "shown": "25:00", "pen": 0}
+
+
+def record(seq, ev, **fields):
+    return {"seq": seq, "ev": ev, "t_ms": 0, **fields, "state": "ready", "run": None, "A": SIDE, "B": SIDE}
+
+
+@pytest.mark.parametrize(
+    "broken, why",
+    [
+        ({"ev": None}, "'ev'"),
+        ({"t_ms": "0"}, "'t_ms'"),
+        ({"state": "sleeping"}, "'state'"),
+        ({"A": {"used_ms": 0, "shown": "25:00"}}, "'pen' missing"),
+        ({"player": "C"}, "'player'"),
+    ],
+)
+def test_decode_names_the_field_that_is_wrong(broken, why):
+    good = record(3, "overtime", player="A")
+    decode(good)
+    with pytest.raises(RecordError, match=why):
+        decode(good | broken)
+
+
+def test_a_record_with_a_valid_integrity_field_but_a_missing_field_is_a_frame_error():
+    body = '{"seq":1,"t_ms":0,"state":"ready","run":null}'
+    with pytest.raises(FrameError, match="'ev' missing"):
+        unframe(frame(body))
+
+
+def test_an_unknown_event_from_a_newer_clock_passes_with_its_common_fields_checked():
+    assert decode(record(4, "hologram", colour="blue"))["colour"] == "blue"
+
+
+def test_every_record_a_clock_writes_decodes_to_itself():
+    clock = GameClock(PROFILES["naspa"], times_s={"A": 1})
+    written = clock.new_game(0, boot={"board": "7", "boot_id": "x"})
+    for t_ms, button, down in [
+        (0, "B", True),
+        (100, "B", False),
+        (700_000, "STOP", True),
+        (700_100, "STOP", False),
+    ]:
+        written += clock.edge(button, down, t_ms * NS_PER_MS)
+    written += clock.adjust(700_200 * NS_PER_MS, "B", 60_000) + clock.status(700_300 * NS_PER_MS)
+    assert {r.ev for r in written} >= {"boot", "new_game", "start", "overtime", "penalty", "forfeit", "end"}
+    for r in written:
+        assert decode(encode(r)) == r.as_dict()
+
+
+@given(st.integers(-6000, 6000))
+def test_parse_clock_is_the_inverse_of_format_clock(seconds):
+    assert parse_clock(format_clock(seconds)) == seconds
+
+
+def test_a_boot_leads_the_game_it_opens_and_stays_inside_the_game_it_takes_up_again():
+    stream = [
+        record(0, "boot", boot_id="one"),
+        record(1, "new_game", rules="naspa", time_ms={"A": 1, "B": 1}, mono_ns=5),
+        record(2, "boot", boot_id="one"),
+        record(3, "recovered", reason="restart", was_running=None, mono_ns=5),
+        record(4, "boot", boot_id="two"),
+        record(5, "new_game", rules="naspa", time_ms={"A": 1, "B": 1}, mono_ns=9),
+        record(6, "status"),
+    ]
+    first, second = split_games(stream)
+    assert [r["seq"] for r in first.lead] == [0] and [r["seq"] for r in first.records] == [1, 2, 3]
+    assert [r["seq"] for r in second.lead] == [4] and [r["seq"] for r in second.records] == [5, 6]
+    assert first.origin_boot_id() == "one" and second.origin_boot_id() == "two"
+    assert last_game(stream) is not None and last_game(stream).seq == 5
+    assert last_game(stream[:1]) is None
+
+
+def test_a_boot_is_placed_by_the_record_after_it_when_streaming():
+    splitter = GameSplitter()
+    assert splitter.add(record(0, "boot")) == [] and len(splitter.pending()) == 1
+    placed = splitter.add(record(1, "new_game", rules="naspa", time_ms={"A": 1, "B": 1}))
+    assert [(game.seq, r["seq"]) for game, r in placed] == [(1, 0), (1, 1)]
+    assert splitter.add(record(2, "status"))[0][0].seq == 1
+
+
+EDGES = st.lists(
+    st.tuples(st.integers(0, 200_000), st.sampled_from(["A", "B", "STOP"]), st.booleans()), max_size=40
+)
+
+
+@settings(max_examples=150)
+@given(st.sampled_from(sorted(PROFILES)), EDGES, st.lists(st.integers(0, 2_000_000), max_size=8))
+def test_replay_shows_what_the_clock_showed_at_every_instant(rules, edges, probes_ms):
+    """The view rebuilt from the records equals the live clock's view, at any whole millisecond."""
+    clock = GameClock(PROFILES[rules], times_s={"A": 60, "B": 90})
+    records = clock.new_game(0)
+    t_ms = 0
+    views = {}
+    steps = [(gap, button, down) for gap, button, down in edges] + [
+        (p, None, None) for p in sorted(probes_ms)
+    ]
+    for gap, button, down in steps:
+        t_ms += gap
+        if button is None:
+            records += clock.advance(t_ms * NS_PER_MS)
+            views[t_ms] = clock.view(t_ms * NS_PER_MS)
+        else:
+            records += clock.edge(button, down, t_ms * NS_PER_MS)
+    games = split_games([r.as_dict() for r in records])
+    if len(games) != 1:
+        return  # a new game was started: the probes may belong to either
+    for at_ms, live in views.items():
+        replayed, _, _ = view_at(games[0], at_ms=at_ms)
+        assert (replayed.state, replayed.run, replayed.A, replayed.B) == (
+            live.state,
+            live.run,
+            live.A,
+            live.B,
+        )
