@@ -164,7 +164,7 @@ def recorded(tmp_path):
 
 def test_export_writes_csv_and_json_to_a_folder(recorded, tmp_path, capsys):
     out = tmp_path / "usb"
-    assert main(["export", "--journal", recorded, str(out)]) == 0
+    assert main(["export", "--journal", recorded, str(out), "--no-pictures"]) == 0
     assert sorted(os.listdir(out)) == ["game-1.json", "game-7.json", "games.csv"]
     rows = list(csv.DictReader(open(out / "games.csv")))
     assert [r["end_reason"] for r in rows] == ["stop_hold", "not ended"]

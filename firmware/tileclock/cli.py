@@ -6,8 +6,9 @@ from dataclasses import replace
 
 from . import __version__
 from .clock.rules import PROFILES
-from .clock.timecode import NS_PER_MS, parse_seconds
+from .clock.timecode import NS_PER_MS, format_clock, parse_seconds
 from .device.config import Config, ConfigError, load_config, with_times
+from .director.plot import DirectorExtraMissing
 from .sim.script import ScriptError, parse_script
 
 
@@ -97,11 +98,36 @@ def cmd_collect(args):
 
 
 def cmd_export(args):
-    """Export the games of a journal as CSV and JSON."""
+    """Export the games of a journal as CSV and JSON (and each game's picture, with the director extra)."""
     from .director.export import export
+    from .director.plot import available
 
-    for path in export(args.journal, args.out, game=args.game):
+    pictures = available() and not args.no_pictures
+    for path in export(args.journal, args.out, game=args.game, pictures=pictures):
         print(path)
+    if not pictures and not args.no_pictures and not args.out.endswith((".csv", ".json")):
+        print("(no game pictures: they need the director extra, pip install 'tileclock[director]')")
+    return 0
+
+
+def cmd_sheet(args):
+    """The penalty sheet of a round: games matched to the pairings, as CSV and a printable page."""
+    from .director.results import run_sheets
+
+    return run_sheets(args, sys.stdout)
+
+
+def cmd_plot(args):
+    """Draw the picture of a recorded game (PNG or SVG)."""
+    from .director.history import read_records
+    from .director.plot import write_picture
+    from .director.replay import pick_game
+
+    game = pick_game(read_records(args.log), args.game)
+    at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
+    print(
+        write_picture(game, args.out, title=args.title or f"{args.log}, game {game[0]['seq']}", at_ms=at_ms)
+    )
     return 0
 
 
@@ -120,6 +146,11 @@ def cmd_replay(args):
 
         side_by_side({side: render(view, Panel(faces=side)) for side in "AB"}).save(args.png)
         print(f"both screens drawn in {args.png}")
+    if args.plot:
+        from .director.plot import write_picture
+
+        write_picture(game, args.plot, title=f"{args.log} at {format_clock(at_ms // 1000)}", at_ms=at_ms)
+        print(f"the game's picture, with the instant marked, in {args.plot}")
     return 0
 
 
@@ -178,6 +209,9 @@ def build_parser():
         "--game", type=int, metavar="SEQ", help="only the game whose new_game record has this seq"
     )
     export.add_argument("out", help="a folder (e.g. a USB stick), or a file ending in .csv or .json")
+    export.add_argument(
+        "--no-pictures", action="store_true", help="into a folder: no PNG/SVG picture beside each game"
+    )
     export.set_defaults(run=cmd_export)
 
     replay = commands.add_parser("replay", help="what the screens showed at an instant of a recorded game")
@@ -189,7 +223,34 @@ def build_parser():
         "--game", type=int, metavar="SEQ", help="the game whose new_game has this seq (default: the last)"
     )
     replay.add_argument("--png", metavar="FILE", help="also draw both screens into FILE")
+    replay.add_argument(
+        "--plot", metavar="FILE", help="also draw the game's picture with the instant marked (.png or .svg)"
+    )
     replay.set_defaults(run=cmd_replay)
+
+    sheet = commands.add_parser(
+        "sheet", help="the penalty sheet of a round: games matched to TSH or CSV pairings (director)"
+    )
+    sheet.add_argument("games", nargs="+", metavar="PATH", help="collect's folder, game files or journals")
+    source = sheet.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--tsh", nargs="+", metavar="FILE", help="TSH division files (.t), one per division (read only)"
+    )
+    source.add_argument("--pairings", metavar="CSV", help="a CSV of round,table,first,second")
+    sheet.add_argument(
+        "--round", type=int, metavar="N", help="the round (default: each round the games' records name)"
+    )
+    sheet.add_argument("--out", default="sheets", help="folder for round-N.csv, round-N.html and pictures")
+    sheet.add_argument("--no-pictures", action="store_true", help="no picture of each game")
+    sheet.set_defaults(run=cmd_sheet)
+
+    plot = commands.add_parser("plot", help="draw a recorded game: both sides' time, penalties, events")
+    plot.add_argument("log", help="a journal, or a game file written by collect")
+    plot.add_argument("out", help="the picture to write: FILE.png or FILE.svg")
+    plot.add_argument("--game", type=int, metavar="SEQ", help="the game whose new_game has this seq")
+    plot.add_argument("--at", metavar="TIME", help="mark this instant (seconds or m:ss[.fff])")
+    plot.add_argument("--title", help="a title above the picture")
+    plot.set_defaults(run=cmd_plot)
 
     bench = commands.add_parser(
         "bench", help="measure exactness, wake-ups, CPU, latency, bus bytes, start-up, memory"
@@ -205,7 +266,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (ConfigError, ScriptError, ValueError) as error:
+    except (ConfigError, ScriptError, ValueError, DirectorExtraMissing) as error:
         print(f"tileclock: {error}", file=sys.stderr)
         return 2
     except OSError as error:

@@ -7,11 +7,12 @@ import os
 from .history import CSV_FIELDS, read_records, split_games, summary_row
 
 
-def export(journal_path, out, game=None, board=""):
+def export(journal_path, out, game=None, board="", pictures=False):
     """Write the journal's games (or only the one whose `new_game` has seq `game`); returns the files written.
 
-    `out` is a directory (a USB stick: `games.csv` and a `game-SEQ.json` for each game), or a file
-    ending in `.csv` (the summary rows) or `.json` (every game's records).
+    `out` is a directory (a USB stick: `games.csv` and a `game-SEQ.json` for each game, and with
+    `pictures` its `game-SEQ.png` and `game-SEQ.svg` beside it), or a file ending in `.csv` (the
+    summary rows) or `.json` (every game's records).
     """
     records = read_records(journal_path)
     games = split_games(records)
@@ -33,6 +34,11 @@ def export(journal_path, out, game=None, board=""):
         path = os.path.join(out, f"game-{one.seq}.json")
         _write_json(path, [one])
         written.append(path)
+        if pictures:
+            from .plot import write_pictures  # the director extra; never loaded on a clock
+
+            stem = os.path.join(out, f"game-{records[0]['seq']}")
+            written += write_pictures(records, stem, title=f"board {board or '?'}, game {records[0]['seq']}")
     return written
 
 

@@ -1,0 +1,82 @@
+"""`tileclock sheet`: from recorded games and the pairings to a penalty sheet per round.
+
+It reads; it never writes into the pairing program's files. Every mismatch is printed plainly
+and also stands on the sheet, so nothing is entered from a guess.
+"""
+
+import os
+import re
+from functools import partial
+
+from .facts import game_facts
+from .gamefiles import load_games
+from .matching import match_round
+from .pairings import csv_round, read_pairings_csv, read_tsh, tsh_round
+from .plot import available, write_pictures
+from .sheet import write_sheet
+
+
+def _rounds(args, facts, paired_rounds):
+    if args.round is not None:
+        return [args.round]
+    named = sorted({g.round for g in facts if g.round is not None})
+    if named:
+        return named
+    raise ValueError(
+        "the games do not say which round they were (no `set` from the director's link): "
+        f"name it with --round N (the pairings have rounds {', '.join(map(str, paired_rounds)) or 'none'})"
+    )
+
+
+def _picture_title(table):
+    game = table.game
+    where = f"round {table.round}, table {table.table}" if table.table else f"round {table.round}"
+    sides = " / ".join(f"{side}: {table.player(side)}" for side in "AB" if side in table.names)
+    return " · ".join(p for p in (game.name(), where, sides) if p)
+
+
+def _safe(name):
+    """A file name from text that came from outside (a board name is never a path)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:100]
+
+
+def run_sheets(args, out):
+    """Read the games and pairings `args` name, write each round's sheet; prints what it wrote and found."""
+    found, problems = load_games(args.games)
+    facts = [game_facts(game, source=source, board=board) for source, game, board in found]
+    if args.tsh:
+        divisions = [read_tsh(path) for path in args.tsh]
+        paired = sorted(set(range(1, max((d.rounds() for d in divisions), default=0) + 1)))
+        schedule_of = partial(tsh_round, divisions)
+    else:
+        pairings = read_pairings_csv(args.pairings)
+        paired = sorted({p.round for p in pairings})
+        schedule_of = partial(csv_round, pairings)
+    for text in problems:
+        print(f"left out: {text}", file=out)
+    drawing = available() and not args.no_pictures
+    for number in _rounds(args, facts, paired):
+        schedule = schedule_of(number)
+        match = match_round(schedule, facts)
+        pictures = {}
+        if drawing:
+            folder = os.path.join(args.out, f"round-{number}-pictures")
+            os.makedirs(folder, exist_ok=True)
+            for table in match.tables:
+                if table.game is not None:
+                    stem = _safe(
+                        f"table-{table.table or 'none'}-board-{table.game.board}-game-{table.game.game_seq}"
+                    )
+                    write_pictures(table.game.records, os.path.join(folder, stem), _picture_title(table))
+                    pictures[id(table.game)] = f"round-{number}-pictures/{stem}.svg"
+        for path in write_sheet(args.out, match, schedule, pictures):
+            print(path, file=out)
+        tables = sum(1 for t in match.tables if t.game is not None and t.names)
+        print(f"round {number}: {tables} of {len(match.tables)} tables matched to players", file=out)
+        for text in match.problems:
+            print(f"  MISMATCH {text}", file=out)
+        for text in match.left_out:
+            print(f"  left out: {text}", file=out)
+    if not drawing and not args.no_pictures:
+        print("(no game pictures: they need the director extra, pip install 'tileclock[director]')", file=out)
+    return 0
