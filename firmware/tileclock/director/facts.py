@@ -65,7 +65,8 @@ class GameFacts:
     def name(self):
         """`board 3, game 12`: how messages point at this game."""
         where = f"board {self.board}" if self.board is not None else self.source
-        return f"{where}, game {self.game_seq}"
+        clock = f" (clock {self.clock_id})" if self.clock_id else ""
+        return f"{where}{clock}, game {self.game_seq}"
 
 
 def clock_text(t_ms):
@@ -86,9 +87,7 @@ def game_facts(game, source="", board=None):
     facts = GameFacts(
         source=source,
         board=_text(boots[-1].get("board")) if boots and boots[-1].get("board") is not None else board,
-        clock_id=next(
-            (_text(r[k]) for r in reversed(boots) for k in ("clock_id", "clock") if r.get(k)), None
-        ),
+        clock_id=next((_text(r["clock"]) for r in records + boots if r.get("clock")), None),
         game_seq=first["seq"],
         rules=str(first.get("rules", "")),
         round=_round(_scene(records, summary, "round")),

@@ -40,6 +40,12 @@ def _safe(name):
     return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:100]
 
 
+def _picture_stem(table):
+    game = table.game
+    clock = f"-clock-{game.clock_id}" if game.clock_id else ""  # two clocks may share a board name
+    return _safe(f"table-{table.table or 'none'}-board-{game.board}-game-{game.game_seq}{clock}")
+
+
 def run_sheets(args, out):
     """Read the games and pairings `args` name, write each round's sheet; prints what it wrote and found."""
     found, problems = load_games(args.games)
@@ -64,9 +70,7 @@ def run_sheets(args, out):
             os.makedirs(folder, exist_ok=True)
             for table in match.tables:
                 if table.game is not None:
-                    stem = _safe(
-                        f"table-{table.table or 'none'}-board-{table.game.board}-game-{table.game.game_seq}"
-                    )
+                    stem = _picture_stem(table)
                     write_pictures(table.game.records, os.path.join(folder, stem), _picture_title(table))
                     pictures[id(table.game)] = f"round-{number}-pictures/{stem}.svg"
         for path in write_sheet(args.out, match, schedule, pictures):
