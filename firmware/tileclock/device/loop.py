@@ -10,8 +10,8 @@ import queue
 import time
 from dataclasses import replace
 
-from ..clock.protocol import CommandError, parse_command
 from ..clock.timecode import NS_PER_MS, NS_PER_S
+from .commands import CommandHandler
 from .journal import Journal
 from .render import fault_text
 
@@ -48,6 +48,8 @@ class Daemon:
         self.panels = list(panels)
         self.journal = journal if journal is not None else Journal()
         self.link = link
+        #: answers the director's commands (serial lines, or any other way in)
+        self.commands = CommandHandler(clock, self.journal, link, self._publish)
         self.refresh_on_ticks = refresh_on_ticks
         self.on_frames = on_frames
         self.on_record = None  # called with each record once it is journaled
@@ -193,38 +195,10 @@ class Daemon:
         return len(records)
 
     def _serve_commands(self, now_ns):
-        """Answer the director's commands waiting on the link; a bad line gets an `error` record."""
+        """Hand the director's command lines waiting on the link to the command handler."""
         if self.link is None:
             return 0
-        made = 0
-        bad = []
-        for raw in self.link.read_lines():
-            try:
-                command = parse_command(raw)
-            except CommandError as error:
-                bad.append((str(error), raw[:40].decode("ascii", "replace")))
-                continue
-            if command.name == "status":
-                made += self._publish(self.clock.status(now_ns))
-            elif command.name == "resend":
-                first, last = command.args
-                last = self.journal.next_seq - 1 if last is None else last
-                missing = self.link.resend(first, min(last, self.journal.next_seq - 1))
-                if missing or last >= self.journal.next_seq:
-                    held = f"{self.journal.first_seq}-{self.journal.next_seq - 1}"
-                    made += self._publish(self.clock.error(now_ns, f"resend: the journal holds seq {held}"))
-                self.link.pump()
-            else:
-                side, delta_ms = command.args
-                made += self._publish(self.clock.adjust(now_ns, side, delta_ms))
-        if bad:
-            detail, line = bad[0]
-            if len(bad) > 1:
-                detail += f" (and {len(bad) - 1} more bad lines)"
-            made += self._publish(
-                self.clock.error(now_ns, detail, line)
-            )  # one answer per wake, however noisy
-        return made
+        return self.commands.serve(self.link.read_lines(), now_ns)
 
     def run_forever(self, now_ns=time.monotonic_ns, should_stop=lambda: False, on_wake=None, boot=True):
         """The service's loop: sleep until the next edge or the next deadline."""

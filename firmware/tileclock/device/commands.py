@@ -1,0 +1,66 @@
+"""The director's commands, answered in one place (docs/protocol.md, "Commands").
+
+A command reaches the clock as a line (from the serial link, or any other way in);
+`CommandHandler` parses it, does what it asks through the clock's own methods
+(the clock decides whether the game allows it, and records the answer), and
+publishes the records that makes. The loop only hands it the lines.
+"""
+
+from ..clock.protocol import CommandError, parse_command
+
+
+class CommandHandler:
+    """Answers command lines for `clock`, serving resends from `journal` over `link`.
+
+    `publish(records)` journals and sends records, returning how many it took.
+    """
+
+    def __init__(self, clock, journal, link, publish):
+        self.clock = clock
+        self.journal = journal
+        self.link = link
+        self.publish = publish
+        self._answers = {"status": self._status, "resend": self._resend, "adjust": self._adjust}
+
+    def serve(self, lines, now_ns):
+        """Answer every line in `lines` (bytes, without line endings); returns the records made.
+
+        Bad lines are answered with one `error` record for all of them (naming how many), so a
+        noisy line can never flood the journal.
+        """
+        made = 0
+        bad = []
+        for raw in lines:
+            try:
+                command = parse_command(raw)
+            except CommandError as error:
+                bad.append((str(error), raw[:40].decode("ascii", "replace")))
+                continue
+            made += self.answer(command, now_ns)
+        if bad:
+            detail, line = bad[0]
+            if len(bad) > 1:
+                detail += f" (and {len(bad) - 1} more bad lines)"
+            made += self.publish(self.clock.error(now_ns, detail, line))
+        return made
+
+    def answer(self, command, now_ns):
+        """Do what one parsed command asks; returns the records made."""
+        return self._answers[command.name](now_ns, *command.args)
+
+    def _status(self, now_ns):
+        return self.publish(self.clock.status(now_ns))
+
+    def _adjust(self, now_ns, side, delta_ms):
+        return self.publish(self.clock.adjust(now_ns, side, delta_ms))
+
+    def _resend(self, now_ns, first, last):
+        journal = self.journal
+        last = journal.next_seq - 1 if last is None else last
+        missing = self.link.resend(first, min(last, journal.next_seq - 1))
+        made = 0
+        if missing or last >= journal.next_seq:
+            held = f"{journal.first_seq}-{journal.next_seq - 1}"
+            made = self.publish(self.clock.error(now_ns, f"resend: the journal holds seq {held}"))
+        self.link.pump()
+        return made
