@@ -1,6 +1,7 @@
 """Shared helpers: run the simulator the way a user does, and read its records."""
 
 import io
+import os
 
 import pytest
 from hypothesis import settings
@@ -35,3 +36,25 @@ def sim(monkeypatch, capsys):
 def events(records, *names):
     """The records whose `ev` is one of `names`."""
     return [r for r in records if r["ev"] in names]
+
+
+#: The accounts every test broker has: the director, and clocks c1..c4.
+BROKER_USERS = {"director": "director-secret", **{f"c{n}": f"secret-{n}" for n in range(1, 5)}}
+
+
+@pytest.fixture
+def broker(tmp_path):
+    """A real mosquitto (Debian's) with the shipped hall config and ACL, on a free loopback port.
+
+    Its accounts are `BROKER_USERS`. Where mosquitto is not installed the test is skipped with a
+    reason, except in CI, which installs it (`.ci/run`): there a missing broker fails the test.
+    """
+    from tileclock.director.broker import INSTALL_HINT, LocalBroker, mosquitto_binary
+
+    if mosquitto_binary() is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must have mosquitto: {INSTALL_HINT}")
+        pytest.skip(f"mosquitto is not installed: {INSTALL_HINT}")
+    local = LocalBroker(tmp_path / "broker", BROKER_USERS).start()
+    yield local
+    local.stop()

@@ -46,6 +46,12 @@ def test_every_section_is_read():
         ({"panel": [{"faces": "A", "address": 200}]}, ["panel[1].address", "200"]),
         ({"panel": [{"faces": "A"}, {"faces": "A"}]}, ["same side"]),
         ({"panel": [{"faces": "A", "colour": "blue"}]}, ["panel[1].colour", "'blue'"]),
+        ({"hall": {"port": 1883}}, ["hall", "broker"]),
+        ({"hall": {"broker": "-oProxyCommand=x"}}, ["hall.broker", "'-oProxyCommand=x'"]),
+        ({"hall": {"broker": "h", "port": 0}}, ["hall.port", "0"]),
+        ({"hall": {"broker": "h", "keepalive_s": 1}}, ["hall.keepalive_s", "1"]),
+        ({"hall": {"broker": "h", "user": "x"}}, ["hall.user", "'x'"]),
+        ({"hall": "h"}, ["[hall]"]),
     ],
 )
 def test_a_bad_key_or_value_is_named(data, names):
@@ -53,6 +59,16 @@ def test_a_bad_key_or_value_is_named(data, names):
         parse_config(data)
     for name in names:
         assert name in str(caught.value)
+
+
+def test_the_hall_section_names_the_broker_and_keeps_the_password_out_of_errors():
+    config = parse_config({"hall": {"broker": "192.168.4.1", "password": "s3cret", "tls_ca": "/etc/ca.pem"}})
+    assert config.hall.broker == "192.168.4.1" and config.hall.port == 1883
+    assert config.hall.password == "s3cret" and config.hall.tls_ca == "/etc/ca.pem"
+    assert parse_config({}).hall is None  # no [hall]: no network at all
+    with pytest.raises(ConfigError, match="hall.password") as caught:
+        parse_config({"hall": {"broker": "h", "password": "tab\there"}})
+    assert "tab" not in str(caught.value)
 
 
 def test_a_file_that_is_not_toml_is_named(tmp_path):

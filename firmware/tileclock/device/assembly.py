@@ -157,6 +157,10 @@ class RunningClock:
                 f"cannot use the buttons with pin backend {parts.pin_backend!r} ({error}); "
                 "`tileclock doctor` says why; off a Pi use --simulate"
             ) from error
+        self.uplink = None
+        if config.hall is not None:
+            self.uplink = self.daemon.uplink = self._hall_link(config)
+            self.uplink.start()  # connects in the background: the clock boots at once regardless
         self.started_ns = self.time()
         self.daemon.boot(self.started_ns)
 
@@ -165,8 +169,30 @@ class RunningClock:
         pin = self.board.buttons[button].pin
         pin.drive_low() if down else pin.drive_high()  # buttons pull up: pressed is low
 
+    def _hall_link(self, config):
+        """The uplink to the hall's broker (imported only when the config names one)."""
+        from .hall import valid_clock_id
+        from .hardware.hall_link import HallLink
+
+        if not valid_clock_id(self.clock_id):
+            self.close()
+            raise StartError(f"clock id {self.clock_id!r} is reserved on the hall's broker: set [clock] id")
+        state_dir = self.parts.state_dir or (
+            os.path.dirname(self.journal.path) if self.journal.path else None
+        )
+        return HallLink(
+            self.journal,
+            self.clock_id,
+            config.hall,
+            state_dir,
+            wake=lambda: self.daemon.wake(self.time()),
+            board=config.board,
+        )
+
     def close(self):
-        """Let go of the pins, the port and the journal."""
+        """Let go of the uplink, the pins, the port and the journal."""
+        if getattr(self, "uplink", None) is not None:
+            self.uplink.close()  # says `offline` while the journal is still open
         self.board.close()
         self.link.close()
         self.journal.close()

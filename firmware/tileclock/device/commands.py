@@ -22,8 +22,10 @@ class CommandHandler:
         self.publish = publish
         self._answers = {"status": self._status, "resend": self._resend, "adjust": self._adjust}
 
-    def serve(self, lines, now_ns):
+    def serve(self, lines, now_ns, link=None):
         """Answer every line in `lines` (bytes, without line endings); returns the records made.
+
+        `link` is the way they came in (default: the serial link): a resend goes back on it.
 
         Bad lines are answered with one `error` record for all of them (naming how many), so a
         noisy line can never flood the journal.
@@ -36,7 +38,7 @@ class CommandHandler:
             except CommandError as error:
                 bad.append((str(error), raw[:40].decode("ascii", "replace")))
                 continue
-            made += self.answer(command, now_ns)
+            made += self.answer(command, now_ns, link)
         if bad:
             detail, line = bad[0]
             if len(bad) > 1:
@@ -44,8 +46,10 @@ class CommandHandler:
             made += self.publish(self.clock.error(now_ns, detail, line))
         return made
 
-    def answer(self, command, now_ns):
+    def answer(self, command, now_ns, link=None):
         """Do what one parsed command asks; returns the records made."""
+        if command.name == "resend":
+            return self._resend(now_ns, *command.args, link=link or self.link)
         return self._answers[command.name](now_ns, *command.args)
 
     def _status(self, now_ns):
@@ -54,13 +58,14 @@ class CommandHandler:
     def _adjust(self, now_ns, side, delta_ms):
         return self.publish(self.clock.adjust(now_ns, side, delta_ms))
 
-    def _resend(self, now_ns, first, last):
+    def _resend(self, now_ns, first, last, link=None):
         journal = self.journal
+        link = link or self.link
         last = journal.next_seq - 1 if last is None else last
-        missing = self.link.resend(first, min(last, journal.next_seq - 1))
+        missing = link.resend(first, min(last, journal.next_seq - 1))
         made = 0
         if missing or last >= journal.next_seq:
             held = f"{journal.first_seq}-{journal.next_seq - 1}"
             made = self.publish(self.clock.error(now_ns, f"resend: the journal holds seq {held}"))
-        self.link.pump()
+        link.pump()
         return made

@@ -5,6 +5,7 @@ not know, or a value of the wrong kind, is an error that names the key and the
 value, so a typo never passes silently.
 """
 
+import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 
@@ -16,6 +17,8 @@ from .identity import is_label
 from .idle import IdlePolicy
 
 PIN_BACKENDS = ("auto", "gpiod", "lgpio", "rpigpio", "mock")
+#: A broker host: a DNS name or an IPv4/IPv6 address, nothing that could smuggle options or paths.
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.:-]{0,252}")
 
 
 class ConfigError(ValueError):
@@ -34,6 +37,21 @@ class PanelConfig:
     spi_device: int = 0
     rotate: int = 0  # 0, or 2 for a panel mounted upside down
     contrast: int = 0xCF
+
+
+@dataclass(frozen=True)
+class HallConfig:
+    """The hall's broker (docs/hall.md): where it is and how this clock signs in.
+
+    The clock's user name on the broker is its clock id; `password` is the one the
+    director's broker holds for it. `tls_ca` turns on TLS, checked against that CA file.
+    """
+
+    broker: str
+    port: int = 1883
+    password: str = ""
+    tls_ca: str | None = None
+    keepalive_s: int = 30
 
 
 DEFAULT_PANELS = (PanelConfig(faces="A", address=0x3C), PanelConfig(faces="B", address=0x3D))
@@ -65,6 +83,8 @@ class Config:
     serial_baud: int = 115200
     panels: tuple = DEFAULT_PANELS
     idle: IdlePolicy = IdlePolicy()
+    #: the hall's broker, or None: no network at all
+    hall: HallConfig | None = None
 
     @property
     def profile(self):
@@ -92,7 +112,7 @@ def _side_time(value, key):
 def parse_config(data):
     """A `Config` from parsed TOML (a dict); ConfigError on any unknown key or bad value."""
     data = {name: dict(section) if isinstance(section, dict) else section for name, section in data.items()}
-    for name in ("clock", "buttons", "serial", "screens"):
+    for name in ("clock", "buttons", "serial", "screens", "hall"):
         if name in data and not isinstance(data[name], dict):
             raise ConfigError(f"{name} = {data[name]!r}: expected a [{name}] table")
     config = {}
@@ -162,6 +182,9 @@ def parse_config(data):
     config["idle"] = IdlePolicy(**idle)
     _reject_unknown(screens, "screens")
 
+    if "hall" in data:
+        config["hall"] = _hall(data.pop("hall"))
+
     for name, value in data.items():
         raise ConfigError(f"unknown section [{name}] (value {value!r})")
     return Config(**config)
@@ -201,6 +224,31 @@ def _panels(entries):
     if len(set(faces)) != len(faces):
         raise ConfigError(f"panel: two panels face the same side: {faces}")
     return tuple(panels)
+
+
+def _hall(section):
+    if "broker" not in section:
+        raise ConfigError('hall: needs broker = "HOST" (the director\'s broker), or no [hall] section at all')
+    values = {"broker": _take(section, "broker", str, "hall")}
+    if not _HOST.fullmatch(values["broker"]):
+        raise ConfigError(f"hall.broker = {values['broker']!r}: expected a host name or an IP address")
+    if "port" in section:
+        values["port"] = _take(section, "port", int, "hall")
+        if not 1 <= values["port"] <= 65535:
+            raise ConfigError(f"hall.port = {values['port']!r}: expected 1 to 65535")
+    if "password" in section:
+        password = section.pop("password")
+        if not isinstance(password, str) or not password.isprintable():
+            raise ConfigError("hall.password: expected a string in quotes (its value is not shown)")
+        values["password"] = password
+    if "tls_ca" in section:
+        values["tls_ca"] = _take(section, "tls_ca", str, "hall")
+    if "keepalive_s" in section:
+        values["keepalive_s"] = _take(section, "keepalive_s", int, "hall")
+        if not 5 <= values["keepalive_s"] <= 600:
+            raise ConfigError(f"hall.keepalive_s = {values['keepalive_s']!r}: expected 5 to 600 seconds")
+    _reject_unknown(section, "hall")
+    return HallConfig(**values)
 
 
 def _reject_unknown(section, where):

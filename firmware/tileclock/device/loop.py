@@ -41,6 +41,7 @@ class Daemon:
         on_frames=None,
         boot_info=None,
         clock_id=None,
+        uplink=None,
     ):
         self.clock = clock
         #: stamped on every record, so the director can always tell this clock's stream apart
@@ -50,6 +51,8 @@ class Daemon:
         self.link = link
         #: answers the director's commands (serial lines, or any other way in)
         self.commands = CommandHandler(clock, self.journal, link, self._publish)
+        #: the hall's broker link (device/hardware/hall_link.py), or None
+        self.uplink = uplink
         self.refresh_on_ticks = refresh_on_ticks
         self.on_frames = on_frames
         self.on_record = None  # called with each record once it is journaled
@@ -124,6 +127,8 @@ class Daemon:
             self.journal.write_pending()  # the disk failed before: try again
         if self.link is not None and self.link.pending:
             self.link.pump()  # what the port would not take before, or could not: try again
+        if self.uplink is not None:
+            self.uplink.pump()  # room in its window again, or the broker back
         if made or edges or self.refresh_on_ticks or self._faulty or self._idle_ns(now_ns) is not None:
             self.refresh(now_ns)
 
@@ -168,6 +173,8 @@ class Daemon:
             yield f"panel {output.panel.faces}", output.failing
         if self.link is not None:
             yield self.link.part, self.link.failing
+        if self.uplink is not None:
+            yield self.uplink.part, self.uplink.failing
 
     def _note_faults(self, now_ns):
         changed = False
@@ -192,13 +199,18 @@ class Daemon:
                 self.on_record(record)
         if self.link is not None:
             self.link.pump()
+        if self.uplink is not None:
+            self.uplink.pump()
         return len(records)
 
     def _serve_commands(self, now_ns):
-        """Hand the director's command lines waiting on the link to the command handler."""
-        if self.link is None:
-            return 0
-        return self.commands.serve(self.link.read_lines(), now_ns)
+        """Hand the director's command lines waiting on the serial line and the hall's broker to the
+        command handler: both carry the same commands, with the same checks."""
+        made = 0
+        for link in (self.link, self.uplink):
+            if link is not None:
+                made += self.commands.serve(link.read_lines(), now_ns, link)
+        return made
 
     def run_forever(self, now_ns=time.monotonic_ns, should_stop=lambda: False, on_wake=None, boot=True):
         """The service's loop: sleep until the next edge or the next deadline."""

@@ -44,7 +44,7 @@ def font(size):
 
 STATE_WORDS = {State.READY: "READY", State.PAUSED: "STOPPED", State.RUNNING: "", State.ENDED: "FINAL"}
 HINT_WORDS = {Hint.END_GAME: "RELEASE: END GAME", Hint.NEW_GAME: "RELEASE: NEW GAME"}
-_PART_WORDS = {"serial": "LINK DOWN", "journal": "DISK FAULT"}
+_PART_WORDS = {"serial": "LINK DOWN", "journal": "DISK FAULT", "hall": "NO HALL"}
 
 
 def fault_text(part):

@@ -1,0 +1,370 @@
+"""The uplink to the hall's broker: records out from the journal, commands in, never blocking the clock.
+
+paho-mqtt's own thread does all the network work; the loop only hands it
+records (a publish is a queue append) and reads the commands it received.
+The journal is the outbox: paho keeps unacknowledged messages in memory
+only, so the uplink remembers on disk the last seq the broker acknowledged
+(`hall.acked` in the state directory, written at most once a second) and, at
+every start, publishes again from the record after it. At most `WINDOW`
+records are in paho's hands at once; the rest wait in the journal, so an hour
+without the network costs memory for nothing but the journal.
+
+A record may reach the broker twice (a start after a kill, a resend): the
+director keeps each (clock id, seq) once.
+
+Locks: paho calls `on_publish` holding its own message lock, so the uplink
+never calls paho while holding its own (`_lock`); an acknowledgement that
+comes back before its publish call returned is kept in `_early` until the
+message id is registered.
+"""
+
+import json
+import logging
+import os
+import threading
+import time
+from collections import deque
+
+import paho.mqtt.client as mqtt
+
+from ...clock.protocol import FrameError, unframe
+from ..hall import ALL, topic
+
+log = logging.getLogger(__name__)
+
+#: records handed to paho and not yet acknowledged, at most
+WINDOW = 200
+#: a broken connection shows as a fault only once it has lasted this long (Wi-Fi blips are not news)
+DOWN_GRACE_S = 5.0
+#: the acknowledged seq goes to disk at most this often
+SAVE_EVERY_S = 1.0
+#: commands waiting for the loop, at most (more are dropped, with a log line)
+MAX_COMMANDS = 32
+
+
+class HallLink:
+    """Publishes the journal's records to `tileclock/<clock id>/records` and reads the director's commands.
+
+    `wake` is called (from paho's thread) when the loop has something to do:
+    commands arrived, room in the window, the connection came or went.
+    """
+
+    part = "hall"
+
+    def __init__(self, journal, clock_id, hall, state_dir=None, wake=lambda: None, board=None):
+        self.journal = journal
+        self.clock_id = clock_id
+        self.hall = hall
+        self.board = board
+        self.wake = wake
+        self._acked_path = os.path.join(state_dir, "hall.acked") if state_dir else None
+        self._lock = threading.Lock()  # the ack bookkeeping, shared with paho's thread
+        self._pump_lock = threading.Lock()  # one pump at a time
+        self._save_lock = threading.Lock()  # one write of `hall.acked` at a time
+        self.acked = self._load_acked()  # every seq up to this one is at the broker
+        self._next = self.acked + 1  # the next seq to hand to paho
+        self._above = set()  # acknowledged seqs beyond `acked` (resends, reordering)
+        self._seq_of = {}  # paho message id -> seq (None: a state or status message) in flight
+        self._early = set()  # message ids acknowledged before they were registered
+        self._resend = deque()
+        self._commands = deque()
+        self._dropped_commands = 0
+        self._connected = False
+        self._down_since = time.monotonic()
+        self._down_reason = "not connected yet"
+        self._state = None  # the last state published, to publish only changes
+        self._scene = {}  # round, table, ... as the records last said
+        self._faults = {}  # part -> detail, from fault / fault_cleared records
+        self._last_record = None
+        self._save_timer = None
+        self._saved_at = 0.0
+        self._saved = self.acked
+        self._closed = False
+        self.client = self._make_client()
+
+    # --- the loop's side
+
+    @property
+    def pending(self):
+        """Never a reason for the loop to retry: paho's thread reconnects, and `wake` says when to publish."""
+        return False
+
+    @property
+    def failing(self):
+        """Why the broker is out of reach, once that has lasted `DOWN_GRACE_S`; else None."""
+        since = self._down_since
+        if since is None or time.monotonic() - since < DOWN_GRACE_S:
+            return None
+        return self._down_reason
+
+    def start(self):
+        """Connect in the background (paho's thread keeps trying until it gets through)."""
+        self.client.connect_async(self.hall.broker, self.hall.port, keepalive=self.hall.keepalive_s)
+        self.client.loop_start()
+        self._wake_after_grace()
+
+    def pump(self):
+        """Hand paho the records that fit in the window, and the state if it changed."""
+        self._take_up_records()
+        if not self._connected:
+            return
+        with self._pump_lock:
+            while True:
+                with self._lock:
+                    seq = self._next_seq() if len(self._seq_of) < WINDOW else None
+                if seq is None:
+                    break
+                line = self.journal.line(seq)
+                if line is None:
+                    continue  # no longer held (pruned): nothing to send
+                info = self.client.publish(topic(self.clock_id, "records"), line, qos=1)
+                if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
+                    with self._lock:
+                        self._resend.appendleft(seq)
+                    break
+                self._register(info.mid, seq)
+            self._publish_state()
+
+    def resend(self, first, last):
+        """Publish records `first`..`last` again (the director lost them); returns the seqs not held."""
+        missing = []
+        with self._lock:
+            for seq in range(first, last + 1):
+                (self._resend.append(seq) if self.journal.line(seq) else missing.append(seq))
+        return missing
+
+    def read_lines(self):
+        """Command lines the director sent since the last call."""
+        lines = []
+        while self._commands:
+            lines.append(self._commands.popleft())
+        return lines
+
+    def close(self, timeout_s=2.0):
+        """Say `offline` (the will is not sent on a clean disconnect), save the acknowledged seq, disconnect."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._connected:
+            info = self._publish(topic(self.clock_id, "status"), "offline", retain=True)
+            try:
+                info.wait_for_publish(timeout_s)
+            except (RuntimeError, ValueError):
+                pass
+        self.client.disconnect()
+        self.client.loop_stop()
+        if self._save_timer:
+            self._save_timer.cancel()
+        self._save_acked()
+
+    # --- what the records say, for the retained state
+
+    def _take_up_records(self):
+        """Follow the journal's newest records: the game's scene and the faults, for the state topic."""
+        newest = self.journal.next_seq - 1
+        if self._last_record is not None and self._last_record["seq"] >= newest:
+            return
+        first = newest if self._last_record is None else self._last_record["seq"] + 1
+        for seq in range(max(first, self.journal.first_seq), newest + 1):
+            line = self.journal.line(seq)
+            try:
+                record = unframe(line) if line else None
+            except FrameError:
+                record = None
+            if record is None:
+                continue
+            if record.get("ev") == "fault":
+                self._faults[str(record.get("part"))] = str(record.get("detail", ""))
+            elif record.get("ev") == "fault_cleared":
+                self._faults.pop(str(record.get("part")), None)
+            for key in ("round", "table", "board"):
+                if key in record:
+                    self._scene[key] = record[key]
+            self._last_record = record
+
+    def _publish_state(self):
+        record = self._last_record
+        if record is None:
+            return
+        state = {
+            "clock": self.clock_id,
+            "board": self._scene.get("board", self.board),
+            "round": self._scene.get("round"),
+            "table": self._scene.get("table"),
+            "seq": record["seq"],
+            "ev": record.get("ev"),
+            "state": record.get("state"),
+            "run": record.get("run"),
+            "A": record.get("A"),
+            "B": record.get("B"),
+            "faults": self._faults,
+        }
+        text = json.dumps(state, separators=(",", ":"), sort_keys=True)
+        if text != self._state:
+            self._publish(topic(self.clock_id, "state"), text, retain=True)
+            self._state = text
+
+    def _publish(self, name, payload, retain=False):
+        """Publish a message that is not a record (QoS 1)."""
+        info = self.client.publish(name, payload, qos=1, retain=retain)
+        self._register(info.mid, None)
+        return info
+
+    def _register(self, mid, seq):
+        """Tie a message id to its record's seq (None: not a record), or take its early acknowledgement."""
+        with self._lock:
+            early = mid in self._early
+            if early:
+                self._early.discard(mid)
+                if seq is not None:
+                    self._acknowledged(seq)
+            else:
+                self._seq_of[mid] = seq
+        if early and seq is not None:
+            self._schedule_save()
+
+    # --- paho's side (its thread)
+
+    def _make_client(self):
+        client = mqtt.Client(
+            mqtt.CallbackAPIVersion.VERSION2,
+            client_id=self.clock_id,
+            clean_session=False,
+            protocol=mqtt.MQTTv311,
+        )
+        client.username_pw_set(self.clock_id, self.hall.password or None)
+        if self.hall.tls_ca:
+            client.tls_set(ca_certs=self.hall.tls_ca)
+        client.will_set(topic(self.clock_id, "status"), "offline", qos=1, retain=True)
+        client.reconnect_delay_set(min_delay=1, max_delay=30)
+        client.max_inflight_messages_set(WINDOW)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_publish = self._on_publish
+        client.on_message = self._on_message
+        return client
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties):
+        if reason_code.is_failure:
+            self._down_reason = f"broker {self.hall.broker}:{self.hall.port} refused: {reason_code}"
+            return
+        self._connected = True
+        self._down_since = None
+        # commands at QoS 0: the broker keeps none for a clock that is away, so a stale
+        # command (a round over sent an hour ago) can never act on a later game
+        client.subscribe([(topic(self.clock_id, "cmd"), 0), (topic(ALL, "cmd"), 0)])
+        self._publish(topic(self.clock_id, "status"), "online", retain=True)
+        self._state = None  # publish the state afresh
+        self.wake()
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties):
+        self._connected = False
+        if self._down_since is None:
+            self._down_since = time.monotonic()
+        self._down_reason = f"broker {self.hall.broker}:{self.hall.port} lost: {reason_code}"
+        self._wake_after_grace()
+
+    def _wake_after_grace(self):
+        timer = threading.Timer(DOWN_GRACE_S + 0.05, self.wake)
+        timer.daemon = True
+        timer.start()
+
+    def _on_publish(self, client, userdata, mid, reason_code, properties):
+        with self._lock:
+            if mid not in self._seq_of:
+                self._early.add(mid)
+                return
+            seq = self._seq_of.pop(mid)
+            if seq is None:
+                return  # a state or status message
+            self._acknowledged(seq)
+            refill = len(self._seq_of) <= WINDOW // 2 and self._next < self.journal.next_seq
+        self._schedule_save()
+        if refill:
+            self.wake()
+
+    def _acknowledged(self, seq):
+        """The broker has record `seq` (call with `_lock` held)."""
+        if seq > self.acked:
+            self._above.add(seq)
+        while self.acked + 1 in self._above:
+            self._above.discard(self.acked + 1)
+            self.acked += 1
+
+    def _on_message(self, client, userdata, message):
+        if message.retain or not message.payload:
+            return  # a retained command is stale by definition; an empty one only clears a retained one
+        if len(self._commands) >= MAX_COMMANDS:
+            self._dropped_commands += 1
+            if self._dropped_commands == 1 or self._dropped_commands % 100 == 0:
+                log.warning(
+                    "hall: %d commands dropped (more than %d waiting)", self._dropped_commands, MAX_COMMANDS
+                )
+            return
+        self._commands.append(bytes(message.payload))
+        self.wake()
+
+    # --- the acknowledged seq, on disk
+
+    def _next_seq(self):
+        if self._resend:
+            return self._resend.popleft()
+        if self._next < self.journal.first_seq:
+            self._next = self.journal.first_seq
+            self.acked = max(self.acked, self._next - 1)
+        if self._next < self.journal.next_seq:
+            self._next += 1
+            return self._next - 1
+        return None
+
+    def _load_acked(self):
+        """The last seq the broker acknowledged before this start, or -1 (send the whole journal)."""
+        if self._acked_path is None:
+            return self.journal.first_seq - 1
+        try:
+            with open(self._acked_path, encoding="ascii") as file:
+                acked = int(file.read().strip())
+        except FileNotFoundError:
+            return self.journal.first_seq - 1
+        except (OSError, ValueError, UnicodeDecodeError) as error:
+            log.warning("hall: %s unreadable (%s): sending the whole journal again", self._acked_path, error)
+            return self.journal.first_seq - 1
+        # a journal started afresh has nothing above its own end
+        return min(max(acked, self.journal.first_seq - 1), self.journal.next_seq - 1)
+
+    def _schedule_save(self):
+        with self._lock:
+            if self._save_timer is not None:
+                return
+            delay = max(0.0, self._saved_at + SAVE_EVERY_S - time.monotonic())
+            self._save_timer = threading.Timer(delay, self._save_acked)
+            self._save_timer.daemon = True
+            self._save_timer.start()
+
+    def _save_acked(self):
+        with self._save_lock:  # the timer's thread and `close` may both save
+            self._save_acked_now()
+
+    def _save_acked_now(self):
+        with self._lock:
+            self._save_timer = None
+            acked = self.acked
+        if self._acked_path is None or acked == self._saved:
+            return
+        temporary = self._acked_path + ".new"
+        try:
+            with open(temporary, "w", encoding="ascii") as file:
+                file.write(f"{acked}\n")
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, self._acked_path)
+        except OSError as error:
+            log.warning(
+                "hall: cannot save %s (%s); records after %d may be sent again",
+                self._acked_path,
+                error,
+                self._saved,
+            )
+            return
+        self._saved = acked
+        self._saved_at = time.monotonic()

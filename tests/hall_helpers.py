@@ -1,0 +1,66 @@
+"""Helpers for the hall's tests: a listener on the real broker, and waiting on real network I/O."""
+
+import threading
+import time
+
+import paho.mqtt.client as mqtt
+
+from conftest import BROKER_USERS
+from tileclock.clock.protocol import unframe
+from tileclock.device.config import HallConfig
+
+
+def wait_for(predicate, timeout_s=10.0, what="the condition"):
+    """Poll `predicate` (network I/O happens on other threads) until true; fail after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def hall_config(broker, clock="c1"):
+    """The [hall] section a clock `clock` uses to reach `broker`."""
+    return HallConfig(broker="127.0.0.1", port=broker.port, password=BROKER_USERS[clock], keepalive_s=5)
+
+
+class Listener:
+    """A client on the broker that keeps every message by topic (as user `user`)."""
+
+    def __init__(self, broker, user="director", client_id="listener", subscribe="tileclock/#", clean=True):
+        self.messages = []
+        self.lock = threading.Lock()
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean)
+        self.client.username_pw_set(user, BROKER_USERS[user])
+        self.subscribe = subscribe
+        self.connected = threading.Event()
+        self.client.on_connect = self._on_connect
+        self.client.on_message = self._on_message
+        self.client.connect("127.0.0.1", broker.port)
+        self.client.loop_start()
+        wait_for(self.connected.is_set, what=f"{user} to connect")
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties):
+        if self.subscribe:
+            client.subscribe(self.subscribe, qos=1)
+        self.connected.set()
+
+    def _on_message(self, client, userdata, message):
+        with self.lock:
+            self.messages.append((message.topic, bytes(message.payload), message.retain))
+
+    def payloads(self, topic):
+        with self.lock:
+            return [payload for name, payload, _ in self.messages if name == topic]
+
+    def records(self, clock="c1"):
+        """Every record received from `clock`, decoded, in arrival order (repeats included)."""
+        return [unframe(p.decode("ascii")) for p in self.payloads(f"tileclock/{clock}/records")]
+
+    def seqs(self, clock="c1"):
+        return {record["seq"] for record in self.records(clock)}
+
+    def close(self):
+        self.client.disconnect()
+        self.client.loop_stop()

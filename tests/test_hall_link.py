@@ -1,0 +1,229 @@
+"""The clock's uplink to a real mosquitto: every record out, the journal as the outbox, commands in."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from dataclasses import replace
+
+import paho.mqtt.client as mqtt
+
+from conftest import BROKER_USERS
+from hall_helpers import Listener, hall_config, wait_for
+from tileclock.clock.protocol import with_crc
+from tileclock.clock.timecode import NS_PER_S
+from tileclock.device.config import Config
+from tileclock.sim.simulator import Simulator
+
+S = NS_PER_S
+
+
+def clock_on(broker, tmp_path, clock="c1", **options):
+    config = replace(Config(clock_id=clock), hall=hall_config(broker, clock))
+    return Simulator(config, state_dir=str(tmp_path / clock), **options)
+
+
+def tap(sim, button, t_s):
+    sim.set_button(button, True, int(t_s * S))
+    sim.set_button(button, False, int((t_s + 0.1) * S))
+
+
+def pump_until(sim, predicate, what):
+    """Let the uplink hand paho more records until `predicate` (the loop does this when woken)."""
+
+    def done():
+        sim.uplink.pump()
+        return predicate()
+
+    wait_for(done, what=what)
+
+
+def test_every_record_reaches_the_broker_in_order_with_state_and_status(broker, tmp_path):
+    listener = Listener(broker)
+    sim = clock_on(broker, tmp_path)
+    for n in range(10):
+        tap(sim, "AB"[n % 2], 1 + n)
+    everything = set(range(sim.journal.next_seq))
+    pump_until(sim, lambda: listener.seqs() == everything, "every record")
+    records = listener.records()
+    assert [r["seq"] for r in records] == sorted(everything)  # in order, once each on a steady line
+    assert all(r["clock"] == "c1" for r in records)
+    assert listener.payloads("tileclock/c1/status")[-1] == b"online"
+    wait_for(
+        lambda: b'"seq":%d' % records[-1]["seq"] in (listener.payloads("tileclock/c1/state") or [b""])[-1]
+    )
+    sim.close()
+    wait_for(lambda: listener.payloads("tileclock/c1/status")[-1] == b"offline", what="offline at shutdown")
+    listener.close()
+
+
+def test_the_journal_is_the_outbox_across_a_restart_while_the_broker_is_away(broker, tmp_path):
+    listener = Listener(broker, client_id="director", clean=False)  # a persistent session, as the director's
+    sim = clock_on(broker, tmp_path)
+    tap(sim, "B", 1)
+    first = set(range(sim.journal.next_seq))
+    pump_until(sim, lambda: listener.seqs() == first, "the first records")
+    wait_for(lambda: sim.uplink.acked == max(first), what="the broker's acknowledgements")
+    broker.stop()
+    for n in range(6):  # played while the broker is away: only the journal has them
+        tap(sim, "AB"[n % 2], 2 + n)
+    made = sim.journal.next_seq
+    sim.close()  # the clock restarts: paho's memory is gone
+    broker.start()
+    sim = clock_on(broker, tmp_path)
+    tap(sim, "B", 20)
+    everything = set(range(sim.journal.next_seq))
+    pump_until(sim, lambda: listener.seqs() == everything, "every record, those made offline too")
+    assert made < sim.journal.next_seq
+    seqs = [r["seq"] for r in listener.records()]
+    assert seqs.count(0) == 1  # what the broker had acknowledged was not sent again
+    sim.close()
+    listener.close()
+
+
+def test_a_killed_clock_resumes_after_the_last_acknowledged_record(broker, tmp_path):
+    listener = Listener(broker, client_id="director", clean=False)
+    state = tmp_path / "state"
+    (tmp_path / "config.toml").write_text(
+        f'[clock]\nid = "c1"\ncheckpoint_s = 1\n[serial]\nport = "loop://"\n'
+        f'[hall]\nbroker = "127.0.0.1"\nport = {broker.port}\npassword = "{BROKER_USERS["c1"]}"\n'
+    )
+    script = tmp_path / "game.txt"
+    script.write_text("0.1 press B\n0.3 press A\n0.5 press B\n0.7 press A\n30 until\n")
+    command = [
+        sys.executable,
+        "-m",
+        "tileclock",
+        "run",
+        "--simulate",
+        "--config",
+        str(tmp_path / "config.toml"),
+    ]
+    command += ["--state-dir", str(state)]
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(tmp_path / "notify"))
+    notify.settimeout(20)
+    env = dict(os.environ, NOTIFY_SOCKET=str(tmp_path / "notify"))
+    process = subprocess.Popen([*command, "--script", str(script)], stderr=subprocess.DEVNULL, env=env)
+    try:
+        while not notify.recv(256).startswith(b"READY=1"):
+            pass
+        wait_for(lambda: {"switch", "checkpoint"} <= {r["ev"] for r in listener.records()}, what="play")
+        process.send_signal(signal.SIGKILL)  # mid-game: no `offline`, no saving on the way out
+        process.wait(10)
+        wait_for(lambda: listener.payloads("tileclock/c1/status")[-1] == b"offline", 30, "the will")
+        process = subprocess.Popen(command, stderr=subprocess.DEVNULL, env=env)
+        while not notify.recv(256).startswith(b"READY=1"):  # SIGTERM is a clean stop from here on
+            pass
+        wait_for(lambda: "recovered" in {r["ev"] for r in listener.records()}, what="the restarted clock")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(10)
+    from tileclock.device.journal import Journal
+
+    journal = Journal(str(state / "journal.log"))
+    wait_for(lambda: listener.seqs() == set(range(journal.next_seq)), what="every journaled record")
+    seqs = [r["seq"] for r in listener.records()]
+    assert len(seqs) - len(set(seqs)) <= 5  # a kill resends at most what was acknowledged in its last second
+    assert int((state / "hall.acked").read_text()) == journal.next_seq - 1
+    listener.close()
+
+
+def test_commands_from_the_director_are_checked_and_recorded(broker, tmp_path):
+    listener = Listener(broker)
+    sim = clock_on(broker, tmp_path)
+    pump_until(sim, lambda: listener.payloads("tileclock/c1/status") == [b"online"], "the clock online")
+    director = listener.client
+
+    def answered(payload, topic="tileclock/c1/cmd", retain=False):
+        before = sim.journal.next_seq
+        director.publish(topic, payload, qos=0, retain=retain).wait_for_publish(5)
+        pump_until(sim, lambda: sim.journal.next_seq > before or sim.uplink._commands, "the command")
+        sim.daemon.pump(sim.time())  # the loop's wake: it reads the command
+        return [r for r in sim.journal.records() if r["seq"] >= before]
+
+    assert [r["ev"] for r in answered("status")] == ["status"]
+    assert [r["ev"] for r in answered("status", "tileclock/all/cmd")] == ["status"]
+    refused = answered("adjust A +60000")  # no CRC: refused, as on the serial line
+    assert refused[0]["ev"] == "error" and "CRC" in refused[0]["detail"]
+    assert answered("\x00\x01 noise")[0]["ev"] == "error"
+    tap(sim, "B", 1)  # running: an adjust is refused by the game, and recorded
+    assert "stopped" in answered(with_crc("adjust A +60000"))[0]["detail"]
+    tap(sim, "STOP", 2)
+    adjusted = answered(with_crc("adjust A +60000"))
+    assert adjusted[0]["ev"] == "adjust" and adjusted[0]["delta_ms"] == 60000
+    sim.close()
+    # a retained command is stale by definition: a clock that comes online never acts on one
+    director.publish("tileclock/c1/cmd", "status", qos=1, retain=True).wait_for_publish(5)
+    sim = clock_on(broker, tmp_path)
+    before = sim.journal.next_seq
+    pump_until(sim, lambda: listener.payloads("tileclock/c1/status")[-1] == b"online", "the clock again")
+    director.publish("tileclock/c1/cmd", "", qos=1, retain=True).wait_for_publish(5)  # clears it; no command
+    director.publish("tileclock/c1/cmd", "status", qos=0).wait_for_publish(5)
+    pump_until(sim, lambda: sim.uplink._commands, "the fresh command")
+    sim.daemon.pump(sim.time())
+    assert [r["ev"] for r in sim.journal.records()[before:]] == ["status"]
+    sim.close()
+    listener.close()
+
+
+def test_a_clock_may_publish_only_as_itself_and_never_send_commands(broker, tmp_path):
+    spy = Listener(broker)  # the director sees everything that gets through
+    impostor = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="c1")
+    impostor.username_pw_set("c1", BROKER_USERS["c1"])
+    impostor.connect("127.0.0.1", broker.port)
+    impostor.loop_start()
+    wait_for(impostor.is_connected, what="c1 to connect")
+    for name in ("tileclock/c2/records", "tileclock/c2/state", "tileclock/c2/cmd", "tileclock/all/cmd"):
+        impostor.publish(name, "forged", qos=1).wait_for_publish(5)
+    impostor.publish("tileclock/c1/records", "mine", qos=1).wait_for_publish(5)
+    wait_for(lambda: spy.payloads("tileclock/c1/records") == [b"mine"], what="c1's own message")
+    assert [name for name, _, _ in spy.messages] == ["tileclock/c1/records"]
+    # and a clock cannot read another clock's commands or records
+    reader = Listener(broker, user="c1", client_id="c1-reader", subscribe=[("tileclock/#", 1)])
+    spy.client.publish("tileclock/c2/cmd", "status", qos=1).wait_for_publish(5)
+    spy.client.publish("tileclock/c1/cmd", "status", qos=1).wait_for_publish(5)
+    wait_for(lambda: reader.payloads("tileclock/c1/cmd") == [b"status"], what="c1's own command")
+    assert reader.payloads("tileclock/c2/cmd") == []
+    # no password, no entry
+    stranger = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="stranger")
+    refused = []
+    stranger.on_connect = lambda c, u, f, reason, p: refused.append(reason.is_failure)
+    stranger.connect("127.0.0.1", broker.port)
+    stranger.loop_start()
+    wait_for(lambda: refused, what="the broker's answer")
+    assert refused == [True]
+    for client in (impostor, stranger):
+        client.loop_stop()
+    reader.close()
+    spy.close()
+
+
+def test_the_broker_gone_is_a_fault_and_an_alert_never_a_stop(broker, tmp_path, monkeypatch):
+    monkeypatch.setattr("tileclock.device.hardware.hall_link.DOWN_GRACE_S", 0.2)
+    sim = clock_on(broker, tmp_path)
+    wait_for(lambda: sim.uplink._connected, what="the clock online")
+    tap(sim, "B", 1)
+    broker.stop()
+    wait_for(lambda: sim.uplink.failing, what="the uplink to notice")
+    tap(sim, "A", 2)  # play goes on
+    assert sim.daemon.alerts == ("NO HALL",)
+    faults = [r for r in sim.journal.records() if r["ev"] == "fault"]
+    assert faults and faults[0]["part"] == "hall"
+    assert sim.journal.records()[-1]["run"] == "B"
+    broker.start()
+    wait_for(lambda: sim.uplink._connected, 30, "the uplink to reconnect")
+    tap(sim, "B", 40)
+    assert sim.daemon.alerts == ()
+    assert "fault_cleared" in [r["ev"] for r in sim.journal.records()]
+    sim.close()
+
+
+def test_without_a_hall_section_the_clock_loads_no_network_client():
+    code = (
+        "import sys; from tileclock.device.config import Config; from tileclock.sim.simulator import Simulator;"
+        "sim = Simulator(Config()); assert sim.uplink is None; sim.close();"
+        "assert 'paho' not in sys.modules, 'paho loaded'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
