@@ -148,6 +148,12 @@ def test_commands_from_the_director_are_checked_and_recorded(broker, tmp_path):
     refused = answered("adjust A +60000")  # no CRC: refused, as on the serial line
     assert refused[0]["ev"] == "error" and "CRC" in refused[0]["detail"]
     assert answered("\x00\x01 noise")[0]["ev"] == "error"
+    # a resend is answered on the broker, from the journal: the director lost those records
+    pump_until(sim, lambda: listener.seqs() == set(range(sim.journal.next_seq)), "every record once")
+    director.publish("tileclock/c1/cmd", "resend 0 2", qos=0).wait_for_publish(5)
+    pump_until(sim, lambda: sim.uplink._commands, "the resend")
+    sim.daemon.pump(sim.time())
+    pump_until(sim, lambda: [r["seq"] for r in listener.records()].count(2) == 2, "records 0-2 again")
     tap(sim, "B", 1)  # running: an adjust is refused by the game, and recorded
     assert "stopped" in answered(with_crc("adjust A +60000"))[0]["detail"]
     tap(sim, "STOP", 2)
