@@ -57,8 +57,8 @@ def _run(argv):
 
 
 def _game(played, table):
-    (records,) = split_games(read_records(os.path.join(played, f"board-{table}", "game-1.log")))
-    return records
+    (game,) = split_games(read_records(os.path.join(played, f"board-{table}", "game-1.log")))
+    return game.records
 
 
 # --- pairings in

@@ -125,9 +125,7 @@ def cmd_plot(args):
 
     game = pick_game(read_records(args.log), args.game)
     at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
-    print(
-        write_picture(game, args.out, title=args.title or f"{args.log}, game {game[0]['seq']}", at_ms=at_ms)
-    )
+    print(write_picture(game, args.out, title=args.title or f"{args.log}, game {game.seq}", at_ms=at_ms))
     return 0
 
 

@@ -37,8 +37,8 @@ def export(journal_path, out, game=None, board="", pictures=False):
         if pictures:
             from .plot import write_pictures  # the director extra; never loaded on a clock
 
-            stem = os.path.join(out, f"game-{records[0]['seq']}")
-            written += write_pictures(records, stem, title=f"board {board or '?'}, game {records[0]['seq']}")
+            stem = os.path.join(out, f"game-{one.seq}")
+            written += write_pictures(one, stem, title=f"board {board or '?'}, game {one.seq}")
     return written
 
 
