@@ -17,8 +17,10 @@ def test_every_section_is_read():
             "clock": {"board": "12", "rules": "nsa1997", "time_a": "25:00", "time_b": "30:00"},
             "buttons": {"a": 5, "stop": 6, "b": 13, "min_turn_ms": 300, "bounce_ms": 15},
             "serial": {"port": "/dev/ttyGS0", "baud": 9600},
+            "screens": {"i2c_hz": 100_000},
         }
     )
+    assert config.i2c_hz == 100_000
     assert config.board == "12" and config.rules == "nsa1997"
     assert config.times_s == {"A": 1500, "B": 1800}
     assert config.pins == {"A": 5, "STOP": 6, "B": 13}
@@ -41,6 +43,7 @@ def test_every_section_is_read():
         ({"serial": {"baud": "fast"}}, ["serial.baud", "'fast'"]),
         ({"screen": {}}, ["[screen]"]),
         ({"screens": {"dim_after": 5}}, ["screens.dim_after", "5"]),
+        ({"screens": {"i2c_hz": 400}}, ["screens.i2c_hz", "400"]),
         ({"panel": [{"faces": "C"}]}, ["panel[1].faces", "'C'"]),
         ({"panel": [{"faces": "A", "rotate": 1}]}, ["panel[1].rotate", "1"]),
         ({"panel": [{"faces": "A", "address": 200}]}, ["panel[1].address", "200"]),

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from tileclock.device.config import Config, ConfigError, load_config, parse_config
 
 KEYS = ["board", "rules", "time_a", "time_b", "checkpoint_s", "a", "b", "stop", "backend", "bounce_ms",
-        "min_turn_ms", "port", "baud", "faces", "driver", "address", "rotate", "contrast", "dim_after_s", "x"]  # fmt: skip
+        "min_turn_ms", "port", "baud", "faces", "driver", "address", "rotate", "contrast", "dim_after_s", "i2c_hz", "x"]  # fmt: skip
 SECTIONS = ["clock", "buttons", "serial", "screens", "panel", "screen"]
 VALUES = st.recursive(
     st.one_of(

@@ -16,7 +16,7 @@ from PIL import Image
 from tileclock.clock.core import GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.hardware.oled import PagedSH1106, PagedSSD1306, RecordingBus, pack_pages
+from tileclock.device.hardware.oled import PagedSH1106, PagedSSD1306, RecordingBus, bus_ns, pack_pages, pi_i2c
 from tileclock.device.hardware.screens import PanelOutput
 from tileclock.device.idle import IdlePolicy
 from tileclock.device.render import BIG, TIME_RIGHT, Panel, font, render
@@ -138,10 +138,43 @@ def test_an_unchanged_frame_sends_nothing_and_a_changed_digit_sends_only_its_spa
     for x in range(40, 44):
         second.putpixel((x, 20), 1 - second.getpixel((x, 20)))  # page 2, columns 40-43
     device.display(second)
-    assert bus.writes == [
-        (0x3C, 0x00, bytes([0x21, 40, 43, 0x22, 2, 2])),
-        (0x3C, 0x40, bytes(pack_pages(second)[2][40:44])),
+    assert (
+        bus.writes
+        == [
+            (0x3C, 0x00, bytes([0xB2, 40 & 0x0F, 0x10 | 40 >> 4])),  # page 2, column 40 (page addressing)
+            (0x3C, 0x40, bytes(pack_pages(second)[2][40:44])),
+        ]
+    )
+
+
+def test_changed_runs_far_apart_go_as_two_spans_and_close_ones_as_one():
+    bus = RecordingBus()
+    device = PagedSSD1306(pi_i2c(bus, 0x3C))
+    blank = Image.new("1", (128, 64))
+    device.display(blank)
+    frame = blank.copy()
+    for x in (10, 12, 60):  # 10 and 12 are one unchanged column apart; 60 is far off
+        frame.putpixel((x, 0), 1)
+    bus.writes.clear()
+    device.display(frame)
+    assert [(control, payload) for _, control, payload in bus.writes] == [
+        (0x00, bytes([0xB0, 10, 0x10])),
+        (0x40, bytes([1, 0, 1])),
+        (0x00, bytes([0xB0, 60 & 0x0F, 0x10 | 60 >> 4])),
+        (0x40, bytes([1])),
     ]
+    # as luma does on the Pi's own bus: each span's data is one transaction, however long
+    bus.writes.clear()
+    transactions, wire_bytes = bus.transactions, bus.bytes_on_wire()
+    device.display(Image.new("1", (128, 64), 1))
+    assert [len(payload) for _, control, payload in bus.writes if control == 0x40] == [128] * 8
+    assert bus.transactions - transactions == len(bus.writes) == 16
+    assert bus.bytes_on_wire() - wire_bytes == 8 * (2 + 3) + 8 * (2 + 128)
+
+
+def test_bus_time_comes_from_the_bytes_and_transactions_at_the_bus_speed():
+    # 100 bytes in 4 transactions: 908 clocks, 2.27 ms at 400 kHz, four times that at 100 kHz
+    assert bus_ns(100, 4, 400_000) == 2_270_000 and bus_ns(100, 4, 100_000) == 9_080_000
 
 
 def test_sh1106_spans_use_page_and_column_commands_with_its_offset():
@@ -163,9 +196,10 @@ def test_a_mounting_rotated_half_a_turn_sends_the_frame_upside_down():
     device = PagedSSD1306(i2c(bus=bus), rotate=2)
     frame = Image.new("1", (128, 64))
     frame.putpixel((0, 0), 1)
+    device.display(Image.new("1", (128, 64)))  # the panel holds a blank frame
     bus.writes.clear()
     device.display(frame)
-    assert bus.writes[0][2] == bytes([0x21, 127, 127, 0x22, 7, 7]) and bus.writes[1][2] == b"\x80"
+    assert bus.writes[0][2] == bytes([0xB7, 0x0F, 0x17]) and bus.writes[1][2] == b"\x80"  # page 7, column 127
 
 
 def test_after_a_bus_error_the_next_frame_goes_out_whole():

@@ -85,6 +85,9 @@ class Config:
     idle: IdlePolicy = IdlePolicy()
     #: the hall's broker, or None: no network at all
     hall: HallConfig | None = None
+    #: the panels' I2C bus speed, as set in the Pi's boot config (dtparam=i2c_arm_baudrate); the
+    #: simulator and the benchmark work the bus time out from it
+    i2c_hz: int = 400_000
 
     @property
     def profile(self):
@@ -173,6 +176,10 @@ def parse_config(data):
     if "panel" in data:
         config["panels"] = _panels(data.pop("panel"))
     screens = data.pop("screens", {})
+    if "i2c_hz" in screens:
+        config["i2c_hz"] = _take(screens, "i2c_hz", int, "screens")
+        if not 10_000 <= config["i2c_hz"] <= 3_400_000:
+            raise ConfigError(f"screens.i2c_hz = {config['i2c_hz']!r}: expected 10000 to 3400000 (Hz)")
     idle = {}
     for f in fields(IdlePolicy):
         if f.name in screens:

@@ -77,15 +77,15 @@ class PanelOutput:
 def open_device(spec, bus=None):
     """The luma device for a panel's config: its driver on I2C or SPI.
 
-    `bus` replaces the real I2C bus (the simulator passes a `RecordingBus`;
-    a simulated SPI panel is simulated on it too).
+    `bus` replaces the real I2C bus (the simulator passes a `RecordingBus`, driven as luma
+    drives the Pi's; a simulated SPI panel is simulated on it too).
     """
     from luma.core.interface.serial import i2c, spi
 
-    from .oled import DRIVERS
+    from .oled import DRIVERS, pi_i2c
 
     if bus is not None:
-        interface = i2c(bus=bus, address=spec.address)
+        interface = pi_i2c(bus, spec.address)
     elif spec.interface == "i2c":
         interface = i2c(port=spec.port, address=spec.address)
     else:
@@ -95,12 +95,14 @@ def open_device(spec, bus=None):
 
 class RecordingPanels:
     """Opens simulated panels: luma's drivers on recording buses, one bus a side, kept across
-    reopenings, so every byte a real panel would get is counted (`buses`)."""
+    reopenings, so every byte a real panel would get is counted (`buses`). `keep` keeps every
+    write too (tests look at them; a long run only counts)."""
 
-    def __init__(self):
+    def __init__(self, keep=True):
         self.buses = {}
+        self.keep = keep
 
     def __call__(self, spec):
         from .oled import RecordingBus
 
-        return open_device(spec, bus=self.buses.setdefault(spec.faces, RecordingBus()))
+        return open_device(spec, bus=self.buses.setdefault(spec.faces, RecordingBus(self.keep)))
