@@ -4,6 +4,7 @@ import csv
 import json
 import os
 import select
+from dataclasses import replace
 
 import pytest
 
@@ -11,9 +12,11 @@ from cable import Cable, Plug
 from tileclock.cli import main
 from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config, parse_config
+from tileclock.device.config import Config
 from tileclock.device.journal import Journal
-from tileclock.director.collect import ClockFeed
+from tileclock.director.collect import ClockFeed, snapshot
+from tileclock.director.store import RecordStore
+from tileclock.director.table import screen_lines
 from tileclock.sim.simulator import Simulator
 
 S = NS_PER_S
@@ -21,11 +24,10 @@ GAME = "0 press B\n10 press A\n25 press B\n30 press STOP\n40 hold STOP 2.5\n"
 
 
 def journal_of(script=GAME, board="1", path=None):
-    """The framed lines a clock made playing `script`."""
+    """The framed lines a clock made playing `script` (its board name unchecked, as a hostile clock's)."""
     from tileclock.sim.script import parse_script
 
-    config = parse_config({"clock": {"board": board}})
-    sim = Simulator(config, journal=Journal(path))
+    sim = Simulator(replace(Config(), board=board), journal=Journal(path))
     parsed = parse_script(script)
     for t_ns, button, down in parsed.edges:
         sim.set_button(button, down, t_ns)
@@ -46,8 +48,8 @@ class FakeClock:
 def poll_until(feed, done, plug=None, answer=None, rounds=200):
     """Poll the feed (waiting on its port, not sleeping) until `done()`; answer its requests with `answer`."""
     for _ in range(rounds):
-        if feed.port is not None:
-            select.select([feed.port.fileno()], [], [], 0.02)
+        if feed.fileno() is not None:
+            select.select([feed.fileno()], [], [], 0.02)
         feed.poll()
         if answer and plug:
             for request in plug.drain(0.01):
@@ -58,8 +60,15 @@ def poll_until(feed, done, plug=None, answer=None, rounds=200):
 
 
 def game_files(outdir, board="1"):
+    """A board's game files, by name without the clock id (`game-SEQ.log`), and the clock ids."""
     folder = os.path.join(outdir, f"board-{board}")
-    return {name: open(os.path.join(folder, name)).read().splitlines() for name in sorted(os.listdir(folder))}
+    files, clocks = {}, set()
+    for name in sorted(os.listdir(folder)):
+        stem, _, clock = name.removesuffix(".log").rpartition("-")
+        files[stem + ".log"] = open(os.path.join(folder, name)).read().splitlines()
+        clocks.add(clock)
+    assert len(clocks) == 1, clocks
+    return files
 
 
 def test_every_record_arrives_once_in_order_despite_corruption_duplicates_and_gaps(tmp_path):
@@ -97,7 +106,8 @@ def test_every_record_arrives_once_in_order_despite_corruption_duplicates_and_ga
 def test_two_clocks_at_once_each_to_its_own_files(tmp_path):
     plugs = [Plug(str(tmp_path), f"ttyUSB{n}") for n in (0, 1)]
     lines = {"7": journal_of(board="7"), "8": journal_of(GAME.replace("10 press A", "12 press A"), board="8")}
-    feeds = [ClockFeed(plug.path, str(tmp_path / "out")) for plug in plugs]
+    store = RecordStore(str(tmp_path / "out"))
+    feeds = [ClockFeed(plug.path, store) for plug in plugs]
     for feed, plug, board in zip(feeds, plugs, ("7", "8"), strict=True):
         feed.poll()
         plug.drain(0.01)
@@ -108,7 +118,10 @@ def test_two_clocks_at_once_each_to_its_own_files(tmp_path):
         assert game_files(str(tmp_path / "out"), board)["game-1.log"] == lines[board]
     rows = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
     assert sorted((r["board"], r["A_used_ms"]) for r in rows) == [("7", "15000"), ("8", "17000")]
-    assert "7" in feeds[0].row() and "ok" in feeds[1].row()
+    table = screen_lines(snapshot(feeds, store))
+    for board, plug in (("7", plugs[0]), ("8", plugs[1])):
+        row = next(line for line in table if line.split()[0] == board)
+        assert "ended" in row and row.endswith(plug.path)
     for feed, plug in zip(feeds, plugs, strict=True):
         feed.close()
         plug.pull()
@@ -117,13 +130,14 @@ def test_two_clocks_at_once_each_to_its_own_files(tmp_path):
 def test_a_cable_pulled_mid_game_and_put_back_loses_nothing(tmp_path):
     cable = Cable(str(tmp_path))
     sim = Simulator(Config(), serial_url=cable.a.path)
-    feed = ClockFeed(cable.b.path, str(tmp_path / "out"))
+    director_time = FakeClock()
+    feed = ClockFeed(cable.b.path, str(tmp_path / "out"), director_time)
 
     def serve(t_s):
         """Let the collector and the clock talk until both are quiet."""
         for _ in range(20):
-            if feed.port is not None:
-                select.select([feed.port.fileno()], [], [], 0.02)
+            if feed.fileno() is not None:
+                select.select([feed.fileno()], [], [], 0.02)
             feed.poll()
             sim.daemon.pump(int(t_s * S))
 
@@ -142,7 +156,7 @@ def test_a_cable_pulled_mid_game_and_put_back_loses_nothing(tmp_path):
     assert feed.down
     cable.replug()
     sim.run_to(27 * S)  # the clock's link opens again
-    feed._reopen_at = 0  # the collector's reopen timer is a second of real time; don't wait for it
+    director_time.now += 1.0  # the collector tries its port again a second after it failed
     serve(28)
     serve(28)
     assert feed.down is None and not feed.pending

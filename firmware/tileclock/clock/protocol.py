@@ -10,6 +10,7 @@ A command that changes the game must carry its CRC, so line noise can never
 make one.
 """
 
+import json
 import re
 import zlib
 from dataclasses import dataclass
@@ -27,6 +28,16 @@ class FrameError(ValueError):
     """A record line that is cut off, altered or not a record."""
 
 
+class FieldError(FrameError):
+    """A line whose integrity field is good but whose record is not one a clock writes (a field
+    missing or of the wrong kind): it came whole from the clock, so it is kept aside, not noise.
+    `record` is the JSON object it holds, or None if it is not one."""
+
+    def __init__(self, message, record=None):
+        super().__init__(message)
+        self.record = record
+
+
 class CommandError(ValueError):
     """A command line the clock refuses; the message says why."""
 
@@ -42,7 +53,8 @@ def frame(body):
 
 
 def unframe(line):
-    """The record a framed line stands for (through `records.decode`); FrameError if its CRC, JSON or fields are wrong."""
+    """The record a framed line stands for (through `records.decode`); FrameError if its CRC or JSON
+    is wrong, FieldError (a FrameError) if its integrity is good but its fields are not."""
     line = line.strip()
     match = _CRC_TAIL.search(line)
     if not match:
@@ -53,7 +65,11 @@ def unframe(line):
     try:
         return decode(body)
     except RecordError as error:
-        raise FrameError(str(error)) from None
+        try:
+            record = json.loads(body)
+        except ValueError:
+            record = None
+        raise FieldError(str(error), record if isinstance(record, dict) else None) from None
 
 
 @dataclass(frozen=True)

@@ -1,246 +1,230 @@
 """`tileclock collect`: the director's side of the record line, for one clock or many at once.
 
-For each port it verifies every line, keeps records in seq order, asks the
-clock to resend any gap (and asks again if the answer does not come), writes
-each game to its own file as it arrives (the framed lines, exactly as sent),
-adds a CSV row for each game that ends, and survives a cable pulled and put
-back by opening the port again. `tileclock collect` shows a live table of
-every clock and a progress line.
+Three parts, each in its own module: a `SerialPort` reads a port in lines
+(`port.py`), the `RecordStore` keeps every clock's records in order and writes
+the files (`store.py`), and the `LiveView` draws the table (`table.py`). Here a
+`ClockFeed` joins a port to the store: it checks each line's integrity field,
+hands the record over, says when the clock on a port changes, and asks the
+clock for what it is missing, without storms (`resend.py`). `collect` reads
+every port in one loop that waits on all of them at once; the table is drawn
+by its own thread, so a slow terminal never holds up the reading.
 """
 
-import csv
-import os
+import select
 import sys
+import threading
 import time
 
-import serial
+from ..clock.protocol import FieldError, FrameError, unframe
+from .port import SerialPort
+from .resend import ResendPlan
+from .store import RecordStore
+from .table import LiveView, Row, Snapshot, screen_lines
 
-from ..clock.history import GameSplitter
-from ..clock.protocol import FrameError, unframe
-from .history import CSV_FIELDS, summary_row
-
-RESEND_AGAIN_S = 2.0
-REOPEN_S = 1.0
+#: How often the loop looks at ports that are down and at resends due, when no data comes.
+IDLE_WAKE_S = 0.25
+SHOWN_NOTICES = 5
+_REFUSED = "resend: the journal holds seq "
 
 
 class ClockFeed:
-    """One clock's port: reading, checking, ordering, resend requests, files."""
+    """One port: every line checked and handed to the store, the gaps of the clock on it asked for.
 
-    def __init__(self, port, outdir, clock=time.monotonic):
-        self.port_name = port
-        self.outdir = outdir
+    `store` is a `RecordStore` shared by all the feeds (or a folder, for a store of its own);
+    `hello` gives the command lines sent each time the port opens (default: `status`, so the
+    clock says where it is and a gap shows at once).
+    """
+
+    def __init__(self, port, store, clock=time.monotonic, hello=None):
+        self.store = store if isinstance(store, RecordStore) else RecordStore(store)
         self.clock = clock
-        self.port = None
-        self.board = None
-        self.expected = 0  # the next seq to write
-        self.pending = {}  # seq -> (record, line) received ahead of a gap
-        self.asked = {}  # first missing seq -> when a resend was asked
-        self.last = None  # the last record written
+        self.hello = hello or (lambda feed: ["status"])
+        self.link = SerialPort(port, clock, on_open=self._opened)
         self.bad_lines = 0
-        self.duplicates = 0
-        self.written = 0
-        self.down = None  # why the port is not open
-        self._reopen_at = 0.0
-        self._incoming = b""
-        self._game_file = None
-        self._file_game = None  # the game whose file is open
-        self._splitter = GameSplitter()
-        self._unsettled = {}  # seq -> line of a record the splitter has not placed yet (a boot)
-        self._before_game = []
-        self._unboarded = []  # (record, line) written before the boot record named the board
+        self.current = None  # the `ClockLog` of the clock last heard on this port
+        self.plans = {}  # clock id -> its `ResendPlan`
 
-    # --- the port
+    @property
+    def port_name(self):
+        return self.link.name
+
+    @property
+    def down(self):
+        """Why the port is not open, in full (None while it is)."""
+        return self.link.down
+
+    @property
+    def expected(self):
+        """The next seq wanted from the clock on this port."""
+        return self.current.expected if self.current else 0
+
+    @property
+    def pending(self):
+        """Records of the clock on this port that wait for a gap before them."""
+        return self.current.pending if self.current else {}
+
+    @property
+    def duplicates(self):
+        return self.current.duplicates if self.current else 0
+
+    def fileno(self):
+        return self.link.fileno()
 
     def poll(self):
-        """Read what has arrived, handle it, and ask for any gap; returns the number of lines read."""
-        if self.port is None and not self._open():
-            return 0
-        try:
-            data = self.port.read(self.port.in_waiting or 0)
-        except (serial.SerialException, OSError) as error:
-            self._lost(error)
-            return 0
-        self._incoming += data
-        *lines, self._incoming = self._incoming.split(b"\n")
+        """Read what has arrived and hand it on, then ask for any gap; returns the number of lines read."""
+        lines = self.link.read_lines()
         for raw in lines:
             self._line(raw)
-        self._ask_for_gaps()
+        self.ask()
         return len(lines)
 
-    def send(self, text):
-        if self.port is None:
+    def ask(self):
+        """Ask the clock on this port for its missing records, if it is time to (see `resend.py`)."""
+        log = self.current
+        if log is None or self.link.port is None:
             return
-        try:
-            self.port.write(text.encode("ascii") + b"\n")
-        except (serial.SerialException, OSError) as error:
-            self._lost(error)
+        plan = self.plans.setdefault(log.clock_id, ResendPlan())
+        wanted = plan.due(log.expected, log.gap(), self.clock())
+        if wanted:
+            self.link.send(f"resend {wanted[0]} {wanted[1]}")
 
-    def _open(self):
-        now = self.clock()
-        if now < self._reopen_at:
-            return False
-        try:
-            self.port = serial.serial_for_url(self.port_name, baudrate=115200, timeout=0, write_timeout=1)
-        except (serial.SerialException, OSError, ValueError) as error:
-            self.down = str(error)
-            self._reopen_at = now + REOPEN_S
-            return False
-        self.down = None
-        self._incoming = b""  # a line cut by the pull is lost: the seq check will ask for it
-        if self.written or self.pending:
-            self.asked.clear()
-        self.send("status")  # says where the clock is, so a gap since the pull shows at once
-        return True
+    def close(self):
+        self.link.close()
 
-    def _lost(self, error):
-        self.down = str(error) or type(error).__name__
-        try:
-            self.port.close()
-        except (serial.SerialException, OSError):
-            pass
-        self.port = None
-        self._reopen_at = self.clock() + REOPEN_S
-
-    # --- records
+    def _opened(self):
+        self.plans.clear()  # whatever was asked before the port closed is lost with it
+        for line in self.hello(self):
+            self.link.send(line)
 
     def _line(self, raw):
         try:
-            record = unframe(raw.decode("ascii"))
+            line = raw.decode("ascii")
+            record = unframe(line)
+        except FieldError as error:  # whole from the clock, but not a record it should write
+            self.store.reject(error.record, line, str(error), self.link.name)
+            return
         except (UnicodeDecodeError, FrameError):
-            self.bad_lines += 1
+            self.bad_lines += 1  # noise or a damaged line: the gap it leaves is asked for
             return
-        seq = record["seq"]
-        if seq < self.expected or seq in self.pending:
-            self.duplicates += 1
-            return
-        self.pending[seq] = (record, raw.decode("ascii"))
-        while self.expected in self.pending:
-            record, line = self.pending.pop(self.expected)
-            self.asked.pop(self.expected, None)
-            self._write(record, line)
-            self.expected += 1
-
-    def _ask_for_gaps(self):
-        if not self.pending:
-            return
-        first = self.expected
-        last = min(self.pending) - 1
-        if last < first:
-            return
-        now = self.clock()
-        if now - self.asked.get(first, -RESEND_AGAIN_S) >= RESEND_AGAIN_S:
-            self.asked[first] = now
-            self.send(f"resend {first} {last}")
-
-    def _write(self, record, line):
-        if record["ev"] == "boot":
-            self.board = str(record.get("board", "?"))
-            for held in self._unboarded:
-                self._to_game_file(*held)
-            self._unboarded = []
-        if self.board is None:
-            self._unboarded.append((record, line))
-        else:
-            self._to_game_file(record, line)
-        self.last = record
-        self.written += 1
-
-    def _to_game_file(self, record, line):
-        """Each game's file holds its records from `new_game` on, led by the `boot` that opened it.
-
-        Which game a record belongs to is `clock/history.py`'s to say: a `boot` in the middle of a
-        game (the clock restarted and took the game up again) stays in that game's file.
-        """
-        self._unsettled[record["seq"]] = line
-        for game, settled in self._splitter.add(record):
-            line = self._unsettled.pop(settled["seq"])
-            if game is None:
-                self._before_game.append(line)  # records of a game begun before we listened
-                continue
-            if game is not self._file_game:
-                self._open_game_file(game)
-            self._game_file.write(line + "\n")
-            self._game_file.flush()
-            if settled["ev"] == "end":
-                self._add_result(summary_row(game, self.board))
-
-    def _open_game_file(self, game):
-        folder = os.path.join(self.outdir, f"board-{self.board}")
-        os.makedirs(folder, exist_ok=True)
-        if self._game_file:
-            self._game_file.close()
-        self._game_file = open(os.path.join(folder, f"game-{game.seq}.log"), "a", encoding="ascii")
-        self._file_game = game
-        for held in self._before_game:
-            self._game_file.write(held + "\n")
-        self._before_game = []
-
-    def _add_result(self, row):
-        path = os.path.join(self.outdir, "results.csv")
-        new = not os.path.exists(path)
-        with open(path, "a", newline="", encoding="utf-8") as file:
-            writer = csv.DictWriter(file, fieldnames=CSV_FIELDS)
-            if new:
-                writer.writeheader()
-            writer.writerow(row)
-
-    def close(self):
-        if self._game_file:
-            self._game_file.close()
-        if self.port:
-            self.port.close()
-
-    # --- the live table
-
-    def row(self):
-        """One line of the live table."""
-        last = self.last
-        if last is None:
-            return f"{'?':>6}  {'(no record yet)':40}  {self._link()}"
-        mark = {side: "*" if last["run"] == side else " " for side in "AB"}
-        sides = "  ".join(f"{mark[s]}{s} {last[s]['shown']:>7} {-last[s]['pen']:4d}" for s in "AB")
-        return f"{self.board or '?':>6}  {last['state']:8}  {sides}  seq {last['seq']:<6} {self._link()}"
-
-    def _link(self):
-        if self.down:
-            return f"DOWN ({self.down[:30]})"
-        gap = f" waiting for {min(self.pending) - self.expected} records" if self.pending else ""
-        return "ok" + gap
+        log = self.store.add(record, line, self.link.name)
+        if log is None:
+            return  # rejected, and kept in the rejects file
+        if log is not self.current:
+            if self.current is not None:
+                self.store.notice(
+                    f"port {self.link.name}: now clock {log.clock_id} (board {log.board_label}), "
+                    f"was clock {self.current.clock_id} (board {self.current.board_label})"
+                )
+            self.current = log
+        detail = record.get("detail")
+        if record["ev"] == "error" and isinstance(detail, str) and detail.startswith(_REFUSED):
+            first = detail[len(_REFUSED) :].partition("-")[0]
+            if first.isdigit():
+                log.skip_to(int(first), "the clock no longer holds them")
 
 
-def collect(ports, outdir, stop_after_idle_s=None, out=sys.stdout, clock=time.monotonic, sleep=time.sleep):
+def snapshot(feeds, store):
+    """What the live table shows, copied out at one instant."""
+    rows = []
+    for log in list(store.clocks.values()):
+        last = log.last
+        attention = []
+        gap = log.gap()
+        if gap:
+            attention.append(f"waiting for {gap[1] - gap[0] + 1} records from seq {gap[0]}")
+        attention += [f"fault: {part}: {detail}" for part, detail in log.faults.items()]
+        rows.append(
+            Row(
+                board=log.board_label if log.board is not None else "?",
+                clock_id=log.clock_id,
+                state=last["state"] if last else "?",
+                sides=_sides(last),
+                seq=last["seq"] if last else -1,
+                port=log.port or "",
+                attention=tuple(attention),
+            )
+        )
+    return Snapshot(
+        rows=tuple(rows),
+        ports_down=tuple((feed.port_name, feed.down) for feed in feeds if feed.down),
+        ports_silent=tuple(
+            feed.port_name for feed in feeds if feed.link.port is not None and feed.current is None
+        ),
+        notices=tuple(text for _, text in store.notices[-SHOWN_NOTICES:]),
+        totals={
+            "ports": len(feeds),
+            "records": sum(log.written for log in store.clocks.values()),
+            "bad_lines": sum(feed.bad_lines + feed.link.overlong for feed in feeds),
+            "rejects": store.rejects,
+        },
+    )
+
+
+def _sides(last):
+    if last is None:
+        return f"{'':>8} {'':>4}    {'':>8} {'':>4}"
+    return "   ".join(
+        f"{'*' if last['run'] == side else ' '}{side} {last[side]['shown']:>7} {-last[side]['pen']:4d}"
+        for side in "AB"
+    )
+
+
+def collect(ports, outdir, stop_after_idle_s=None, out=sys.stdout, clock=time.monotonic, hello=None):
     """Collect from `ports` into `outdir` until interrupted (or idle `stop_after_idle_s`); returns the feeds."""
-    os.makedirs(outdir, exist_ok=True)
-    feeds = [ClockFeed(port, outdir, clock) for port in ports]
-    live = out.isatty()
+    store = RecordStore(outdir)
+    feeds = [ClockFeed(port, store, clock, hello) for port in ports]
+    lock = threading.Lock()  # the reading loop changes what the table's thread copies out
+    changes = [0]
+
+    def copy():
+        with lock:
+            return snapshot(feeds, store)
+
+    view = LiveView(out, copy, lambda: changes[0]).start() if out.isatty() else None
     last_data = clock()
     try:
         while True:
-            got = sum(feed.poll() for feed in feeds)
+            ready = _wait(feeds, IDLE_WAKE_S)
+            with lock:
+                got = 0
+                for feed in feeds:
+                    due = feed.link.port is None and feed.link.reopen_at() <= clock()
+                    if feed in ready or due:
+                        got += feed.poll()
+                        changes[0] += 1
+                    else:
+                        feed.ask()
             if got:
                 last_data = clock()
-            _show(feeds, out, live)
             if stop_after_idle_s is not None and clock() - last_data >= stop_after_idle_s:
                 break
-            if not got:
-                sleep(0.05)
     except KeyboardInterrupt:
         pass
     finally:
+        if view:
+            view.stop()
         for feed in feeds:
             feed.close()
-        _show(feeds, out, live, final=True)
+        store.close()
+        out.write("\n".join(screen_lines(snapshot(feeds, store))) + "\n")
+        out.flush()
     return feeds
 
 
-def _show(feeds, out, live, final=False):
-    header = f"{'board':>6}  {'state':8}  {'A':>7} {'pen':>4}   {'B':>7} {'pen':>4}   last"
-    rows = [header] + [feed.row() for feed in feeds]
-    total = sum(feed.written for feed in feeds)
-    bad = sum(feed.bad_lines for feed in feeds)
-    progress = f"{total} records from {len(feeds)} clock(s); {bad} bad lines dropped"
-    if live:
-        out.write("\x1b[H\x1b[J" + "\n".join(rows) + "\n" + progress + "\n")
-    elif final:
-        out.write("\n".join(rows) + "\n" + progress + "\n")
-    out.flush()
+def _wait(feeds, timeout):
+    """The feeds whose ports have data, waiting at most `timeout` seconds for one."""
+    by_fd = {}
+    poller = select.poll()  # not select(): a hall's ports may number past its limit of 1024
+    for feed in feeds:
+        fd = feed.fileno()
+        if fd is not None:
+            by_fd[fd] = feed
+            poller.register(fd, select.POLLIN)
+    if not by_fd:
+        time.sleep(timeout)
+        return set()
+    try:
+        events = poller.poll(timeout * 1000)
+    except (OSError, ValueError):
+        return set(feeds)  # a port closed under us: let each feed find out
+    return {by_fd[fd] for fd, _ in events}

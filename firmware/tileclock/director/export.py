@@ -4,7 +4,7 @@ import csv
 import json
 import os
 
-from .history import CSV_FIELDS, read_records, split_games, summary_row
+from .history import CSV_FIELDS, csv_safe, read_records, split_games, summary_row
 
 
 def export(journal_path, out, game=None, board="", pictures=False):
@@ -47,7 +47,7 @@ def _write_csv(path, games, board):
         writer = csv.DictWriter(file, fieldnames=CSV_FIELDS)
         writer.writeheader()
         for one in games:
-            writer.writerow(summary_row(one, board))
+            writer.writerow(csv_safe(summary_row(one, board)))
         file.flush()
         os.fsync(file.fileno())  # a USB stick may be pulled right after
 

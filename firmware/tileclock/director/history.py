@@ -5,14 +5,16 @@ Splitting records into games and rebuilding a game's state is `clock/history.py`
 turns a game into the row `export` and `collect` write.
 """
 
+import re
+
 from ..clock.history import split_games
 from ..clock.protocol import FrameError, unframe
 from ..clock.records import RecordError, decode
 
-__all__ = ["CSV_FIELDS", "read_records", "split_games", "summary_row"]
+__all__ = ["CSV_FIELDS", "csv_safe", "read_records", "split_games", "summary_row"]
 
 CSV_FIELDS = [
-    "board", "game_seq", "rules", "end_reason", "end_t_ms",
+    "board", "clock", "game_seq", "rules", "end_reason", "end_t_ms",
     "A_used_ms", "A_shown", "A_overtime_s", "A_pen", "A_lost_on_time", "A_turns",
     "B_used_ms", "B_shown", "B_overtime_s", "B_pen", "B_lost_on_time", "B_turns",
     "stopped_ms", "corrections",
@@ -37,7 +39,12 @@ def read_records(path):
 def summary_row(game, board=""):
     """The CSV row of a `Game`: its `end` summary, or the state of its last record if it has not ended."""
     first, last, end = game.first, game.records[-1], game.end
-    row = {"board": board, "game_seq": first["seq"], "rules": first.get("rules", "")}
+    row = {
+        "board": board,
+        "clock": first.get("clock", ""),
+        "game_seq": first["seq"],
+        "rules": first.get("rules", ""),
+    }
     if end:
         summary = end["summary"]
         row.update(end_reason=end["reason"], end_t_ms=end["t_ms"])
@@ -53,3 +60,19 @@ def summary_row(game, board=""):
         f"{c['player']}{c['delta_ms']:+d}@{c['t_ms']}" for c in summary["corrections"]
     )
     return row
+
+
+#: A cell starting with one of these is a formula to a spreadsheet.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_DISPLAY_TIME = re.compile(r"-\d+:\d\d")
+
+
+def csv_safe(row):
+    """`row` with every text cell that a spreadsheet would run as a formula made plain text
+    (a leading `'`); a display time such as `-1:23` stays as it is."""
+    return {
+        key: f"'{value}"
+        if isinstance(value, str) and value.startswith(_FORMULA_START) and not _DISPLAY_TIME.fullmatch(value)
+        else value
+        for key, value in row.items()
+    }

@@ -1,0 +1,323 @@
+"""The director's store of records: every clock's records kept in seq order, game by game, on disk.
+
+Records are keyed by the clock's id (the `clock` field every record carries),
+never by its board name or the port they came in on: two clocks that claim one
+board name, or a clock moved to another port, are never merged. Whatever way a
+record arrives (a serial port, a resend, another transport), `RecordStore.add`
+takes it; each clock's `ClockLog` writes it in seq order to its game's file
+and adds a row to `results.csv` when a game ends.
+
+Files under the output folder:
+
+- `board-BOARD/game-SEQ-CLOCK.log`: a game's framed lines as received, from the
+  `boot` before it if any (BOARD is the board name from the clock's `boot`
+  record if it is a label, else `unnamed`);
+- `results.csv`: a row for each game that ended (`director/history.py`);
+- `rejects.log`: records whose integrity field is good but whose fields are
+  not (one JSON object a line: when, where from, why, the line);
+- `notices.log`: what the director should know (a board claimed twice, a
+  port whose clock changed, records a clock no longer holds).
+"""
+
+import csv
+import hashlib
+import json
+import os
+import re
+import time
+
+from ..clock.history import GameSplitter
+from ..clock.records import SIDES
+from ..device.identity import is_label
+from .history import CSV_FIELDS, csv_safe, summary_row
+
+#: The rejects file stops growing here (the rejects are still counted): a clock that sends
+#: nothing but bad records cannot fill the director's disk.
+MAX_REJECTS_BYTES = 10 * 1024 * 1024
+_SHOWN = re.compile(r"-?\d{1,4}:\d\d")
+
+
+class Rejected(ValueError):
+    """A record with a good integrity field that the director cannot use; the message says why."""
+
+
+def _whole(value, low=None):
+    return isinstance(value, int) and not isinstance(value, bool) and (low is None or value >= low)
+
+
+def clock_of(record, port=None):
+    """The clock id of a record (a clock of protocol 1 has none: it is named after its `port`);
+    `Rejected` if it is not a label or the record has no valid `seq`."""
+    if not _whole(record.get("seq"), 0):
+        raise Rejected("field 'seq' missing or not a whole number")
+    clock_id = record.get("clock")
+    if clock_id is None:
+        return "port-" + hashlib.sha256((port or "").encode()).hexdigest()[:8]
+    if not is_label(clock_id):
+        raise Rejected(f"field 'clock' = {str(clock_id)[:40]!r} is not a clock id")
+    return clock_id
+
+
+def check_record(record):
+    """`Rejected` says what is wrong in a record (its common fields already checked by
+    `records.decode`) of what the director's tools rely on: display times that are times (they
+    are shown on the director's terminal) and an `end` record's whole summary."""
+    for side in SIDES:
+        _check_side(record[side], f"{record['ev']}.{side}")
+    if record["ev"] == "end":
+        _check_summary(record.get("summary"))
+
+
+def _check_side(side, where, extra=()):
+    if not isinstance(side, dict):
+        raise Rejected(f"{where}: missing or not an object")
+    wanted = {"used_ms": _whole, "pen": _whole, "shown": lambda v: isinstance(v, str) and _SHOWN.fullmatch(v)}
+    wanted.update(extra)
+    for name, ok in wanted.items():
+        if not ok(side.get(name)):
+            raise Rejected(f"{where}: field {name!r} missing or not valid")
+
+
+def _check_summary(summary):
+    if not isinstance(summary, dict):
+        raise Rejected("end: field 'summary' missing or not an object")
+    extra = {"overtime_s": _whole, "turns": _whole, "lost_on_time": lambda v: isinstance(v, bool)}
+    for side in SIDES:
+        _check_side(summary.get(side), f"end.summary.{side}", extra)
+    corrections = summary.get("corrections")
+    if not _whole(summary.get("stopped_ms")) or not isinstance(corrections, list):
+        raise Rejected("end.summary: 'stopped_ms' or 'corrections' missing or not valid")
+    for correction in corrections:
+        if not (
+            isinstance(correction, dict)
+            and correction.get("player") in SIDES
+            and _whole(correction.get("delta_ms"))
+            and _whole(correction.get("t_ms"))
+        ):
+            raise Rejected("end.summary: a correction is not valid")
+
+
+def shown(text, limit=200):
+    """Text from a clock made safe to show: printable characters only (no terminal escapes), cut short."""
+    text = str(text)
+    return "".join(c if c.isprintable() else "?" for c in text[:limit]) + ("..." if len(text) > limit else "")
+
+
+class ClockLog:
+    """One clock's records: kept in seq order (those ahead of a gap wait), written game by game."""
+
+    def __init__(self, clock_id, store):
+        self.clock_id = clock_id
+        self.store = store
+        self.board = None  # the board name its last `boot` gave (None until one arrives)
+        self.port = None  # where it was last heard
+        self.expected = 0  # the next seq to write
+        self.pending = {}  # seq -> (record, line) received ahead of a gap (None: a rejected one)
+        self.last = None  # the last record written
+        self.written = 0
+        self.duplicates = 0
+        self.games = 0  # games that ended
+        self.faults = {}  # part -> detail, of the clock's faults not yet cleared
+        self._game_file = None
+        self._file_game = None  # the `Game` whose file is open
+        self._splitter = GameSplitter()  # which game each record belongs to: clock/history.py says
+        self._unsettled = {}  # seq -> line of a record the splitter has not placed yet (a boot)
+
+    def add(self, record, line):
+        """Take one record and its framed line; returns how many records it let through to the
+        files (0: held for a gap, or a duplicate)."""
+        return self._take(record["seq"], (record, line))
+
+    def add_rejected(self, seq):
+        """The clock's record `seq` came, but was rejected: it is not asked for again."""
+        return self._take(seq, None)
+
+    def _take(self, seq, entry):
+        if seq < self.expected or seq in self.pending:
+            self.duplicates += 1
+            return 0
+        self.pending[seq] = entry
+        return self._drain()
+
+    def gap(self):
+        """(first, last) of the first run of records missing before one that arrived, or None."""
+        if not self.pending:
+            return None
+        return self.expected, min(self.pending) - 1
+
+    def skip_to(self, seq, why):
+        """The clock no longer holds the records before `seq`: go on from there, and say so."""
+        if seq <= self.expected:
+            return 0
+        self.store.notice(f"clock {self.clock_id}: records {self.expected}-{seq - 1} skipped ({why})")
+        self.expected = seq
+        for stale in [s for s in self.pending if s < seq]:
+            del self.pending[stale]
+        return self._drain()
+
+    @property
+    def board_label(self):
+        """The board name as the director's files show it (a label, or `unnamed`)."""
+        return self.board if is_label(self.board) else "unnamed"
+
+    def close(self):
+        """Close the game's file; a `boot` that led into nothing yet goes into it (or beside it)."""
+        held = [
+            self._unsettled.pop(boot["seq"])
+            for boot in self._splitter.pending()
+            if boot["seq"] in self._unsettled
+        ]
+        if held and self._game_file:
+            self._game_file.write("".join(line + "\n" for line in held))
+        elif held:
+            self._outside_games(held)
+        self._close_game()
+
+    def _close_game(self):
+        if self._game_file:
+            self._game_file.close()
+            self._game_file = None
+
+    def _drain(self):
+        moved = 0
+        while self.expected in self.pending:
+            entry = self.pending.pop(self.expected)
+            if entry is not None:
+                self._write(*entry)
+            self.expected += 1
+            moved += 1
+        return moved
+
+    def _write(self, record, line):
+        ev = record["ev"]
+        if ev == "fault":
+            self.faults[shown(record.get("part"))] = shown(record.get("detail"))
+        elif ev == "fault_cleared":
+            self.faults.pop(shown(record.get("part")), None)
+        elif ev == "boot":
+            self._name_board(record.get("board"))
+        self._unsettled[record["seq"]] = line
+        for game, settled in self._splitter.add(record):
+            self._file(game, settled, self._unsettled.pop(settled["seq"]))
+        self.last = record
+        self.written += 1
+
+    def _file(self, game, record, line):
+        """Each game's file holds its records from `new_game` on, led by the `boot` that opened it."""
+        if game is None:
+            self._outside_games([line])
+            return
+        if game is not self._file_game:
+            self._open_game(game)
+        self._game_file.write(line + "\n")
+        self._game_file.flush()
+        if record["ev"] == "end":
+            self.games += 1
+            self.store.add_result(summary_row(game, self.board_label))
+
+    def _outside_games(self, lines):
+        """Records of a game whose `new_game` the clock no longer holds: kept in a file of their own."""
+        folder = os.path.join(self.store.outdir, f"board-{self.board_label}")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, f"before-games-{self.clock_id}.log"), "a", encoding="ascii") as file:
+            file.write("".join(line + "\n" for line in lines))
+
+    def _open_game(self, game):
+        folder = os.path.join(self.store.outdir, f"board-{self.board_label}")
+        os.makedirs(folder, exist_ok=True)
+        self._close_game()
+        self._game_file = open(
+            os.path.join(folder, f"game-{game.seq}-{self.clock_id}.log"), "a", encoding="ascii"
+        )
+        self._file_game = game
+
+    def _name_board(self, board):
+        if board == self.board:
+            return
+        if board is not None and not is_label(board):
+            self.store.notice(
+                f"clock {self.clock_id}: board name {str(board)[:40]!r} is not a label "
+                "(letters, digits, - and _): its games are filed under board-unnamed"
+            )
+        self.board = board
+        self.store.board_claimed(self)
+
+
+class RecordStore:
+    """Every clock's `ClockLog`, by clock id, and the files they share in `outdir`."""
+
+    def __init__(self, outdir, clock=time.time):
+        self.outdir = outdir
+        self.clock = clock
+        self.clocks = {}
+        self.rejects = 0
+        self.notices = []  # (when, text), newest last
+        self._rejects_bytes = 0
+        os.makedirs(outdir, exist_ok=True)
+
+    def add(self, record, line, source=None):
+        """Take one framed line and its record from `source` (a port name); returns the clock's
+        `ClockLog`, or None if the record was rejected (it is then in the rejects file)."""
+        try:
+            log = self._log(record, source)
+            check_record(record)
+        except Rejected as error:
+            self.reject(record, line, str(error), source)
+            return None
+        log.add(record, line)
+        return log
+
+    def reject(self, record, line, reason, source=None):
+        """Keep a line the director cannot use in the rejects file, with where it came from and
+        why. `record` is what it holds (None if not a JSON object): if it names its clock and
+        seq, that record is not asked for again."""
+        self.rejects += 1
+        try:
+            self._log(record or {}, source).add_rejected(record["seq"])
+        except Rejected:
+            pass
+        entry = json.dumps({"at": round(self.clock(), 3), "from": source, "reason": reason, "line": line})
+        if self._rejects_bytes + len(entry) > MAX_REJECTS_BYTES:
+            return
+        self._rejects_bytes += len(entry) + 1
+        with open(os.path.join(self.outdir, "rejects.log"), "a", encoding="utf-8") as file:
+            file.write(entry + "\n")
+
+    def _log(self, record, source):
+        clock_id = clock_of(record, source)
+        log = self.clocks.get(clock_id)
+        if log is None:
+            log = self.clocks[clock_id] = ClockLog(clock_id, self)
+        log.port = source
+        return log
+
+    def notice(self, text):
+        """Something the director should know: kept, shown, and written to `notices.log`."""
+        now = self.clock()
+        self.notices.append((now, text))
+        with open(os.path.join(self.outdir, "notices.log"), "a", encoding="utf-8") as file:
+            file.write(f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(now))} {text}\n")
+
+    def board_claimed(self, log):
+        """Say so when a second clock claims a board name another clock has."""
+        others = [
+            other.clock_id for other in self.clocks.values() if other is not log and other.board == log.board
+        ]
+        if log.board is not None and others:
+            self.notice(
+                f"board {log.board_label}: claimed by clocks {', '.join(sorted(others + [log.clock_id]))} "
+                "(kept apart by clock id; give each its own board name)"
+            )
+
+    def add_result(self, row):
+        path = os.path.join(self.outdir, "results.csv")
+        new = not os.path.exists(path)
+        with open(path, "a", newline="", encoding="utf-8") as file:
+            writer = csv.DictWriter(file, fieldnames=CSV_FIELDS)
+            if new:
+                writer.writeheader()
+            writer.writerow(csv_safe(row))
+
+    def close(self):
+        for log in self.clocks.values():
+            log.close()

@@ -1,0 +1,172 @@
+"""The director's collector cannot be fooled: clocks are kept apart by id, and no line from a
+clock (a hostile board name, a record with good integrity but bad fields) can make it write
+outside its folder, put a formula in a spreadsheet, crash, or merge or drop anything."""
+
+import csv
+import json
+import os
+import select
+
+import pytest
+
+from cable import Plug
+from test_collect import GAME, journal_of
+from tileclock.clock.protocol import frame, unframe
+from tileclock.director.collect import ClockFeed, snapshot
+from tileclock.director.store import RecordStore
+from tileclock.director.table import screen_lines
+
+
+def reframed(line, change):
+    """`line` with its record changed by `change(dict)`, and a good integrity field again."""
+    record = unframe(line)
+    change(record)
+    return frame(json.dumps(record, separators=(",", ":")))
+
+
+def serve(feeds, done, rounds=300):
+    """Poll the feeds (waiting on their ports, never sleeping) until `done()`."""
+    for _ in range(rounds):
+        fds = [feed.fileno() for feed in feeds if feed.fileno() is not None]
+        select.select(fds, [], [], 0.02)
+        for feed in feeds:
+            feed.poll()
+        if done():
+            return
+    raise AssertionError("the collector did not get there")
+
+
+def send(plug, lines):
+    plug.write("".join(line + "\n" for line in lines))
+
+
+def results(out):
+    return list(csv.DictReader(open(os.path.join(out, "results.csv"))))
+
+
+def test_two_clocks_with_one_board_name_are_kept_apart_and_the_director_is_told(tmp_path):
+    out = str(tmp_path / "out")
+    plugs = [Plug(str(tmp_path), f"ttyUSB{n}") for n in (0, 1)]
+    first, second = journal_of(board="3"), journal_of(GAME.replace("10 press A", "12 press A"), "3")
+    store = RecordStore(out)
+    feeds = [ClockFeed(plug.path, store) for plug in plugs]
+    for feed, plug, lines in zip(feeds, plugs, (first, second), strict=True):
+        feed.poll()
+        send(plug, lines)
+    serve(feeds, lambda: all(feed.expected == len(first) for feed in feeds))
+    ids = [unframe(lines[0])["clock"] for lines in (first, second)]
+    files = sorted(os.listdir(os.path.join(out, "board-3")))
+    assert files == sorted(f"game-1-{clock}.log" for clock in ids)
+    for lines, clock in zip((first, second), ids, strict=True):
+        assert open(os.path.join(out, "board-3", f"game-1-{clock}.log")).read().splitlines() == lines
+    rows = results(out)
+    assert sorted((r["clock"], r["A_used_ms"]) for r in rows) == sorted(
+        zip(ids, ("15000", "17000"), strict=True)
+    )
+    said = [text for _, text in store.notices]
+    assert any("board 3: claimed by clocks" in text and all(c in text for c in ids) for text in said)
+    assert any("claimed by" in line for line in screen_lines(snapshot(feeds, store)))
+    for plug in plugs:
+        plug.pull()
+
+
+def test_a_clock_swapped_onto_another_clocks_port_is_a_new_clock_not_duplicates(tmp_path):
+    out = str(tmp_path / "out")
+    plug = Plug(str(tmp_path), "ttyUSB0")
+    first, second = journal_of(board="5"), journal_of(board="6")
+    store = RecordStore(out)
+    feed = ClockFeed(plug.path, store)
+    feed.poll()
+    send(plug, first)
+    serve([feed], lambda: feed.expected == len(first))
+    send(plug, second)  # the cable moved to another clock; the port never closed
+    serve(
+        [feed], lambda: feed.current.clock_id == unframe(second[0])["clock"] and feed.expected == len(second)
+    )
+    assert feed.duplicates == 0
+    assert [r["board"] for r in results(out)] == ["5", "6"]
+    assert any(f"port {plug.path}: now clock" in text for _, text in store.notices)
+    plug.pull()
+
+
+@pytest.mark.parametrize(
+    "board",
+    ["x/../../../../escaped", "../../etc", '=HYPERLINK("http://evil","x")', "+1+1", "@SUM(A1)", "-2+3"],
+)
+def test_a_hostile_board_name_never_writes_outside_the_folder_or_makes_a_formula(tmp_path, board):
+    out = tmp_path / "deep" / "out"
+    plug = Plug(str(tmp_path), "ttyUSB0")
+    lines = journal_of(board=board)
+    feed = ClockFeed(plug.path, str(out))
+    feed.poll()
+    send(plug, lines)
+    serve([feed], lambda: feed.expected == len(lines))
+    everything = {
+        os.path.relpath(os.path.join(folder, name), tmp_path)
+        for folder, _, names in os.walk(tmp_path)
+        for name in names
+    }
+    assert all(path.startswith("deep/out/") or path.startswith("ttyUSB0") for path in everything), everything
+    assert os.listdir(out / "board-unnamed") == [f"game-1-{feed.current.clock_id}.log"]
+    with open(out / "results.csv") as file:
+        cells = [cell for row in csv.reader(file) for cell in row]
+    assert not any(cell.startswith(("=", "+", "@")) for cell in cells)
+    assert not any(cell.startswith("-") and ":" not in cell for cell in cells)  # only times like -1:23
+    assert any("is not a label" in text for _, text in feed.store.notices)
+    plug.pull()
+
+
+BAD_FIELDS = {
+    "no ev": lambda r: r.pop("ev"),
+    "t_ms as text": lambda r: r.update(t_ms="12"),
+    "no run": lambda r: r.pop("run"),
+    "A not a side": lambda r: r.update(A=[1, 2]),
+    "shown not a time": lambda r: r["B"].update(shown="\x1b[2J"),
+    "state unknown": lambda r: r.update(state="exploded"),
+    "pen as float": lambda r: r["A"].update(pen=1.5),
+}
+
+
+@pytest.mark.parametrize("what", sorted(BAD_FIELDS))
+def test_a_record_with_good_integrity_but_bad_fields_is_kept_aside_and_nothing_else_changes(tmp_path, what):
+    out = tmp_path / "out"
+    plug = Plug(str(tmp_path), "ttyUSB0")
+    lines = journal_of(board="4")
+    bad = 3
+    sent = lines[:bad] + [reframed(lines[bad], BAD_FIELDS[what])] + lines[bad + 1 :]
+    feed = ClockFeed(plug.path, str(out))
+    feed.poll()
+    plug.drain(0.01)
+    send(plug, sent)
+    serve([feed], lambda: feed.expected == len(lines))
+    assert feed.store.rejects == 1 and not feed.pending
+    rejected = [json.loads(line) for line in open(out / "rejects.log")]
+    assert [(r["from"], r["line"]) for r in rejected] == [(plug.path, sent[bad])] and rejected[0]["reason"]
+    written = open(out / "board-4" / f"game-1-{feed.current.clock_id}.log").read().splitlines()
+    assert written == lines[:bad] + lines[bad + 1 :]
+    assert plug.drain(0.05) == []  # a rejected record is not asked for again
+    plug.pull()
+
+
+SUMMARY_DAMAGE = {
+    "no summary": lambda r: r.pop("summary"),
+    "summary not a dict": lambda r: r.update(summary="x"),
+    "a side missing": lambda r: r["summary"].pop("A"),
+    "turns as text": lambda r: r["summary"]["B"].update(turns="3"),
+    "a bad correction": lambda r: r["summary"].update(corrections=[{"player": "C"}]),
+    "clock id not a label": lambda r: r.update(clock="../x"),
+    "seq negative": lambda r: r.update(seq=-4),
+}
+
+
+@pytest.mark.parametrize("what", sorted(SUMMARY_DAMAGE))
+def test_a_damaged_end_record_never_crashes_the_collector(tmp_path, what):
+    out = tmp_path / "out"
+    lines = journal_of(board="4")
+    end = next(n for n, line in enumerate(lines) if unframe(line)["ev"] == "end")
+    store = RecordStore(str(out))
+    for line in lines[:end] + [reframed(lines[end], SUMMARY_DAMAGE[what])] + lines[end + 1 :]:
+        store.add(unframe(line), line, "ttyTEST")
+    assert store.rejects == 1
+    assert not os.path.exists(out / "results.csv")  # no row from a summary that cannot be read
+    assert json.loads(open(out / "rejects.log").read())["from"] == "ttyTEST"
