@@ -162,11 +162,14 @@ SUMMARY_DAMAGE = {
 @pytest.mark.parametrize("what", sorted(SUMMARY_DAMAGE))
 def test_a_damaged_end_record_never_crashes_the_collector(tmp_path, what):
     out = tmp_path / "out"
+    plug = Plug(str(tmp_path), "ttyUSB0")
     lines = journal_of(board="4")
     end = next(n for n, line in enumerate(lines) if unframe(line)["ev"] == "end")
-    store = RecordStore(str(out))
-    for line in lines[:end] + [reframed(lines[end], SUMMARY_DAMAGE[what])] + lines[end + 1 :]:
-        store.add(unframe(line), line, "ttyTEST")
-    assert store.rejects == 1
+    feed = ClockFeed(plug.path, str(out))
+    feed.poll()
+    plug.drain(0.01)
+    send(plug, lines[:end] + [reframed(lines[end], SUMMARY_DAMAGE[what])] + lines[end + 1 :])
+    serve([feed], lambda: feed.store.rejects == 1 and feed.expected >= end)
     assert not os.path.exists(out / "results.csv")  # no row from a summary that cannot be read
-    assert json.loads(open(out / "rejects.log").read())["from"] == "ttyTEST"
+    assert json.loads(open(out / "rejects.log").read())["from"] == plug.path
+    plug.pull()
