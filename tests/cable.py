@@ -14,9 +14,12 @@ import tty
 
 
 class Plug:
+    """One end of a serial line the test holds; what it reads is kept until asked for, line by line."""
+
     def __init__(self, folder, name):
         self.path = os.path.join(folder, name)
         self.master = None
+        self._received = b""  # bytes read from the line and not yet handed out
         self.connect()
 
     def connect(self):
@@ -32,26 +35,44 @@ class Plug:
         os.close(self.master)
         os.close(self._slave)
         self.master = None
+        # whole lines read before the pull were received; half a line never will be
+        self._received = self._received[: self._received.rfind(b"\n") + 1]
 
     def write(self, data):
         os.write(self.master, data if isinstance(data, bytes) else data.encode("latin-1"))
 
+    def _read(self, wait_s):
+        if select.select([self.master], [], [], wait_s)[0]:
+            self._received += os.read(self.master, 65536)
+            return True
+        return False
+
+    def _take(self, count):
+        lines = self._received.split(b"\n")[:count]
+        self._received = self._received[sum(len(line) + 1 for line in lines) :]
+        return [line.decode("ascii", "replace") for line in lines]
+
     def read_lines(self, count, timeout=5.0):
-        """Read until `count` complete lines came (or the timeout); returns them."""
-        data = b""
+        """The next `count` lines; fails the test if they have not all come within `timeout` seconds.
+
+        Lines that came beyond `count` are kept for the next call, never dropped.
+        """
         deadline = time.monotonic() + timeout
-        while data.count(b"\n") < count and time.monotonic() < deadline:
-            ready, _, _ = select.select([self.master], [], [], 0.05)
-            if ready:
-                data += os.read(self.master, 65536)
-        return data.decode("ascii", "replace").splitlines()
+        while self._received.count(b"\n") < count:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                got = self._received.decode("ascii", "replace")
+                raise AssertionError(
+                    f"{count} line(s) expected within {timeout} s on {self.path}; got {got!r}"
+                )
+            self._read(min(left, 0.05))
+        return self._take(count)
 
     def drain(self, timeout=0.2):
-        """Everything that arrives until nothing has come for `timeout` seconds."""
-        data = b""
-        while select.select([self.master], [], [], timeout)[0]:
-            data += os.read(self.master, 65536)
-        return data.decode("ascii", "replace").splitlines()
+        """Every line that comes until nothing has come for `timeout` seconds (and any kept before)."""
+        while self._read(timeout):
+            pass
+        return self._take(self._received.count(b"\n"))
 
 
 class Cable:

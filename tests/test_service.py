@@ -71,9 +71,9 @@ def test_the_service_starts_answers_pings_the_watchdog_and_stops_cleanly(tmp_pat
     )
     try:
         assert sock.recv(256).decode().startswith("READY=1")
-        boot = unframe(plug.read_lines(1)[0])
+        boot, new_game = map(unframe, plug.read_lines(2))
         assert boot["ev"] == "boot" and boot["board"] == "12"
-        plug.read_lines(1)  # new_game
+        assert new_game["ev"] == "new_game" and new_game["seq"] == 1
         assert sock.recv(256) == b"WATCHDOG=1"  # from the loop, after its health check
         plug.write("status\n")  # the reader thread wakes the loop, which answers
         status = unframe(plug.read_lines(1)[0])
