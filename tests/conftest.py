@@ -8,6 +8,7 @@ from hypothesis import settings
 
 from tileclock.cli import main
 from tileclock.clock.protocol import unframe
+from tileclock.clock.timecode import NS_PER_S
 
 # No per-example deadline: the properties are about behaviour, and a loaded machine is slow.
 settings.register_profile("tileclock", deadline=None)
@@ -58,3 +59,15 @@ def broker(tmp_path):
     local = LocalBroker(tmp_path / "broker", BROKER_USERS).start()
     yield local
     local.stop()
+
+
+def tap(target, button, t_s, hold_s=0.1):
+    """Press `button` at `t_s` seconds and release it `hold_s` later.
+
+    `target` is a `Simulator` (the edges go through its GPIO pins) or a bare `GameClock`
+    (straight into its `edge`); for a `GameClock` the records it made are returned.
+    """
+    edge = target.set_button if hasattr(target, "set_button") else target.edge
+    down_ns = int(t_s * NS_PER_S)
+    made = [edge(button, True, down_ns), edge(button, False, down_ns + int(hold_s * NS_PER_S))]
+    return [record for records in made if records for record in records]

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from cable import Cable, Plug
+from conftest import tap
 from tileclock.cli import main
 from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_S
@@ -141,16 +142,12 @@ def test_a_cable_pulled_mid_game_and_put_back_loses_nothing(tmp_path):
             feed.poll()
             sim.daemon.pump(int(t_s * S))
 
-    def tap(button, t_s):
-        sim.set_button(button, True, int(t_s * S))
-        sim.set_button(button, False, int((t_s + 0.1) * S))
-
-    tap("B", 0)
+    tap(sim, "B", 0)
     serve(1)
     assert feed.expected == 4  # boot, new_game, start, and the answer to its status
     cable.pull()
-    tap("A", 10)  # records made while the cable is out
-    tap("B", 20)
+    tap(sim, "A", 10)  # records made while the cable is out
+    tap(sim, "B", 20)
     sim.run_to(25 * S)
     feed.poll()
     assert feed.down

@@ -1,7 +1,6 @@
 """Any config file at all: the clock either understands it or names what it cannot use."""
 
-import tomllib
-
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -53,11 +52,8 @@ def test_any_file_is_read_or_refused_with_a_config_error(tmp_path_factory, data)
         assert str(path) in str(error)
 
 
-def test_a_refused_config_changes_nothing():
+def test_a_refused_config_names_the_key_and_value_and_changes_nothing():
     document = {"clock": {"rules": "naspa", "board": 3}}
-    before = tomllib.loads('[clock]\nrules = "naspa"\n')
-    try:
+    with pytest.raises(ConfigError, match=r"^clock\.board = 3: expected a string"):
         parse_config(document)
-    except ConfigError as error:
-        assert "clock.board = 3" in str(error)
-    assert before == {"clock": {"rules": "naspa"}} and document == {"clock": {"rules": "naspa", "board": 3}}
+    assert document == {"clock": {"rules": "naspa", "board": 3}}  # the caller's tables are left as they were

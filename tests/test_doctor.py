@@ -1,10 +1,11 @@
 """`tileclock doctor`: plain findings and fixes, on a Pi or off one."""
 
 import errno
+import os
 
 from cable import Plug
 from tileclock.cli import main
-from tileclock.device.doctor import FAIL, OK, WARN, run_checks
+from tileclock.device.doctor import FAIL, OK, WARN, check_wall_clock, run_checks
 
 
 class FakeSMBus:
@@ -41,7 +42,21 @@ def test_off_a_pi_it_says_plainly_what_it_could_not_find(tmp_path, capsys):
     assert out.strip().endswith("problem(s) found")
 
 
-def test_with_parts_that_answer_it_finds_the_one_that_does_not(tmp_path):
+def fake_commands(folder, monkeypatch, **scripts):
+    """Put shell scripts named after system commands (`timedatectl`, `systemctl`) first on the PATH."""
+    folder.mkdir(exist_ok=True)
+    for name, body in scripts.items():
+        path = folder / name
+        path.write_text(f"#!/bin/sh\n{body}\n")
+        path.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+SERVICE_UP = 'case "$1" in is-active) echo active;; is-enabled) echo enabled;; esac'
+
+
+def test_with_parts_that_answer_it_finds_the_one_that_does_not(tmp_path, monkeypatch):
+    fake_commands(tmp_path / "bin", monkeypatch, timedatectl="echo yes", systemctl=SERVICE_UP)
     plug = Plug(str(tmp_path), "ttyCLOCK")
     config = tmp_path / "config.toml"
     config.write_text(f'[buttons]\nbackend = "mock"\n[serial]\nport = "{plug.path}"\n')
@@ -54,7 +69,16 @@ def test_with_parts_that_answer_it_finds_the_one_that_does_not(tmp_path):
     assert checks["panel B"].status == FAIL and "nothing answers at 0x3D" in checks["panel B"].seen
     assert "address jumper" in checks["panel B"].fix
     assert checks["serial port"].status == OK
-    assert checks["wall clock"].status in (OK, WARN)
+    assert checks["service"].seen == "active, enabled" and checks["wall clock"].status == OK
+    assert [what for what, check in checks.items() if check.status != OK] == ["panel B"]
+
+
+def test_a_wall_clock_not_known_to_be_synchronised_is_a_warning_that_says_games_do_not_depend_on_it(
+    tmp_path, monkeypatch
+):
+    fake_commands(tmp_path / "bin", monkeypatch, timedatectl="echo no")
+    check = check_wall_clock()
+    assert check.status == WARN and "monotonic clock" in check.fix
 
 
 def test_a_bad_config_is_the_first_and_only_finding(tmp_path):

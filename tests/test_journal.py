@@ -2,6 +2,7 @@
 
 import os
 
+from conftest import tap
 from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
@@ -12,8 +13,7 @@ from tileclock.sim.simulator import Simulator
 def play(journal, presses=((0, "B"), (10, "A"), (20, "B"))):
     sim = Simulator(Config(), journal=journal)
     for t_s, button in presses:
-        sim.set_button(button, True, t_s * NS_PER_S)
-        sim.set_button(button, False, t_s * NS_PER_S + NS_PER_S // 10)
+        tap(sim, button, t_s)
     sim.finish(30 * NS_PER_S)
     lines = sim.serial_lines()
     sim.close()

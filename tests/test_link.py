@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from cable import Plug
+from conftest import tap
 from tileclock.clock.protocol import unframe, with_crc
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
@@ -28,11 +29,6 @@ def clock(plug):
     sim = Simulator(Config(), serial_url=plug.path)
     yield sim
     sim.close()
-
-
-def tap(sim, button, t_s):
-    sim.set_button(button, True, int(t_s * S))
-    sim.set_button(button, False, int((t_s + 0.1) * S))
 
 
 def records(lines):

@@ -2,9 +2,9 @@
 
 import pytest
 
-from conftest import events
+from conftest import events, tap
 from tileclock.clock.protocol import unframe
-from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
+from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal
@@ -12,11 +12,6 @@ from tileclock.device.render import notice_text
 from tileclock.sim.simulator import Simulator
 
 S = NS_PER_S
-
-
-def tap(sim, button, t_s):
-    sim.set_button(button, True, int(t_s * S))
-    sim.set_button(button, False, int(t_s * S) + 100 * NS_PER_MS)
 
 
 def new_records(sim, before):
@@ -110,8 +105,7 @@ def test_an_ended_game_comes_back_ended(path):
     sim = Simulator(Config(), time=time, journal=Journal(path), boot_id="b")
     tap(sim, "B", 0)
     tap(sim, "STOP", 10)
-    sim.set_button("STOP", True, 20 * S)
-    sim.set_button("STOP", False, 23 * S)
+    tap(sim, "STOP", 20, hold_s=3)  # held 3 s on a stopped clock: the game ends
     time.set(30 * S)
     again = Simulator(Config(), time=time, journal=Journal(path), boot_id="b")
     assert again.clock.state == "ended" and again.clock.view(30 * S).A.used_ms == 10_000

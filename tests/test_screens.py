@@ -13,21 +13,19 @@ from luma.core.interface.serial import i2c
 from luma.oled.device import sh1106, ssd1306
 from PIL import Image
 
+from conftest import tap
 from tileclock.clock.core import GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
+from tileclock.device.config import Config
 from tileclock.device.hardware.oled import PagedSH1106, PagedSSD1306, RecordingBus, bus_ns, pack_pages, pi_i2c
 from tileclock.device.hardware.screens import PanelOutput
 from tileclock.device.idle import IdlePolicy
 from tileclock.device.render import BIG, TIME_RIGHT, Panel, font, render
+from tileclock.sim.simulator import Simulator
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 S = NS_PER_S
-
-
-def tap(clock, button, t_s):
-    clock.edge(button, True, int(t_s * S))
-    clock.edge(button, False, int((t_s + 0.1) * S))
 
 
 def scenes():
@@ -251,9 +249,27 @@ def test_an_idle_panel_dims_moves_goes_dark_and_wakes():
     assert device.calls[-3:-1] == [("contrast", 0xCF), ("show",)]
 
 
-def test_a_press_wakes_a_dark_panel(sim):
-    records = sim("0 press B\n10 press STOP\n40:00 press A\n40:01 until\n")
-    assert records[-1]["state"] == "running"  # the wake-up press also acts as a press
+def lit(bus):
+    """Whether the panel on `bus` was last told to light (DISPLAYON) rather than go dark (DISPLAYOFF)."""
+    switches = [
+        payload for _, control, payload in bus.writes if control == 0x00 and payload in (b"\xae", b"\xaf")
+    ]
+    return switches[-1] == b"\xaf"
+
+
+def test_a_press_wakes_a_dark_panel():
+    sim = Simulator(Config())
+    tap(sim, "B", 0)
+    tap(sim, "STOP", 10)
+    sim.run_to(40 * 60 * S)
+    assert not any(lit(bus) for bus in sim.buses.values())  # 30 idle minutes after the stop: dark
+    tap(sim, "STOP", 40 * 60)  # a short STOP on a stopped clock changes nothing in the game...
+    assert all(lit(bus) for bus in sim.buses.values()) and sim.clock.state == "paused"  # ...but wakes both
+    sim.run_to(80 * 60 * S)
+    assert not any(lit(bus) for bus in sim.buses.values())
+    tap(sim, "A", 80 * 60)  # the wake-up press also acts as a press
+    assert all(lit(bus) for bus in sim.buses.values()) and sim.clock.state == "running"
+    sim.close()
 
 
 def test_frames_are_written_as_pngs(sim, tmp_path):
