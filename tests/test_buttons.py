@@ -1,4 +1,4 @@
-"""CLOCK_RULES §5 through `tileclock sim --script`: the three buttons, collisions and bounce."""
+"""The three buttons, collisions and bounce (docs/rules.md#the-buttons), through `tileclock sim --script`."""
 
 import pytest
 

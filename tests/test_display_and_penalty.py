@@ -1,4 +1,8 @@
-"""CLOCK_RULES §1-4 through `tileclock sim --script`: display, overtime penalty, the 10-minute cap."""
+"""Display, overtime penalty and the 10-minute cap, through `tileclock sim --script`.
+
+Rules: docs/rules.md#time, docs/rules.md#display-and-penalty-one-rule-for-both,
+docs/rules.md#the-10-minute-cap-naspa-vg3.
+"""
 
 from conftest import events
 

@@ -1,4 +1,8 @@
-"""Ending and starting games, director's corrections and late starts (CLOCK_RULES §5-7)."""
+"""Ending and starting games, director's corrections and late starts, through `tileclock sim --script`.
+
+Rules: docs/rules.md#ending-and-starting-games-deliberate-gestures, docs/rules.md#directors-corrections,
+docs/rules.md#late-start.
+"""
 
 from conftest import events
 
