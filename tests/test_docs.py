@@ -5,14 +5,15 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TEXT_FILES = [
+#: What a reader follows: the docs, and the files shipped to the Pi beside them.
+DOC_FILES = [
     *ROOT.glob("*.md"),
     *(ROOT / "docs").glob("*.md"),
     *(ROOT / "hw").glob("*.md"),
-    *(ROOT / "tests").glob("*.py"),
-    *(ROOT / "firmware").rglob("*.py"),
     *(ROOT / "systemd").glob("*"),
 ]
+#: Where sections are cited: the docs, the tests and the code.
+TEXT_FILES = [*DOC_FILES, *(ROOT / "tests").glob("*.py"), *(ROOT / "firmware").rglob("*.py")]
 
 
 def anchor(heading):
@@ -38,10 +39,10 @@ def test_every_cited_section_exists():
 
 def test_every_linked_or_named_file_exists():
     named = []
-    for source in TEXT_FILES:
+    for source in DOC_FILES:
         text = source.read_text()
-        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):  # markdown links
-            if "://" not in target:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text) if source.suffix == ".md" else ():
+            if "://" not in target:  # a markdown link, relative to the page
                 named.append((source, os.path.normpath(source.parent / target)))
         for target in re.findall(
             r"(?<![\w/.])((?:docs|hw|systemd|tests)/[\w./-]+\.(?:md|py|toml|sh|png|service))\b", text

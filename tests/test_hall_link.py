@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import paho.mqtt.client as mqtt
 
-from conftest import BROKER_USERS
+from conftest import BROKER_USERS, tap
 from hall_helpers import Listener, hall_config, wait_for
 from tileclock.clock.protocol import with_crc
 from tileclock.clock.timecode import NS_PER_S
@@ -22,11 +22,6 @@ S = NS_PER_S
 def clock_on(broker, tmp_path, clock="c1", **options):
     config = replace(Config(clock_id=clock), hall=hall_config(broker, clock))
     return Simulator(config, state_dir=str(tmp_path / clock), **options)
-
-
-def tap(sim, button, t_s):
-    sim.set_button(button, True, int(t_s * S))
-    sim.set_button(button, False, int((t_s + 0.1) * S))
 
 
 def pump_until(sim, predicate, what):
