@@ -93,9 +93,14 @@ def test_the_core_imports_nothing_but_itself_and_plain_standard_modules(name):
     assert outside == [], f"{name} is the pure core: it may not import {outside}"
 
 
-@pytest.mark.parametrize("name", sorted(name for name in MODULES if not within(name, "device.hardware")))
+def talks_to_hardware_libraries(name):
+    """The hardware adapters, and the measurements, which compare them with the libraries' own drivers."""
+    return within(name, "device.hardware") or within(name, "bench")
+
+
+@pytest.mark.parametrize("name", sorted(name for name in MODULES if not talks_to_hardware_libraries(name)))
 def test_pin_and_panel_libraries_are_imported_only_by_the_hardware_adapters(name):
     wrong = [
         target for target in imports(name, MODULES[name]) if target.split(".")[0] in ("gpiozero", "luma")
     ]
-    assert wrong == [], f"{name} imports {wrong}: only device/hardware/ may"
+    assert wrong == [], f"{name} imports {wrong}: only device/hardware/ (and bench/) may"
