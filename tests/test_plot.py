@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from tileclock.cli import main
+from tileclock.director.gamefiles import load_games
 from tileclock.director.history import read_records, split_games
 from tileclock.director.plot import figure, game_svg, picture
 from tournament import ROUND_3, play
@@ -140,6 +141,9 @@ def test_export_writes_the_picture_beside_each_game(games, tmp_path):
     ]
     (exported,) = json.loads((tmp_path / "usb" / "game-1.json").read_text())
     assert 'id="corrections-B"' in game_svg(exported["records"])
+    assert exported["board"] == "2"  # the sheet can place a game copied off a USB stick
+    ((_, _, board),) = load_games([str(tmp_path / "usb" / "game-1.json")])[0]
+    assert board == "2"
 
 
 def test_the_sheet_links_a_picture_of_each_game(games, tmp_path):

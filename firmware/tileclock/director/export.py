@@ -25,14 +25,14 @@ def export(journal_path, out, game=None, board="", pictures=False):
         _write_csv(out, games, board)
         return [out]
     if out.endswith(".json"):
-        _write_json(out, games)
+        _write_json(out, games, board)
         return [out]
     os.makedirs(out, exist_ok=True)
     written = [os.path.join(out, "games.csv")]
     _write_csv(written[0], games, board)
     for one in games:
         path = os.path.join(out, f"game-{one.seq}.json")
-        _write_json(path, [one])
+        _write_json(path, [one], board)
         written.append(path)
         if pictures:
             from .plot import write_pictures  # the director extra; never loaded on a clock
@@ -52,8 +52,8 @@ def _write_csv(path, games, board):
         os.fsync(file.fileno())  # a USB stick may be pulled right after
 
 
-def _write_json(path, games):
+def _write_json(path, games, board=""):
     with open(path, "w", encoding="utf-8") as file:
-        json.dump([{"game_seq": g.seq, "records": g.records} for g in games], file, indent=1)
+        json.dump([{"game_seq": g.seq, "board": board, "records": g.records} for g in games], file, indent=1)
         file.flush()
         os.fsync(file.fileno())

@@ -43,7 +43,7 @@ def _exported_games(path):
         isinstance(g, dict) and isinstance(g.get("records"), list) for g in data
     ):
         raise ValueError(f"{path}: not a tileclock export (a list of games with their records)")
-    return [g["records"] for g in data if g["records"]]
+    return [(g["records"], str(g.get("board") or "") or None) for g in data if g["records"]]
 
 
 def load_games(paths):
@@ -52,14 +52,17 @@ def load_games(paths):
     for path in paths:
         for file in _files(path):
             try:
-                records = [] if file.endswith(".json") else read_records(file)
-                found = _exported_games(file) if file.endswith(".json") else split_games(records)
+                if file.endswith(".json"):
+                    found = _exported_games(file)
+                else:
+                    records = read_records(file)
+                    found = [(game, _boot_board(records, game)) for game in split_games(records)]
             except (OSError, UnicodeDecodeError) as error:
                 problems.append(f"{file}: cannot be read ({error})")
                 continue
             except (ValueError, KeyError, TypeError) as error:
                 problems.append(f"{file}: left out, {error}")
                 continue
-            for game in found:
-                games.append((file, game, _boot_board(records, game) or _folder_board(file)))
+            for game, board in found:
+                games.append((file, game, board or _folder_board(file)))
     return games, problems

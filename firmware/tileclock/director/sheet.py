@@ -51,7 +51,8 @@ def consequence(table):
         rule = ABSENCE_RULE.get(game.rules, "absence")
         return (
             f"{loser} did not arrive in time and forfeits ({rule}). {winner} wins by forfeit: "
-            f"record +50 spread for {winner} and -50 for {loser}."
+            f"record +50 spread for {winner} and -50 for {loser}. No game was played: the clock's "
+            "penalties do not apply."
         )
     return f"{loser} forfeits ({reason or 'no reason given'}); {winner} wins. Check the game record."
 
@@ -127,6 +128,7 @@ td.total { font-weight: bold; }
 tr.detail td { border-top: none; font-size: 0.85em; }
 .problems { border: 2px solid #b00; padding: 0.5em 1em; margin: 1em 0; }
 .problems h2, .left h2 { font-size: 1.1em; margin: 0.2em 0; }
+.left { margin-top: 1em; }
 .consequence { font-weight: bold; }
 @media print { a { color: black; text-decoration: none; } .noprint { display: none; } }
 """
