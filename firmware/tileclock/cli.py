@@ -97,6 +97,25 @@ def cmd_collect(args):
     return 0
 
 
+def cmd_hall(args):
+    """The hall: every clock's records through the broker, and the director's web page."""
+    from .director.hall import run_hall
+
+    return run_hall(args, sys.stdout)
+
+
+def cmd_hall_setup(args):
+    """Write the hall's broker config, ACL and passwords."""
+    from .director.broker import setup
+
+    users = setup(args.folder, args.clock)
+    print(f"wrote tileclock.conf, tileclock.acl and tileclock.passwd in {args.folder}; the passwords:")
+    for name, password in users.items():
+        print(f"  {name} = {password}")
+    print("give each clock its own in its [hall] section (docs/hall.md); keep them out of sight")
+    return 0
+
+
 def cmd_export(args):
     """Export the games of a journal as CSV and JSON (and each game's picture, with the director extra)."""
     from .director.export import export
@@ -200,6 +219,26 @@ def build_parser():
     collect.add_argument("--out", default="tileclock-records", help="folder for game files and results.csv")
     collect.add_argument("--idle-exit", type=float, metavar="S", help="stop after S seconds with no data")
     collect.set_defaults(run=cmd_collect)
+
+    hall = commands.add_parser(
+        "hall", help="every clock through the hall's broker, and a live web page (director)"
+    )
+    hall.add_argument("--broker", required=True, metavar="HOST", help="the hall's mosquitto")
+    hall.add_argument("--port", type=int, default=1883, help="its port (default 1883)")
+    hall.add_argument("--password", help="the director's password on the broker")
+    hall.add_argument("--password-file", metavar="FILE", help="read the password from FILE instead")
+    hall.add_argument("--tls-ca", metavar="FILE", help="TLS to the broker, checked against this CA file")
+    hall.add_argument("--out", default="tileclock-records", help="folder for game files and results.csv")
+    hall.add_argument("--serial", action="append", metavar="PORT", help="also collect from a serial port")
+    hall.add_argument("--web", default="127.0.0.1:8080", metavar="HOST:PORT", help="where the page is served")
+    hall.set_defaults(run=cmd_hall)
+
+    hall_setup = commands.add_parser("hall-setup", help="write the hall's broker config, ACL and passwords")
+    hall_setup.add_argument("folder", help="where to write them")
+    hall_setup.add_argument(
+        "--clock", action="append", default=[], metavar="ID", help="a clock id (repeatable)"
+    )
+    hall_setup.set_defaults(run=cmd_hall_setup)
 
     export = commands.add_parser("export", help="export the journal's games as CSV and JSON")
     export.add_argument("--journal", default="/var/lib/tileclock/journal.log", help="the clock's journal")

@@ -170,6 +170,20 @@ class GameClock:
             self._correct(side, delta_ms * NS_PER_MS, self.now_ns, source)
         return self._flush()
 
+    def round_over(self, t_ns):
+        """The director's "round over" (school rule 21): both sides stop and the game ends at once,
+        its penalties as of this instant. On a game already ended it is refused with an `error`."""
+        self._catch_up(t_ns)
+        game = self.game
+        if game.state == ENDED:
+            self._emit("error", self.now_ns, detail="round over: the game has already ended")
+        else:
+            game.stop(self.now_ns, ENDED)
+            self._emit(
+                "end", self.now_ns, reason="round_over", summary=self.accounting.summary(game, self.now_ns)
+            )
+        return self._flush()
+
     def error(self, t_ns, detail, line=None):
         """Answer a bad input (a malformed command, noise on the line) with an `error` record."""
         self._catch_up(t_ns)

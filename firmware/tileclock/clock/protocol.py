@@ -5,7 +5,7 @@ the CRC-32 (as zlib computes it) of the line's bytes with that field removed,
 in eight lower-case hex digits. Every line stays valid JSON.
 
 A command is one line of ASCII: `status`, `resend FROM [TO]`, or
-`adjust SIDE DELTA_MS*CRC`, where CRC is the CRC-32 of the text before `*`.
+`adjust SIDE DELTA_MS*CRC`, or `round over*CRC`, where CRC is the CRC-32 of the text before `*`.
 A command that changes the game must carry its CRC, so line noise can never
 make one.
 """
@@ -74,7 +74,7 @@ def unframe(line):
 
 @dataclass(frozen=True)
 class Command:
-    """One director's command: `status`, `resend` (first, last) or `adjust` (side, delta_ms)."""
+    """One director's command: `status`, `resend` (first, last), `adjust` (side, delta_ms) or `round_over`."""
 
     name: str
     args: tuple = ()
@@ -123,4 +123,10 @@ def parse_command(raw):
         if not checked:
             raise CommandError("adjust changes the game: it needs its CRC (adjust A +60000*xxxxxxxx)")
         return Command("adjust", (side, delta_ms))
-    raise CommandError(f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS)")
+    if name == "round" and [a.lower() for a in args] == ["over"]:
+        if not checked:
+            raise CommandError("round over ends the game: it needs its CRC (round over*xxxxxxxx)")
+        return Command("round_over")
+    raise CommandError(
+        f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS, round over)"
+    )

@@ -20,7 +20,12 @@ class CommandHandler:
         self.journal = journal
         self.link = link
         self.publish = publish
-        self._answers = {"status": self._status, "resend": self._resend, "adjust": self._adjust}
+        self._answers = {
+            "status": self._status,
+            "resend": self._resend,
+            "adjust": self._adjust,
+            "round_over": self._round_over,
+        }
 
     def serve(self, lines, now_ns, link=None):
         """Answer every line in `lines` (bytes, without line endings); returns the records made.
@@ -54,6 +59,9 @@ class CommandHandler:
 
     def _status(self, now_ns):
         return self.publish(self.clock.status(now_ns))
+
+    def _round_over(self, now_ns):
+        return self.publish(self.clock.round_over(now_ns))
 
     def _adjust(self, now_ns, side, delta_ms):
         return self.publish(self.clock.adjust(now_ns, side, delta_ms))

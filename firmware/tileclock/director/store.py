@@ -27,10 +27,14 @@ import re
 import time
 
 from ..clock.history import GameSplitter
+from ..clock.protocol import FrameError, unframe
 from ..clock.records import SIDES
 from ..device.identity import is_label
 from .history import CSV_FIELDS, csv_safe, summary_row
 
+#: `game-SEQ-CLOCK.log`: a game's file, named by its `new_game` seq and its clock's id (and
+#: `before-games-CLOCK.log`, records of a game the clock no longer held the start of)
+_GAME_FILE = re.compile(r"(?:game-(\d+)|before-games)-(.+)\.log")
 #: The rejects file stops growing here (the rejects are still counted): a clock that sends
 #: nothing but bad records cannot fill the director's disk.
 MAX_REJECTS_BYTES = 10 * 1024 * 1024
@@ -97,6 +101,17 @@ def _check_summary(summary):
             raise Rejected("end.summary: a correction is not valid")
 
 
+def _lines_on_disk(path):
+    """The whole lines of a game file; a line cut off by a kill mid-write is cut from the file."""
+    with open(path, "rb") as file:
+        data = file.read()
+    whole = data[: data.rfind(b"\n") + 1]
+    if len(whole) != len(data):
+        with open(path, "r+b") as file:
+            file.truncate(len(whole))
+    return [line for line in whole.decode("ascii", "replace").splitlines() if line.strip()]
+
+
 def shown(text, limit=200):
     """Text from a clock made safe to show: printable characters only (no terminal escapes), cut short."""
     text = str(text)
@@ -122,6 +137,30 @@ class ClockLog:
         self._file_game = None  # the `Game` whose file is open
         self._splitter = GameSplitter()  # which game each record belongs to: clock/history.py says
         self._unsettled = {}  # seq -> line of a record the splitter has not placed yet (a boot)
+
+    def take_up(self, lines, path, last):
+        """Read back a game file this store wrote before (its framed lines): the clock goes on
+        after its records; with `last`, into the same file."""
+        splitter = GameSplitter()
+        for line in lines:
+            try:
+                record = unframe(line)
+            except FrameError:
+                continue
+            self.expected = max(self.expected, record["seq"] + 1)
+            self.last = record
+            self.written += 1
+            if record["ev"] == "boot":
+                self.board = record.get("board")
+            elif record["ev"] == "fault":
+                self.faults[shown(record.get("part"))] = shown(record.get("detail"))
+            elif record["ev"] == "fault_cleared":
+                self.faults.pop(shown(record.get("part")), None)
+            splitter.add(record)
+        if last and splitter.game is not None:
+            self._splitter = splitter
+            self._file_game = splitter.game
+            self._game_file = open(path, "a", encoding="ascii")
 
     def add(self, record, line):
         """Take one record and its framed line; returns how many records it let through to the
@@ -244,7 +283,13 @@ class ClockLog:
 
 
 class RecordStore:
-    """Every clock's `ClockLog`, by clock id, and the files they share in `outdir`."""
+    """Every clock's `ClockLog`, by clock id, and the files they share in `outdir`.
+
+    A store opened on a folder that already holds game files takes up where it
+    stopped (`_restore`): each clock goes on after the last record on disk, into
+    the same game file, so a director restarted mid-tournament writes no record
+    twice, whichever way records come.
+    """
 
     def __init__(self, outdir, clock=time.time):
         self.outdir = outdir
@@ -254,6 +299,24 @@ class RecordStore:
         self.notices = []  # (when, text), newest last
         self._rejects_bytes = 0
         os.makedirs(outdir, exist_ok=True)
+        self._restore()
+
+    def _restore(self):
+        """Each clock's place from the game files already in the folder."""
+        files = {}
+        for folder in sorted(os.listdir(self.outdir)):
+            if not folder.startswith("board-") or not os.path.isdir(os.path.join(self.outdir, folder)):
+                continue
+            for name in os.listdir(os.path.join(self.outdir, folder)):
+                match = _GAME_FILE.fullmatch(name)
+                if match and is_label(match.group(2)):
+                    path = os.path.join(self.outdir, folder, name)
+                    files.setdefault(match.group(2), []).append((int(match.group(1) or -1), path))
+        for clock_id, games in files.items():
+            log = self.clocks[clock_id] = ClockLog(clock_id, self)
+            games.sort()
+            for number, (_, path) in enumerate(games):
+                log.take_up(_lines_on_disk(path), path, last=number == len(games) - 1 and "game-" in path)
 
     def add(self, record, line, source=None):
         """Take one framed line and its record from `source` (a port name); returns the clock's

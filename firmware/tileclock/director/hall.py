@@ -1,0 +1,328 @@
+"""`tileclock hall`: the director's side of the hall's broker (docs/hall.md).
+
+`HallFeed` subscribes (as the `director` user, with a persistent session) to
+every clock's records, state and status. Each record goes into the same
+`RecordStore` that `collect` writes through, which keeps each (clock id, seq)
+once, in order, in the same game files and `results.csv`; the broker's copy is
+acknowledged only once the store has it on disk (paho's manual
+acknowledgement), so a director killed mid-stream gets the rest again from the
+broker's queue. A gap (the broker lost records, say in a crash) is asked for
+again on the clock's command topic, with the same plan as `collect`'s resends.
+
+paho's thread only queues what arrives; `step` does the work on the caller's
+thread; `boards()` is the live picture the web page shows.
+"""
+
+import json
+import queue
+import threading
+import time
+
+import paho.mqtt.client as mqtt
+
+from ..clock.protocol import FieldError, FrameError, unframe, with_crc
+from ..device.hall import ALL, DIRECTOR, ROOT, parse_topic, topic
+from .resend import ResendPlan
+from .store import RecordStore, shown
+
+#: the director's client id on the broker: one persistent session across restarts
+CLIENT_ID = "tileclock-director"
+#: records taken from the queue in one step (each step ends with one round of acknowledgements)
+BATCH = 500
+
+
+class Board:
+    """What the director knows of one clock right now."""
+
+    def __init__(self, clock_id):
+        self.clock_id = clock_id
+        self.status = None  # "online" / "offline" as the clock (or its will) last said
+        self.state = {}  # the clock's retained state message
+        self.record = None  # the last record stored
+        self.received_at = None  # time.time() when that record arrived
+
+    def as_dict(self, log, now):
+        """The board as the page shows it (JSON-ready)."""
+        record = self.record or {}
+        faults = dict(log.faults) if log else {}
+        faults.update({shown(k): shown(v) for k, v in (self.state.get("faults") or {}).items()})
+        sides = {side: _side(record.get(side)) for side in "AB"}
+        board = {
+            "clock": self.clock_id,
+            "board": log.board_label
+            if log and log.board is not None
+            else shown(self.state.get("board") or "?"),
+            "round": record.get("round", self.state.get("round")),
+            "table": record.get("table", self.state.get("table")),
+            "online": self.status != "offline",
+            "state": record.get("state"),
+            "run": record.get("run"),
+            "ev": record.get("ev"),
+            "seq": record.get("seq"),
+            "A": sides["A"],
+            "B": sides["B"],
+            "faults": faults,
+            "age_ms": None if self.received_at is None else int((now - self.received_at) * 1000),
+            "waiting": len(log.pending) if log else 0,
+        }
+        board["attention"] = _attention(board)
+        return board
+
+
+def _side(side):
+    if not isinstance(side, dict):
+        return {"used_ms": 0, "shown": "?", "pen": 0}
+    return {
+        "used_ms": side.get("used_ms", 0),
+        "shown": shown(side.get("shown", "?"), 8),
+        "pen": side.get("pen", 0),
+    }
+
+
+def _attention(board):
+    """0 needs the director now (offline, a fault, waiting for records), 1 look soon (overtime,
+    stopped mid-game), 2 playing, 3 nothing to do (ready, ended)."""
+    if not board["online"] or board["faults"] or board["waiting"]:
+        return 0
+    if board["state"] == "paused" or any(s["shown"].startswith("-") for s in (board["A"], board["B"])):
+        return 1
+    return 2 if board["state"] == "running" else 3
+
+
+class HallFeed:
+    """The broker's records into `store`; the clocks' live state; commands out."""
+
+    def __init__(
+        self,
+        host,
+        port,
+        password,
+        store,
+        user=DIRECTOR,
+        client_id=CLIENT_ID,
+        tls_ca=None,
+        clock=time.monotonic,
+    ):
+        self.host, self.port = host, port
+        self.store = store if isinstance(store, RecordStore) else RecordStore(store)
+        self.clock = clock
+        self.inbox = queue.SimpleQueue()
+        self.boards = {}
+        self.plans = {}
+        self.bad_lines = 0
+        self.connected = threading.Event()
+        self.down = "not connected yet"
+        #: bumped on every change the page shows; waiters on `changed` are woken
+        self.version = 0
+        self.changed = threading.Condition()
+        #: called with (clock id, seq, record) for each record stored (benchmarks time them)
+        self.on_stored = None
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False)
+        client.username_pw_set(user, password or None)
+        if tls_ca:
+            client.tls_set(ca_certs=tls_ca)
+        client.manual_ack_set(True)  # a record is acknowledged once the store has it
+        client.reconnect_delay_set(min_delay=1, max_delay=10)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_message = lambda c, u, message: self.inbox.put(message)
+        self.client = client
+
+    def start(self):
+        """Connect in the background (and keep reconnecting)."""
+        self.client.connect_async(self.host, self.port, keepalive=30)
+        self.client.loop_start()
+        return self
+
+    def close(self):
+        self.client.disconnect()
+        self.client.loop_stop()
+        self.store.close()
+
+    # --- paho's thread
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties):
+        if reason_code.is_failure:
+            self.down = f"broker {self.host}:{self.port} refused: {reason_code}"
+            return
+        self.down = None
+        client.subscribe([(f"{ROOT}/+/records", 1), (f"{ROOT}/+/state", 1), (f"{ROOT}/+/status", 1)])
+        self.connected.set()
+        self._bump()
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties):
+        self.connected.clear()
+        self.down = f"broker {self.host}:{self.port} lost: {reason_code}"
+        self._bump()
+
+    # --- the caller's thread
+
+    def step(self, wait_s=0.2):
+        """Take what arrived (waiting up to `wait_s` for the first), store it, acknowledge it, and
+        ask for any gap; returns how many messages were handled."""
+        try:
+            messages = [self.inbox.get(timeout=wait_s)]
+        except queue.Empty:
+            messages = []
+        while len(messages) < BATCH:
+            try:
+                messages.append(self.inbox.get_nowait())
+            except queue.Empty:
+                break
+        stored = []
+        for message in messages:
+            stored.extend(self._handle(message))
+        # the store has written every line (flushed): now the broker may forget them
+        for message in messages:
+            if message.qos > 0:
+                self.client.ack(message.mid, message.qos)
+        if self.on_stored:
+            for item in stored:
+                self.on_stored(*item)
+        self._ask_for_gaps()
+        if messages:
+            self._bump()
+        return len(messages)
+
+    def run(self, should_stop=lambda: False):
+        """Step until `should_stop()`."""
+        while not should_stop():
+            self.step()
+
+    def command(self, text, clock_id=ALL, crc=True):
+        """Send a command line to one clock (or every clock: `all`); at QoS 0, never retained, so
+        a clock away when it is sent never acts on it later."""
+        line = with_crc(text) if crc else text
+        return self.client.publish(topic(clock_id, "cmd"), line, qos=0)
+
+    def snapshot(self):
+        """Every board, those needing the director first (JSON-ready)."""
+        now = time.time()
+        boards = [board.as_dict(self.store.clocks.get(cid), now) for cid, board in list(self.boards.items())]
+        boards.sort(key=lambda b: (b["attention"], _board_order(b["board"]), b["clock"]))
+        return {"version": self.version, "connected": self.down is None, "down": self.down, "boards": boards}
+
+    def wait_for_change(self, version, timeout_s):
+        """Block until the version moves past `version` (or `timeout_s`); returns the current one."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.version != version, timeout_s)
+            return self.version
+
+    def _bump(self):
+        with self.changed:
+            self.version += 1
+            self.changed.notify_all()
+
+    def _board(self, clock_id):
+        board = self.boards.get(clock_id)
+        if board is None:
+            board = self.boards[clock_id] = Board(clock_id)
+        return board
+
+    def _handle(self, message):
+        try:
+            where = parse_topic(message.topic)
+        except UnicodeDecodeError:
+            where = None
+        if where is None or where[0] == ALL:
+            return []
+        clock_id, kind = where
+        payload = bytes(message.payload)
+        if kind == "status":
+            self._board(clock_id).status = payload.decode("ascii", "replace")[:16]
+            return []
+        if kind == "state":
+            try:
+                state = json.loads(payload)
+            except (ValueError, UnicodeDecodeError):
+                return []
+            if isinstance(state, dict):
+                self._board(clock_id).state = state
+                self._tail_lost(clock_id, state.get("seq"))
+            return []
+        if kind != "records":
+            return []
+        return self._record(clock_id, payload)
+
+    def _record(self, clock_id, payload):
+        source = f"hall:{clock_id}"
+        try:
+            line = payload.decode("ascii").strip()
+            record = unframe(line)
+        except FieldError as error:
+            self.store.reject(error.record, payload.decode("ascii", "replace"), str(error), source)
+            return []
+        except (UnicodeDecodeError, FrameError):
+            self.bad_lines += 1
+            return []
+        if record.get("clock") != clock_id:  # the ACL lets a clock publish only under its own id
+            # not `record`: a forged record must not mark the named clock's seq as seen
+            self.store.reject(
+                None,
+                line,
+                f"record of clock {shown(record.get('clock'), 40)!r} on {clock_id}'s topic",
+                source,
+            )
+            return []
+        log = self.store.add(record, line, source)
+        if log is None:
+            return []
+        board = self._board(clock_id)
+        if log.last is not None and (board.record is None or log.last["seq"] != board.record["seq"]):
+            board.record = log.last
+            board.received_at = time.time()
+        return [(clock_id, record["seq"], record)]
+
+    def _tail_lost(self, clock_id, seq):
+        """The clock's state names a record the store has not had and nothing is on its way: the
+        broker lost the tail of the stream (say in a crash). Ask for it."""
+        log = self.store.clocks.get(clock_id)
+        if log is None or not isinstance(seq, int) or seq < log.expected or log.pending:
+            return
+        self.command(f"resend {log.expected} {seq}", clock_id, crc=False)
+
+    def _ask_for_gaps(self):
+        now = self.clock()
+        for clock_id in list(self.boards):  # the clocks heard on the broker (serial ones ask on their port)
+            log = self.store.clocks.get(clock_id)
+            if log is None:
+                continue
+            plan = self.plans.setdefault(clock_id, ResendPlan())
+            due = plan.due(log.expected, log.gap(), now)
+            if due:
+                self.command(f"resend {due[0]} {due[1]}", clock_id, crc=False)
+
+
+def _board_order(name):
+    """Boards in their natural order: 2 before 10."""
+    return (0, int(name), "") if str(name).isdigit() else (1, 0, str(name))
+
+
+def run_hall(args, out):
+    """`tileclock hall`: the broker's records (and any serial ports') into one store, and the page."""
+    from .collect import ClockFeed
+    from .web import HallPage
+
+    password = args.password
+    if args.password_file:
+        with open(args.password_file, encoding="utf-8") as file:
+            password = file.read().strip()
+    feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca).start()
+    serial = [ClockFeed(port, feed.store) for port in args.serial or []]
+    host, _, port = args.web.rpartition(":")
+    page = HallPage(feed, host or "127.0.0.1", int(port)).start()
+    out.write(f"tileclock hall: records into {args.out}; the page is at {page.address}\n")
+    out.flush()
+    try:
+        while True:
+            feed.step(0.05 if serial else 0.2)
+            for port_feed in serial:
+                port_feed.poll()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        page.close()
+        for port_feed in serial:
+            port_feed.close()
+        feed.close()
+    return 0
