@@ -3,13 +3,19 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: sim test lint clean
+.PHONY: sim test lint clean hall-demo
 
 sim: $(STAMP)
 	$(VENV)/bin/tileclock sim $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest $(ARGS)
+
+# the hall: a private mosquitto, 20 simulated clocks playing, the director's page (docs/hall.md)
+hall-demo: $(STAMP)
+	@[ -x /usr/sbin/mosquitto ] || command -v mosquitto >/dev/null || { \
+	  echo "the demo needs Debian's broker: sudo apt-get install mosquitto"; exit 1; }
+	$(VENV)/bin/tileclock hall-demo $(ARGS)
 
 # ruff: the same format and lint rules on the whole tree (CI runs this before the tests)
 lint: $(STAMP)

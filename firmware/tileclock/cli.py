@@ -104,6 +104,46 @@ def cmd_hall(args):
     return run_hall(args, sys.stdout)
 
 
+def cmd_hall_demo(args):
+    """The hall in one command: a private mosquitto, simulated clocks playing, the director's page."""
+    import secrets
+    import tempfile
+    import threading
+
+    from .director.broker import BrokerError, LocalBroker
+    from .director.hall import HallFeed
+    from .director.web import HallPage
+    from .sim.fleet import Fleet
+
+    folder = args.out or tempfile.mkdtemp(prefix="tileclock-hall-")
+    ids = [f"clock-{n}" for n in range(1, args.clocks + 1)]
+    users = {name: secrets.token_urlsafe(9) for name in ["director", *ids]}
+    try:
+        broker = LocalBroker(f"{folder}/broker", users).start()
+    except BrokerError as error:
+        print(f"tileclock: {error}", file=sys.stderr)
+        return 1
+    feed = HallFeed("127.0.0.1", broker.port, users["director"], f"{folder}/records").start()
+    host, _, port = args.web.rpartition(":")
+    page = HallPage(feed, host or "127.0.0.1", int(port)).start()
+    fleet = Fleet(f"{folder}/clocks", "127.0.0.1", broker.port, users, args.clocks, speed=args.speed).start()
+    print(
+        f"mosquitto on 127.0.0.1:{broker.port}; {args.clocks} clocks playing ({args.speed:g}x); records in {folder}"
+    )
+    print(f"the director's page: {page.address}   (Ctrl-C to stop)", flush=True)
+    stop = threading.Event()
+    try:
+        feed.run(stop.is_set)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        fleet.close()
+        page.close()
+        feed.close()
+        broker.stop()
+    return 0
+
+
 def cmd_hall_setup(args):
     """Write the hall's broker config, ACL and passwords."""
     from .director.broker import setup
@@ -232,6 +272,15 @@ def build_parser():
     hall.add_argument("--serial", action="append", metavar="PORT", help="also collect from a serial port")
     hall.add_argument("--web", default="127.0.0.1:8080", metavar="HOST:PORT", help="where the page is served")
     hall.set_defaults(run=cmd_hall)
+
+    demo = commands.add_parser("hall-demo", help="a private broker, simulated clocks playing, and the page")
+    demo.add_argument("--clocks", type=int, default=20, help="how many clocks (default 20)")
+    demo.add_argument("--speed", type=float, default=1.0, help="game time runs this many times real time")
+    demo.add_argument("--web", default="127.0.0.1:8080", metavar="HOST:PORT", help="where the page is served")
+    demo.add_argument(
+        "--out", metavar="DIR", help="where the broker, clocks and records live (default: a temp dir)"
+    )
+    demo.set_defaults(run=cmd_hall_demo)
 
     hall_setup = commands.add_parser("hall-setup", help="write the hall's broker config, ACL and passwords")
     hall_setup.add_argument("folder", help="where to write them")

@@ -1,0 +1,130 @@
+"""The director's page in a real headless chromium (Debian's), driven by Playwright: live, and its buttons work."""
+
+import os
+import threading
+import time
+
+import pytest
+
+from hall_helpers import wait_for
+from test_hall import CLOCKS, Clocks, director, settle
+from tileclock.director.web import HallPage
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+def browser():
+    """Debian's chromium under Playwright (never Playwright's own browser download)."""
+    if not os.access(CHROMIUM, os.X_OK):
+        if os.environ.get("CI"):
+            pytest.fail("CI must have chromium: sudo apt-get install chromium (.ci/run does)")
+        pytest.skip("chromium is not installed: sudo apt-get install chromium")
+    playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extra)")
+    with playwright.sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def hall(broker, tmp_path):
+    """Three simulated clocks, the director's feed stepping in a thread of its own, and the page."""
+    clocks = Clocks(broker, tmp_path)
+    feed = director(broker, tmp_path / "records")
+    clocks.play(2)
+    settle(feed, clocks, "the first records")
+    stop = threading.Event()
+    stepper = threading.Thread(target=feed.run, args=(stop.is_set,), daemon=True)
+    stepper.start()
+    page = HallPage(feed, port=0).start()
+    yield clocks, feed, page
+    stop.set()
+    stepper.join(5)
+    page.close()
+    feed.close()
+    clocks.close()
+
+
+def test_the_page_shows_every_board_live_and_its_game(hall, browser):
+    clocks, feed, server = hall
+    page = browser.new_page()
+    requested = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(server.address)
+    cards = page.locator(".board")
+    cards.first.wait_for()
+    wait_for(lambda: cards.count() == len(CLOCKS), what="a card for every board")
+    assert "3 boards" in page.inner_text("#summary")
+    assert requested and all(url.startswith(server.address) for url in requested)  # nothing from outside
+
+    # a record at a clock reaches the page within a second
+    sim = clocks.sims["c1"]
+    clocks.t["c1"] += 3
+    pressed = time.monotonic()
+    sim.set_button("STOP", True, clocks.t["c1"] * 1_000_000_000)
+    sim.set_button("STOP", False, clocks.t["c1"] * 1_000_000_000 + 100_000_000)
+    sim.uplink.pump()
+    card = page.locator('.board[data-clock="c1"]')
+    card.locator("text=STOPPED").wait_for(timeout=5000)
+    assert time.monotonic() - pressed < 1.0
+    # a stopped board needs a look: it comes before the boards in play
+    assert page.locator(".board").first.get_attribute("data-clock") == "c1"
+
+    # the running clocks tick on the page between records
+    running = page.locator('.board[data-clock="c2"] .side.running')
+    before = running.inner_text()
+    wait_for(lambda: running.inner_text() != before, 5, "the running side to tick")
+
+    # a board opens to its game: every record, and both panels as the clock drew them
+    card.click()
+    page.wait_for_selector("#records tr")
+    assert page.locator("#records tr").count() == len(feed.store.clocks["c1"]._file_game.records)
+    image = page.context.request.get(server.address + "api/board/c1/panels.png?at_ms=1000")
+    assert image.ok and image.body()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert page.evaluate("document.getElementById('panels').naturalWidth") > 0
+
+
+def test_round_over_on_the_page_stops_every_clock(hall, browser):
+    clocks, feed, server = hall
+    page = browser.new_page()
+    asked = []
+    page.on("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+    page.goto(server.address)
+    page.locator(".board").first.wait_for()
+    page.click("#end-round")
+    page.locator("#sent").get_by_text("round over").wait_for()
+    assert asked and "Every clock stops" in asked[0]
+
+    def all_ended():
+        clocks.pump()  # each clock's loop wakes for the command
+        return all(sim.journal.records()[-1]["ev"] == "end" for sim in clocks.sims.values())
+
+    wait_for(all_ended, what="every clock to end its game")
+    assert {sim.journal.records()[-1]["reason"] for sim in clocks.sims.values()} == {"round_over"}
+    page.locator(".board .word", has_text="ended").first.wait_for()
+    wait_for(lambda: page.locator(".board .word", has_text="ended").count() == len(CLOCKS), what="all ended")
+
+
+def test_a_dismissed_confirmation_sends_nothing(hall, browser):
+    clocks, feed, server = hall
+    page = browser.new_page()
+    page.on("dialog", lambda dialog: dialog.dismiss())
+    page.goto(server.address)
+    page.locator(".board").first.wait_for()
+    before = {clock: sim.journal.next_seq for clock, sim in clocks.sims.items()}
+    page.click("#end-round")
+    page.click("#start-round")
+    clocks.pump()
+    assert {clock: sim.journal.next_seq for clock, sim in clocks.sims.items()} == before
+    assert page.inner_text("#sent") == ""
