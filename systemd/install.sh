@@ -92,6 +92,14 @@ fi
 say "6/6 the service"
 mkdir -p "$ROOT/etc/systemd/system"
 install -m 0644 "$SRC/systemd/tileclock.service" "$ROOT/etc/systemd/system/tileclock.service"
+# network sockets only for a clock with a [hall] section (the uplink to the director's broker)
+if grep -q '^\[hall\]' "$ROOT/etc/tileclock/config.toml"; then
+  mkdir -p "$ROOT/etc/systemd/system/tileclock.service.d"
+  install -m 0644 "$SRC/systemd/hall.conf" "$ROOT/etc/systemd/system/tileclock.service.d/hall.conf"
+  say "    [hall] configured: the service may open network sockets"
+else
+  rm -f "$ROOT/etc/systemd/system/tileclock.service.d/hall.conf"
+fi
 run systemctl daemon-reload
 run systemctl enable --now tileclock.service
 

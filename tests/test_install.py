@@ -57,6 +57,21 @@ def test_running_it_again_keeps_the_config_and_adds_no_line_twice(pi):
     assert lines.count("enable_uart=1") == 1 and lines.count("dtparam=i2c_arm_baudrate=400000") == 1
 
 
+def test_network_sockets_are_allowed_only_when_the_hall_is_configured(pi):
+    dry_run(pi)
+    unit = (pi / "etc" / "systemd" / "system" / "tileclock.service").read_text()
+    assert "RestrictAddressFamilies=AF_UNIX\n" in unit
+    drop_in = pi / "etc" / "systemd" / "system" / "tileclock.service.d" / "hall.conf"
+    assert not drop_in.exists()
+    config = pi / "etc" / "tileclock" / "config.toml"
+    config.write_text(config.read_text() + '\n[hall]\nbroker = "192.168.4.1"\npassword = "x"\n')
+    assert "may open network sockets" in dry_run(pi).stdout
+    assert "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6" in drop_in.read_text()
+    config.write_text('[clock]\nboard = "7"\n')  # the hall taken out again: so is the network
+    dry_run(pi)
+    assert not drop_in.exists()
+
+
 @pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
 def test_systemd_verifies_the_unit(pi, tmp_path):
     dry_run(pi)

@@ -93,3 +93,13 @@ def test_printable_junk_is_refused_or_read_as_a_read_only_command(text):
     except CommandError:
         return
     assert command.name in ("status", "resend") or "*" in text
+
+
+def test_round_over_needs_its_crc():
+    from tileclock.clock.protocol import CommandError, parse_command, with_crc
+
+    assert parse_command(with_crc("round over").encode()).name == "round_over"
+    with pytest.raises(CommandError, match="CRC"):
+        parse_command(b"round over")
+    with pytest.raises(CommandError, match="unknown"):
+        parse_command(with_crc("round overt").encode())
