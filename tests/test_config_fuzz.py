@@ -6,8 +6,10 @@ from hypothesis import strategies as st
 
 from tileclock.device.config import Config, ConfigError, load_config, parse_config
 
-KEYS = ["board", "rules", "time_a", "time_b", "checkpoint_s", "a", "b", "stop", "backend", "bounce_ms",
-        "min_turn_ms", "port", "baud", "faces", "driver", "address", "rotate", "contrast", "dim_after_s", "i2c_hz", "x"]  # fmt: skip
+KEYS = (
+    "board rules time_a time_b checkpoint_s a b stop backend bounce_ms min_turn_ms port baud faces driver "
+    "address rotate contrast dim_after_s i2c_hz x"
+).split()
 SECTIONS = ["clock", "buttons", "serial", "screens", "panel", "screen"]
 VALUES = st.recursive(
     st.one_of(
@@ -19,15 +21,19 @@ VALUES = st.recursive(
             ["naspa", "school", "25:00", "0:00", "99:99", "A", "B", "ssd1306", "i2c", "mock", ""]
         ),
         st.text(max_size=12),
-    ),  # fmt: skip
+    ),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=4),
     max_leaves=12,
 )
 DOCUMENTS = st.dictionaries(
     st.sampled_from(SECTIONS),
-    st.one_of(st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=5), st.lists(st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=4), max_size=3), VALUES),
+    st.one_of(
+        st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=5),
+        st.lists(st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=4), max_size=3),
+        VALUES,
+    ),
     max_size=4,
-)  # fmt: skip
+)
 
 
 @settings(max_examples=1500, deadline=None)

@@ -32,8 +32,11 @@ def test_every_cited_section_exists():
         for doc, section in re.findall(r"\b((?:docs|hw)/[\w-]+\.md)#([\w-]+)", source.read_text())
     ]
     assert cited  # the tests cite docs/rules.md by section
-    missing = [(str(source), f"{doc}#{section}") for source, doc, section in cited
-               if not (ROOT / doc).exists() or section not in anchors(ROOT / doc)]  # fmt: skip
+    missing = [
+        (str(source), f"{doc}#{section}")
+        for source, doc, section in cited
+        if not (ROOT / doc).exists() or section not in anchors(ROOT / doc)
+    ]
     assert missing == []
 
 
@@ -48,6 +51,11 @@ def test_every_linked_or_named_file_exists():
             r"(?<![\w/.])((?:docs|hw|systemd|tests)/[\w./-]+\.(?:md|py|toml|sh|png|service))\b", text
         ):
             named.append((source, str(ROOT / target)))
-    missing = sorted({(str(source.relative_to(ROOT)), os.path.relpath(target, ROOT))
-                      for source, target in named if not os.path.exists(target)})  # fmt: skip
+    missing = sorted(
+        {
+            (str(source.relative_to(ROOT)), os.path.relpath(target, ROOT))
+            for source, target in named
+            if not os.path.exists(target)
+        }
+    )
     assert missing == []

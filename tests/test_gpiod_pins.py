@@ -11,14 +11,14 @@ import pytest
 
 gpiod = pytest.importorskip("gpiod")  # the bindings are Linux-only
 
-from fake_gpiod import FakeChip  # noqa: E402
-from tileclock.clock.core import GameClock  # noqa: E402
-from tileclock.clock.rules import PROFILES  # noqa: E402
-from tileclock.device.hardware import gpiod_pins  # noqa: E402
-from tileclock.device.hardware.buttons import ButtonBoard  # noqa: E402
-from tileclock.device.hardware.gpiod_pins import GpiodFactory  # noqa: E402
-from tileclock.device.hardware.pins import choose_backend  # noqa: E402
-from tileclock.device.loop import Daemon  # noqa: E402
+from fake_gpiod import FakeChip
+from tileclock.clock.core import GameClock
+from tileclock.clock.rules import PROFILES
+from tileclock.device.hardware import gpiod_pins
+from tileclock.device.hardware.buttons import ButtonBoard
+from tileclock.device.hardware.gpiod_pins import GpiodFactory
+from tileclock.device.hardware.pins import choose_backend
+from tileclock.device.loop import Daemon
 
 PINS = {"A": 17, "STOP": 27, "B": 22}
 PI_3B = 0xA02082

@@ -84,7 +84,10 @@ def test_own_time_is_in_digits_at_least_24_pixels_tall():
 def test_the_running_side_is_a_solid_band_and_the_other_is_not():
     view = SCENES["running"]  # B runs
     running, waiting = render(view, Panel(faces="B")), render(view, Panel(faces="A"))
-    lit = lambda image: sum(bin(byte).count("1") for byte in image.crop((0, 50, 128, 64)).tobytes())  # noqa: E731
+
+    def lit(image):
+        return sum(bin(byte).count("1") for byte in image.crop((0, 50, 128, 64)).tobytes())
+
     assert lit(running) > 0.6 * 128 * 14 > 0.2 * 128 * 14 > lit(waiting)
 
 
@@ -120,7 +123,10 @@ def test_a_whole_frame_is_byte_for_byte_what_luma_sends(ours, luma):
     if luma is sh1106:
         assert our_bus.writes == reference_bus.writes
     else:  # luma sends one window for the whole frame; we send one a page, with the same pixels
-        data = lambda bus: b"".join(p for _, control, p in bus.writes if control == 0x40)  # noqa: E731
+
+        def data(bus):
+            return b"".join(p for _, control, p in bus.writes if control == 0x40)
+
         assert data(our_bus) == data(reference_bus) == b"".join(pack_pages(image))
 
 

@@ -74,8 +74,14 @@ class Model:
         return (10 * -(-over // 60) if over > 0 else 0) + self.late_pen[side]
 
     def emit(self, ev, t, **fields):
-        sides = {s: {"used_ms": self.used_at(s, t) // MS, "shown": clock_text(self.shown(s, t)), "pen": self.pen(s, t)}
-                 for s in "AB"}  # fmt: skip
+        sides = {
+            s: {
+                "used_ms": self.used_at(s, t) // MS,
+                "shown": clock_text(self.shown(s, t)),
+                "pen": self.pen(s, t),
+            }
+            for s in "AB"
+        }
         self.out.append(
             dict(ev=ev, t_ms=(t - self.t0) // MS, state=self.state, run=self.run, **sides, **fields)
         )
@@ -237,17 +243,17 @@ def edges_for(t, action, args):
         side, bouncy = args
         if bouncy:
             return [(t, side, True), (t + 2 * MS, side, False), (t + 4 * MS, side, True),
-                    (t + 100 * MS, side, False), (t + 103 * MS, side, True), (t + 105 * MS, side, False)]  # fmt: skip
+                    (t + 100 * MS, side, False), (t + 103 * MS, side, True), (t + 105 * MS, side, False)]  # fmt: skip  # one gesture's edges together
         return [(t, side, True), (t + 100 * MS, side, False)]
     if action == "stop":
         return [(t, "STOP", True), (t + int(args[0] * S), "STOP", False)]
     if action == "chord":
         side, hold = args
         return [(t, "STOP", True), (t + 300 * MS, side, True), (t + 300 * MS + int(hold * S), side, False),
-                (t + 2 * S + 100 * MS, "STOP", False)]  # fmt: skip
+                (t + 2 * S + 100 * MS, "STOP", False)]  # fmt: skip  # one gesture's edges together
     if action == "end_and_new":  # stop, end, start a new game
         return [(t, "STOP", True), (t + 100 * MS, "STOP", False), (t + S, "STOP", True), (t + 3500 * MS, "STOP", False),
-                (t + 4 * S, "STOP", True), (t + 6500 * MS, "STOP", False)]  # fmt: skip
+                (t + 4 * S, "STOP", True), (t + 6500 * MS, "STOP", False)]  # fmt: skip  # one gesture's edges together
     return []
 
 

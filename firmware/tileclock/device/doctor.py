@@ -60,17 +60,29 @@ def check_buttons(config, environ=os.environ):
                     "sudo systemctl stop tileclock, then run doctor again to test the buttons",
                 )
             ]
-        return [Check(FAIL, "pin backend", f"{named}: {text}",
-                      "on a Pi: the gpiod package comes with tileclock (systemd/install.sh), and the user needs "
-                      "the gpio group for /dev/gpiochip*; off a Pi there are no GPIO pins: "
-                      "use tileclock sim, or buttons.backend = \"mock\"")]  # fmt: skip
+        return [
+            Check(
+                FAIL,
+                "pin backend",
+                f"{named}: {text}",
+                "on a Pi: the gpiod package comes with tileclock (systemd/install.sh), and the user needs "
+                "the gpio group for /dev/gpiochip*; off a Pi there are no GPIO pins: "
+                'use tileclock sim, or buttons.backend = "mock"',
+            )
+        ]
     factory_name = type(board.buttons["A"].pin_factory).__name__
     checks = [Check(OK, "pin backend", f"{factory_name}: {named}")]
     for name, button in board.buttons.items():
         gpio = config.pins[name]
         if button.is_active:
-            checks.append(Check(FAIL, f"button {name}", f"GPIO{gpio} reads pressed while nobody presses it",
-                                "a stuck button, a short, or the button wired to 3V3 instead of GND (hw/README.md)"))  # fmt: skip
+            checks.append(
+                Check(
+                    FAIL,
+                    f"button {name}",
+                    f"GPIO{gpio} reads pressed while nobody presses it",
+                    "a stuck button, a short, or the button wired to 3V3 instead of GND (hw/README.md)",
+                )
+            )
         else:
             checks.append(
                 Check(OK, f"button {name}", f"GPIO{gpio} reads released (press it: nothing to check by hand)")
@@ -110,15 +122,23 @@ def _probe_i2c(what, port, address, smbus=None):
             bus.read_byte(address)
         return Check(OK, what, f"answers at {where}")
     except (FileNotFoundError, ImportError):
-        return Check(FAIL, what, f"/dev/i2c-{port} does not exist",
-                     "enable I2C: dtparam=i2c_arm=on in the boot config and i2c-dev in /etc/modules, then reboot "
-                     "(systemd/install.sh does both); off a Pi there is no I2C bus")  # fmt: skip
+        return Check(
+            FAIL,
+            what,
+            f"/dev/i2c-{port} does not exist",
+            "enable I2C: dtparam=i2c_arm=on in the boot config and i2c-dev in /etc/modules, then reboot "
+            "(systemd/install.sh does both); off a Pi there is no I2C bus",
+        )
     except PermissionError:
         return Check(FAIL, what, f"no permission for /dev/i2c-{port}", "add the user to the i2c group")
     except OSError as error:
         if error.errno in (errno.EREMOTEIO, errno.ENXIO, errno.EIO):
-            return Check(FAIL, what, f"nothing answers at {where}",
-                         "check its four wires (hw/README.md) and its address jumper; i2cdetect -y 1 lists what answers")  # fmt: skip
+            return Check(
+                FAIL,
+                what,
+                f"nothing answers at {where}",
+                "check its four wires (hw/README.md) and its address jumper; i2cdetect -y 1 lists what answers",
+            )
         return Check(FAIL, what, f"{where}: {error}", "check the wiring")
 
 
@@ -175,8 +195,12 @@ def check_service():
     enabled = _ask(["systemctl", "is-enabled", "tileclock.service"]) or "not installed"
     if state == "active":
         return Check(OK, "service", f"active, {enabled}")
-    return Check(WARN, "service", f"{state or 'unknown'}, {enabled}",
-                 "sudo systemctl enable --now tileclock; journalctl -u tileclock says why it stopped")  # fmt: skip
+    return Check(
+        WARN,
+        "service",
+        f"{state or 'unknown'}, {enabled}",
+        "sudo systemctl enable --now tileclock; journalctl -u tileclock says why it stopped",
+    )
 
 
 def check_wall_clock():
@@ -185,9 +209,13 @@ def check_wall_clock():
         synced = "yes"
     if synced == "yes":
         return Check(OK, "wall clock", "synchronised")
-    return Check(WARN, "wall clock", "not known to be synchronised",
-                 "game times do not depend on it (they use the monotonic clock); only file dates do. "
-                 "Connect to a network once, or fit an RTC")  # fmt: skip
+    return Check(
+        WARN,
+        "wall clock",
+        "not known to be synchronised",
+        "game times do not depend on it (they use the monotonic clock); only file dates do. "
+        "Connect to a network once, or fit an RTC",
+    )
 
 
 def run_checks(config_path, state_dir, smbus=None):

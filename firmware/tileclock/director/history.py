@@ -18,7 +18,7 @@ CSV_FIELDS = [
     "A_used_ms", "A_shown", "A_overtime_s", "A_pen", "A_lost_on_time", "A_turns",
     "B_used_ms", "B_shown", "B_overtime_s", "B_pen", "B_lost_on_time", "B_turns",
     "stopped_ms", "corrections",
-]  # fmt: skip
+]  # fmt: skip  # a row of the CSV a line, as a director reads it
 
 
 def read_records(path):

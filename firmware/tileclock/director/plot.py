@@ -204,9 +204,15 @@ def figure(pic, at_ms=None):
             times.axvspan(span.start_ms * s, span.end_ms * s, color="#999", alpha=0.25, lw=0, gid="stopped")
         else:
             times.axvspan(
-                span.start_ms * s, span.end_ms * s, facecolor="none", edgecolor=COLOURS.get(span.side, "#555"),
-                hatch="//", lw=0, alpha=0.5, gid=f"absent-{span.side}",
-            )  # fmt: skip
+                span.start_ms * s,
+                span.end_ms * s,
+                facecolor="none",
+                edgecolor=COLOURS.get(span.side, "#555"),
+                hatch="//",
+                lw=0,
+                alpha=0.5,
+                gid=f"absent-{span.side}",
+            )
     times.axhline(0, color="#b00", lw=1, gid="overtime-line")
     for side in SIDES:
         colour = COLOURS[side]
@@ -227,22 +233,35 @@ def figure(pic, at_ms=None):
                 continue
             gid = {"turn": "turns", "correction": "corrections"}.get(kind, kind.replace("_", "-"))
             times.plot(
-                [m.t_ms * s for m in marks], [m.remaining_ms * s for m in marks], linestyle="none",
-                color=colour, gid=f"{gid}-{side}", **style,
-            )  # fmt: skip
+                [m.t_ms * s for m in marks],
+                [m.remaining_ms * s for m in marks],
+                linestyle="none",
+                color=colour,
+                gid=f"{gid}-{side}",
+                **style,
+            )
             if kind in ("penalty", "late_penalty", "correction", "forfeit"):
                 for mark in marks:
                     left = kind == "forfeit"  # the game's last instant: the label goes to the left
                     times.annotate(
-                        mark.label, (mark.t_ms * s, mark.remaining_ms * s), textcoords="offset points",
-                        xytext=(-8 if left else 4, 6 if kind == "correction" else -12), fontsize=7,
-                        color=colour, ha="right" if left else "left",
-                    )  # fmt: skip
+                        mark.label,
+                        (mark.t_ms * s, mark.remaining_ms * s),
+                        textcoords="offset points",
+                        xytext=(-8 if left else 4, 6 if kind == "correction" else -12),
+                        fontsize=7,
+                        color=colour,
+                        ha="right" if left else "left",
+                    )
         steps = pic.penalty[side] + [(pic.end_ms, pic.penalty[side][-1][1])]
         pens.step(
-            [t * s for t, _ in steps], [p for _, p in steps], where="post", color=colour, lw=1.5,
-            label=f"{side} penalty", gid=f"penalty-steps-{side}",
-        )  # fmt: skip
+            [t * s for t, _ in steps],
+            [p for _, p in steps],
+            where="post",
+            color=colour,
+            lw=1.5,
+            label=f"{side} penalty",
+            gid=f"penalty-steps-{side}",
+        )
     for mark in pic.marks_of("end"):
         times.axvline(mark.t_ms * s, color="black", lw=1, ls="--", gid="end")
     if at_ms is not None:

@@ -25,8 +25,10 @@ def pick_game(records, game_seq=None):
 
 def describe(view, record, at_ms):
     """Plain text: the instant, the record it follows, and both sides as their screens showed them."""
-    lines = [f"at {format_clock(at_ms // 1000)}.{at_ms % 1000:03d} of the game, after record {record['seq']} "
-             f"({record['ev']} at {record['t_ms']} ms): {view.state}"]  # fmt: skip
+    lines = [
+        f"at {format_clock(at_ms // 1000)}.{at_ms % 1000:03d} of the game, after record {record['seq']} "
+        f"({record['ev']} at {record['t_ms']} ms): {view.state}"
+    ]
     for side in "AB":
         mine = view.side(side)
         notes = [

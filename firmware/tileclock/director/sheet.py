@@ -17,7 +17,7 @@ COLUMNS = [
     "first_overtime_pen", "first_late_pen", "first_total_pen",
     "second_overtime_pen", "second_late_pen", "second_total_pen",
     "forfeit", "consequence", "corrections", "notes", "problems", "board", "game", "picture",
-]  # fmt: skip
+]  # fmt: skip  # the sheet's columns in groups, as a director reads them
 
 ABSENCE_RULE = {"naspa": "NASPA III.C", "school": "school rule 25"}
 
