@@ -33,6 +33,10 @@ class StampedButton(DigitalInputDevice):
         self.when_edge = when_edge
         super().__init__(pin, pull_up=True, bounce_time=None, pin_factory=pin_factory)
 
+    # gpiozero's private hooks, read in its source for 2.0, 2.0.1 and 2.0.1.post3 (identical there;
+    # pyproject.toml keeps gpiozero below 2.1): DigitalInputDevice.__init__ sets
+    # `pin.when_changed = self._pin_changed`, so this override gets every edge with the pin's
+    # `(ticks, state)`; GPIODevice._state_to_value(state) maps the pin's level to active (pressed).
     def _pin_changed(self, ticks, state):
         self.when_edge(bool(self._state_to_value(state)), ticks_to_ns(self.pin_factory, ticks))
         super()._pin_changed(ticks, state)

@@ -58,6 +58,11 @@ class MonotonicTime:
 class VirtualPin(MockPin):
     """A mock pin whose changes are stamped by its factory's virtual time."""
 
+    # gpiozero's private hooks, read in its source for 2.0, 2.0.1 and 2.0.1.post3 (identical there;
+    # pyproject.toml keeps gpiozero below 2.1): MockPin.drive_high/drive_low call `_change_state(value)`
+    # and, when it returns True, `_call_when_changed()`, which hands `self._last_change` to the
+    # device as the edge's ticks. This override stamps `_last_change` (and the `states` history,
+    # `PinState(elapsed, value)`) from the factory's ticks instead of `time.monotonic()`.
     def _change_state(self, value):
         if self._state == value:
             return False
