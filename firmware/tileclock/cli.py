@@ -70,7 +70,7 @@ def cmd_run(args):
             raise ConfigError("--script presses simulated buttons: it needs --simulate")
         script = parse_script(open(args.script, encoding="utf-8").read())
     try:
-        service = Service(config, state_dir, simulate=args.simulate)
+        service = Service(config, state_dir, simulate=args.simulate, timings=args.timings)
     except StartError as error:
         print(f"tileclock: {error}", file=sys.stderr)
         return 1
@@ -245,6 +245,9 @@ def build_parser():
     run.add_argument(
         "--script", metavar="FILE", help="with --simulate: press the buttons as FILE says, in real time"
     )
+    run.add_argument(
+        "--timings", metavar="FILE", help="on stopping, write where each wake's time went (tileclock bench)"
+    )
     run.set_defaults(run=cmd_run)
 
     doctor = commands.add_parser("doctor", help="check the Pi: pins, buttons, panels, serial, state, service")
@@ -343,6 +346,9 @@ def build_parser():
     )
     bench.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     bench.add_argument("--quick", action="store_true", help="shorter runs (under a minute)")
+    bench.add_argument(
+        "--state-dir", metavar="DIR", help="where the measured service keeps its journal (default: on a disk)"
+    )
     bench.set_defaults(run=cmd_bench)
     return parser
 

@@ -63,7 +63,7 @@ class Parts:
 def device_parts(config, state_dir, simulate=False):
     """The Pi's parts as the config names them, or with `simulate` simulated buttons and panels
     (still in real time, and on the configured serial port)."""
-    panels = RecordingPanels() if simulate else open_device
+    panels = RecordingPanels(keep=False) if simulate else open_device  # a service runs long: count only
     return Parts(
         open_pins=lambda: pin_factory("mock" if simulate else config.pin_backend),
         open_panel=panels,

@@ -1,7 +1,9 @@
 """The journal: every record the clock makes, framed and on disk before it is sent anywhere.
 
-Appends are flushed and fsynced one record at a time. The serial link, resends
-and exports all read from here. Reading a journal back keeps every good record
+The loop appends a wake's records in memory (`append(..., sync=False)`), shows
+them on the panels, then writes and fsyncs them together (`write_pending`); the
+links send only records that have been through that write (`settled_seq`).
+The serial link, resends and exports all read from here. Reading a journal back keeps every good record
 up to the first damaged line (a write cut off by a power cut, a bad checksum);
 the damaged file is kept aside for the director, never deleted, and the journal
 goes on from the last good record.
@@ -28,9 +30,10 @@ class Journal:
         self.failing = None  # the last write error, while the disk does not take records
         self._file = None
         self._written = 0  # how many of `lines` are on disk
+        self._settled = 0  # how many of `lines` have been through a write (on disk, or the disk refused)
         if path:
             self._load()
-            self._written = len(self.lines)
+            self._written = self._settled = len(self.lines)
             self._file = open(path, "ab")
 
     @property
@@ -40,17 +43,27 @@ class Journal:
 
     part = "journal"
 
-    def append(self, record):
-        """Frame `record`, write it and fsync; returns the framed line.
+    @property
+    def settled_seq(self):
+        """The seq after the last record that has been through a write: what the links may send.
 
-        If the disk fails (full, or the card gone) the record is kept in memory, still sent, and
-        written with the next record or retry that gets through: a write error never stops the clock.
+        If the disk fails (full, or the card gone) its records are settled all the same: kept in
+        memory, still sent, and written with the next write or retry that gets through, so a write
+        error never stops the clock or the record line.
         """
+        return self.first_seq + self._settled
+
+    def append(self, record, sync=True):
+        """Frame `record` and keep it; with `sync`, write it and fsync now (else at the next
+        `write_pending`). Returns the framed line."""
         if record.seq != self.next_seq:
             raise ValueError(f"journal expects seq {self.next_seq}, got {record.seq}")
         line = frame(encode(record))
         self.lines.append(line)
-        self.write_pending()
+        if self._file is None:
+            self._settled = len(self.lines)  # a journal in memory only: nothing to wait for
+        elif sync:
+            self.write_pending()
         return line
 
     @property
@@ -59,9 +72,10 @@ class Journal:
         return self._file is not None and (self._written < len(self.lines) or self.failing is not None)
 
     def write_pending(self):
-        """Write and fsync every record not yet on disk."""
+        """Write and fsync every record not yet on disk (one fsync for them all)."""
         if not self.pending:
             return
+        self._settled = len(self.lines)
         try:
             self._file.write(b"".join(line.encode("ascii") + b"\n" for line in self.lines[self._written :]))
             self._file.flush()

@@ -25,8 +25,11 @@ RETRY_NS = NS_PER_S
 class Daemon:
     """Feeds the clock, journals its records, sends them on `link`, and shows its view on `panels`.
 
-    Every record goes into the journal (fsynced) before anything else sees it;
-    the serial link sends from the journal. A link or panel with a true
+    Each wake applies its inputs, shows the outcome on the panels, then writes
+    and fsyncs the wake's records together, and only then hands them to the
+    links, which send from the journal: a screen is no promise, so the panels
+    never wait for the card, and nothing leaves the clock before it is
+    journaled. A link or panel with a true
     `failing` attribute is a fault: it is recorded once when it starts and once
     when it ends, shown on the panels meanwhile, and retried every `RETRY_NS`.
     """
@@ -55,7 +58,9 @@ class Daemon:
         self.uplink = uplink
         self.refresh_on_ticks = refresh_on_ticks
         self.on_frames = on_frames
-        self.on_record = None  # called with each record once it is journaled
+        self.on_record = None  # called with each record as it is made
+        #: a `WakeTimings` to note where each wake's time goes (the benchmark), or None
+        self.timings = None
         self.boot_info = boot_info
         self.inputs = queue.SimpleQueue()
         self.wakeups = 0
@@ -86,6 +91,7 @@ class Daemon:
             detail = f"{self.journal.damage}; the damaged file is kept as {self.journal.kept_aside}"
             self._publish(self.clock.fault(now_ns, "journal", detail))
         self.refresh(now_ns)
+        self._settle(now_ns)
 
     def next_deadline(self):
         """The next instant the loop must wake without an input: the clock's, the screens', a retry."""
@@ -115,6 +121,8 @@ class Daemon:
             except queue.Empty:
                 break
         edges.sort(key=lambda edge: edge[0])
+        if self.timings:
+            self.timings.begin(edges)
         made = 0
         for t_ns, button, down in edges:
             if button is None:
@@ -123,20 +131,37 @@ class Daemon:
             made += self._publish(self.clock.edge(button, down, t_ns))
         made += self._publish(self.clock.advance(now_ns))
         made += self._serve_commands(now_ns)
-        if self.journal.pending:
-            self.journal.write_pending()  # the disk failed before: try again
-        if self.link is not None and self.link.pending:
-            self.link.pump()  # what the port would not take before, or could not: try again
-        if self.uplink is not None:
-            self.uplink.pump()  # room in its window again, or the broker back
         if made or edges or self.refresh_on_ticks or self._faulty or self._idle_ns(now_ns) is not None:
             self.refresh(now_ns)
+        self._settle(now_ns)
+        if self.timings:
+            self.timings.end()
 
     def finish(self, now_ns):
         """Run on to `now_ns` and publish a final `status` record."""
         self.pump(now_ns)
         self._publish(self.clock.status(now_ns))
         self.refresh(now_ns)
+        self._settle(now_ns)
+
+    def _settle(self, now_ns):
+        """After the panels: write and fsync the wake's records (one fsync for all; a disk that failed
+        before is tried again), then hand them to the links (and retry what they could not send).
+        A part that fails in doing so is recorded and shown at once, and that record settled too."""
+        self._flush()
+        if self.timings:
+            self.timings.mark("journaled")
+        self._note_faults(now_ns)
+        self._flush()
+        if self.timings:
+            self.timings.mark("sent")
+
+    def _flush(self):
+        self.journal.write_pending()
+        if self.link is not None and self.link.pending:
+            self.link.pump()  # the new records; or what the port would not take before, or could not
+        if self.uplink is not None:
+            self.uplink.pump()  # the new records; room in its window again, or the broker back
 
     def refresh(self, now_ns):
         """Show the clock as of `now_ns` on every panel, with any faults; record faults that began or ended."""
@@ -146,6 +171,8 @@ class Daemon:
         idle_ns = self._idle_ns(now_ns)
         for output in self.panels:
             self.frames[output.panel.faces] = output.show(view, idle_ns)
+        if self.timings:
+            self.timings.mark("panels")
         if self.on_frames:
             self.on_frames(now_ns, self.frames)
         self._note_faults(now_ns)
@@ -194,13 +221,11 @@ class Daemon:
         for record in records:
             if self.clock_id is not None:
                 record = replace(record, clock=self.clock_id)
-            self.journal.append(record)
+            self.journal.append(record, sync=False)  # written with the wake's others, after the panels
             if self.on_record:
                 self.on_record(record)
-        if self.link is not None:
-            self.link.pump()
-        if self.uplink is not None:
-            self.uplink.pump()
+        if self.timings:
+            self.timings.records(records)
         return len(records)
 
     def _serve_commands(self, now_ns):

@@ -2,8 +2,11 @@
 
 One loop (`Daemon.run_forever`) does all the work. Two helper threads only
 post to its queue: the pin backend's (button edges, stamped by the kernel)
-and a reader that wakes the loop when the serial line has data. systemd hears
-READY=1 once the parts are set up and the first game is on the screens, and
+and a waker that wakes the loop when the serial line has data. Every thread
+blocks with no timeout, so the process wakes only when there is work: a
+button edge, a byte on the line, or the loop's next deadline (the next
+displayed second, a checkpoint, a retry, the watchdog). systemd hears READY=1
+once the parts are set up and the first game is on the screens, and
 WATCHDOG=1 from the loop after each check that the clock is healthy.
 """
 
@@ -25,9 +28,13 @@ DEFAULT_STATE_DIR = "/var/lib/tileclock"
 class Service:
     """The clock built from a config on the Pi's parts; `run()` keeps time until SIGTERM or SIGINT."""
 
-    def __init__(self, config, state_dir=DEFAULT_STATE_DIR, simulate=False, environ=os.environ):
+    def __init__(self, config, state_dir=DEFAULT_STATE_DIR, simulate=False, environ=os.environ, timings=None):
         self.running = RunningClock(config, device_parts(config, state_dir, simulate))
         self.daemon = self.running.daemon
+        if timings:
+            from .timings import WakeTimings
+
+            self.daemon.timings = WakeTimings(timings, buses=self.running.buses)
         journal = self.running.journal
         if journal.damage:
             log.warning("journal damaged (%s); kept aside as %s", journal.damage, journal.kept_aside)
@@ -44,7 +51,7 @@ class Service:
         """
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self._on_signal)
-        threading.Thread(target=self._wake_on_serial, name="serial-waker", daemon=True).start()
+        self.waker = SerialWaker(self.running.link, self.daemon.wake)
         self.notifier.ready()  # the clock booted when it was built: its first game is on the screens
         if script is not None:
             threading.Thread(target=self._play, args=(script,), name="script", daemon=True).start()
@@ -52,7 +59,10 @@ class Service:
             self.daemon.run_forever(should_stop=self._stop.is_set, on_wake=self._after_wake, boot=False)
         finally:
             self.notifier.stopping()
+            self.waker.stop()
             self.running.close()
+            if self.daemon.timings:
+                self.daemon.timings.save()
         return 0
 
     def stop(self):
@@ -63,6 +73,7 @@ class Service:
         self.stop()
 
     def _after_wake(self):
+        self.waker.loop_woke()
         interval = self.notifier.watchdog_interval_ns
         if interval is None:
             return
@@ -82,18 +93,58 @@ class Service:
                 return
             self.running.press(button, down)
 
-    def _wake_on_serial(self):
-        """Wake the loop when the line has data; the loop itself reads it."""
-        while not self._stop.is_set():
-            fd = self.running.link.fileno()
-            if fd is None:
-                self._stop.wait(1.0)
-                continue
+
+class SerialWaker:
+    """A thread that wakes the loop when the serial line has data, and costs nothing otherwise.
+
+    It blocks on the port and on a pipe, with no timeout. Once it has woken the loop it leaves the
+    port alone (unread data would wake it again at once) until the loop, having read, calls
+    `loop_woke()`; that also tells it when the port was reopened (a new descriptor). `stop()`
+    ends it through the pipe.
+    """
+
+    def __init__(self, link, wake):
+        self.link = link
+        self.wake = wake
+        self.watched = None  # the descriptor it waits on, or None while it waits for the loop
+        self._stopping = False
+        self._read, self._write = os.pipe()
+        self._thread = threading.Thread(target=self._run, name="serial-waker", daemon=True)
+        self._thread.start()
+
+    def loop_woke(self):
+        """The loop has done a wake (and read what was waiting): watch the port again if need be."""
+        if self.watched != self.link.fileno():
+            self._poke()
+
+    def stop(self):
+        self._stopping = True
+        self._poke()
+        self._thread.join(timeout=5)
+        os.close(self._read)
+        os.close(self._write)
+
+    def _poke(self):
+        try:
+            os.write(self._write, b"!")
+        except OSError:
+            pass  # stopped already
+
+    def _run(self):
+        watch = True
+        while not self._stopping:
+            fd = self.link.fileno() if watch else None
+            self.watched = fd
             try:
-                readable, _, _ = select.select([fd], [], [], 1.0)
-            except (OSError, ValueError):
-                self._stop.wait(1.0)  # the loop closed or reopened the port meanwhile
+                ready = select.select([self._read] if fd is None else [self._read, fd], [], [])[0]
+            except (OSError, ValueError):  # the loop closed the port under it: wait for its word
+                self.watched = None
+                watch = False
                 continue
-            if readable:
-                self.daemon.wake(time.monotonic_ns())
-                self._stop.wait(0.02)  # let the loop read it before looking again
+            if self._read in ready:
+                os.read(self._read, 512)
+                watch = True
+            elif fd in ready:
+                self.watched = None  # first, so that the loop's `loop_woke` after this wake pokes it
+                watch = False
+                self.wake(time.monotonic_ns())

@@ -161,7 +161,7 @@ class HallLink:
 
     def _take_up_records(self):
         """Follow the journal's newest records: the game's scene and the faults, for the state topic."""
-        newest = self.journal.next_seq - 1
+        newest = self.journal.settled_seq - 1
         if self._last_record is not None and self._last_record["seq"] >= newest:
             return
         first = newest if self._last_record is None else self._last_record["seq"] + 1
@@ -278,7 +278,7 @@ class HallLink:
             if seq is None:
                 return  # a state or status message
             self._acknowledged(seq)
-            refill = len(self._seq_of) <= WINDOW // 2 and self._next < self.journal.next_seq
+            refill = len(self._seq_of) <= WINDOW // 2 and self._next < self.journal.settled_seq
         self._schedule_save()
         if refill:
             self.wake()
@@ -312,7 +312,7 @@ class HallLink:
         if self._next < self.journal.first_seq:
             self._next = self.journal.first_seq
             self.acked = max(self.acked, self._next - 1)
-        if self._next < self.journal.next_seq:
+        if self._next < self.journal.settled_seq:  # only what has been through the journal's write
             self._next += 1
             return self._next - 1
         return None

@@ -45,7 +45,7 @@ class SerialLink:
     @property
     def pending(self):
         """Whether records are waiting to go out."""
-        return bool(self._current or self._resend or self.next_seq < self.journal.next_seq)
+        return bool(self._current or self._resend or self.next_seq < self.journal.settled_seq)
 
     def resend(self, first, last):
         """Queue records `first`..`last` from the journal; returns the seqs the journal does not hold."""
@@ -124,7 +124,7 @@ class SerialLink:
     def _next_seq(self):
         if self._resend:
             return self._resend.popleft()
-        if self.next_seq < self.journal.next_seq:
+        if self.next_seq < self.journal.settled_seq:  # only what has been through the journal's write
             self.next_seq += 1
             return self.next_seq - 1
         return None

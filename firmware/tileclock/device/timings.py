@@ -1,0 +1,71 @@
+"""Where each wake's time goes, for the benchmark: `tileclock run --timings FILE`.
+
+For every wake that did something (an edge, a record, bytes to the panels),
+one JSON line: the edges it applied with their stamps, the records it made,
+the instants (monotonic ns) its panels were done, its records were written
+and fsynced, and they were handed to the links, and the panel bus's bytes and
+transactions (when the panels are simulated: a real bus takes its time inside
+the panels' step). Kept in memory while the clock runs, written when it stops,
+so measuring costs the loop a few clock reads a wake and no I/O.
+"""
+
+import json
+import time
+from collections import deque
+
+#: At most this many wakes are kept (the newest): an hour of presses at a few a second.
+LIMIT = 100_000
+
+
+class WakeTimings:
+    """Collects one row per wake; `save()` writes them to `path`."""
+
+    def __init__(self, path, buses=None, now_ns=time.monotonic_ns):
+        self.path = path
+        self.buses = list((buses or {}).values())
+        self.now_ns = now_ns
+        self.rows = deque(maxlen=LIMIT)
+        self._row = None
+
+    def _bus(self):
+        return sum(bus.bytes_on_wire() for bus in self.buses), sum(bus.transactions for bus in self.buses)
+
+    def begin(self, edges):
+        """A wake starts, with these `(t_ns, button, down)` edges."""
+        self._row = {
+            "woke_ns": self.now_ns(),
+            "edges": [[button, down, t_ns] for t_ns, button, down in edges if button is not None],
+            "records": [],
+        }
+        self._bus_before = self._bus()
+
+    def records(self, records):
+        if self._row is not None:
+            self._row["records"] += [[record.seq, record.ev] for record in records]
+
+    def mark(self, name):
+        """`name`_ns: now (`panels`, `journaled`, `sent`)."""
+        if self._row is not None:
+            self._row[f"{name}_ns"] = self.now_ns()
+
+    def end(self):
+        row, self._row = self._row, None
+        if row is None:
+            return
+        wire_bytes, transactions = self._bus()
+        row["bus_bytes"] = wire_bytes - self._bus_before[0]
+        row["bus_transactions"] = transactions - self._bus_before[1]
+        if row["edges"] or row["records"] or row["bus_bytes"]:
+            self.rows.append(row)
+
+    def save(self):
+        """Write every row kept, one JSON object a line."""
+        with open(self.path, "w", encoding="ascii") as file:
+            for row in self.rows:
+                file.write(json.dumps(row, separators=(",", ":")) + "\n")
+
+
+def load(path):
+    """The rows a run wrote."""
+    with open(path, encoding="ascii") as file:
+        return [json.loads(line) for line in file if line.strip()]

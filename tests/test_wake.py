@@ -1,0 +1,147 @@
+"""One wake of the loop: the panels first, then one fsync for the wake's records, then the links.
+
+A screen is no promise, so the panels never wait for the card; the record line
+and the hall still carry only records that have been through the journal's write.
+"""
+
+import os
+import queue
+import select
+from dataclasses import replace
+
+import pytest
+
+from tileclock.clock.protocol import unframe
+from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
+from tileclock.device import service
+from tileclock.device.config import Config
+from tileclock.device.journal import Journal
+from tileclock.device.service import SerialWaker
+from tileclock.sim.simulator import Simulator
+
+S = NS_PER_S
+
+
+@pytest.fixture
+def sim(tmp_path):
+    sim = Simulator(Config(), journal=Journal(str(tmp_path / "journal.log")))
+    yield sim
+    sim.close()
+
+
+def watch_fsyncs(sim, monkeypatch):
+    """At every fsync of the journal: the bytes the panels' buses had carried, and the next seq the
+    serial link would send."""
+    seen = []
+    fsync = os.fsync
+
+    def noting(fd):
+        seen.append((sum(bus.bytes_on_wire() for bus in sim.buses.values()), sim.link.next_seq))
+        fsync(fd)
+
+    monkeypatch.setattr("tileclock.device.journal.os.fsync", noting)
+    return seen
+
+
+def test_a_press_reaches_the_panels_before_the_card_and_the_line_after_it(sim, monkeypatch):
+    sim.set_button("B", True, 1 * S)
+    sim.set_button("B", False, 1 * S + 100 * NS_PER_MS)
+    sim.run_to(5 * S)
+    sim.serial_lines()
+    seen = watch_fsyncs(sim, monkeypatch)
+    before = sum(bus.bytes_on_wire() for bus in sim.buses.values())
+    written = len(sim.journal.lines)
+    sim.set_button("A", True, int(5.5 * S))  # A ends its turn: a switch
+    switch = unframe(sim.journal.lines[written])
+    assert switch["ev"] == "switch"
+    assert len(seen) == 1  # one fsync for the wake
+    panels_at_fsync, link_next_at_fsync = seen[0]
+    assert panels_at_fsync > before  # the panels had the switch when the card was asked for it
+    assert link_next_at_fsync <= switch["seq"]  # and the line had not sent it
+    assert switch["seq"] in [unframe(line)["seq"] for line in sim.serial_lines()]  # it has it now
+
+
+def test_a_wake_with_several_records_writes_them_with_one_fsync(tmp_path, monkeypatch):
+    sim = Simulator(replace(Config(), times_s={"A": 5}), journal=Journal(str(tmp_path / "journal.log")))
+    sim.set_button("B", True, 1 * S)
+    sim.set_button("B", False, 1 * S + 100 * NS_PER_MS)
+    seen = watch_fsyncs(sim, monkeypatch)
+    written = len(sim.journal.lines)
+    sim.run_to(9 * S)  # A shows -0:01 at 7 s: overtime and its first penalty, at one instant
+    made = [unframe(line)["ev"] for line in sim.journal.lines[written:]]
+    sim.close()
+    assert made == ["overtime", "penalty"] and len(seen) == 1
+
+
+def test_the_line_never_carries_a_record_the_journal_has_not_written(sim, monkeypatch):
+    sent = []
+    port_write = sim.link.port.write
+
+    def sending(data):
+        with open(sim.journal.path) as file:
+            on_disk = [unframe(line)["seq"] for line in file.read().splitlines()]
+        for line in bytes(data).decode("ascii").splitlines():
+            assert unframe(line)["seq"] in on_disk
+            sent.append(line)
+        return port_write(data)
+
+    monkeypatch.setattr(sim.link.port, "write", sending)
+    for t in range(1, 40, 3):
+        sim.set_button("A" if t % 2 else "B", True, t * S)
+        sim.set_button("A" if t % 2 else "B", False, t * S + 100 * NS_PER_MS)
+    sim.run_to(45 * S)
+    assert sent == sim.journal.lines[-len(sent) :] and len(sent) > 10
+
+
+class Port:
+    """A serial port stand-in over a real pipe: the waker selects on `fileno()`."""
+
+    def __init__(self):
+        self.read_end, self.write_end = os.pipe()
+
+    def fileno(self):
+        return self.read_end
+
+    def reopen(self):
+        os.close(self.read_end)
+        os.close(self.write_end)
+        self.read_end, self.write_end = os.pipe()
+
+
+@pytest.fixture
+def waker(monkeypatch):
+    """A SerialWaker on a pipe 'port'; `waker.woken` gets an item each time it wakes the loop, and
+    `waker.timeouts` every timeout it ever passed to select."""
+    timeouts = []
+    real_select = select.select
+
+    def recording(*args):
+        timeouts.append(args[3:])
+        return real_select(*args)
+
+    monkeypatch.setattr(service.select, "select", recording)
+    port = Port()
+    woken = queue.Queue()
+    waker = SerialWaker(port, woken.put)
+    waker.port, waker.woken, waker.timeouts = port, woken, timeouts
+    yield waker
+    waker.stop()
+
+
+def test_the_serial_waker_wakes_the_loop_once_per_arrival_and_never_by_timeout(waker):
+    os.write(waker.port.write_end, b"status\n")
+    waker.woken.get(timeout=5)
+    # the data is still unread: the waker leaves the port alone until the loop says it has read
+    os.read(waker.port.read_end, 64)
+    waker.loop_woke()
+    os.write(waker.port.write_end, b"status\n")
+    waker.woken.get(timeout=5)
+    assert waker.woken.empty()
+    assert all(timeout == () for timeout in waker.timeouts)  # every select blocks with no timeout
+
+
+def test_the_serial_waker_follows_a_reopened_port(waker):
+    waker.port.reopen()
+    waker.loop_woke()  # the loop reopened the port: a new descriptor
+    os.write(waker.port.write_end, b"status\n")
+    waker.woken.get(timeout=5)
