@@ -9,9 +9,11 @@ import random
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from luma.core.interface.serial import i2c
 from luma.oled.device import sh1106, ssd1306
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from conftest import tap
 from tileclock.clock.core import GameClock
@@ -21,7 +23,7 @@ from tileclock.device.config import Config
 from tileclock.device.hardware.oled import PagedSH1106, PagedSSD1306, RecordingBus, bus_ns, pack_pages, pi_i2c
 from tileclock.device.hardware.screens import PanelOutput
 from tileclock.device.idle import IdlePolicy
-from tileclock.device.render import BIG, TIME_RIGHT, Panel, font, render
+from tileclock.device.render import BIG, SMALL, TIME_RIGHT, Panel, draw_text, font, render
 from tileclock.sim.simulator import Simulator
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
@@ -100,6 +102,23 @@ def test_digits_do_not_move_as_the_seconds_change():
     crops = {render(clock.view(t * S), Panel(faces="A")).crop(colon).tobytes() for t in range(0, 1600, 7)}
     assert len(crops) == 1 and any(next(iter(crops)))
     assert len({font(BIG).getlength(digit) for digit in "0123456789"}) == 1
+
+
+@given(
+    text=st.text(alphabet="0123456789:- ABLOSTPYURNE+", max_size=12),
+    size=st.sampled_from([SMALL, BIG]),
+    anchor=st.sampled_from(["la", "ra", "rs", "mm"]),
+    x=st.integers(-20, 140),
+    y=st.integers(-20, 70),
+    fill=st.sampled_from([0, 1]),
+    seed=st.integers(0, 3),
+)
+def test_text_drawn_from_the_cache_is_pixel_for_pixel_pillows(text, size, anchor, x, y, fill, seed):
+    background = random_frame(seed)
+    ours, pillows = background.copy(), background.copy()
+    draw_text(ours, (x, y), text, size, fill=fill, anchor=anchor)
+    ImageDraw.Draw(pillows).text((x, y), text, font=font(size), fill=fill, anchor=anchor)
+    assert ours.tobytes() == pillows.tobytes()
 
 
 def random_frame(seed):

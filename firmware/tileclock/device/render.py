@@ -13,7 +13,7 @@ times are right-aligned, so nothing jitters as the seconds change.
 """
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -40,6 +40,25 @@ class Panel:
 def font(size):
     """Pillow's built-in scalable font at `size` pixels."""
     return ImageFont.load_default(size=size)
+
+
+@lru_cache(maxsize=128)
+def _rasterised(text, size, anchor):
+    """`text` drawn once at `size`: a 1-bit mask, and where its corner sits from the anchor point.
+
+    A frame's strings mostly repeat the last frame's (a switch changes a band and a pointer, a
+    tick a time or two); rasterising text is most of a frame's cost, so each is drawn once.
+    """
+    left, top, right, bottom = font(size).getbbox(text, mode="1", anchor=anchor)
+    mask = Image.new("1", (max(1, right - left), max(1, bottom - top)), 0)
+    ImageDraw.Draw(mask).text((-left, -top), text, font=font(size), fill=1, anchor=anchor)
+    return mask, (left, top)
+
+
+def draw_text(image, xy, text, size, fill=1, anchor="la"):
+    """Draw `text` as `ImageDraw.text` would (same pixels), from the cache of rasterised strings."""
+    mask, (left, top) = _rasterised(text, size, anchor)
+    image.paste(fill, (xy[0] + left, xy[1] + top), mask)
 
 
 STATE_WORDS = {State.READY: "READY", State.PAUSED: "STOPPED", State.RUNNING: "", State.ENDED: "FINAL"}
@@ -103,21 +122,21 @@ def render(view, panel, shift=(0, 0)):
     dx, dy = shift
     small = font(SMALL)
 
-    draw.text((dx, dy), top_left_text(view), font=small, fill=1)
+    draw_text(image, (dx, dy), top_left_text(view), SMALL)
     theirs_text = f"{opponent} {theirs.shown}" + (f" -{theirs.pen}" if theirs.pen else "")
-    draw.text((panel.width - 1 + dx, dy), theirs_text, font=small, fill=1, anchor="ra")
+    draw_text(image, (panel.width - 1 + dx, dy), theirs_text, SMALL, anchor="ra")
     if view.run == opponent:
         left = panel.width - 1 + dx - small.getlength(theirs_text) - 8
         draw.polygon([(left, dy + 2), (left + 5, dy + 6), (left, dy + 10)], fill=1)
 
-    draw.text((TIME_RIGHT + dx, 47 + dy), mine.shown, font=font(BIG), fill=1, anchor="rs")
+    draw_text(image, (TIME_RIGHT + dx, 47 + dy), mine.shown, BIG, anchor="rs")
     if mine.pen:
-        draw.text((panel.width - 1 + dx, 46 + dy), f"-{mine.pen}", font=small, fill=1, anchor="rs")
+        draw_text(image, (panel.width - 1 + dx, 46 + dy), f"-{mine.pen}", SMALL, anchor="rs")
 
     text, solid = band_text(view, side)
     if solid:
         draw.rectangle((0, BAND_TOP + 1 + dy, panel.width - 1, panel.height - 1), fill=1)
-    draw.text(
-        (panel.width // 2 + dx, BAND_TOP + 8 + dy), text, font=small, fill=0 if solid else 1, anchor="mm"
+    draw_text(
+        image, (panel.width // 2 + dx, BAND_TOP + 8 + dy), text, SMALL, fill=0 if solid else 1, anchor="mm"
     )
     return image

@@ -24,13 +24,11 @@ CLOCKS_PER_TRANSACTION = 2
 
 def pack_pages(image):
     """A 1-bit image as controller pages: one bytes object a page, a byte a column, bit 0 on top."""
-    pages = []
-    for top in range(0, image.height, PAGE_ROWS):
-        strip = image.crop((0, top, image.width, top + PAGE_ROWS))
-        # each column becomes a row of 8 pixels; packing is MSB first, the panel wants the top row in bit 0
-        columns = strip.transpose(Image.Transpose.TRANSPOSE).transpose(Image.Transpose.FLIP_LEFT_RIGHT)
-        pages.append(columns.tobytes())
-    return pages
+    pages = image.height // PAGE_ROWS
+    # flipped upside down and transposed, each row of the result is one column, bottom pixel first:
+    # its bytes (packed MSB first) are the column's pages from the last, each with its top row in bit 0
+    columns = image.transpose(Image.Transpose.FLIP_TOP_BOTTOM).transpose(Image.Transpose.TRANSPOSE).tobytes()
+    return [columns[pages - 1 - page :: pages] for page in range(pages)]
 
 
 def changed_spans(old, new, overhead=SPAN_OVERHEAD):
@@ -45,9 +43,7 @@ def changed_spans(old, new, overhead=SPAN_OVERHEAD):
             spans.append((page, 0, len(data) - 1))
             continue
         first = last = None
-        for x in range(len(data)):
-            if data[x] == before[x]:
-                continue
+        for x in [x for x, (a, b) in enumerate(zip(before, data, strict=True)) if a != b]:
             if last is not None and x - last - 1 >= overhead:
                 spans.append((page, first, last))
                 first = None
