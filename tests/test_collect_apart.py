@@ -9,12 +9,16 @@ import select
 
 import pytest
 
-from cable import Plug
+from cable import Cable, Plug
 from test_collect import GAME, journal_of
+from tileclock.cli import main
 from tileclock.clock.protocol import frame, unframe
-from tileclock.director.collect import ClockFeed, snapshot
+from tileclock.device.config import Config
+from tileclock.device.hardware.virtual import VirtualTime
+from tileclock.director.collect import ClockFeed, scene_hello, snapshot
 from tileclock.director.store import RecordStore
 from tileclock.director.table import screen_lines
+from tileclock.sim.simulator import Simulator
 
 
 def reframed(line, change):
@@ -173,3 +177,47 @@ def test_a_damaged_end_record_never_crashes_the_collector(tmp_path, what):
     assert not os.path.exists(out / "results.csv")  # no row from a summary that cannot be read
     assert json.loads(open(out / "rejects.log").read())["from"] == plug.path
     plug.pull()
+
+
+WALL_S = 1_717_430_400.5
+
+
+def test_the_collector_tells_each_clock_the_scene_on_connecting_and_after_a_power_cut(tmp_path):
+    cable = Cable(str(tmp_path))
+    state = str(tmp_path / "state")
+    hello = scene_hello(5, {cable.b.path: "T-7"}, wall_clock=lambda: WALL_S)
+    feed = ClockFeed(cable.b.path, str(tmp_path / "out"), hello=hello)
+    sim = Simulator(Config(), serial_url=cable.a.path, state_dir=state)
+
+    def talk(sim, t_s):
+        for _ in range(30):
+            if feed.fileno() is not None:
+                select.select([feed.fileno()], [], [], 0.02)
+            feed.poll()
+            sim.daemon.pump(int(t_s * 10**9))
+
+    talk(sim, 1)
+    scene = [unframe(line) for line in sim.journal.lines if '"ev":"set"' in line]
+    assert [(r["wall_ms"], r["round"], r["table"], r["applies"]) for r in scene] == [
+        (1_717_430_400_500, 5, "T-7", "this")
+    ]
+    sim.close()
+    again = Simulator(Config(), serial_url=cable.a.path, state_dir=state, time=VirtualTime(0))  # power cut
+    talk(again, 1)
+    kinds = [unframe(line)["ev"] for line in again.journal.lines]
+    assert (
+        kinds.count("boot") == 2
+        and kinds.count("set") == 2
+        and kinds.index("set", 4) > kinds.index("boot", 1)
+    )
+    assert not feed.pending and feed.expected == again.journal.next_seq
+    again.close()
+    cable.pull()
+
+
+@pytest.mark.parametrize("line", ["/dev/ttyUSB0 ../x", "/dev/ttyUSB0", "=1 =SUM(A1)"])
+def test_a_bad_tables_file_is_refused_by_line(tmp_path, capsys, line):
+    tables = tmp_path / "tables.txt"
+    tables.write_text(f"# port table\n/dev/ttyUSB1 3\n{line}\n")
+    assert main(["collect", "/dev/ttyUSB1", "--tables", str(tables), "--out", str(tmp_path)]) == 2
+    assert f"{tables}, line 3" in capsys.readouterr().err

@@ -45,7 +45,7 @@ def test_records_come_out_of_the_serial_port_and_frames_reach_the_panels(simulat
     simulator.run_to(5 * NS_PER_S)
     records = [unframe(line) for line in simulator.serial_lines()]
     assert [r["ev"] for r in records[:3]] == ["boot", "new_game", "start"]
-    assert records[0]["board"] == "1" and records[0]["rules"] == "naspa" and records[0]["protocol"] == 1
+    assert records[0]["board"] == "1" and records[0]["rules"] == "naspa" and records[0]["protocol"] == 2
     for output in simulator.panels:
         assert output.frames_sent >= 2
         assert simulator.buses[output.panel.faces].bytes_on_wire() > 0

@@ -91,9 +91,15 @@ def cmd_doctor(args):
 
 def cmd_collect(args):
     """Collect records from clocks on serial ports (the director's computer)."""
-    from .director.collect import collect
+    from .director.collect import collect, read_tables, scene_hello
 
-    collect(args.ports, args.out, stop_after_idle_s=args.idle_exit)
+    tables = {}
+    if args.tables:
+        with open(args.tables, encoding="utf-8") as file:
+            tables.update(read_tables(file, args.tables))
+    tables.update(read_tables(args.table or [], "--table"))
+    hello = scene_hello(args.round, tables)
+    collect(args.ports, args.out, stop_after_idle_s=args.idle_exit, hello=hello)
     return 0
 
 
@@ -261,6 +267,13 @@ def build_parser():
     )
     collect.add_argument("--out", default="tileclock-records", help="folder for game files and results.csv")
     collect.add_argument("--idle-exit", type=float, metavar="S", help="stop after S seconds with no data")
+    collect.add_argument(
+        "--round", type=int, choices=range(1, 1000), metavar="N", help="the round, sent to every clock (set)"
+    )
+    collect.add_argument(
+        "--table", action="append", metavar="PORT=TABLE", help="the table of the clock on PORT (repeatable)"
+    )
+    collect.add_argument("--tables", metavar="FILE", help="tables of ports: lines of PORT TABLE")
     collect.set_defaults(run=cmd_collect)
 
     hall = commands.add_parser(

@@ -35,6 +35,7 @@ from .gestures import (
 )
 from .history import last_game, rebuild, record_instant_ns
 from .records import SIDES, TRANSITIONS, Record
+from .scene import Scene
 from .state import GameState, State, other
 from .timecode import NS_PER_MS, NS_PER_S, ms
 from .timers import Timer, TimerKind, earliest
@@ -62,6 +63,8 @@ class GameClock:
         self.checkpoint_ms = checkpoint_ms
         times_s = times_s or {}
         self.start_ns = {side: times_s.get(side, rules.time_s) * NS_PER_S for side in SIDES}
+        #: the director's settings: time of day, round, table, starting times (`set`)
+        self.scene = Scene()
         self.now_ns = None
         self._game = None
         self._seq = first_seq
@@ -119,6 +122,7 @@ class GameClock:
         else:
             origin = now_ns - last_at
         self._game = rebuild(game.records, origin, self.rules)
+        self._set_start_times(self.scene.rebuild(records, boot.get("boot_id"), same_boot))
         self.gestures.new_game()
         self.now_ns = self._last_t_ns = origin + last_at
         was_running = self.run
@@ -183,6 +187,25 @@ class GameClock:
                 "end", self.now_ns, reason="round_over", summary=self.accounting.summary(game, self.now_ns)
             )
         return self._flush()
+
+    def set_scene(self, t_ns, wall_ms=None, round=None, table=None, times_s=None):
+        """A director's `set`: the time of day (ms since 1970, UTC) at `t_ns`, the round, the
+        table, and the starting times (`{side: s}`), for this game while nobody has pressed,
+        else for the next (see scene.py). Recorded in a `set` record."""
+        self._catch_up(t_ns)
+        fields, this_times = self.scene.set(
+            self.now_ns, self.game.t0_ns, self.state == READY, wall_ms, round, table, times_s
+        )
+        self._set_start_times(this_times)
+        self._emit("set", self.now_ns, **fields)
+        return self._flush()
+
+    def _set_start_times(self, times_s):
+        """Give the current game other starting times (before anyone pressed, or as rebuilt)."""
+        game = self.game
+        for side, s in (times_s or {}).items():
+            game.allowance_ns[side] += s * NS_PER_S - game.start_ns[side]
+            game.start_ns[side] = s * NS_PER_S
 
     def error(self, t_ns, detail, line=None):
         """Answer a bad input (a malformed command, noise on the line) with an `error` record."""
@@ -284,7 +307,8 @@ class GameClock:
         return t_ns
 
     def _start_game(self, t_ns, boot=None):
-        self._game = GameState.new(t_ns, self.start_ns)
+        start_ns, scene = self.scene.open_game(t_ns, self.start_ns)
+        self._game = GameState.new(t_ns, start_ns)
         self.gestures.new_game()
         if boot is not None:
             self._emit("boot", t_ns, **boot)
@@ -292,8 +316,9 @@ class GameClock:
             "new_game",
             t_ns,
             rules=self.rules.name,
-            time_ms={side: ms(self.start_ns[side]) for side in SIDES},
+            time_ms={side: ms(start_ns[side]) for side in SIDES},
             mono_ns=t_ns,
+            **scene,
         )
 
     # ---------------------------------------------------------------- intents
@@ -412,6 +437,9 @@ class GameClock:
         game = self.game
         if ev in TRANSITIONS:
             extra["at_ns"] = t_ns - game.t0_ns
+        if ev == "end":  # where the game sits in the tournament, however it ended
+            extra.update(self.scene.record_fields(t_ns))
+            extra["summary"] = extra["summary"] | self.scene.summary_fields(t_ns)
         sides = {side: self.accounting.side_state(game, side, t_ns) for side in SIDES}
         record = Record(
             self._seq, ev, game.since_start_ms(t_ns), game.state, game.run, sides["A"], sides["B"], extra

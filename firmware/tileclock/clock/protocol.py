@@ -1,11 +1,12 @@
-"""The serial protocol, version 1: framed records out, checked commands in (docs/protocol.md).
+"""The serial protocol, version 2: framed records out, checked commands in (docs/protocol.md).
 
 A record is one line of JSON ending in an integrity field, `"crc":"xxxxxxxx"`:
 the CRC-32 (as zlib computes it) of the line's bytes with that field removed,
 in eight lower-case hex digits. Every line stays valid JSON.
 
-A command is one line of ASCII: `status`, `resend FROM [TO]`, or
-`adjust SIDE DELTA_MS*CRC`, or `round over*CRC`, where CRC is the CRC-32 of the text before `*`.
+A command is one line of ASCII: `status`, `resend FROM [TO]`,
+`adjust SIDE DELTA_MS*CRC`, `round over*CRC` or `set KEY=VALUE ...*CRC`, where
+CRC is the CRC-32 of the text before `*`.
 A command that changes the game must carry its CRC, so line noise can never
 make one.
 """
@@ -17,11 +18,16 @@ from dataclasses import dataclass
 
 from .records import SIDES, RecordError, decode
 
-VERSION = 1
+VERSION = 2
 #: The longest command line accepted, in bytes; longer ones are refused whole.
 MAX_COMMAND = 120
 _CRC_TAIL = re.compile(r',"crc":"([0-9a-f]{8})"\}$')
 _ADJUST_LIMIT_MS = 10 * 60 * 1000
+#: What a board name, a table or a clock id may be.
+LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
+#: A time of day the clock takes: 2020 to 2100 (a director's computer with its clock unset is refused).
+_WALL_MS_RANGE = (1_577_836_800_000, 4_102_444_800_000)
+_START_TIME = re.compile(r"\d{1,2}:[0-5]\d")
 
 
 class FrameError(ValueError):
@@ -127,6 +133,42 @@ def parse_command(raw):
         if not checked:
             raise CommandError("round over ends the game: it needs its CRC (round over*xxxxxxxx)")
         return Command("round_over")
+    if name == "set":
+        values = _set_values(args)
+        if not checked:
+            raise CommandError("set changes the game: it needs its CRC (set round=3*xxxxxxxx)")
+        return Command("set", (values,))
     raise CommandError(
-        f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS, round over)"
+        f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS, round over, "
+        "set KEY=VALUE...)"
     )
+
+
+def _set_values(args):
+    """`set`'s KEY=VALUE words as the clock's `set_scene` arguments; CommandError says what is wrong."""
+    values = {}
+    for word in args:
+        key, _, value = word.partition("=")
+        key = key.lower()
+        if key == "wall" and value.isdigit() and _WALL_MS_RANGE[0] <= int(value) <= _WALL_MS_RANGE[1]:
+            values["wall_ms"] = int(value)
+        elif key == "round" and value.isdigit() and 1 <= int(value) <= 999:
+            values["round"] = int(value)
+        elif key == "table" and is_label(value):
+            values["table"] = value
+        elif key in ("a", "b") and _START_TIME.fullmatch(value):
+            minutes, seconds = value.split(":")
+            values.setdefault("times_s", {})[key.upper()] = int(minutes) * 60 + int(seconds)
+        else:
+            raise CommandError(
+                f"set: {word[:30]!r} (known: wall=MS_SINCE_1970, round=1-999, table=LABEL, A=m:ss, B=m:ss)"
+            )
+    if not values:
+        raise CommandError("set: nothing to set")
+    return values
+
+
+def is_label(text):
+    """Whether `text` is a label: a board name, a table or a clock id (1 to 32 letters, digits,
+    `-` or `_`, starting with a letter or digit, so it is safe in a file name and a CSV cell)."""
+    return isinstance(text, str) and LABEL.fullmatch(text) is not None

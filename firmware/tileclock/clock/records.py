@@ -34,11 +34,15 @@ KINDS = {
     "natural": _natural,
     "natural_or_null": lambda value: value is None or _natural(value),
     "str": lambda value: isinstance(value, str),
+    "str_or_null": lambda value: value is None or isinstance(value, str),
     "bool": lambda value: isinstance(value, bool),
     "side": lambda value: value in SIDES,
     "side_or_both": lambda value: value in SIDES or value == "both",
     "button": lambda value: value in BUTTONS,
     "sides_ms": lambda value: isinstance(value, dict) and all(_natural(value.get(side)) for side in SIDES),
+    "some_sides_ms": lambda value: (
+        isinstance(value, dict) and value and all(side in SIDES and _natural(v) for side, v in value.items())
+    ),
     "dict": lambda value: isinstance(value, dict),
     "state": lambda value: value in STATES,
     "run": lambda value: value is None or value in SIDES,
@@ -58,13 +62,16 @@ def _events(*events):
     return {event.name: event for event in events}
 
 
+#: Where a game sits in the tournament (scene.py): on `new_game`, `end` and `set` records.
+_SCENE = {"round": "natural_or_null", "table": "str_or_null", "wall_ms": "natural_or_null"}
+
 #: Every event a clock writes, with its own fields (docs/protocol.md). `at_ns` (the exact instant, in
 #: ns since the game's start) is on every record that starts or stops a clock: see `TRANSITIONS`.
 EVENTS = _events(
     Event(
         "boot", {}, {"board": "str", "firmware": "str", "rules": "str", "protocol": "int", "boot_id": "str"}
     ),
-    Event("new_game", {"rules": "str", "time_ms": "sides_ms"}, {"mono_ns": "int"}),
+    Event("new_game", {"rules": "str", "time_ms": "sides_ms"}, {"mono_ns": "int", **_SCENE}),
     Event("start", {"button": "button"}),
     Event("switch", {"button": "button"}, {"arrived": "side"}),
     Event("resume", {"button": "button"}),
@@ -75,7 +82,12 @@ EVENTS = _events(
     Event("penalty", {"player": "side", "kind": "str"}),
     Event("forfeit", {"player": "side_or_both", "reason": "str"}),
     Event("adjust", {"player": "side", "delta_ms": "int"}, {"source": "str"}),
-    Event("end", {"reason": "str", "summary": "dict"}),
+    Event("end", {"reason": "str", "summary": "dict"}, _SCENE),
+    Event(
+        "set",
+        {"applies": "str"},
+        {**_SCENE, "wall_mono_ns": "int", "start_wall_ms": "natural_or_null", "time_ms": "some_sides_ms"},
+    ),
     Event("status"),
     Event("checkpoint"),
     Event(

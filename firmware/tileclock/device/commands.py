@@ -25,6 +25,7 @@ class CommandHandler:
             "resend": self._resend,
             "adjust": self._adjust,
             "round_over": self._round_over,
+            "set": self._set,
         }
 
     def serve(self, lines, now_ns, link=None):
@@ -65,6 +66,9 @@ class CommandHandler:
 
     def _adjust(self, now_ns, side, delta_ms):
         return self.publish(self.clock.adjust(now_ns, side, delta_ms))
+
+    def _set(self, now_ns, values):
+        return self.publish(self.clock.set_scene(now_ns, **values))
 
     def _resend(self, now_ns, first, last, link=None):
         journal = self.journal

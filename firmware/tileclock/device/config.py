@@ -133,7 +133,9 @@ def parse_config(data):
                 raise ConfigError(f"clock.checkpoint_s = {config[key]!r}: expected 1 to 600 seconds")
     for key, name in (("board", "board"), ("clock_id", "id")):
         if key in config and not is_label(config[key]):
-            raise ConfigError(f"clock.{name} = {config[key]!r}: expected 1 to 32 letters, digits, '-' or '_'")
+            raise ConfigError(
+                f"clock.{name} = {config[key]!r}: expected 1 to 32 letters, digits, '-' or '_', starting with a letter or digit"
+            )
     if "rules" in config:
         try:
             profile(config["rules"])

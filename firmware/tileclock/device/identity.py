@@ -13,18 +13,15 @@ import os
 import re
 import secrets
 
+from ..clock.protocol import is_label
+
 log = logging.getLogger(__name__)
 
-#: What a board name or a clock id may be: short, and safe in a file name, a CSV cell or a topic.
-LABEL = re.compile(r"[A-Za-z0-9_-]{1,32}")
+__all__ = ["hardware_clock_id", "is_label", "new_clock_id", "stored_clock_id"]
+
 #: The file in the state directory that keeps a clock id made at random.
 ID_FILE = "clock-id"
 ID_HEX_DIGITS = 12  # 48 bits: 200 clocks share one with odds of about 1 in 10^10
-
-
-def is_label(text):
-    """Whether `text` is a valid board name or clock id."""
-    return isinstance(text, str) and LABEL.fullmatch(text) is not None
 
 
 def new_clock_id():

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-from ..clock.protocol import FieldError, FrameError, unframe
+from ..clock.protocol import FieldError, FrameError, is_label, unframe, with_crc
 from .port import SerialPort
 from .resend import ResendPlan
 from .store import RecordStore
@@ -39,6 +39,7 @@ class ClockFeed:
         self.store = store if isinstance(store, RecordStore) else RecordStore(store)
         self.clock = clock
         self.hello = hello or (lambda feed: ["status"])
+        self.highest = {}  # clock id -> the highest seq heard from it here (a new boot is above it)
         self.link = SerialPort(port, clock, on_open=self._opened)
         self.bad_lines = 0
         self.current = None  # the `ClockLog` of the clock last heard on this port
@@ -109,6 +110,10 @@ class ClockFeed:
         log = self.store.add(record, line, self.link.name)
         if log is None:
             return  # rejected, and kept in the rejects file
+        if record["ev"] == "boot" and record["seq"] > self.highest.get(log.clock_id, -1):
+            for line in self.hello(self):  # it started again (a power cut): tell it the scene again
+                self.link.send(line)
+        self.highest[log.clock_id] = max(record["seq"], self.highest.get(log.clock_id, -1))
         if log is not self.current:
             if self.current is not None:
                 self.store.notice(
@@ -121,6 +126,37 @@ class ClockFeed:
             first = detail[len(_REFUSED) :].partition("-")[0]
             if first.isdigit():
                 log.skip_to(int(first), "the clock no longer holds them")
+
+
+def scene_hello(round_=None, tables=None, wall_clock=time.time):
+    """What a feed sends each time its port opens (and when its clock starts again): a `set` with
+    the time of day from this computer, the round, and the port's table from `tables`
+    (port -> table), then `status`."""
+
+    def hello(feed):
+        words = [f"wall={int(wall_clock() * 1000)}"]
+        if round_ is not None:
+            words.append(f"round={round_}")
+        table = (tables or {}).get(feed.port_name)
+        if table is not None:
+            words.append(f"table={table}")
+        return [with_crc("set " + " ".join(words)), "status"]
+
+    return hello
+
+
+def read_tables(lines, where="--tables"):
+    """Port -> table from lines `PORT TABLE` or `PORT=TABLE` (`#` comments); ValueError names a bad line."""
+    tables = {}
+    for number, line in enumerate(lines, start=1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        port, _, table = line.replace("=", " ", 1).rpartition(" ")
+        if not port.strip() or not is_label(table):
+            raise ValueError(f"{where}, line {number}: {line!r}: expected PORT TABLE (a table is a label)")
+        tables[port.strip()] = table
+    return tables
 
 
 def snapshot(feeds, store):
