@@ -85,6 +85,8 @@ def test_every_record_arrives_once_in_order_despite_corruption_duplicates_and_ga
     requests = []
 
     def answer(request):
+        if not request.startswith("resend"):
+            return  # a status asked again: the boot record told the collector the clock (re)started
         requests.append(request)
         first, last = map(int, request.split()[1:])
         clock.now += 3  # time for the collector to ask again if it must

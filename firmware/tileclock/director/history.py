@@ -17,7 +17,7 @@ CSV_FIELDS = [
     "board", "clock", "game_seq", "rules", "end_reason", "end_t_ms",
     "A_used_ms", "A_shown", "A_overtime_s", "A_pen", "A_lost_on_time", "A_turns",
     "B_used_ms", "B_shown", "B_overtime_s", "B_pen", "B_lost_on_time", "B_turns",
-    "stopped_ms", "corrections",
+    "stopped_ms", "corrections", "round", "table", "wall_start_ms", "wall_end_ms",
 ]  # fmt: skip  # a row of the CSV a line, as a director reads it
 
 
@@ -59,6 +59,10 @@ def summary_row(game, board=""):
     row["corrections"] = " ".join(
         f"{c['player']}{c['delta_ms']:+d}@{c['t_ms']}" for c in summary["corrections"]
     )
+    # where the game sat in the tournament, as the director set it (empty: never set, or unknown)
+    scene = {"round": first.get("round"), "table": first.get("table"), "wall_start_ms": first.get("wall_ms")}
+    scene.update((key, summary[key]) for key in (*scene, "wall_end_ms") if key in summary)
+    row.update({key: "" if scene.get(key) is None else scene[key] for key in CSV_FIELDS[-4:]})
     return row
 
 
