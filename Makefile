@@ -1,7 +1,21 @@
 # The two commands of the quick start. Each makes the virtual environment on first use.
 VENV ?= .venv
+PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+AT_LEAST_311 := -c 'import sys; print(int(sys.version_info >= (3, 11)))'
+
+# Python 3.11 or later, checked first: one clear line instead of pip's errors further on.
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+ifneq ($(shell { $(PYTHON) $(AT_LEAST_311); } 2>/dev/null),1)
+$(error tileclock needs Python 3.11 or later; $(PYTHON) is $(or $(shell { $(PYTHON) --version; } 2>/dev/null),not found). \
+Install one (Debian, Ubuntu: sudo apt install python3.11-venv) and run: make PYTHON=python3.11)
+endif
+# A .venv made by another interpreter (too old, or gone since) is made again.
+ifneq ($(shell { $(PY) $(AT_LEAST_311); } 2>/dev/null),1)
+$(shell rm -rf $(VENV))
+endif
+endif
 
 .PHONY: sim test lint clean hall-demo
 
@@ -23,7 +37,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check firmware tests hw
 
 $(STAMP): pyproject.toml
-	python3 -m venv $(VENV)
+	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,director]'
 	touch $(STAMP)

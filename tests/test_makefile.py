@@ -1,0 +1,31 @@
+"""The two commands of the quick start survive a wrong Python: a clear word, and a stale .venv made again."""
+
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def make(*args):
+    return subprocess.run(["make", "-n", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_an_old_python_is_named_with_the_fix_before_anything_is_built(tmp_path):
+    old = tmp_path / "python3.10"
+    old.write_text('#!/bin/sh\n[ "$1" = --version ] && echo "Python 3.10.12" || echo 0\n')
+    old.chmod(0o755)
+    result = make("test", f"PYTHON={old}", f"VENV={tmp_path / 'venv'}")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "needs Python 3.11 or later" in result.stderr and "is Python 3.10.12" in result.stderr
+    assert "make PYTHON=python3.11" in result.stderr
+    assert "not found" in make("sim", "PYTHON=no-such-python", f"VENV={tmp_path / 'venv'}").stderr
+
+
+def test_a_venv_made_by_an_interpreter_since_removed_is_made_again(tmp_path):
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to("/nonexistent/python3.10")
+    (venv / ".installed").touch()  # it once installed fine
+    result = make("test", f"VENV={venv}")
+    assert result.returncode == 0 and not venv.exists()
+    assert result.stdout.splitlines()[0] == f"python3 -m venv {venv}"
