@@ -26,7 +26,7 @@ def spawn(tmp_path, env, script=None):
     ]
     command += ["--state-dir", str(tmp_path / "state")]
     if script:
-        command += ["--script", str(script)]
+        command += ["--script", str(script), "--stay"]
     return subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
 
 

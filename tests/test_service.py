@@ -100,3 +100,33 @@ def test_off_a_pi_without_simulate_it_says_what_to_do(tmp_path):
     )
     assert result.returncode == 1
     assert "cannot use the buttons" in result.stderr and "tileclock doctor" in result.stderr
+
+
+def run_simulated(tmp_path, *options):
+    return subprocess.Popen(
+        [sys.executable, "-m", "tileclock", "run", "--simulate", "--state-dir", str(tmp_path), *options],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_scripted_run_stops_when_its_script_ends_or_stays_when_asked(tmp_path):
+    script = tmp_path / "game.txt"
+    script.write_text("0.1 press B\n1.1 press A\n1.3 until\n")  # a second apart: a loaded machine is late
+    ended = run_simulated(tmp_path / "once", "--script", str(script))
+    assert ended.wait(timeout=20) == 0
+    journal = (tmp_path / "once" / "journal.log").read_text().splitlines()
+    played = [
+        unframe(line)["ev"] for line in journal if unframe(line)["ev"] != "fault"
+    ]  # no serial port here
+    assert played == ["boot", "new_game", "start", "switch"]
+    stays = run_simulated(tmp_path / "stays", "--script", str(script), "--stay")
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            stays.wait(timeout=3)  # well past the script's end
+        stays.send_signal(signal.SIGTERM)
+        assert stays.wait(timeout=10) == 0
+    finally:
+        if stays.poll() is None:
+            stays.kill()
+    assert "needs --script" in run_simulated(tmp_path / "no", "--stay").communicate(timeout=20)[1]

@@ -65,6 +65,8 @@ def cmd_run(args):
     config = load_config(args.config) if args.config else Config()
     state_dir = args.state_dir or os.environ.get("STATE_DIRECTORY") or DEFAULT_STATE_DIR
     script = None
+    if args.stay and not args.script:
+        raise ConfigError("--stay keeps the clock running after its --script ends: it needs --script")
     if args.script:
         if not args.simulate:
             raise ConfigError("--script presses simulated buttons: it needs --simulate")
@@ -74,7 +76,7 @@ def cmd_run(args):
     except StartError as error:
         print(f"tileclock: {error}", file=sys.stderr)
         return 1
-    return service.run(script)
+    return service.run(script, stay=args.stay)
 
 
 def cmd_doctor(args):
@@ -249,11 +251,14 @@ def build_parser():
         "--simulate", action="store_true", help="simulated buttons and panels (serial as configured)"
     )
     run.add_argument(
-        "--script", metavar="FILE", help="with --simulate: press the buttons as FILE says, in real time"
+        "--script",
+        metavar="FILE",
+        help="with --simulate: press the buttons as FILE says, in real time, then stop",
     )
     run.add_argument(
         "--timings", metavar="FILE", help="on stopping, write where each wake's time went (tileclock bench)"
     )
+    run.add_argument("--stay", action="store_true", help="with --script: keep running after the script ends")
     run.set_defaults(run=cmd_run)
 
     doctor = commands.add_parser("doctor", help="check the Pi: pins, buttons, panels, serial, state, service")

@@ -43,18 +43,19 @@ class Service:
         self._stop = threading.Event()
         self._last_ping_ns = None
 
-    def run(self, script=None):
+    def run(self, script=None, stay=False):
         """Keep time until asked to stop; returns the exit code.
 
         `script` (a parsed simulator script, with `--simulate`) presses the simulated buttons in
-        real time, counted from the start, as a player would.
+        real time, counted from the start, as a player would; the clock stops when the script
+        ends (its last line's time), unless `stay`.
         """
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self._on_signal)
         self.waker = SerialWaker(self.running.link, self.daemon.wake)
         self.notifier.ready()  # the clock booted when it was built: its first game is on the screens
         if script is not None:
-            threading.Thread(target=self._play, args=(script,), name="script", daemon=True).start()
+            threading.Thread(target=self._play, args=(script, stay), name="script", daemon=True).start()
         try:
             self.daemon.run_forever(should_stop=self._stop.is_set, on_wake=self._after_wake, boot=False)
         finally:
@@ -86,12 +87,19 @@ class Service:
         else:
             log.error("health check failed: not pinging the watchdog")
 
-    def _play(self, script):
+    def _play(self, script, stay):
         start_ns = self.running.started_ns
+
+        def wait_until(t_ns):
+            return self._stop.wait(max(0, start_ns + t_ns - time.monotonic_ns()) / 1e9)
+
         for t_ns, button, down in script.edges:
-            if self._stop.wait(max(0, start_ns + t_ns - time.monotonic_ns()) / 1e9):
+            if wait_until(t_ns):
                 return
             self.running.press(button, down)
+        if not stay and not wait_until(script.end_ns):
+            log.info("the script ended at %.3f s: stopping", script.end_ns / 1e9)
+            self.stop()
 
 
 class SerialWaker:
