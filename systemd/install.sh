@@ -43,9 +43,15 @@ run apt-get install -y python3-venv python3-dev gcc python3-lgpio i2c-tools
 
 say "2/6 the service user, with the groups for GPIO, I2C, SPI and the serial port"
 if ! id "$USER_NAME" >/dev/null 2>&1 || [ "$DRY" = 1 ]; then
-  run useradd --system --home-dir /nonexistent --shell /usr/sbin/nologin "$USER_NAME"
+  run useradd --system --user-group --home-dir /nonexistent --shell /usr/sbin/nologin "$USER_NAME"
 fi
 run usermod -a -G gpio,i2c,spi,dialout "$USER_NAME"
+# the group reads the journal (the service writes it 0640 in a 0750 directory): the login that ran
+# sudo joins it, so `tileclock export` works without sudo from its next login
+if [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
+  run usermod -a -G "$USER_NAME" "$SUDO_USER"
+  say "    $SUDO_USER joins the group $USER_NAME (reads finished games) from the next login"
+fi
 
 say "3/6 the package, in $PREFIX/venv"
 mkdir -p "$ROOT$PREFIX"
@@ -55,6 +61,9 @@ run cp -r "$SRC" "$PREFIX/src"
 run python3 -m venv --system-site-packages "$PREFIX/venv"
 run "$PREFIX/venv/bin/pip" install --upgrade "$PREFIX/src"
 run "$PREFIX/venv/bin/python" -m compileall -q "$PREFIX/venv"
+# `tileclock` on everyone's PATH
+mkdir -p "$ROOT/usr/local/bin"
+ln -sfn "$PREFIX/venv/bin/tileclock" "$ROOT/usr/local/bin/tileclock"
 
 say "4/6 the config, if there is none"
 mkdir -p "$ROOT/etc/tileclock"
@@ -103,5 +112,5 @@ fi
 run systemctl daemon-reload
 run systemctl enable --now tileclock.service
 
-say "done. Check it with: tileclock doctor   (or: $PREFIX/venv/bin/tileclock doctor)"
+say "done. Check it with: tileclock doctor"
 say "A changed boot config takes effect after a reboot."

@@ -39,6 +39,21 @@ def test_a_dry_run_writes_every_file_and_lists_every_command(pi):
     assert "python3 -m venv --system-site-packages /opt/tileclock/venv" in commands
     assert "usermod -a -G gpio,i2c,spi,dialout tileclock" in commands
     assert commands.strip().endswith("systemctl enable --now tileclock.service")
+    assert os.readlink(pi / "usr" / "local" / "bin" / "tileclock") == "/opt/tileclock/venv/bin/tileclock"
+
+
+def test_the_login_that_ran_sudo_may_read_the_games(pi):
+    result = subprocess.run(
+        ["bash", INSTALL, "--dry-run", str(pi)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, SUDO_USER="director"),
+    )
+    assert "usermod -a -G tileclock director" in (pi / "commands.txt").read_text()
+    assert "director joins the group tileclock" in result.stdout
+    unit = (pi / "etc" / "systemd" / "system" / "tileclock.service").read_text()
+    assert "StateDirectoryMode=0750" in unit and "UMask=0027" in unit  # the group reads, nobody else
 
 
 def test_the_config_it_writes_is_valid_and_is_the_defaults(pi):
