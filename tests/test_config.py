@@ -88,3 +88,18 @@ def test_time_options_override_the_file():
         with_times(config, ["C=1:00"])
     with pytest.raises(ConfigError, match="whole seconds"):
         with_times(config, ["A=1:00.5"])
+
+
+def test_a_bare_number_for_a_starting_time_is_refused_with_the_fix():
+    with pytest.raises(ConfigError, match=r'clock.time_a = \'30\': a starting time is m:ss: use "30:00"'):
+        parse_config({"clock": {"time_a": "30"}})
+    with pytest.raises(ConfigError, match=r'--time \'A=90\': a starting time is m:ss: use "90:00"'):
+        with_times(Config(), ["A=90"])
+    assert with_times(Config(), ["A=0:30"]).times_s["A"] == 30
+
+
+def test_a_side_given_twice_or_in_lower_case_is_refused():
+    with pytest.raises(ConfigError, match=r"A's time is already given \(--time A=1:00\)"):
+        with_times(Config(), ["A=1:00", "A=2:00"])
+    with pytest.raises(ConfigError, match="expected A=m:ss or B=m:ss"):
+        with_times(Config(), ["a=1:00"])

@@ -10,7 +10,7 @@ A_STARTS_AT_ZERO = "0 down B\n0.1 up B\n"
 
 
 def test_a_fresh_side_shows_its_starting_time(sim):
-    records = sim("")
+    records = sim("0 until\n")  # an empty script is refused: nothing to run
     assert records[0]["ev"] == "new_game"
     assert records[0]["A"] == {"used_ms": 0, "shown": "25:00", "pen": 0}
     assert records[-1]["ev"] == "status"

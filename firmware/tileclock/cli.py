@@ -1,6 +1,7 @@
 """The `tileclock` command."""
 
 import argparse
+import os
 import sys
 from dataclasses import replace
 
@@ -19,6 +20,28 @@ def _config(args):
     return with_times(config, args.time or [])
 
 
+def read_script(path):
+    """The script in `path` (`-`: standard input), parsed; errors name the file and the line."""
+    name = "standard input" if path == "-" else path
+    if path == "-":
+        stdin = getattr(sys.stdin, "buffer", None)  # bytes, where stdin has them
+        data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
+    else:
+        data = open(path, "rb").read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise ScriptError(f"{name}, line {line}: not UTF-8 text") from None
+    try:
+        script = parse_script(text)
+    except ScriptError as error:
+        raise ScriptError(f"{name}, {error}") from None
+    for note in script.notes:
+        print(f"tileclock: {name}, {note}", file=sys.stderr)
+    return script
+
+
 def cmd_sim(args):
     """Run the simulator: a script in virtual time, or live in the terminal."""
     config = _config(args)
@@ -28,8 +51,7 @@ def cmd_sim(args):
         return run_interactive(config)
     from .sim.simulator import Simulator
 
-    text = sys.stdin.read() if args.script == "-" else open(args.script, encoding="utf-8").read()
-    script = parse_script(text)
+    script = read_script(args.script)
     on_frames = None
     if args.frames:
         from .sim.frames import FrameWriter
@@ -56,7 +78,6 @@ def cmd_bench(args):
 def cmd_run(args):
     """Run the clock as a service."""
     import logging
-    import os
 
     from .device.assembly import StartError
     from .device.service import DEFAULT_STATE_DIR, Service
@@ -70,7 +91,7 @@ def cmd_run(args):
     if args.script:
         if not args.simulate:
             raise ConfigError("--script presses simulated buttons: it needs --simulate")
-        script = parse_script(open(args.script, encoding="utf-8").read())
+        script = read_script(args.script)
     try:
         service = Service(config, state_dir, simulate=args.simulate, timings=args.timings)
     except StartError as error:
@@ -81,8 +102,6 @@ def cmd_run(args):
 
 def cmd_doctor(args):
     """Check the machine the clock runs on."""
-    import os
-
     from .device.doctor import FAIL, report, run_checks
     from .device.service import DEFAULT_STATE_DIR
 
@@ -170,7 +189,8 @@ def cmd_export(args):
     from .director.plot import available
 
     pictures = available() and not args.no_pictures
-    for path in export(args.journal, args.out, game=args.game, pictures=pictures):
+    written = export(args.journal, args.out, game=args.game, pictures=pictures)
+    for path in written:
         print(path)
     if not pictures and not args.no_pictures and not args.out.endswith((".csv", ".json")):
         print("(no game pictures: they need the director extra, pip install 'tileclock[director]')")
@@ -200,11 +220,14 @@ def cmd_replay(args):
     """Show what both screens showed at an instant of a recorded game."""
     from .device.render import Panel, render
     from .director.history import read_records
-    from .director.replay import describe, pick_game, view_at
+    from .director.replay import describe, pick_game, view_at, within_the_game
 
     game = pick_game(read_records(args.log), args.game)
     at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
-    view, record, at_ms = view_at(game, at_ms=at_ms, after_seq=args.after_seq)
+    at_ms, after_seq, note = within_the_game(game, at_ms, args.after_seq)
+    if note:
+        print(f"{note}: the state at the end")
+    view, record, at_ms = view_at(game, at_ms=at_ms, after_seq=after_seq)
     print(describe(view, record, at_ms))
     if args.png:
         from .sim.frames import side_by_side
@@ -375,10 +398,17 @@ def main(argv=None):
     """Entry point of the `tileclock` command."""
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()  # here, so that a reader gone early is met below, not at exit
+        return code
+    except BrokenPipeError:
+        # the reader stopped reading (`| head`): nothing to say; stdout goes nowhere from now on
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (ConfigError, ScriptError, ValueError, DirectorExtraMissing) as error:
         print(f"tileclock: {error}", file=sys.stderr)
         return 2
     except OSError as error:
-        print(f"tileclock: {error.filename or ''}: {error.strerror}", file=sys.stderr)
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"tileclock: {where}{error.strerror or error}", file=sys.stderr)
         return 2

@@ -28,7 +28,14 @@ def parse_seconds(text):
 
 
 def parse_clock_time(text):
-    """Parse a starting time given as `m:ss` (whole seconds) into nanoseconds."""
+    """Parse a starting time given as `m:ss` (whole seconds) into nanoseconds.
+
+    A bare number is refused rather than guessed at: a director writing `30` means minutes, a
+    script writing `30` means seconds; the error says which text to write instead.
+    """
+    if re.fullmatch(r"\s*\d+\s*", text):
+        minutes = int(text)
+        raise ValueError(f'a starting time is m:ss: use "{minutes}:00" for {minutes} minutes')
     ns = parse_seconds(text)
     if ns % NS_PER_S:
         raise ValueError(f"a starting time is whole seconds: {text!r}")

@@ -285,11 +285,15 @@ def load_config(path):
 def with_times(config, overrides):
     """`config` with per-side starting times from `SIDE=m:ss` strings (the `--time` option)."""
     times = dict(config.times_s)
+    given = {}
     for item in overrides:
         side, _, text = item.partition("=")
-        side = side.strip().upper()
+        side = side.strip()
         if side not in SIDES or not text:
             raise ConfigError(f"--time {item!r}: expected A=m:ss or B=m:ss")
+        if side in given:
+            raise ConfigError(f"--time {item!r}: {side}'s time is already given (--time {given[side]})")
+        given[side] = item
         try:
             times[side] = parse_clock_time(text) // NS_PER_S
         except ValueError as error:

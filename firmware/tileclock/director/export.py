@@ -14,8 +14,13 @@ def export(journal_path, out, game=None, board="", pictures=False):
     `pictures` its `game-SEQ.png` and `game-SEQ.svg` beside it), or a file ending in `.csv` (the
     summary rows) or `.json` (every game's records).
     """
+    extension = os.path.splitext(out.rstrip(os.sep))[1]
+    if extension not in ("", ".csv", ".json"):
+        raise ValueError(f"{out}: export writes a folder, a .csv or a .json file, not {extension}")
     records = read_records(journal_path)
     games = split_games(records)
+    if not games:
+        raise ValueError(f"nothing to export: {journal_path} holds no game")
     if game is not None:
         games = [g for g in games if g.seq == game]
         if not games:

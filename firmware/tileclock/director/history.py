@@ -5,6 +5,7 @@ Splitting records into games and rebuilding a game's state is `clock/history.py`
 turns a game into the row `export` and `collect` write.
 """
 
+import json
 import re
 
 from ..clock.history import split_games
@@ -22,18 +23,41 @@ CSV_FIELDS = [
 
 
 def read_records(path):
-    """Records from a journal or a collected game file: framed lines (checked) or plain JSON lines."""
+    """Records from a journal or a collected game file (framed lines, checked, or plain JSON
+    lines), or from export's JSON (its games' records, in order).
+
+    ValueError names the file, the line and what was expected.
+    """
+    with open(path, "rb") as file:
+        data = file.read()
+    if data.lstrip().startswith(b"["):
+        return _exported_records(path, data)
     records = []
-    with open(path, encoding="ascii") as file:
-        for number, line in enumerate(file, start=1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                records.append(unframe(line) if '"crc":"' in line else decode(line))
-            except (FrameError, RecordError) as error:
-                raise ValueError(f"{path}, line {number}: {error}") from None
+    for number, raw in enumerate(data.splitlines(), start=1):
+        try:
+            line = raw.decode("ascii").strip()
+        except UnicodeDecodeError:
+            raise ValueError(
+                f"{path}, line {number}: not a record (a record is one line of JSON, in ASCII)"
+            ) from None
+        if not line:
+            continue
+        try:
+            records.append(unframe(line) if '"crc":"' in line else decode(line))
+        except (FrameError, RecordError) as error:
+            raise ValueError(f"{path}, line {number}: {error}") from None
     return records
+
+
+def _exported_records(path, data):
+    """The records of a file `tileclock export` wrote as JSON: a list of games, each with its records."""
+    try:
+        games = json.loads(data)
+        if not all(isinstance(game, dict) and isinstance(game.get("records"), list) for game in games):
+            raise ValueError("expected a list of games, each with its records")
+        return [decode(json.dumps(record)) for game in games for record in game["records"]]
+    except (ValueError, RecordError) as error:  # json's errors are ValueErrors, with line and column
+        raise ValueError(f"{path}: not a journal, a game file or export's JSON: {error}") from None
 
 
 def summary_row(game, board=""):

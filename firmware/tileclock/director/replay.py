@@ -7,7 +7,7 @@ its records up to then, as the clock itself rebuilds it after a restart.
 from ..clock.history import split_games, view_at
 from ..clock.timecode import format_clock
 
-__all__ = ["describe", "pick_game", "view_at"]
+__all__ = ["describe", "pick_game", "view_at", "within_the_game"]
 
 
 def pick_game(records, game_seq=None):
@@ -21,6 +21,25 @@ def pick_game(records, game_seq=None):
         if game.seq == game_seq:
             return game
     raise ValueError(f"no game starts at seq {game_seq} (games start at {[g.seq for g in games]})")
+
+
+def within_the_game(game, at_ms=None, after_seq=None):
+    """(at_ms, after_seq, note): an instant past the game's last record becomes that record, and
+    `note` says so; the clock is not run on past what was recorded (no penalty or forfeit is guessed).
+    """
+    last = game.records[-1]
+    ended = " (the game ended there)" if last["ev"] == "end" or game.end else ""
+    if after_seq is not None and after_seq > last["seq"]:
+        note = f"record {after_seq} is past the end of this game: its last record is {last['seq']}{ended}"
+        return None, last["seq"], note
+    if at_ms is not None and at_ms > last["t_ms"]:
+        end = f"{format_clock(last['t_ms'] // 1000)}.{last['t_ms'] % 1000:03d}"
+        return (
+            None,
+            last["seq"],
+            f"{format_clock(at_ms // 1000)} is past the end of this game's records, at {end}{ended}",
+        )
+    return at_ms, after_seq, None
 
 
 def describe(view, record, at_ms):

@@ -25,11 +25,19 @@ class Script:
 
     edges: list  # (t_ns, button, down)
     end_ns: int
+    #: what a user may not have meant, though it runs (a button still down at the end)
+    notes: tuple = ()
 
 
 def parse_script(text):
-    """Parse a whole script; ScriptError names the first bad line."""
+    """Parse a whole script; ScriptError names the first bad line.
+
+    Nothing is guessed: a button is `A`, `B` or `STOP` as written, a contact goes down only when
+    it is up (and up only when down), and a script with no lines is refused.
+    """
     edges = []
+    until_lines = 0
+    lines_of_edges = []  # the line number of each edge, to name it if the edges do not balance
     last_ns = 0
     end_ns = 0
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -53,12 +61,18 @@ def parse_script(text):
             if args:
                 fail("until takes no button")
             end_ns = max(end_ns, t_ns)
+            until_lines += 1
             continue
         if verb not in ("down", "up", "press", "hold"):
             fail("expected down, up, press, hold or until")
-        if not args or args[0].upper() not in BUTTONS:
-            fail("expected a button: A, B or STOP")
-        button = args[0].upper()
+        if not args or args[0] not in BUTTONS:
+            hint = (
+                f" (buttons are written in capitals: {args[0].upper()})"
+                if args and args[0].upper() in BUTTONS
+                else ""
+            )
+            fail(f"expected a button: A, B or STOP{hint}")
+        button = args[0]
         wanted = 2 if verb == "hold" else 1
         if len(args) != wanted:
             fail(f"{verb} takes {'a button and seconds' if verb == 'hold' else 'one button'}")
@@ -76,6 +90,30 @@ def parse_script(text):
                 length_ns = PRESS_NS
             edges.append((t_ns, button, True))
             edges.append((t_ns + length_ns, button, False))
-    edges.sort(key=lambda edge: edge[0])  # stable: same-instant edges keep script order
+        lines_of_edges += [(number, raw.strip())] * (len(edges) - len(lines_of_edges))
+    if not edges and not until_lines:
+        raise ScriptError(
+            "the script has no lines to run (a line is `<time> <verb> [<button>]`, e.g. `0 press B`)"
+        )
+    order = sorted(range(len(edges)), key=lambda index: edges[index][0])  # stable: same instant, script order
+    held = _check_balanced([edges[index] for index in order], [lines_of_edges[index] for index in order])
+    edges = [edges[index] for index in order]
     end_ns = max([end_ns] + [t for t, _, _ in edges])
-    return Script(edges, end_ns)
+    notes = tuple(
+        f"line {number}: {button} is still down when the script ends" for button, number in held.items()
+    )
+    return Script(edges, end_ns, notes)
+
+
+def _check_balanced(edges, lines):
+    """A contact goes down only when it is up, and up only when it is down (as a real one does)."""
+    down = {}  # button -> the line that put it down
+    for (_, button, is_down), (number, raw) in zip(edges, lines, strict=True):
+        if is_down == (button in down):
+            state = "down" if is_down else "up"
+            raise ScriptError(f"line {number}: {button} is already {state} then: {raw!r}")
+        if is_down:
+            down[button] = number
+        else:
+            del down[button]
+    return down
