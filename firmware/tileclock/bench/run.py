@@ -188,6 +188,7 @@ def measure_service(idle_s, presses, progress, state_parent=None, i2c_hz=Config(
         os.path.join(scratch, "state"),
         "--script",
         script_path,
+        "--stay",  # the bench stops it, when it has measured
         "--timings",
         timings_path,
     ]
