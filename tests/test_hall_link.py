@@ -100,7 +100,9 @@ def test_a_killed_clock_resumes_after_the_last_acknowledged_record(broker, tmp_p
     notify.bind(str(tmp_path / "notify"))
     notify.settimeout(20)
     env = dict(os.environ, NOTIFY_SOCKET=str(tmp_path / "notify"))
-    process = subprocess.Popen([*command, "--script", str(script), "--stay"], stderr=subprocess.DEVNULL, env=env)
+    process = subprocess.Popen(
+        [*command, "--script", str(script), "--stay"], stderr=subprocess.DEVNULL, env=env
+    )
     try:
         while not notify.recv(256).startswith(b"READY=1"):
             pass
