@@ -76,9 +76,12 @@ def test_the_terminal_shows_both_real_frames_and_a_text_line(simulator):
     assert len(rows) == 32 and all(len(row) == 64 for row in rows)
     assert any(ch != " " for row in rows for ch in row)
     assert ">A 23:58" in status_text(view, set()) and "RUNNING" in status_text(view, set())
-    wide = screen_text(simulator.daemon.frames, view, {"STOP"}, columns=200)
-    narrow = screen_text(simulator.daemon.frames, view, set(), columns=80)
-    assert len(narrow) > len(wide) and "held: STOP" in wide[-2]
+    wide = screen_text(simulator.daemon.frames, view, {"STOP"}, columns=200, rows=50)
+    stacked = screen_text(simulator.daemon.frames, view, set(), columns=120, rows=40)
+    compact = screen_text(simulator.daemon.frames, view, set(), columns=80, rows=24)
+    assert len(wide) == 2 * 16 + 4 and "held: STOP" in wide[-2]  # the frames at 2x2 pixels a cell
+    assert len(stacked) == 2 * (16 + 2) + 2 <= 40  # one above the other, at 2x4 pixels a cell
+    assert len(compact) <= 24 and all(len(line) <= 80 for line in compact)
 
 
 def test_the_console_script_runs_a_script_file(tmp_path):
