@@ -17,13 +17,17 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: sim test lint clean hall-demo
+.PHONY: sim test lint clean hall-demo tools
 
 sim: $(STAMP)
 	$(VENV)/bin/tileclock sim $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest $(ARGS)
+
+# the director's tools on a laptop (collect, sheet, replay, plot, hall), in .venv
+tools: $(STAMP)
+	@echo "the director's tools: $(VENV)/bin/tileclock (collect, hall, sheet, replay, export, plot)"
 
 # the hall: a private mosquitto, 20 simulated clocks playing, the director's page (docs/hall.md)
 hall-demo: $(STAMP)

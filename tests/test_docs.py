@@ -2,7 +2,11 @@
 
 import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What a reader follows: the docs, and the files shipped to the Pi beside them.
@@ -59,3 +63,55 @@ def test_every_linked_or_named_file_exists():
         }
     )
     assert missing == []
+
+
+#: Fenced commands that do not run here, and where they are tested instead.
+NOT_HERE = {
+    "make sim": "interactive: tests/test_terminal.py drives it in a pseudo-terminal",
+    "make test": "this is the test run",
+    "make hall-demo": "runs until stopped: tests/test_hall*.py run the hall on a real broker",
+    "sudo ": "changes the machine: tests/test_install.py runs the installer as a dry run",
+    "git clone ": "needs the repository's address and the network",
+    "tileclock hall ": "needs a broker: tests/test_hall*.py run it on a real mosquitto",
+    "tileclock collect ": "needs clocks on serial ports: tests/test_collect.py runs it on pseudo-terminals",
+}
+#: Commands that may end with 1: their finding is the answer (off a Pi, the doctor finds no pins).
+MAY_FIND_PROBLEMS = ("tileclock doctor",)
+
+
+def fenced_commands():
+    """(file, command) for every line of every ```sh block in the README and the docs."""
+    for source in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for block in re.findall(r"```sh\n(.*?)```", source.read_text(), re.S):
+            for line in block.splitlines():
+                command = re.split(r"\s+#", line.strip(), maxsplit=1)[0].strip()
+                if command and not command.startswith("#"):
+                    yield source.relative_to(ROOT), command
+
+
+@pytest.fixture(scope="module")
+def director_folder(tmp_path_factory):
+    """A folder as a director's would be after round 3: records/, the TSH files, a pairings CSV."""
+    from tournament import PAIRINGS_CSV, TSH_FILES, play_round
+
+    folder = tmp_path_factory.mktemp("director")
+    play_round(str(folder))
+    for path in (*TSH_FILES, PAIRINGS_CSV):
+        shutil.copy(path, folder)
+    (folder / ".venv").symlink_to(ROOT / ".venv")
+    (folder / "docs").symlink_to(ROOT / "docs")
+    return folder
+
+
+@pytest.mark.parametrize("source, command", sorted(set(fenced_commands())))
+def test_every_command_in_the_docs_runs_as_written(source, command, director_folder):
+    unwrapped = command.removeprefix(".venv/bin/")
+    skipped = next((why for start, why in NOT_HERE.items() if unwrapped.startswith(start)), None)
+    if skipped:
+        pytest.skip(skipped)
+    env = dict(os.environ, PATH=f"{ROOT / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    result = subprocess.run(
+        ["bash", "-c", command], cwd=director_folder, capture_output=True, text=True, env=env, timeout=120
+    )
+    allowed = (0, 1) if unwrapped.startswith(MAY_FIND_PROBLEMS) else (0,)
+    assert result.returncode in allowed and "Traceback" not in result.stderr, (command, result.stderr)
