@@ -39,6 +39,7 @@ WIDE, STACKED = (134, 37), (66, 38)  # the least (columns, rows) each layout nee
 
 # 2x2 pixel quadrants -> character, indexed by (top-left, top-right, bottom-left, bottom-right) bits
 _QUADRANTS = " ▘▝▀▖▌▞▛▗▚▐▜▄▙▟█"
+_QUADRANT_BITS = {(0, 0): 1, (1, 0): 2, (0, 1): 4, (1, 1): 8}
 # braille dots: (dx, dy) -> bit, for a cell of 2x4 pixels
 _BRAILLE = {
     (0, 0): 0x01,
@@ -61,37 +62,25 @@ _BIG = {
 }  # fmt: skip  # a glyph a line reads as the digit it draws
 
 
+def _cells(frame, bits, characters):
+    """A 1-bit image as lines of characters, one per cell of pixels; `bits` maps (dx, dy) in a cell to its bit."""
+    width, height = frame.size
+    cell_w, cell_h = max(dx for dx, _ in bits) + 1, max(dy for _, dy in bits) + 1
+    pixels = frame.load()
+    return [
+        "".join(characters(sum(bit for (dx, dy), bit in bits.items() if pixels[x + dx, y + dy])) for x in range(0, width, cell_w))
+        for y in range(0, height, cell_h)
+    ]  # fmt: skip  # a line of cells a row of cells
+
+
 def frame_to_text(frame):
     """A 1-bit PIL image as lines of quadrant block characters, two pixels a cell each way."""
-    width, height = frame.size
-    pixels = frame.load()
-    lines = []
-    for y in range(0, height, 2):
-        row = []
-        for x in range(0, width, 2):
-            bits = (
-                (pixels[x, y] and 1)
-                | (pixels[x + 1, y] and 2)
-                | (pixels[x, y + 1] and 4)
-                | (pixels[x + 1, y + 1] and 8)
-            )
-            row.append(_QUADRANTS[bits])
-        lines.append("".join(row))
-    return lines
+    return _cells(frame, _QUADRANT_BITS, _QUADRANTS.__getitem__)
 
 
 def frame_to_braille(frame):
     """A 1-bit PIL image as lines of braille characters, 2x4 pixels a cell (half the rows of blocks)."""
-    width, height = frame.size
-    pixels = frame.load()
-    lines = []
-    for y in range(0, height, 4):
-        row = []
-        for x in range(0, width, 2):
-            bits = sum(bit for (dx, dy), bit in _BRAILLE.items() if pixels[x + dx, y + dy])
-            row.append(chr(0x2800 + bits))
-        lines.append("".join(row))
-    return lines
+    return _cells(frame, _BRAILLE, lambda bits: chr(0x2800 + bits))
 
 
 def status_text(view, held):
