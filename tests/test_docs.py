@@ -46,7 +46,7 @@ def test_every_cited_section_exists():
 
 def test_every_linked_or_named_file_exists():
     named = []
-    for source in DOC_FILES:
+    for source in TEXT_FILES:  # the docs, and the code and tests that point into them
         text = source.read_text()
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text) if source.suffix == ".md" else ():
             if "://" not in target:  # a markdown link, relative to the page
