@@ -1,5 +1,6 @@
 """The two commands of the quick start survive a wrong Python: a clear word, and a stale .venv made again."""
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -7,7 +8,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def make(*args):
-    return subprocess.run(["make", "-n", *args], cwd=ROOT, capture_output=True, text=True)
+    # a fresh make, as a newcomer types it: not one nested in `make test` (which prints its directory)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    return subprocess.run(["make", "-n", *args], cwd=ROOT, capture_output=True, text=True, env=env)
 
 
 def test_an_old_python_is_named_with_the_fix_before_anything_is_built(tmp_path):
