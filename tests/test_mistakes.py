@@ -157,3 +157,34 @@ def test_any_file_gets_an_answer_or_one_line_of_error(tmp_path, command, content
     if code:
         assert err.startswith("tileclock: ") or err.startswith("usage: "), err
         assert "Traceback" not in err and err.strip().count("\n") <= 1 + err.startswith("usage: "), err
+
+
+# Any arguments at all, to the commands that finish by themselves: an answer or one line of error.
+OPTIONS = {
+    "replay": ["--at", "--after-seq", "--game", "--png", "--plot"],
+    "export": ["--journal", "--game", "--no-pictures"],
+    "plot": ["--game", "--at", "--title"],
+    "sheet": ["--tsh", "--pairings", "--round", "--out", "--no-pictures"],
+    "sim": ["--script", "--rules", "--time", "--config", "--frames"],
+}
+WORDS = st.one_of(
+    st.sampled_from(["-", "0", "-1", "3", "1:00", "25:01.5", "99:99", "A=1:00", "B=", "naspa", "x.csv", "x.json", "x.png"]),
+    st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=6),
+)  # fmt: skip  # one pool of words a line
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(command=st.sampled_from(sorted(OPTIONS)), data=st.data())
+def test_any_arguments_get_an_answer_or_one_line_of_error(log, tmp_path, monkeypatch, command, data):
+    monkeypatch.chdir(tmp_path)  # whatever it writes, it writes here
+    words = data.draw(
+        st.lists(st.one_of(st.sampled_from(OPTIONS[command]), WORDS, st.just(str(log))), max_size=6)
+    )
+    code, _, err = run([command, *words], "0 press B\n")
+    assert code in (0, 1, 2), (words, err)
+    if code:
+        assert "Traceback" not in err and (err.startswith("tileclock: ") or err.startswith("usage: ")), (
+            words,
+            err,
+        )
+        assert err.startswith("usage: ") or err.strip().count("\n") == 0, (words, err)

@@ -162,7 +162,10 @@ def run_interactive(config, stdin=None, stdout=None):
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     if not stdin.isatty():
-        print("tileclock sim: no terminal here; use --script FILE to run a script", file=sys.stderr)
+        print(
+            "tileclock: sim needs a terminal here; or run a script: tileclock sim --script FILE",
+            file=sys.stderr,
+        )
         return 2
     start = time.monotonic_ns()
     sim = Simulator(config)
