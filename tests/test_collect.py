@@ -11,11 +11,12 @@ import pytest
 from cable import Cable, Plug
 from conftest import tap
 from tileclock.cli import main
-from tileclock.clock.protocol import unframe
+from tileclock.clock.protocol import unframe, with_crc
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.journal import Journal
 from tileclock.director.collect import ClockFeed, snapshot
+from tileclock.director.history import read_records
 from tileclock.director.store import RecordStore
 from tileclock.director.table import screen_lines
 from tileclock.sim.simulator import Simulator
@@ -28,7 +29,7 @@ def journal_of(script=GAME, board="1", path=None):
     """The framed lines a clock made playing `script` (its board name unchecked, as a hostile clock's)."""
     from tileclock.sim.script import parse_script
 
-    sim = Simulator(replace(Config(), board=board), journal=Journal(path))
+    sim = Simulator(replace(Config(), board=board), journal=Journal(path and os.path.join(path, "journal")))
     parsed = parse_script(script)
     for t_ns, button, down in parsed.edges:
         sim.set_button(button, down, t_ns)
@@ -82,9 +83,11 @@ def test_every_record_arrives_once_in_order_despite_corruption_duplicates_and_ga
     damaged = lines[3][:20] + "X" + lines[3][21:]
     sent = [lines[0], lines[1], lines[1], damaged, lines[4], lines[2], lines[6]] + lines[7:]
     plug.write("".join(line + "\n" for line in sent) + "\x00\xff noise\n")
-    requests = []
+    requests, acks = [], []
 
     def answer(request):
+        if request.startswith("ack ") and request == with_crc(request.partition("*")[0]):
+            acks.append(int(request.split()[1].partition("*")[0]))
         if not request.startswith("resend"):
             return  # a status asked again: the boot record told the collector the clock (re)started
         requests.append(request)
@@ -101,6 +104,8 @@ def test_every_record_arrives_once_in_order_despite_corruption_duplicates_and_ga
     assert files["game-1.log"] == lines  # the boot record opens the file of the game after it
     results = list(csv.DictReader(open(tmp_path / "out" / "results.csv")))
     assert len(results) == 1 and results[0]["board"] == "1" and results[0]["end_reason"] == "stop_hold"
+    end = next(unframe(line)["seq"] for line in lines if unframe(line)["ev"] == "end")
+    assert acks and acks[0] >= end  # the game is on file: the clock may prune it
     assert results[0]["A_used_ms"] == "15000" and results[0]["B_turns"] == "1"
     feed.close()
     plug.pull()
@@ -146,7 +151,7 @@ def test_a_cable_pulled_mid_game_and_put_back_loses_nothing(tmp_path):
 
     tap(sim, "B", 0)
     serve(1)
-    assert feed.expected == 4  # boot, new_game, start, and the answer to its status
+    assert feed.expected == 3  # boot, new_game, start (the answer to its status is no record)
     cable.pull()
     tap(sim, "A", 10)  # records made while the cable is out
     tap(sim, "B", 20)
@@ -169,7 +174,7 @@ def test_a_cable_pulled_mid_game_and_put_back_loses_nothing(tmp_path):
 
 @pytest.fixture
 def recorded(tmp_path):
-    path = str(tmp_path / "journal.log")
+    path = str(tmp_path / "state")
     # a first game, ended; then a second one (new game at 47.5 s; A's clock runs from 50 s)
     journal_of(GAME + "45 hold STOP 2.5\n50 press B\n27:00 press A\n27:10 press STOP\n", path=path)
     return path
@@ -201,9 +206,9 @@ def test_replay_shows_what_the_screens_showed_at_any_instant(recorded, capsys, t
 def test_replay_settles_a_clock_started_in_error_after_the_out_play(tmp_path, capsys):
     """NSA 1997 VII.J.2: A went out at 25:10 of its time, then B's clock was started by mistake
     and ran on into overtime; the director reads the penalties as of the out play."""
-    path = str(tmp_path / "journal.log")
+    path = str(tmp_path / "state")
     journal_of("0 press B\n1510 press A\n1600 press STOP\n", path=path)
-    records = [unframe(line) for line in open(path)]
+    records = read_records(path)
     out_play = next(r for r in records if r["ev"] == "switch")
     assert main(["replay", path, "--after-seq", str(out_play["seq"])]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -60,9 +60,7 @@ class Clocks:
 
     def journaled(self):
         """Every (clock id, seq) the clocks' journals hold."""
-        return {
-            (c, r["seq"]) for c in CLOCKS for r in Journal(str(self.tmp_path / c / "journal.log")).records()
-        }
+        return {(c, r["seq"]) for c in CLOCKS for r in Journal(str(self.tmp_path / c / "journal")).records()}
 
     def close(self):
         for sim in self.sims.values():
@@ -122,7 +120,7 @@ def test_every_record_once_across_a_broker_restart_a_director_restart_and_a_cloc
     counts = stored(out)
     assert set(counts) == clocks.journaled()
     assert max(counts.values()) == 1, [key for key, n in counts.items() if n > 1]
-    assert {"recovered"} <= {r["ev"] for r in Journal(str(tmp_path / "c2" / "journal.log")).records()}
+    assert {"recovered"} <= {r["ev"] for r in Journal(str(tmp_path / "c2" / "journal")).records()}
     feed.close()
     clocks.close()
 

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from tileclock.clock.protocol import unframe
+from tileclock.clock.protocol import unframe, unframe_any
 from tileclock.device.assembly import RunningClock, device_parts, simulated_parts
 from tileclock.device.config import Config, ConfigError, parse_config
 from tileclock.device.hardware.virtual import VirtualTime
@@ -79,9 +79,12 @@ def test_every_record_carries_the_id_even_answers_and_errors(tmp_path):
     clock.link.accepts_commands = True  # loop:// reads back what it writes: let it hear commands
     clock.link.port.write(b"status\nfrobnicate\n")
     clock.daemon.pump(clock.time())
+    sent = clock.link.port.read(clock.link.port.in_waiting).decode().splitlines()
+    answer = unframe_any(next(line for line in sent if '"ev":"status"' in line))
     clock.close()
     records = [unframe(line) for line in clock.journal.lines]
-    assert [r["ev"] for r in records][-2:] == ["status", "error"]
+    assert [r["ev"] for r in records][-1:] == ["error"]  # the status answer is sent, not journaled
+    assert answer["ev"] == "status" and answer["clock"] == "hall-7"
     assert {r["clock"] for r in records} == {"hall-7"}  # the config's id wins over the state directory's
     assert clock.clock_id == "hall-7"
 

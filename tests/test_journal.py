@@ -1,72 +1,309 @@
-"""The journal: every record on disk before it is sent, and a damaged file never stops the clock."""
+"""The journal: every record on disk before it is sent, a segment a game, damage that costs only itself,
+seqs never used twice, and games pruned only when the director has them (or with a fault)."""
 
+import json
 import os
+import tracemalloc
 
-from conftest import tap
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tileclock.bench.history import make_history, sample_game
 from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_S
+from tileclock.device import segments
 from tileclock.device.config import Config
+from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal
+from tileclock.device.retention import Retention
 from tileclock.sim.simulator import Simulator
 
+S = NS_PER_S
+GAME = ((0, "B"), (10, "A"), (20, "B"))
 
-def play(journal, presses=((0, "B"), (10, "A"), (20, "B"))):
-    sim = Simulator(Config(), journal=journal)
+
+def play(journal, presses=GAME, end=False, time=None, boot_id=None):
+    """Play a game on a clock with `journal` (its records sent on the line); `end` ends it and opens
+    the next. Returns the lines sent; the clock is closed cleanly."""
+    time = time or VirtualTime()
+    start = time()
+    sim = Simulator(Config(), journal=journal, time=time, boot_id=boot_id)
     for t_s, button in presses:
-        tap(sim, button, t_s)
-    sim.finish(30 * NS_PER_S)
+        sim.set_button(button, True, start + t_s * S)
+        sim.set_button(button, False, start + t_s * S + S // 10)
+    if end:
+        sim.set_button("STOP", True, start + 30 * S)
+        sim.set_button("STOP", False, start + 30 * S + S // 10)
+        for hold in (31, 35):  # end the game, then open the next
+            sim.set_button("STOP", True, start + hold * S)
+            sim.set_button("STOP", False, start + (hold + 3) * S)
+    sim.finish(start + 40 * S)
     lines = sim.serial_lines()
     sim.close()
     return lines
 
 
-def test_every_record_sent_is_in_the_journal_file_first(tmp_path):
-    path = str(tmp_path / "journal.log")
-    sent = play(Journal(path))
-    on_disk = open(path).read().splitlines()
-    assert sent == on_disk and len(sent) == 6  # boot, new_game, start, switch, switch, status
-    assert [unframe(line)["seq"] for line in on_disk] == list(range(6))
+def seqs(lines):
+    return [unframe(line)["seq"] for line in lines]
 
 
-def test_seq_goes_on_across_restarts_and_nothing_is_lost(tmp_path):
-    path = str(tmp_path / "journal.log")
-    play(Journal(path))
-    second = play(Journal(path))
-    assert unframe(second[0])["seq"] == 6 and unframe(second[0])["ev"] == "boot"
-    assert [unframe(line)["seq"] for line in open(path)] == list(range(12))
+def on_disk(folder):
+    """Every good record in the journal folder, read straight from its files."""
+    records = []
+    for first in segments.list_segments(folder):
+        records += [r for _, _, r in segments.iter_lines(os.path.join(folder, segments.segment_name(first)))]
+    return records
 
 
-def test_a_record_cut_off_mid_write_is_dropped_the_rest_kept_and_the_file_kept_aside(tmp_path):
-    path = str(tmp_path / "journal.log")
-    play(Journal(path))
+def test_every_record_sent_is_in_the_journal_first(tmp_path):
+    folder = str(tmp_path / "journal")
+    sent = play(Journal(folder))
+    assert [r["seq"] for r in on_disk(folder)] == seqs(sent) == list(range(6))
+
+
+def test_a_game_a_segment_and_seqs_go_on_across_clean_restarts(tmp_path):
+    folder = str(tmp_path / "journal")
+    play(Journal(folder), end=True)
+    second = play(Journal(folder), end=True)
+    records = on_disk(folder)
+    assert unframe(second[0])["ev"] == "boot" and seqs(second) == [r["seq"] for r in records[-len(second) :]]
+    assert [r["seq"] for r in records] == list(range(len(records)))  # a clean stop skips nothing
+    firsts = segments.list_segments(folder)
+    assert [records[[r["seq"] for r in records].index(f)]["ev"] for f in firsts[1:]] == ["new_game"] * (
+        len(firsts) - 1
+    )  # every segment after the first opens at a new game
+    assert len(firsts) == 3  # a game on the first start, one on the second, the third open
+
+
+def test_start_up_reads_only_the_last_game_however_long_the_history(tmp_path):
+    game = sample_game(minutes=10)
+
+    def opening_memory(games):
+        state = tmp_path / f"s{games}"
+        make_history(str(state), games, game)
+        tracemalloc.start()
+        Journal(str(state / "journal")).recovery_records()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return peak
+
+    one, many = opening_memory(1), opening_memory(300)
+    assert many < one * 1.1 + 50_000  # a folder listing of 300 names, not 300 games (some 12 MB)
+
+
+def test_a_record_cut_off_mid_write_costs_itself_is_kept_aside_and_its_seq_is_never_reused(tmp_path):
+    folder = str(tmp_path / "journal")
+    play(Journal(folder))
+    path = os.path.join(folder, segments.segment_name(0))
     whole = open(path, "rb").read()
-    torn = whole[: len(whole) - 40]  # power lost while the last record was being written
+    torn = whole[:-40]  # power lost while the last record was being written
     open(path, "wb").write(torn)
-    journal = Journal(path)
-    assert journal.next_seq == 5 and "cut off mid-write" in journal.damage
-    assert open(journal.kept_aside, "rb").read() == torn  # kept for the director, never deleted
+    journal = Journal(folder)
+    notes = journal.take_notes()
+    assert any("cut off mid-write" in detail for detail, _ in notes)
+    kept = os.listdir(os.path.join(folder, segments.DAMAGED))
+    assert [open(os.path.join(folder, segments.DAMAGED, k), "rb").read() for k in kept] == [torn]
     assert open(path, "rb").read() == b"".join(whole.splitlines(keepends=True)[:5])
-    sent = play(journal)
-    assert unframe(sent[0])["seq"] == 5
+    assert journal.next_seq > 5  # the torn record may have been numbered: its seq is not used again
+    skipped = [extra["skipped"] for _, extra in notes if "skipped" in extra]
+    assert skipped and skipped[0][0] == 5 and skipped[0][1] == journal.next_seq - 1
 
 
-def test_a_bad_checksum_keeps_every_good_record_before_it(tmp_path):
-    path = str(tmp_path / "journal.log")
-    play(Journal(path))
+def test_a_bad_record_in_the_middle_costs_that_record_alone(tmp_path):
+    folder = str(tmp_path / "journal")
+    play(Journal(folder))
+    path = os.path.join(folder, segments.segment_name(0))
     lines = open(path).read().splitlines()
-    lines[3] = lines[3].replace('"t_ms":', '"t_ms":1', 1)
+    lines[3] = lines[3].replace('"t_ms":', '"t_ms":1', 1)  # one bit of history flipped
     open(path, "w").write("\n".join(lines) + "\n")
-    journal = Journal(path)
-    assert journal.next_seq == 3 and "integrity" in journal.damage
-    assert os.path.exists(journal.kept_aside)
+    journal = Journal(folder)
+    assert [seq for seq, _ in journal.read(0)] == [0, 1, 2, 4, 5]  # every good record after it kept
+    assert any("line 4: integrity check failed" in detail for detail, _ in journal.take_notes())
+    assert journal.next_seq >= 6
+    sim = Simulator(Config(), journal=journal)
+    assert sim.journal.line(4) is not None and sim.journal.line(3) is None  # served by resend as before
+    sim.close()
+
+
+def test_a_record_with_good_integrity_but_missing_or_mistyped_fields_is_damage(tmp_path):
+    from tileclock.clock.protocol import frame
+
+    folder = str(tmp_path / "journal")
+    play(Journal(folder))
+    path = os.path.join(folder, segments.segment_name(0))
+    lines = open(path).read().splitlines()
+    no_ev = frame('{"seq":3,"t_ms":0,"state":"ready","run":null}')
+    record = unframe(lines[4])
+    string_time = frame(json.dumps(dict(record, t_ms=str(record["t_ms"])), separators=(",", ":")))
+    lines[3], lines[4] = no_ev, string_time
+    open(path, "w").write("\n".join(lines) + "\n")
+    journal = Journal(folder)  # recovery never sees them: no KeyError, no TypeError, every start
+    details = " ".join(detail for detail, _ in journal.take_notes())
+    assert "line 4" in details and "line 5" in details
+    assert [seq for seq, _ in journal.read(0)] == [0, 1, 2, 5]
+    play(journal)
 
 
 def test_a_lost_final_line_ending_loses_no_record(tmp_path):
-    path = str(tmp_path / "journal.log")
-    play(Journal(path))
+    folder = str(tmp_path / "journal")
+    play(Journal(folder))
+    path = os.path.join(folder, segments.segment_name(0))
     data = open(path, "rb").read()
     open(path, "wb").write(data[:-1])
-    journal = Journal(path)
-    assert journal.next_seq == 6 and journal.damage is None
+    journal = Journal(folder)
+    assert journal.take_notes() == [] and journal.next_seq == 6
     play(journal)
-    assert [unframe(line)["seq"] for line in open(path)] == list(range(12))
+    assert [r["seq"] for r in on_disk(folder)] == list(range(12))
+
+
+def test_a_stop_without_closing_skips_the_reserved_seqs_and_says_so_unless_this_boot_knows(tmp_path):
+    folder = str(tmp_path / "journal")
+    sim = Simulator(Config(), journal=Journal(folder), boot_id="boot-1")
+    made = sim.journal.next_seq  # killed: nothing closed
+    after_power_cut = Journal(folder)
+    (detail, extra), *_ = after_power_cut.take_notes()
+    assert extra["skipped"][0] == made and after_power_cut.next_seq == extra["skipped"][1] + 1
+    assert "stopped without closing" in detail
+    run = str(tmp_path / "run")
+    os.mkdir(run)
+    sim = Simulator(Config(), journal=Journal(folder, runtime=(run, "boot-2")), boot_id="boot-2")
+    made = sim.journal.next_seq
+    killed_and_restarted = Journal(folder, runtime=(run, "boot-2"))  # the same boot: it knows
+    assert killed_and_restarted.next_seq == made and killed_and_restarted.take_notes() == []
+
+
+def test_an_earlier_single_file_journal_is_taken_over(tmp_path):
+    from tileclock.device.assembly import open_journal
+
+    state = tmp_path / "state"
+    play(open_journal(str(state)), end=True)
+    lines = [line for _, line in open_journal(str(state)).read(0)]
+    (state / "journal.log").write_text("".join(line + "\n" for line in lines))
+    for name in os.listdir(state / "journal"):
+        os.unlink(state / "journal" / name)
+    journal = open_journal(str(state))
+    assert [line for _, line in journal.read(0)] == lines
+    assert (state / "journal.log.taken-over").exists() and not (state / "journal.log").exists()
+
+
+def test_records_stream_from_disk_across_games_and_gaps(tmp_path):
+    folder = str(tmp_path / "journal")
+    journal = Journal(folder)
+    for _ in range(3):
+        play(journal, end=True)
+        journal = Journal(folder)
+    everything = [seq for seq, _ in journal.read(0)]
+    assert everything == list(range(len(everything))) and len(segments.list_segments(folder)) == 4
+    assert [seq for seq, _ in journal.read(10, 14)] == [10, 11, 12, 13, 14]
+    assert journal.line(3) == dict(journal.read(3, 3))[3]
+
+
+def test_a_full_card_keeps_records_in_memory_bounded_and_says_which_were_given_up(tmp_path, monkeypatch):
+    folder = str(tmp_path / "journal")
+    journal = Journal(folder, backlog=5)
+    sim = Simulator(Config(), journal=journal)
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("tileclock.device.journal.os.fdatasync", full)
+    for n in range(6):
+        sim.set_button("AB"[n % 2], True, (n + 1) * S)
+        sim.set_button("AB"[n % 2], False, (n + 1) * S + S // 10)
+    sent = seqs(sim.serial_lines())
+    assert sim.journal.failing and len(sent) >= 8  # every record still went out
+    monkeypatch.undo()
+    sim.run_to(20 * S)
+    sim.close()
+    kept = [r["seq"] for r in on_disk(folder)]
+    lost = [r for r in on_disk(folder) if r["ev"] == "fault" and "lost" in r]
+    assert lost and kept == sorted(set(kept))  # in order, once each
+    first, last = lost[0]["lost"]
+    assert all(seq not in kept for seq in range(first, last + 1))
+    assert all(seq in kept for seq in sent if not first <= seq <= last)
+
+
+def test_finished_games_go_oldest_first_once_the_director_holds_them(tmp_path):
+    folder = str(tmp_path / "journal")
+    tiny = Retention(keep_days=365, keep_mb=1)
+    journal = Journal(folder, retention=tiny)
+    for _ in range(3):
+        play(journal, end=True)
+        journal = Journal(folder, retention=tiny)
+    firsts = segments.list_segments(folder)
+    assert len(firsts) == 4  # under 1 MB: all kept
+    journal.mark_held(firsts[2] + 1)  # the director holds the first two games
+    assert segments.read_mark(folder, segments.COLLECTED) == firsts[2] - 1
+    old = os.path.getmtime(os.path.join(folder, segments.segment_name(firsts[0]))) - 400 * 86400
+    for first in firsts[:3]:
+        os.utime(os.path.join(folder, segments.segment_name(first)), (old, old))
+    play(Journal(folder, retention=tiny), end=True)  # opening a new game prunes
+    left = segments.list_segments(folder)
+    assert firsts[0] not in left and firsts[1] not in left  # held and old: gone
+    assert firsts[2] in left  # old, but the director does not hold it: kept, no fault
+
+
+def test_a_game_the_director_does_not_hold_is_pruned_only_with_a_fault(tmp_path, monkeypatch):
+    folder = str(tmp_path / "journal")
+    journal = Journal(folder)
+    for _ in range(2):
+        play(journal, end=True)
+        journal = Journal(folder)
+    firsts = segments.list_segments(folder)
+    monkeypatch.setattr("tileclock.device.retention.MB", 1)  # keep_mb=1 now means one byte: over
+    journal = Journal(folder, retention=Retention(keep_mb=1))
+    notes = journal.take_notes()
+    pruned = [extra["pruned"] for _, extra in notes if "pruned" in extra]
+    assert [p[0] for p in pruned] == firsts[:-1]  # every finished game, each with a fault
+    assert segments.list_segments(folder) == firsts[-1:]
+
+
+_BASE = {}
+
+
+def base_journal():
+    """The files of a journal with two games (the second open), made once for every example."""
+    if not _BASE:
+        import tempfile
+
+        folder = os.path.join(tempfile.mkdtemp(prefix="tileclock-flips-"), "journal")
+        play(Journal(folder), end=True)
+        for name in os.listdir(folder):
+            if name.endswith(".log"):
+                _BASE[name] = open(os.path.join(folder, name), "rb").read()
+    return _BASE
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    which=st.sampled_from([0, -1]),
+    flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), min_size=1, max_size=4),
+)
+def test_bytes_flipped_anywhere_never_stop_the_clock_nor_reuse_a_seq(tmp_path_factory, which, flips):
+    from tileclock.clock.core import GameClock
+    from tileclock.clock.rules import PROFILES
+
+    folder = tmp_path_factory.mktemp("flips") / "journal"
+    folder.mkdir()
+    base = base_journal()
+    for name, data in base.items():
+        (folder / name).write_bytes(data)
+    newest = max(r["seq"] for r in on_disk(str(folder)))
+    path = str(folder / sorted(base)[which])
+    data = bytearray(open(path, "rb").read())
+    before = [seq for seq, _, _ in segments.iter_lines(path)]
+    for where, bits in flips:
+        data[where % len(data)] ^= bits
+    open(path, "wb").write(bytes(data))
+    flipped = bytes(data)
+    journal = Journal(str(folder))
+    readable = [seq for seq, _ in journal.read(0)]  # a resend or an export streams past the damage
+    good = [seq for seq, _, _ in segments.iter_lines(path)]
+    assert set(good) <= set(before) and readable == sorted(set(readable))  # nothing invented, in order
+    assert journal.next_seq > newest  # never a seq the journal may have held
+    clock = GameClock(PROFILES["naspa"], first_seq=journal.next_seq)
+    made = clock.recover(journal.recovery_records(), 10**12, {"boot_id": "b"})  # never a crash
+    assert made and min(r.seq for r in made) > newest
+    kept = folder / segments.DAMAGED
+    if which == -1 and good != before:  # damage in the game a start reads: its bytes kept aside
+        assert flipped in [p.read_bytes() for p in kept.iterdir()]

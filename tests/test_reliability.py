@@ -1,5 +1,7 @@
 """Faults that must cost no time and no record: restarts, power cuts, torn journals, stuck buttons."""
 
+import os
+
 import pytest
 
 from conftest import events, tap
@@ -15,17 +17,29 @@ S = NS_PER_S
 
 
 def new_records(sim, before):
-    return [unframe(line) for line in sim.journal.lines[before:]]
+    return sim.journal.records(before)
+
+
+def last(sim, ev):
+    """The newest record of kind `ev` in the clock's journal."""
+    return [record for record in sim.journal.records() if record["ev"] == ev][-1]
 
 
 @pytest.fixture
 def path(tmp_path):
-    return str(tmp_path / "journal.log")
+    return str(tmp_path / "journal")
+
+
+def journal(path, boot_id):
+    """The journal as the service opens it: a restart in the same boot goes on where the last run stopped."""
+    run = os.path.join(os.path.dirname(path), "run")
+    os.makedirs(run, exist_ok=True)
+    return Journal(path, runtime=(run, boot_id))
 
 
 def start_game(path, time, boot_id="boot-1"):
     """A game: A runs 0-100 s, then B from 100 s; the process dies at 130.5 s (nothing closed)."""
-    sim = Simulator(Config(), time=time, journal=Journal(path), boot_id=boot_id, checkpoints=True)
+    sim = Simulator(Config(), time=time, journal=journal(path, boot_id), boot_id=boot_id, checkpoints=True)
     tap(sim, "B", 0)
     tap(sim, "A", 100)
     sim.run_to(int(130.5 * S))
@@ -36,8 +50,8 @@ def test_a_process_restart_charges_the_running_side_exactly_for_the_time_it_was_
     time = VirtualTime()
     start_game(path, time)  # killed: no finish, no close
     time.set(int(170.25 * S))  # the same boot: the monotonic clock ran on
-    sim = Simulator(Config(), time=time, journal=Journal(path), boot_id="boot-1", checkpoints=True)
-    boot, recovered = new_records(sim, sim.journal.next_seq - 2)
+    sim = Simulator(Config(), time=time, journal=journal(path, "boot-1"), boot_id="boot-1", checkpoints=True)
+    boot, recovered = new_records(sim, sim.journal.next_seq - 2)  # no seq skipped: the same boot knows
     assert boot["ev"] == "boot" and recovered["ev"] == "recovered"
     assert (
         recovered["reason"] == "restart"
@@ -56,8 +70,8 @@ def test_what_fell_due_while_the_process_was_down_is_recorded_at_its_own_instant
     time = VirtualTime()
     start_game(path, time)
     time.set(1700 * S)  # B passed 25:00 while the process was down
-    sim = Simulator(Config(), time=time, journal=Journal(path), boot_id="boot-1", checkpoints=True)
-    records = [unframe(line) for line in sim.journal.lines]
+    sim = Simulator(Config(), time=time, journal=journal(path, "boot-1"), boot_id="boot-1", checkpoints=True)
+    records = sim.journal.records()
     overtime = next(r for r in records if r["ev"] == "overtime")
     assert overtime["t_ms"] == 100_000 + 1_501_000 and overtime["B"]["shown"] == "-0:01"
     assert [r["ev"] for r in records[-4:]] == ["penalty", "penalty", "boot", "recovered"]
@@ -65,8 +79,10 @@ def test_what_fell_due_while_the_process_was_down_is_recorded_at_its_own_instant
 
 def test_after_a_power_cut_the_game_comes_back_stopped_with_its_uncertainty_said(path):
     start_game(path, VirtualTime())
-    sim = Simulator(Config(), time=VirtualTime(), journal=Journal(path), boot_id="boot-2", checkpoints=True)
-    recovered = new_records(sim, sim.journal.next_seq - 1)[0]
+    sim = Simulator(
+        Config(), time=VirtualTime(), journal=journal(path, "boot-2"), boot_id="boot-2", checkpoints=True
+    )
+    recovered = last(sim, "recovered")
     assert recovered["reason"] == "power_cut" and recovered["was_running"] == "B"
     assert recovered["state"] == "paused" and recovered["uncertain_ms"] == 10_000
     assert recovered["B"]["used_ms"] == 30_000  # as of the last checkpoint, at 130 s
@@ -89,25 +105,31 @@ def test_checkpoints_while_a_side_runs_bound_the_loss(path):
 
 
 def test_a_torn_journal_starts_the_clock_keeps_the_good_records_and_reports_the_damage(path, tmp_path):
-    start_game(path, VirtualTime())
-    data = open(path, "rb").read()
-    open(path, "wb").write(data[:-30])  # the power went while the last record was being written
-    sim = Simulator(Config(), time=VirtualTime(), journal=Journal(path), boot_id="boot-2", checkpoints=True)
-    fault = new_records(sim, sim.journal.next_seq - 1)[0]
-    assert fault["ev"] == "fault" and fault["part"] == "journal" and "cut off mid-write" in fault["detail"]
-    assert (tmp_path / "journal.log.damaged").read_bytes() == data[:-30]
-    recovered = new_records(sim, sim.journal.next_seq - 2)[0]
-    assert recovered["ev"] == "recovered" and recovered["B"]["used_ms"] == 20_000  # the checkpoint before
+    sim = start_game(path, VirtualTime())
+    newest = sim.journal.next_seq - 1
+    segment = tmp_path / "journal" / "000000000000.log"
+    data = segment.read_bytes()
+    segment.write_bytes(data[:-30])  # the power went while the last record was being written
+    sim = Simulator(
+        Config(), time=VirtualTime(), journal=journal(path, "boot-2"), boot_id="boot-2", checkpoints=True
+    )
+    damage = [r for r in events(sim.journal.records(), "fault") if "damaged" in r["detail"]]
+    assert damage[0]["part"] == "journal" and "cut off mid-write" in damage[0]["detail"]
+    kept = list((tmp_path / "journal" / "damaged").iterdir())
+    assert [p.read_bytes() for p in kept] == [data[:-30]]  # kept aside, byte for byte
+    recovered = last(sim, "recovered")
+    assert recovered["B"]["used_ms"] == 20_000  # as of the checkpoint before the torn record
+    assert recovered["seq"] > newest  # the torn record's seq is never used again
 
 
 def test_an_ended_game_comes_back_ended(path):
     time = VirtualTime()
-    sim = Simulator(Config(), time=time, journal=Journal(path), boot_id="b")
+    sim = Simulator(Config(), time=time, journal=journal(path, "b"), boot_id="b")
     tap(sim, "B", 0)
     tap(sim, "STOP", 10)
     tap(sim, "STOP", 20, hold_s=3)  # held 3 s on a stopped clock: the game ends
     time.set(30 * S)
-    again = Simulator(Config(), time=time, journal=Journal(path), boot_id="b")
+    again = Simulator(Config(), time=time, journal=journal(path, "b"), boot_id="b")
     assert again.clock.state == "ended" and again.clock.view(30 * S).A.used_ms == 10_000
 
 
@@ -131,23 +153,25 @@ def test_a_stuck_button_shows_on_the_screens():
 
 
 def test_a_disk_that_stops_taking_writes_never_stops_the_clock_and_loses_no_record(path, monkeypatch):
-    import os as real_os
-
+    """The same with a real full and a real read-only filesystem: tests/test_storage_faults.py."""
     sim = Simulator(Config(), journal=Journal(path))
     tap(sim, "B", 0)
-    fsync = real_os.fsync
+    fdatasync = os.fdatasync
 
     def full(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("tileclock.device.journal.os.fsync", full)
+    monkeypatch.setattr("tileclock.device.journal.os.fdatasync", full)
     tap(sim, "A", 10)  # the disk is full: the press still counts, and is still sent
     sim.run_to(12 * S)
     assert sim.daemon.alerts == ("DISK FAULT",)
     assert any('"ev":"switch"' in line for line in sim.serial_lines())
-    monkeypatch.setattr("tileclock.device.journal.os.fsync", fsync)
+    monkeypatch.setattr("tileclock.device.journal.os.fdatasync", fdatasync)
     sim.run_to(14 * S)  # retried every second
     assert sim.daemon.alerts == ()
-    on_disk = open(path).read().splitlines()
-    assert on_disk == sim.journal.lines  # every record once, in order
+    sim.close()
+    on_disk = [line for _, line in Journal(path).read(0)]
+    assert [unframe(line)["seq"] for line in on_disk] == list(
+        range(len(on_disk))
+    )  # every record once, in order
     assert [unframe(line)["ev"] for line in on_disk][-2:] == ["fault", "fault_cleared"]

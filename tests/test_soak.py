@@ -12,7 +12,6 @@ import random
 
 import pytest
 
-from tileclock.clock.protocol import unframe
 from tileclock.clock.rules import PROFILES
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
@@ -315,7 +314,7 @@ def play(seed, games, rules):
             for edge in edges:
                 sim.set_button(edge[1], edge[2], edge[0])
             feed_model(model, edges, contacts)
-        got = [unframe(line) for line in journal.lines[checked:]]
+        got = journal.records(checked)
         checked = journal.next_seq
         if action == "wait":
             continue  # checked with what follows

@@ -17,6 +17,7 @@ from tileclock.device import service
 from tileclock.device.config import Config
 from tileclock.device.journal import Journal
 from tileclock.device.service import SerialWaker
+from tileclock.director.history import iter_records
 from tileclock.sim.simulator import Simulator
 
 S = NS_PER_S
@@ -24,7 +25,7 @@ S = NS_PER_S
 
 @pytest.fixture
 def sim(tmp_path):
-    sim = Simulator(Config(), journal=Journal(str(tmp_path / "journal.log")))
+    sim = Simulator(Config(), journal=Journal(str(tmp_path / "journal")))
     yield sim
     sim.close()
 
@@ -33,13 +34,13 @@ def watch_fsyncs(sim, monkeypatch):
     """At every fsync of the journal: the bytes the panels' buses had carried, and the next seq the
     serial link would send."""
     seen = []
-    fsync = os.fsync
+    fdatasync = os.fdatasync  # the journal syncs a segment's data (its size with it) this way
 
     def noting(fd):
         seen.append((sum(bus.bytes_on_wire() for bus in sim.buses.values()), sim.link.next_seq))
-        fsync(fd)
+        fdatasync(fd)
 
-    monkeypatch.setattr("tileclock.device.journal.os.fsync", noting)
+    monkeypatch.setattr("tileclock.device.journal.os.fdatasync", noting)
     return seen
 
 
@@ -62,7 +63,7 @@ def test_a_press_reaches_the_panels_before_the_card_and_the_line_after_it(sim, m
 
 
 def test_a_wake_with_several_records_writes_them_with_one_fsync(tmp_path, monkeypatch):
-    sim = Simulator(replace(Config(), times_s={"A": 5}), journal=Journal(str(tmp_path / "journal.log")))
+    sim = Simulator(replace(Config(), times_s={"A": 5}), journal=Journal(str(tmp_path / "journal")))
     sim.set_button("B", True, 1 * S)
     sim.set_button("B", False, 1 * S + 100 * NS_PER_MS)
     seen = watch_fsyncs(sim, monkeypatch)
@@ -78,8 +79,7 @@ def test_the_line_never_carries_a_record_the_journal_has_not_written(sim, monkey
     port_write = sim.link.port.write
 
     def sending(data):
-        with open(sim.journal.path) as file:
-            on_disk = [unframe(line)["seq"] for line in file.read().splitlines()]
+        on_disk = [record["seq"] for record in iter_records(sim.journal.directory)]
         for line in bytes(data).decode("ascii").splitlines():
             assert unframe(line)["seq"] in on_disk
             sent.append(line)

@@ -206,11 +206,10 @@ def cmd_sheet(args):
 
 def cmd_plot(args):
     """Draw the picture of a recorded game (PNG or SVG)."""
-    from .director.history import read_records
     from .director.plot import write_picture
-    from .director.replay import pick_game
+    from .director.replay import load_game
 
-    game = pick_game(read_records(args.log), args.game)
+    game = load_game(args.log, args.game)
     at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
     print(write_picture(game, args.out, title=args.title or f"{args.log}, game {game.seq}", at_ms=at_ms))
     return 0
@@ -219,10 +218,9 @@ def cmd_plot(args):
 def cmd_replay(args):
     """Show what both screens showed at an instant of a recorded game."""
     from .device.render import Panel, render
-    from .director.history import read_records
-    from .director.replay import describe, pick_game, view_at, within_the_game
+    from .director.replay import describe, load_game, view_at, within_the_game
 
-    game = pick_game(read_records(args.log), args.game)
+    game = load_game(args.log, args.game)
     at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
     at_ms, after_seq, note = within_the_game(game, at_ms, args.after_seq)
     if note:
@@ -334,7 +332,11 @@ def build_parser():
     hall_setup.set_defaults(run=cmd_hall_setup)
 
     export = commands.add_parser("export", help="export the journal's games as CSV and JSON")
-    export.add_argument("--journal", default="/var/lib/tileclock/journal.log", help="the clock's journal")
+    export.add_argument(
+        "--journal",
+        default="/var/lib/tileclock",
+        help="the clock's state directory (or its journal/ folder, or a single journal file)",
+    )
     export.add_argument(
         "--game", type=int, metavar="SEQ", help="only the game whose new_game record has this seq"
     )
@@ -345,7 +347,7 @@ def build_parser():
     export.set_defaults(run=cmd_export)
 
     replay = commands.add_parser("replay", help="what the screens showed at an instant of a recorded game")
-    replay.add_argument("log", help="a journal, or a game file written by collect")
+    replay.add_argument("log", help="a clock's state directory or journal, or a game file written by collect")
     when = replay.add_mutually_exclusive_group(required=True)
     when.add_argument("--at", metavar="TIME", help="time since the game's start: seconds or m:ss[.fff]")
     when.add_argument("--after-seq", type=int, metavar="N", help="just after record N")

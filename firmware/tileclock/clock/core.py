@@ -67,6 +67,9 @@ class GameClock:
         self.scene = Scene()
         self.now_ns = None
         self._game = None
+        #: the kernel's id of the boot this process runs in, if known: new games carry it, so a
+        #: restart knows a game's origin without reading back to the `boot` before it
+        self.boot_id = None
         self._seq = first_seq
         self._out = []
         self._last_t_ns = None  # the instant of the last record
@@ -95,6 +98,8 @@ class GameClock:
         if self.now_ns is not None:
             self.advance(t_ns)
             t_ns = max(t_ns, self.now_ns)
+        if boot is not None:
+            self.boot_id = boot.get("boot_id")
         self.now_ns = t_ns
         self._start_game(t_ns, boot)
         return self._flush()
@@ -113,6 +118,7 @@ class GameClock:
         game = last_game(records)
         if game is None:
             return self.new_game(now_ns, boot)
+        self.boot_id = boot.get("boot_id")
         self._seq = max(self._seq, records[-1]["seq"] + 1)
         last_at = record_instant_ns(game.records[-1])
         origin_boot = game.origin_boot_id()
@@ -207,19 +213,21 @@ class GameClock:
             game.allowance_ns[side] += s * NS_PER_S - game.start_ns[side]
             game.start_ns[side] = s * NS_PER_S
 
-    def error(self, t_ns, detail, line=None):
-        """Answer a bad input (a malformed command, noise on the line) with an `error` record."""
+    def error(self, t_ns, detail, line=None, **more):
+        """Answer a bad input (a malformed command, noise on the line) with an `error` record;
+        `more` fields say more (how many earlier errors went unanswered)."""
         self._catch_up(t_ns)
-        extra = {"detail": detail}
+        extra = {"detail": detail, **more}
         if line is not None:
             extra["line"] = line
         self._emit("error", self.now_ns, **extra)
         return self._flush()
 
-    def fault(self, t_ns, part, detail):
-        """Record that `part` (`panel A`, `serial`, ...) stopped working; the clock keeps time regardless."""
+    def fault(self, t_ns, part, detail, **extra):
+        """Record that `part` (`panel A`, `serial`, ...) stopped working, or found damage; the clock
+        keeps time regardless. `extra` fields say more (the seqs a `journal` fault skipped)."""
         self._catch_up(t_ns)
-        self._emit("fault", self.now_ns, part=part, detail=detail)
+        self._emit("fault", self.now_ns, part=part, detail=detail, **extra)
         return self._flush()
 
     def fault_cleared(self, t_ns, part):
@@ -319,6 +327,7 @@ class GameClock:
             time_ms={side: ms(start_ns[side]) for side in SIDES},
             mono_ns=t_ns,
             **scene,
+            **({"boot_id": self.boot_id} if self.boot_id else {}),
         )
 
     # ---------------------------------------------------------------- intents

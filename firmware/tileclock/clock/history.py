@@ -48,7 +48,7 @@ class Game:
 
     def origin_boot_id(self):
         """The `boot_id` of the boot in which the game's monotonic origin (`mono_ns`) was last taken."""
-        boot_id, origin = (self.opened_in or {}).get("boot_id"), None
+        boot_id, origin = self.first.get("boot_id", (self.opened_in or {}).get("boot_id")), None
         for record in self.records:
             if record["ev"] == "boot":
                 boot_id = record.get("boot_id")
@@ -102,6 +102,16 @@ def last_game(records):
     """The stream's last `Game`, or None."""
     games = split_games(records)
     return games[-1] if games else None
+
+
+def reaches_last_game(records):
+    """Whether `records` (the newest of a journal, oldest first) reach back far enough to take up
+    the last game: to its `new_game`, and to the boot it opened in (named by the `new_game`
+    itself, or a `boot` record before it)."""
+    starts = [i for i, record in enumerate(records) if record["ev"] == "new_game"]
+    if not starts:
+        return False
+    return "boot_id" in records[starts[-1]] or any(r["ev"] == "boot" for r in records[: starts[-1]])
 
 
 def record_instant_ns(record):

@@ -5,10 +5,11 @@ the CRC-32 (as zlib computes it) of the line's bytes with that field removed,
 in eight lower-case hex digits. Every line stays valid JSON.
 
 A command is one line of ASCII: `status`, `resend FROM [TO]`,
-`adjust SIDE DELTA_MS*CRC`, `round over*CRC` or `set KEY=VALUE ...*CRC`, where
-CRC is the CRC-32 of the text before `*`.
-A command that changes the game must carry its CRC, so line noise can never
-make one.
+`adjust SIDE DELTA_MS*CRC`, `round over*CRC`, `set KEY=VALUE ...*CRC` or
+`ack SEQ*CRC`, where CRC is the CRC-32 of the text before `*`. A command that
+changes the game (or what the clock may delete) must carry its CRC, so line
+noise can never make one. The answer to `status` is a framed line without a
+`seq`: it is not a record.
 """
 
 import json
@@ -61,13 +62,7 @@ def frame(body):
 def unframe(line):
     """The record a framed line stands for (through `records.decode`); FrameError if its CRC or JSON
     is wrong, FieldError (a FrameError) if its integrity is good but its fields are not."""
-    line = line.strip()
-    match = _CRC_TAIL.search(line)
-    if not match:
-        raise FrameError("no integrity field")
-    body = line[: match.start()] + "}"
-    if crc32(body) != match.group(1):
-        raise FrameError("integrity check failed")
+    body = _checked_body(line)
     try:
         return decode(body)
     except RecordError as error:
@@ -78,9 +73,34 @@ def unframe(line):
         raise FieldError(str(error), record if isinstance(record, dict) else None) from None
 
 
+def unframe_any(line):
+    """The JSON object a framed line stands for, a record or an answer (the answer to `status` has
+    no `seq`: it is not a record); FrameError if its CRC or JSON is wrong."""
+    try:
+        value = json.loads(_checked_body(line))
+    except json.JSONDecodeError as error:
+        raise FrameError(f"not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise FrameError("not a JSON object")
+    return value
+
+
+def _checked_body(line):
+    """A framed line's JSON text without its integrity field; FrameError if the field is missing or wrong."""
+    line = line.strip()
+    match = _CRC_TAIL.search(line)
+    if not match:
+        raise FrameError("no integrity field")
+    body = line[: match.start()] + "}"
+    if crc32(body) != match.group(1):
+        raise FrameError("integrity check failed")
+    return body
+
+
 @dataclass(frozen=True)
 class Command:
-    """One director's command: `status`, `resend` (first, last), `adjust` (side, delta_ms) or `round_over`."""
+    """One director's command: `status`, `resend` (first, last), `adjust` (side, delta_ms),
+    `round_over`, `set` (values,) or `ack` (seq,)."""
 
     name: str
     args: tuple = ()
@@ -119,6 +139,10 @@ def parse_command(raw):
         if last is not None and last < first:
             raise CommandError("resend: the last seq is before the first")
         return Command("resend", (first, last))
+    if name == "ack" and len(args) == 1 and args[0].isdigit():
+        if not checked:
+            raise CommandError("ack lets the clock prune games: it needs its CRC (ack 1234*xxxxxxxx)")
+        return Command("ack", (int(args[0]),))
     if name == "adjust" and len(args) == 2:
         side = args[0].upper()
         if side not in SIDES or not re.fullmatch(r"[+-]\d{1,7}", args[1]):
@@ -140,7 +164,7 @@ def parse_command(raw):
         return Command("set", (values,))
     raise CommandError(
         f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS, round over, "
-        "set KEY=VALUE...)"
+        "set KEY=VALUE..., ack SEQ)"
     )
 
 

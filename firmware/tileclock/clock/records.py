@@ -46,6 +46,7 @@ KINDS = {
     "dict": lambda value: isinstance(value, dict),
     "state": lambda value: value in STATES,
     "run": lambda value: value is None or value in SIDES,
+    "seqs": lambda value: isinstance(value, list) and len(value) == 2 and all(map(_natural, value)),
 }
 
 
@@ -71,7 +72,9 @@ EVENTS = _events(
     Event(
         "boot", {}, {"board": "str", "firmware": "str", "rules": "str", "protocol": "int", "boot_id": "str"}
     ),
-    Event("new_game", {"rules": "str", "time_ms": "sides_ms"}, {"mono_ns": "int", **_SCENE}),
+    Event(
+        "new_game", {"rules": "str", "time_ms": "sides_ms"}, {"mono_ns": "int", "boot_id": "str", **_SCENE}
+    ),
     Event("start", {"button": "button"}),
     Event("switch", {"button": "button"}, {"arrived": "side"}),
     Event("resume", {"button": "button"}),
@@ -95,8 +98,8 @@ EVENTS = _events(
         {"reason": "str", "was_running": "run"},
         {"mono_ns": "int", "down_ms": "int", "uncertain_ms": "natural_or_null"},
     ),
-    Event("error", {"detail": "str"}, {"line": "str"}),
-    Event("fault", {"part": "str", "detail": "str"}),
+    Event("error", {"detail": "str"}, {"line": "str", "dropped": "natural"}),
+    Event("fault", {"part": "str", "detail": "str"}, {"skipped": "seqs", "lost": "seqs", "pruned": "seqs"}),
     Event("fault_cleared", {"part": "str"}),
 )
 

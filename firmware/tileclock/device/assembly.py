@@ -23,8 +23,11 @@ from .identity import hardware_clock_id, new_clock_id, stored_clock_id
 from .journal import Journal
 from .loop import Daemon
 from .render import Panel
+from .retention import Retention
 
-JOURNAL_FILE = "journal.log"
+JOURNAL_DIR = "journal"
+#: the single-file journal of earlier versions, taken over into segments on first start
+LEGACY_FILE = "journal.log"
 
 
 class StartError(RuntimeError):
@@ -50,6 +53,9 @@ class Parts:
     time: Callable
     #: where the journal lives (None: in memory only)
     state_dir: str | None = None
+    #: a folder that lasts as long as the machine's boot (systemd's $RUNTIME_DIRECTORY): a restart
+    #: in the same boot then goes on exactly where the last run's seqs stopped
+    runtime_dir: str | None = None
     #: a journal already opened (instead of the one in `state_dir`)
     journal: Journal | None = None
     #: the panels' recording buses, when they are simulated (side -> `RecordingBus`)
@@ -70,6 +76,7 @@ def device_parts(config, state_dir, simulate=False):
         serial_url=config.serial_port,
         time=MonotonicTime(),
         state_dir=state_dir,
+        runtime_dir=os.environ.get("RUNTIME_DIRECTORY"),
         buses=panels.buses if simulate else None,
         pin_backend="mock" if simulate else config.pin_backend,
         hardware_id=None if simulate else hardware_clock_id,
@@ -119,7 +126,11 @@ class RunningClock:
         self.config = config
         self.parts = parts
         self.time = parts.time
-        self.journal = parts.journal if parts.journal is not None else open_journal(parts.state_dir)
+        boot_id = boot_id or getattr(parts.time, "boot_id", None) or uuid.uuid4().hex
+        if parts.journal is not None:
+            self.journal = parts.journal
+        else:
+            self.journal = open_journal(parts.state_dir, config, parts.runtime_dir, boot_id)
         #: who this clock is: stamped on every record (see identity.py)
         self.clock_id = config.clock_id or _identify(parts, self.journal)
         self.buses = parts.buses
@@ -136,7 +147,6 @@ class RunningClock:
         ]
         self.link = SerialLink(self.journal, parts.serial_url, config.serial_baud)
         self.link.pump()  # open it now, so the first records go straight out
-        boot_id = boot_id or getattr(parts.time, "boot_id", None) or uuid.uuid4().hex
         self.boot_info = boot_info(config, boot_id)
         self.daemon = Daemon(
             self.clock,
@@ -198,12 +208,25 @@ class RunningClock:
         self.journal.close()
 
 
-def open_journal(state_dir):
-    """The journal in `state_dir` (made if missing), or one in memory for None."""
+def open_journal(state_dir, config=None, runtime_dir=None, boot_id=None):
+    """The journal in `state_dir` (its folder `journal/`), or one in memory for None.
+
+    It opens whatever the disk does: a state directory that cannot be made, read or written
+    gives a journal that keeps its records in memory and says so (DISK FAULT), never an error.
+    """
     if state_dir is None:
         return Journal()
-    os.makedirs(state_dir, exist_ok=True)
-    return Journal(os.path.join(state_dir, JOURNAL_FILE))
+    return Journal(
+        journal_dir(state_dir),
+        legacy=os.path.join(state_dir, LEGACY_FILE),
+        retention=config.retention if config else Retention(),
+        runtime=(runtime_dir, boot_id) if runtime_dir and boot_id else None,
+    )
+
+
+def journal_dir(state_dir):
+    """Where the journal's segments live in a state directory."""
+    return os.path.join(state_dir, JOURNAL_DIR)
 
 
 def _identify(parts, journal):
@@ -212,7 +235,7 @@ def _identify(parts, journal):
     found = parts.hardware_id() if parts.hardware_id else None
     if found:
         return found
-    state_dir = parts.state_dir or (os.path.dirname(journal.path) if journal.path else None)
+    state_dir = parts.state_dir or (os.path.dirname(journal.directory) if journal.directory else None)
     return stored_clock_id(state_dir) if state_dir else new_clock_id()
 
 

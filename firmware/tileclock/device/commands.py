@@ -4,37 +4,49 @@ A command reaches the clock as a line (from the serial link, or any other way in
 `CommandHandler` parses it, does what it asks through the clock's own methods
 (the clock decides whether the game allows it, and records the answer), and
 publishes the records that makes. The loop only hands it the lines.
+
+Nothing the line sends can flood the card: a `status` is answered on the link
+that asked, not journaled; resends are streamed by the link, merged; and the
+`error` records that bad lines and impossible resends earn are rationed
+(`AnswerBudget`), the next one saying how many were dropped.
 """
 
-from ..clock.protocol import CommandError, parse_command
+import json
+
+from ..clock.protocol import CommandError, frame, parse_command
+from ..clock.records import SIDES
+from ..clock.timecode import ms
+from .ratelimit import AnswerBudget
 
 
 class CommandHandler:
     """Answers command lines for `clock`, serving resends from `journal` over `link`.
 
-    `publish(records)` journals and sends records, returning how many it took.
+    `publish(records)` journals and sends records, returning how many it took; `faults()` names
+    the parts at fault now (for the answer to `status`).
     """
 
-    def __init__(self, clock, journal, link, publish):
+    def __init__(self, clock, journal, link, publish, faults=lambda: (), clock_id=None):
         self.clock = clock
         self.journal = journal
         self.link = link
         self.publish = publish
+        self.faults = faults
+        self.clock_id = clock_id
+        self.errors = AnswerBudget()
         self._answers = {
-            "status": self._status,
-            "resend": self._resend,
             "adjust": self._adjust,
             "round_over": self._round_over,
             "set": self._set,
+            "ack": self._ack,
         }
 
     def serve(self, lines, now_ns, link=None):
         """Answer every line in `lines` (bytes, without line endings); returns the records made.
 
-        `link` is the way they came in (default: the serial link): a resend goes back on it.
-
-        Bad lines are answered with one `error` record for all of them (naming how many), so a
-        noisy line can never flood the journal.
+        `link` is the way they came in (default: the serial link): a resend or a status answer goes
+        back on it. Bad lines are answered with at most one `error` record for all of them (naming
+        how many), so a noisy line can never flood the journal.
         """
         made = 0
         bad = []
@@ -49,17 +61,56 @@ class CommandHandler:
             detail, line = bad[0]
             if len(bad) > 1:
                 detail += f" (and {len(bad) - 1} more bad lines)"
-            made += self.publish(self.clock.error(now_ns, detail, line))
+            made += self._error(now_ns, detail, line)
         return made
 
     def answer(self, command, now_ns, link=None):
         """Do what one parsed command asks; returns the records made."""
+        link = link or self.link
         if command.name == "resend":
-            return self._resend(now_ns, *command.args, link=link or self.link)
+            return self._resend(now_ns, *command.args, link=link)
+        if command.name == "status":
+            return self._status(now_ns, link)
         return self._answers[command.name](now_ns, *command.args)
 
-    def _status(self, now_ns):
-        return self.publish(self.clock.status(now_ns))
+    def follow_up(self, now_ns):
+        """After the commands of a wake: report seqs a finished resend could not find, and how many
+        error answers were dropped once the budget allows one; returns the records made."""
+        made = 0
+        missing = self.link.take_missing() if hasattr(self.link, "take_missing") else None
+        if missing:
+            made += self._error(now_ns, f"resend: seq {missing} not held (damaged, skipped or pruned)")
+        due = self.errors.due_ns()
+        if due is not None and now_ns >= due:
+            made += self._error(now_ns, "bad commands not answered")
+        return made
+
+    def due_ns(self):
+        """When the loop must wake to say how many error answers were dropped, or None."""
+        return self.errors.due_ns()
+
+    def _status(self, now_ns, link=None):
+        if not hasattr(link, "answer"):
+            return self.publish(self.clock.status(now_ns))  # a link that carries only records
+        made = self.publish(self.clock.advance(now_ns))  # what fell due up to now comes first
+        link.answer(self._status_answer(now_ns))  # sent after the wake's records (the loop pumps)
+        return made
+
+    def _status_answer(self, now_ns):
+        """The clock as of `now_ns` and the newest seq it made, as one framed line: not a record
+        (no `seq`), so it is sent and never journaled."""
+        view = self.clock.view(now_ns)
+        answer = {"ev": "status", "last_seq": self.journal.next_seq - 1}
+        if self.clock_id is not None:
+            answer["clock"] = self.clock_id
+        answer.update(t_ms=ms(self.clock.elapsed_ns(now_ns)), state=str(view.state), run=view.run)
+        for side in SIDES:
+            shown = view.side(side)
+            answer[side] = {"used_ms": shown.used_ms, "shown": shown.shown, "pen": shown.pen}
+        faults = list(self.faults())
+        if faults:
+            answer["faults"] = faults
+        return frame(json.dumps(answer, separators=(",", ":")))
 
     def _round_over(self, now_ns):
         return self.publish(self.clock.round_over(now_ns))
@@ -70,14 +121,23 @@ class CommandHandler:
     def _set(self, now_ns, values):
         return self.publish(self.clock.set_scene(now_ns, **values))
 
+    def _ack(self, now_ns, seq):
+        self.journal.mark_held(seq)  # the director holds every record up to `seq`: no answer
+        return 0
+
     def _resend(self, now_ns, first, last, link=None):
         journal = self.journal
-        link = link or self.link
-        last = journal.next_seq - 1 if last is None else last
-        missing = link.resend(first, min(last, journal.next_seq - 1))
+        newest = journal.next_seq - 1
+        last = newest if last is None else last
+        missing = link.resend(max(first, journal.first_seq), min(last, newest))
         made = 0
-        if missing or last >= journal.next_seq:
-            held = f"{journal.first_seq}-{journal.next_seq - 1}"
-            made = self.publish(self.clock.error(now_ns, f"resend: the journal holds seq {held}"))
-        link.pump()
+        if missing or first < journal.first_seq or last > newest:
+            made = self._error(now_ns, f"resend: the journal holds seq {journal.first_seq}-{newest}")
         return made
+
+    def _error(self, now_ns, detail, line=None):
+        if not self.errors.allow(now_ns):
+            return 0
+        dropped = self.errors.take_dropped()
+        more = {"dropped": dropped} if dropped else {}
+        return self.publish(self.clock.error(now_ns, detail, line, **more))

@@ -15,6 +15,7 @@ from ..clock.rules import DEFAULT_PROFILE, profile
 from ..clock.timecode import NS_PER_S, parse_clock_time
 from .identity import is_label
 from .idle import IdlePolicy
+from .retention import Retention
 
 PIN_BACKENDS = ("auto", "gpiod", "lgpio", "rpigpio", "mock")
 #: A broker host: a DNS name or an IPv4/IPv6 address, nothing that could smuggle options or paths.
@@ -88,6 +89,8 @@ class Config:
     #: the panels' I2C bus speed, as set in the Pi's boot config (dtparam=i2c_arm_baudrate); the
     #: simulator and the benchmark work the bus time out from it
     i2c_hz: int = 400_000
+    #: how long finished games are kept in the journal
+    retention: Retention = Retention()
 
     @property
     def profile(self):
@@ -115,7 +118,7 @@ def _side_time(value, key):
 def parse_config(data):
     """A `Config` from parsed TOML (a dict); ConfigError on any unknown key or bad value."""
     data = {name: dict(section) if isinstance(section, dict) else section for name, section in data.items()}
-    for name in ("clock", "buttons", "serial", "screens", "hall"):
+    for name in ("clock", "buttons", "serial", "screens", "hall", "journal"):
         if name in data and not isinstance(data[name], dict):
             raise ConfigError(f"{name} = {data[name]!r}: expected a [{name}] table")
     config = {}
@@ -193,6 +196,15 @@ def parse_config(data):
 
     if "hall" in data:
         config["hall"] = _hall(data.pop("hall"))
+    journal = data.pop("journal", {})
+    keep = {}
+    for f in fields(Retention):
+        if f.name in journal:
+            keep[f.name] = _take(journal, f.name, int, "journal")
+            if keep[f.name] < 1:
+                raise ConfigError(f"journal.{f.name} = {keep[f.name]!r}: must be at least 1")
+    config["retention"] = Retention(**keep)
+    _reject_unknown(journal, "journal")
 
     for name, value in data.items():
         raise ConfigError(f"unknown section [{name}] (value {value!r})")

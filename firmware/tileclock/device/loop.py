@@ -20,6 +20,8 @@ from .render import fault_text
 DEADLINE_GRACE_NS = 2 * NS_PER_MS
 #: How often a part that stopped answering is tried again.
 RETRY_NS = NS_PER_S
+#: How soon the loop wakes again while a resend streams out.
+STREAM_NS = 5 * NS_PER_MS
 
 
 class Daemon:
@@ -53,7 +55,9 @@ class Daemon:
         self.journal = journal if journal is not None else Journal()
         self.link = link
         #: answers the director's commands (serial lines, or any other way in)
-        self.commands = CommandHandler(clock, self.journal, link, self._publish)
+        self.commands = CommandHandler(
+            clock, self.journal, link, self._publish, faults=lambda: sorted(self._faulty), clock_id=clock_id
+        )
         #: the hall's broker link (device/hardware/hall_link.py), or None
         self.uplink = uplink
         self.refresh_on_ticks = refresh_on_ticks
@@ -83,13 +87,12 @@ class Daemon:
         """Take up the journal's last game where it stopped (or open the first game), and show it."""
         self.last_input_ns = now_ns
         self._last_pump_ns = now_ns
-        if self.journal.lines:
-            self._publish(self.clock.recover(self.journal.records(), now_ns, self.boot_info or {}))
+        records = self.journal.recovery_records()
+        if records:
+            self._publish(self.clock.recover(records, now_ns, self.boot_info or {}))
         else:
             self._publish(self.clock.new_game(now_ns, boot=self.boot_info))
-        if self.journal.damage:
-            detail = f"{self.journal.damage}; the damaged file is kept as {self.journal.kept_aside}"
-            self._publish(self.clock.fault(now_ns, "journal", detail))
+        self._publish_journal_notes(now_ns)
         self.refresh(now_ns)
         self._settle(now_ns)
 
@@ -99,6 +102,9 @@ class Daemon:
         retry = self._faulty or (self.link is not None and self.link.pending)
         if retry and self._last_pump_ns is not None:
             candidates.append(self._last_pump_ns + RETRY_NS)
+        if self.link is not None and self.link.streaming and self._last_pump_ns is not None:
+            candidates.append(self._last_pump_ns + STREAM_NS)
+        candidates.append(self.commands.due_ns())
         if self.heartbeat_ns and self._last_pump_ns is not None:
             candidates.append(self._last_pump_ns + self.heartbeat_ns)
         idle_ns = self._idle_ns(self.clock.now_ns)
@@ -151,6 +157,7 @@ class Daemon:
         self._flush()
         if self.timings:
             self.timings.mark("journaled")
+        self._publish_journal_notes(now_ns)  # what the journal found at start, or while writing
         self._note_faults(now_ns)
         self._flush()
         if self.timings:
@@ -228,6 +235,13 @@ class Daemon:
             self.timings.records(records)
         return len(records)
 
+    def _publish_journal_notes(self, now_ns):
+        """Record what the journal found (damage, skipped seqs, records given up, games pruned)."""
+        made = 0
+        for detail, extra in self.journal.take_notes():
+            made += self._publish(self.clock.fault(now_ns, "journal", detail, **extra))
+        return made
+
     def _serve_commands(self, now_ns):
         """Hand the director's command lines waiting on the serial line and the hall's broker to the
         command handler: both carry the same commands, with the same checks."""
@@ -235,6 +249,7 @@ class Daemon:
         for link in (self.link, self.uplink):
             if link is not None:
                 made += self.commands.serve(link.read_lines(), now_ns, link)
+        made += self.commands.follow_up(now_ns)
         return made
 
     def run_forever(self, now_ns=time.monotonic_ns, should_stop=lambda: False, on_wake=None, boot=True):

@@ -35,9 +35,6 @@ class Service:
             from .timings import WakeTimings
 
             self.daemon.timings = WakeTimings(timings, buses=self.running.buses)
-        journal = self.running.journal
-        if journal.damage:
-            log.warning("journal damaged (%s); kept aside as %s", journal.damage, journal.kept_aside)
         self.notifier = Notifier(environ)
         self.daemon.heartbeat_ns = self.notifier.watchdog_interval_ns
         self._stop = threading.Event()

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-from ..clock.protocol import FieldError, FrameError, is_label, unframe, with_crc
+from ..clock.protocol import FieldError, FrameError, is_label, unframe, unframe_any, with_crc
 from .port import SerialPort
 from .resend import ResendPlan
 from .store import RecordStore
@@ -39,11 +39,16 @@ class ClockFeed:
         self.store = store if isinstance(store, RecordStore) else RecordStore(store)
         self.clock = clock
         self.hello = hello or (lambda feed: ["status"])
-        self.highest = {}  # clock id -> the highest seq heard from it here (a new boot is above it)
+        #: clock id -> the highest seq heard from it here, or named by its answer to `status` (a new
+        #: boot is above it; the records up to it are asked for)
+        self.highest = {}
         self.link = SerialPort(port, clock, on_open=self._opened)
         self.bad_lines = 0
         self.current = None  # the `ClockLog` of the clock last heard on this port
         self.plans = {}  # clock id -> its `ResendPlan`
+        self.unsent = {}  # clock id -> [first, last] runs it says it can never send (fault records)
+        self._answered = None  # the clock id of the last status answer heard here
+        self._acked = {}  # clock id -> games ended when its last `ack` was sent
 
     @property
     def port_name(self):
@@ -80,12 +85,21 @@ class ClockFeed:
         return len(lines)
 
     def ask(self):
-        """Ask the clock on this port for its missing records, if it is time to (see `resend.py`)."""
+        """Ask the clock on this port for its missing records, if it is time to (see `resend.py`).
+
+        A gap is a run missing before a record that arrived, or the records up to the newest one
+        the clock's answer to `status` named (a fresh collector on a quiet clock)."""
         log = self.current
-        if log is None or self.link.port is None:
+        clock_id = log.clock_id if log is not None else self._answered
+        if clock_id is None or self.link.port is None:
             return
-        plan = self.plans.setdefault(log.clock_id, ResendPlan())
-        wanted = plan.due(log.expected, log.gap(), self.clock())
+        log = log or self.store.clocks.get(clock_id)
+        expected = log.expected if log is not None else 0
+        gap = log.gap() if log is not None else None
+        if gap is None and self.highest.get(clock_id, -1) >= expected:
+            gap = (expected, self.highest[clock_id])
+        plan = self.plans.setdefault(clock_id, ResendPlan())
+        wanted = plan.due(expected, gap, self.clock())
         if wanted:
             self.link.send(f"resend {wanted[0]} {wanted[1]}")
 
@@ -100,6 +114,10 @@ class ClockFeed:
     def _line(self, raw):
         try:
             line = raw.decode("ascii")
+            answer = unframe_any(line)
+            if "seq" not in answer and answer.get("ev") == "status":
+                self._status_answer(answer)
+                return
             record = unframe(line)
         except FieldError as error:  # whole from the clock, but not a record it should write
             self.store.reject(error.record, line, str(error), self.link.name)
@@ -114,6 +132,10 @@ class ClockFeed:
             for line in self.hello(self):  # it started again (a power cut): tell it the scene again
                 self.link.send(line)
         self.highest[log.clock_id] = max(record["seq"], self.highest.get(log.clock_id, -1))
+        self._note_unsent(log, record)
+        if log.games > self._acked.get(log.clock_id, 0):  # a game ended, everything up to it on file
+            self._acked[log.clock_id] = log.games
+            self.link.send(with_crc(f"ack {log.expected - 1}"))  # the clock may prune it
         if log is not self.current:
             if self.current is not None:
                 self.store.notice(
@@ -126,6 +148,25 @@ class ClockFeed:
             first = detail[len(_REFUSED) :].partition("-")[0]
             if first.isdigit():
                 log.skip_to(int(first), "the clock no longer holds them")
+
+    def _status_answer(self, answer):
+        clock_id, newest = answer.get("clock", "?"), answer.get("last_seq")
+        if isinstance(clock_id, str) and isinstance(newest, int):
+            self.highest[clock_id] = max(self.highest.get(clock_id, -1), newest)
+            self._answered = clock_id
+
+    def _note_unsent(self, log, record):
+        """A clock's `fault` may name seqs it can never send (never used, given up, pruned): step over them."""
+        runs = self.unsent.setdefault(log.clock_id, [])
+        if record["ev"] == "fault":
+            runs += [record[key] for key in ("skipped", "lost", "pruned") if key in record]
+        moved = True
+        while moved:
+            moved = False
+            for first, last in runs:
+                if first <= log.expected <= last:
+                    log.skip_to(last + 1, "the clock says it can never send them")
+                    moved = True
 
 
 def scene_hello(round_=None, tables=None, wall_clock=time.time):

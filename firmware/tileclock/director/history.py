@@ -6,13 +6,24 @@ turns a game into the row `export` and `collect` write.
 """
 
 import json
+import os
 import re
+from bisect import bisect_right
 
-from ..clock.history import split_games
+from ..clock.history import GameSplitter, reaches_last_game, split_games
 from ..clock.protocol import FrameError, unframe
 from ..clock.records import RecordError, decode
+from ..device import segments
 
-__all__ = ["CSV_FIELDS", "csv_safe", "read_records", "split_games", "summary_row"]
+__all__ = [
+    "CSV_FIELDS",
+    "csv_safe",
+    "iter_games",
+    "iter_records",
+    "read_records",
+    "split_games",
+    "summary_row",
+]
 
 CSV_FIELDS = [
     "board", "clock", "game_seq", "rules", "end_reason", "end_t_ms",
@@ -23,30 +34,91 @@ CSV_FIELDS = [
 
 
 def read_records(path):
-    """Records from a journal or a collected game file (framed lines, checked, or plain JSON
-    lines), or from export's JSON (its games' records, in order).
+    """Every record of a journal or a collected game file, as a list (see `iter_records`)."""
+    return list(iter_records(path))
 
-    ValueError names the file, the line and what was expected.
+
+def iter_records(path, from_seq=None):
+    """Records from a clock's journal (its state directory, or its `journal/` folder of segments)
+    or from a single file (a collected game, an older clock's `journal.log`), streamed: memory
+    stays flat however long the journal.
+
+    A journal folder's damaged lines are left out (the clock reported them in a `fault` record);
+    a bad line in a single file is a ValueError naming it. With `from_seq`, a journal folder is
+    read from the segment holding that seq on.
     """
-    with open(path, "rb") as file:
-        data = file.read()
-    if data.lstrip().startswith(b"["):
-        return _exported_records(path, data)
+    folder = journal_folder(path)
+    if folder is None:
+        yield from _file_records(path)
+        return
+    firsts = segments.list_segments(folder)
+    if from_seq is not None:
+        firsts = firsts[max(0, bisect_right(firsts, from_seq) - 1) :]
+    for first in firsts:
+        for _, _, record in segments.iter_lines(os.path.join(folder, segments.segment_name(first))):
+            yield record
+
+
+def iter_games(records):
+    """The `Game`s of a stream of records, each handed on once the next one starts (or the stream
+    ends), so only one game is held at a time."""
+    splitter, current = GameSplitter(), None
+    for record in records:
+        for game, _ in splitter.add(record):
+            if game is not None and game is not current:
+                if current is not None:
+                    yield current
+                current = game
+    if current is not None:
+        yield current
+
+
+def last_game_records(path):
+    """The records of a journal folder's last game, read from its newest segments only (with the
+    `boot` it opened in), or None if `path` is a single file."""
+    folder = journal_folder(path)
+    if folder is None:
+        return None
     records = []
-    for number, raw in enumerate(data.splitlines(), start=1):
-        try:
-            line = raw.decode("ascii").strip()
-        except UnicodeDecodeError:
-            raise ValueError(
-                f"{path}, line {number}: not a record (a record is one line of JSON, in ASCII)"
-            ) from None
-        if not line:
-            continue
-        try:
-            records.append(unframe(line) if '"crc":"' in line else decode(line))
-        except (FrameError, RecordError) as error:
-            raise ValueError(f"{path}, line {number}: {error}") from None
+    for first in reversed(segments.list_segments(folder)):
+        lines = segments.iter_lines(os.path.join(folder, segments.segment_name(first)))
+        records[:0] = [record for _, _, record in lines]
+        if reaches_last_game(records):
+            break
     return records
+
+
+def journal_folder(path):
+    """The segment folder of a state directory or journal folder, or None for a single file."""
+    if not os.path.isdir(path):
+        return None
+    inner = os.path.join(path, "journal")
+    return inner if os.path.isdir(inner) else path
+
+
+def _file_records(path):
+    """The records of one file: framed lines (checked) or plain JSON lines, or export's JSON (its
+    games' records, in order). ValueError names the file, the line and what was expected."""
+    with open(path, "rb") as file:
+        head = file.read(64)
+    if head.lstrip().startswith(b"["):
+        with open(path, "rb") as file:
+            yield from _exported_records(path, file.read())
+        return
+    with open(path, "rb") as file:
+        for number, raw in enumerate(file, start=1):
+            try:
+                line = raw.decode("ascii").strip()
+            except UnicodeDecodeError:
+                raise ValueError(
+                    f"{path}, line {number}: not a record (a record is one line of JSON, in ASCII)"
+                ) from None
+            if not line:
+                continue
+            try:
+                yield unframe(line) if '"crc":"' in line else decode(line)
+            except (FrameError, RecordError) as error:
+                raise ValueError(f"{path}, line {number}: {error}") from None
 
 
 def _exported_records(path, data):

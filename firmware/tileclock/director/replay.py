@@ -4,23 +4,36 @@ The view at an instant is `clock/history.py`'s: the game's state rebuilt from
 its records up to then, as the clock itself rebuilds it after a restart.
 """
 
-from ..clock.history import split_games, view_at
+from ..clock.history import view_at
 from ..clock.timecode import format_clock
+from .history import iter_games, iter_records, last_game_records
 
-__all__ = ["describe", "pick_game", "view_at", "within_the_game"]
+__all__ = ["describe", "load_game", "pick_game", "view_at", "within_the_game"]
 
 
 def pick_game(records, game_seq=None):
-    """The `Game` starting at `game_seq` (its `new_game` record's seq), or the last game."""
-    games = split_games(records)
-    if not games:
-        raise ValueError("no game in this log")
-    if game_seq is None:
-        return games[-1]
-    for game in games:
-        if game.seq == game_seq:
+    """The `Game` starting at `game_seq` (its `new_game` record's seq), or the last game; `records`
+    may be a stream: only one game is held at a time."""
+    last, starts = None, []
+    for game in iter_games(records):
+        if game_seq is None:
+            last = game
+        elif game.seq == game_seq:
             return game
-    raise ValueError(f"no game starts at seq {game_seq} (games start at {[g.seq for g in games]})")
+        else:
+            starts.append(game.seq)
+    if last is not None:
+        return last
+    if game_seq is None:
+        raise ValueError("no game in this log")
+    raise ValueError(f"no game starts at seq {game_seq} (games start at {starts[:20]})")
+
+
+def load_game(log, game_seq=None):
+    """The game `game_seq` (default: the last) of a clock's journal or a game file, reading no
+    more of a journal than it needs."""
+    records = last_game_records(log) if game_seq is None else None
+    return pick_game(records if records is not None else iter_records(log, from_seq=game_seq), game_seq)
 
 
 def within_the_game(game, at_ms=None, after_seq=None):

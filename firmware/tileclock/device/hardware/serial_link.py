@@ -16,14 +16,26 @@ from collections import deque
 import serial
 
 from ...clock.protocol import MAX_COMMAND
+from ..ranges import SeqRanges
 
 log = logging.getLogger(__name__)
 
 
 class SerialLink:
-    """Sends the journal's records over a pyserial port (any pyserial URL) and reads commands."""
+    """Sends the journal's records over a pyserial port (any pyserial URL) and reads commands.
+
+    Three kinds of line go out, in this order of priority: live records (as the journal takes
+    them), answers to `status` (only the newest waits), and resends. Resends are owed as a few
+    ranges of seqs, read from the journal a line at a time as the port takes them; overlapping
+    requests merge, and a seq resent since the resend queue was last empty is not owed again, so
+    a flood of `resend 0` costs one pass over the journal and no memory.
+    """
 
     part = "serial"
+    #: resend lines written per wake at most, so a long resend never holds the loop up
+    RESEND_PER_PUMP = 32
+    #: bytes the port may hold unsent before a resend line waits (a live record never waits for it)
+    OUTQ_LIMIT = 512
 
     def __init__(self, journal, url, baudrate=115200, accepts_commands=None):
         self.journal = journal
@@ -37,40 +49,66 @@ class SerialLink:
         self.next_seq = journal.next_seq  # records journaled before this start are resent on request
         self.failing = None
         self.faults = 0
-        self._resend = deque()
-        self._current = None  # (seq, bytes not yet written) of the line being sent
+        self._owed = SeqRanges()  # resends still to send
+        self._resent = SeqRanges()  # resent since the queue was last empty: not owed again
+        self._missing = SeqRanges()  # asked for, but the journal does not hold them
+        self._stream = None  # [next seq, reader, last seq] of the owed range being read
+        self._answers = deque(maxlen=1)
+        self._current = None  # (kind, seq, bytes not yet written) of the line being sent
         self._incoming = b""
         self._skipping = False  # inside an over-long line, until its end
 
     @property
     def pending(self):
-        """Whether records are waiting to go out."""
-        return bool(self._current or self._resend or self.next_seq < self.journal.settled_seq)
+        """Whether lines are waiting to go out."""
+        live = self.next_seq < self.journal.settled_seq
+        return bool(self._current or self._answers or self._owed or live)
+
+    @property
+    def streaming(self):
+        """Whether a resend is under way (the loop then wakes again soon to send on)."""
+        return bool(self._owed)
 
     def resend(self, first, last):
-        """Queue records `first`..`last` from the journal; returns the seqs the journal does not hold."""
-        missing = []
-        for seq in range(first, last + 1):
-            (self._resend.append(seq) if self.journal.line(seq) else missing.append(seq))
-        return missing
+        """Owe records `first`..`last` (those already sent live; later ones go out live anyway).
+
+        Returns [] at once: the seqs the journal turns out not to hold are known as the resend
+        streams, and `take_missing` names them when it is over."""
+        asked = SeqRanges()
+        asked.add(first, min(last, self.next_seq - 1))
+        for a, b in asked.without(self._resent).ranges:
+            self._owed.add(a, b)
+        return []
+
+    def answer(self, line):
+        """Send `line` (an answer that is not a record) after the live records; a newer one replaces it."""
+        self._answers.append(line.encode("ascii") + b"\n")
+
+    def take_missing(self):
+        """The seqs asked for that the journal does not hold, once each resend pass is over, as text."""
+        if self._owed or not self._missing:
+            return None
+        text, self._missing = str(self._missing), SeqRanges()
+        return text
 
     def pump(self):
         """Write as much as the port takes now."""
         if not self._ensure_open():
             return
+        budget = self.RESEND_PER_PUMP
         try:
             while True:
                 if self._current is None:
-                    seq = self._next_seq()
-                    if seq is None:
+                    self._current = self._take(budget)
+                    if self._current is None:
                         break
-                    self._current = (seq, self.journal.line(seq).encode("ascii") + b"\n")
-                seq, data = self._current
+                    budget -= self._current[0] == "resend"
+                kind, seq, data = self._current
                 if not self._writable():
                     break
                 written = self.port.write(data)
                 written = len(data) if written is None else written
-                self._current = (seq, data[written:]) if written < len(data) else None
+                self._current = (kind, seq, data[written:]) if written < len(data) else None
                 if self._current:
                     break  # the port takes no more for now
         except (serial.SerialException, OSError, queue.Full) as error:  # loop:// raises queue.Full
@@ -121,13 +159,54 @@ class SerialLink:
             self.port.close()
             self.port = None
 
-    def _next_seq(self):
-        if self._resend:
-            return self._resend.popleft()
-        if self.next_seq < self.journal.settled_seq:  # only what has been through the journal's write
-            self.next_seq += 1
-            return self.next_seq - 1
+    def _take(self, budget):
+        """The next line to send: (kind, seq, bytes), or None."""
+        live = self._next_live()
+        if live is not None:
+            return ("live", live[0], live[1].encode("ascii") + b"\n")
+        if self._answers:
+            return ("answer", None, self._answers.popleft())
+        if budget > 0 and self._owed and self._room():
+            owed = self._next_owed()
+            if owed is not None:
+                return ("resend", owed[0], owed[1].encode("ascii") + b"\n")
         return None
+
+    def _next_live(self):
+        while self.next_seq < self.journal.settled_seq:  # only what has been through the journal's write
+            seq = self.next_seq
+            self.next_seq += 1
+            line = self.journal.line(seq)  # from memory; from disk if the line fell far behind
+            if line is not None:
+                return seq, line
+        return None
+
+    def _next_owed(self):
+        while self._owed:
+            first, last = self._owed.ranges[0]
+            if self._stream is None or self._stream[0] != first or self._stream[2] != last:
+                self._stream = [first, self.journal.read(first, last), last]
+            got = next(self._stream[1], None)
+            if got is None:
+                self._missing.add(first, last)
+                self._owed.remove(first, last)
+                self._stream = None
+                continue
+            seq, line = got
+            self._missing.add(first, seq - 1)
+            self._owed.remove(first, seq)
+            self._resent.add(first, seq)
+            self._stream[0] = seq + 1
+            if not self._owed:
+                self._resent.clear()  # the pass is over: a new request is a new request
+            return seq, line
+        return None
+
+    def _room(self):
+        try:
+            return (self.port.out_waiting or 0) < self.OUTQ_LIMIT
+        except (AttributeError, OSError, NotImplementedError, serial.SerialException):
+            return True
 
     def _ensure_open(self):
         if self.port is not None:
@@ -149,8 +228,12 @@ class SerialLink:
         if self.failing is None:
             log.warning("serial link %s: %s", self.url, error)
         self.failing = str(error) or type(error).__name__
-        if self._current is not None:
-            self._resend.appendleft(self._current[0])  # send the cut line again, whole
+        if self._current is not None:  # send the cut line again, whole
+            kind, seq, _ = self._current
+            if kind == "live":
+                self.next_seq = min(self.next_seq, seq)
+            elif kind == "resend":
+                self._owed.add(seq, seq)
             self._current = None
         if self.port is not None:
             try:
