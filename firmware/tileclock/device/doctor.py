@@ -161,24 +161,64 @@ def check_serial(config):
 
 
 def check_state_dir(path):
+    """The state directory and the journal in it: can the clock write there, is the card read-only
+    or full, has the journal kept damaged bytes aside. The clock runs on whatever this finds (it
+    keeps records in memory and shows DISK FAULT): this says what to fix."""
     if not os.path.isdir(path):
-        return Check(
-            WARN,
-            "state directory",
-            f"{path} does not exist yet",
-            "systemd creates it when the service first starts",
-        )
+        return [
+            Check(
+                WARN,
+                "state directory",
+                f"{path} does not exist yet",
+                "systemd creates it when the service first starts",
+            )
+        ]
+    journal = os.path.join(path, "journal")
+    where = journal if os.path.isdir(journal) else path
     try:
-        with tempfile.NamedTemporaryFile(dir=path):
+        with tempfile.NamedTemporaryFile(dir=where):
             pass
-        return Check(OK, "state directory", f"{path} is writable")
     except OSError as error:
-        return Check(
-            FAIL,
-            "state directory",
-            f"{path}: {error.strerror}",
-            "the journal lives here: fix its owner (tileclock)",
+        return [Check(FAIL, "state directory", f"{where}: {error.strerror}", _disk_fix(path, error))]
+    checks = [Check(OK, "state directory", f"{where} is writable")]
+    stat = os.statvfs(path)
+    free_mb = stat.f_bavail * stat.f_frsize // (1024 * 1024)
+    if free_mb < 64:
+        checks.append(
+            Check(
+                WARN,
+                "free space",
+                f"{free_mb} MB free on the card holding {path}",
+                "the clock prunes the oldest games it has sent to the director first; "
+                "collect or export the games, or lower journal.keep_mb",
+            )
         )
+    damaged = os.path.join(journal, "damaged")
+    kept = sorted(os.listdir(damaged)) if os.path.isdir(damaged) else []
+    if kept:
+        checks.append(
+            Check(
+                WARN,
+                "journal",
+                f"{len(kept)} damaged file(s) kept in {damaged}",
+                "the clock kept every good record; copy these to the director if a game "
+                "is in doubt (they are never deleted), and check the card",
+            )
+        )
+    return checks
+
+
+def _disk_fix(path, error):
+    if error.errno == errno.EROFS:
+        return (
+            "the card is read-only (the kernel found errors on it, or it is worn out): "
+            "check it (fsck) and replace it soon; the clock keeps records in memory meanwhile"
+        )
+    if error.errno == errno.ENOSPC:
+        return "the card is full: collect or export the games, then free space"
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return f"the journal lives here: sudo chown -R tileclock:tileclock {path}"
+    return "the card fails to write: check it (fsck, dmesg) and replace it"
 
 
 def _ask(command):
@@ -227,7 +267,7 @@ def run_checks(config_path, state_dir, smbus=None):
     checks += check_buttons(config)
     checks += check_panels(config, smbus)
     checks.append(check_serial(config))
-    checks.append(check_state_dir(state_dir))
+    checks += check_state_dir(state_dir)
     checks.append(check_service())
     checks.append(check_wall_clock())
     return checks

@@ -1,0 +1,298 @@
+"""Storage faults on real filesystems: a card that fills up, one that turns read-only under the clock,
+a clock started on a read-only card, and a state directory the service user cannot write.
+
+The cards are small ext4 filesystems on loop devices, which only root may mount: as another user
+those tests are skipped, saying why (CI runs as root). Each asserts what a director would check:
+the clock ran on, time was charged exactly, and every record went out once, with a unique seq, and
+reached the card, in order and once, when it took records again.
+"""
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from conftest import tap
+from tileclock.clock.protocol import unframe
+from tileclock.clock.timecode import NS_PER_S
+from tileclock.device.config import Config
+from tileclock.device.journal import Journal
+from tileclock.director.history import iter_records
+from tileclock.sim.simulator import Simulator
+
+S = NS_PER_S
+ROOT = os.geteuid() == 0
+
+
+class Card:
+    """A small ext4 filesystem on a loop device, mounted at `path`."""
+
+    def __init__(self, folder):
+        self.image = os.path.join(folder, "card.img")
+        self.path = os.path.join(folder, "card")
+        os.mkdir(self.path)
+        subprocess.run(["truncate", "-s", "8M", self.image], check=True)
+        # no blocks reserved for root: the clock (root here) must meet a full card as its user would
+        subprocess.run(["mkfs.ext4", "-q", "-m", "0", self.image], check=True, capture_output=True)
+        self.mount()
+
+    def mount(self, *options):
+        done = subprocess.run(
+            ["mount", "-o", ",".join(("loop", "errors=remount-ro", *options)), self.image, self.path],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode:
+            pytest.skip(f"cannot mount a loop filesystem here: {done.stderr.strip()}")
+
+    def unmount(self):
+        subprocess.run(["umount", self.path], check=True, capture_output=True)
+
+    def fill(self):
+        """Write a file until the card is full, to the last byte."""
+        fd = os.open(os.path.join(self.path, "filler"), os.O_WRONLY | os.O_CREAT)
+        try:
+            for chunk in (65536, 4096, 64, 1):
+                try:
+                    while True:
+                        os.write(fd, b"\0" * chunk)  # ext4 refuses at once what it cannot place
+                except OSError:
+                    os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def free(self):
+        os.unlink(os.path.join(self.path, "filler"))
+
+    def turn_read_only(self):
+        """What a failing card does: the kernel finds an error and remounts it read-only."""
+        device = os.path.basename(os.path.realpath(self._device()))
+        with open(f"/sys/fs/ext4/{device}/trigger_fs_error", "w") as trigger:
+            trigger.write("tileclock test\n")
+
+    def replug(self):
+        """The card taken out, checked and put back: unmount, fsck, mount."""
+        self.unmount()
+        subprocess.run(["e2fsck", "-f", "-y", self.image], capture_output=True)
+        self.mount()
+
+    def _device(self):
+        return subprocess.run(
+            ["findmnt", "-n", "-o", "SOURCE", self.path], capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+
+@pytest.fixture
+def card(tmp_path):
+    if not ROOT:
+        pytest.skip(
+            "mounting a loop filesystem needs root (CI runs as root): real full and read-only cards not tested"
+        )
+    if not shutil.which("mkfs.ext4"):
+        pytest.skip("mkfs.ext4 is not installed (e2fsprogs)")
+    made = Card(str(tmp_path))
+    yield made
+    subprocess.run(["umount", "-l", made.path], capture_output=True)
+
+
+def records_of(lines):
+    return [unframe(line) for line in lines]
+
+
+def on_card(folder):
+    return list(iter_records(folder))
+
+
+def assert_every_record_once(sent, folder):
+    """Every record sent went out once with a unique seq, and is on the card, in order, once."""
+    seqs = [r["seq"] for r in sent]
+    assert seqs == sorted(set(seqs))
+    kept = [r["seq"] for r in on_card(folder)]
+    assert kept == sorted(set(kept)) and set(seqs) <= set(kept)
+
+
+def play_through(sim, fault, mend):
+    """A game in which the card fails after 10 s (`fault`) and is mended at 40 s (`mend`): a press
+    every second meanwhile (more than a disk block of records); returns every record sent."""
+    sent = []
+    tap(sim, "B", 0)  # A runs
+    fault()
+    for t_s in range(10, 40):
+        tap(sim, "AB"[t_s % 2], t_s)  # the running side ends its turn: A at 10, B at 11, ...
+        sent += records_of(sim.serial_lines())
+    assert sim.daemon.alerts == ("DISK FAULT",)  # shown; the clock keeps time
+    mend()
+    sim.run_to(42 * S)  # tried again every second
+    assert sim.daemon.alerts == ()
+    tap(sim, "A", 45)
+    sim.finish(50 * S)
+    sent += records_of(sim.serial_lines())
+    return sent
+
+
+def assert_time_exact(sent):
+    """At every switch, each side's time is exactly the sum of its turns."""
+    used, running, since = {"A": 0, "B": 0}, "A", 0
+    switches = [r for r in sent if r["ev"] == "switch"]
+    for record in switches:
+        used[running] += record["t_ms"] - since
+        assert (record["A"]["used_ms"], record["B"]["used_ms"]) == (used["A"], used["B"])
+        running, since = record["run"], record["t_ms"]
+    assert len(switches) == 31
+
+
+@pytest.mark.parametrize("fault", ["fills up", "turns read-only and is put back"])
+def test_a_card_that_fails_mid_game(card, fault):
+    fail, mend, said = {
+        "fills up": (card.fill, card.free, "No space"),
+        "turns read-only and is put back": (card.turn_read_only, card.replug, "Read-only"),
+    }[fault]
+    folder = os.path.join(card.path, "journal")
+    sim = Simulator(Config(), journal=Journal(folder))
+    sent = records_of(sim.serial_lines()) + play_through(sim, fail, mend)
+    sim.close()
+    faults = [r for r in sent if r.get("part") == "journal"]
+    assert [r["ev"] for r in faults] == ["fault", "fault_cleared"] and said in faults[0]["detail"]
+    assert_time_exact(sent)
+    assert_every_record_once(sent, folder)
+
+
+def test_a_clock_started_on_a_read_only_card_takes_its_game_up_and_writes_when_it_can(card):
+    folder = os.path.join(card.path, "journal")
+    sim = Simulator(Config(), journal=Journal(folder), boot_id="b")
+    tap(sim, "B", 0)
+    sim.close()
+    before = on_card(folder)
+    card.unmount()
+    card.mount("ro")
+    again = Simulator(Config(), journal=Journal(folder), boot_id="b2")
+    tap(again, "A", 10)
+    sent = records_of(again.serial_lines())
+    assert again.daemon.alerts == ("DISK FAULT",)
+    assert {"boot", "recovered", "fault", "resume"} <= {r["ev"] for r in sent}
+    assert min(r["seq"] for r in sent) > max(r["seq"] for r in before)
+    card.replug()  # mounted read-write again
+    again.run_to(12 * S)
+    assert again.daemon.alerts == ()
+    again.close()
+    assert_every_record_once(before + sent, folder)
+
+
+# --- tileclock run itself, as the service user
+
+
+def as_service_user(command):
+    """`command` run as a user that cannot write where its permissions say so: when root (which
+    writes anywhere), root without the capabilities that override file permissions."""
+    if not ROOT:
+        return command
+    return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--", *command]
+
+
+def run_clock(state_dir, folder):
+    """`tileclock run --simulate` on a pty, as the service user, in `folder`; returns the process
+    and the pty's master end."""
+    master, slave = os.openpty()
+    os.chmod(os.ttyname(slave), 0o666)
+    config = os.path.join(folder, "config.toml")
+    with open(config, "w") as file:
+        file.write(f'[clock]\ncheckpoint_s = 1\n[serial]\nport = "{os.ttyname(slave)}"\n')
+    script = os.path.join(folder, "game.txt")
+    with open(script, "w") as file:
+        file.write("0.3 press B\n1.3 press A\n")
+    os.chmod(config, 0o644)
+    os.chmod(script, 0o644)
+    command = [sys.executable, *"-m tileclock run --simulate --stay".split(), "--config", config]
+    process = subprocess.Popen(
+        as_service_user([*command, "--state-dir", state_dir, "--script", script]),
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, HOME=folder),
+    )
+    return process, master, slave
+
+
+def read_records(master, want, timeout_s=20):
+    import time
+
+    data, deadline = b"", time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if select.select([master], [], [], 0.1)[0]:
+            data += os.read(master, 65536)
+            got = [unframe(line) for line in data.decode().splitlines()[: data.count(b"\n")]]
+            if want(got):
+                return got
+    raise AssertionError(f"the clock did not say it: {data[-500:]!r}")
+
+
+@pytest.mark.parametrize("where", ["unwritable state directory", "read-only card"])
+def test_tileclock_run_never_stops_for_its_storage(where, request):
+    folder = tempfile.mkdtemp(prefix="tileclock-storage-")
+    os.chmod(folder, 0o755)  # the service user must reach it
+    try:
+        if where == "read-only card":
+            card = request.getfixturevalue("card")
+            state_dir = card.path
+            card.unmount()
+            card.mount("ro")
+        else:
+            state_dir = os.path.join(folder, "state")
+            os.mkdir(state_dir, 0o555)  # owned by root (or us), not writable by the service user
+            os.chmod(state_dir, 0o555)
+        process, master, slave = run_clock(state_dir, folder)
+        try:
+            records = read_records(master, lambda got: sum(r["ev"] == "switch" for r in got) >= 1)
+            faults = [r for r in records if r["ev"] == "fault" and r["part"] == "journal"]
+            assert faults, records  # said on the line (and shown as DISK FAULT)
+            assert [r["ev"] for r in records if r["ev"] in ("start", "switch")] == ["start", "switch"]
+            seqs = [r["seq"] for r in records]
+            assert seqs == sorted(set(seqs))
+            start, switch = [r for r in records if r["ev"] in ("start", "switch")]
+            # A ran from the first press's edge to the second's, charged exactly
+            assert switch["A"]["used_ms"] == (switch["at_ns"] - start["at_ns"]) // 1_000_000
+            assert process.poll() is None  # still running: a storage fault is never a reason to stop
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=10) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+            os.close(master)
+            os.close(slave)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_doctor_names_a_state_directory_it_cannot_write_and_the_fix():
+    folder = tempfile.mkdtemp(prefix="tileclock-doctor-")
+    os.chmod(folder, 0o755)  # the service user must reach it
+    state = os.path.join(folder, "state")
+    os.mkdir(state)
+    os.chmod(state, 0o555)
+    try:
+        done = subprocess.run(
+            as_service_user(
+                [
+                    sys.executable,
+                    "-m",
+                    "tileclock",
+                    "doctor",
+                    "--config",
+                    "/nonexistent",
+                    "--state-dir",
+                    state,
+                ]
+            ),
+            capture_output=True,
+            text=True,
+        )
+        lines = done.stdout.splitlines()
+        at = next(i for i, line in enumerate(lines) if "state directory" in line)
+        assert lines[at].startswith("FAIL") and "Permission denied" in lines[at], done.stdout
+        assert "chown" in lines[at + 1], done.stdout  # and how to fix it
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
