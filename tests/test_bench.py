@@ -38,7 +38,7 @@ def test_a_ticking_clock_charges_the_ticks_that_fall_while_a_side_runs():
 def test_press_latency_adds_the_bus_time_worked_out_from_the_bytes():
     edge = 10 * S
     rows = [
-        {"edges": [["A", True, edge]], "records": [[7, "switch"]], "panels_ns": edge + 2 * NS_PER_MS,
+        {"edges": [["A", True, edge]], "records": [[7, "switch", edge]], "panels_ns": edge + 2 * NS_PER_MS,
          "journaled_ns": edge + 5 * NS_PER_MS, "sent_ns": edge + 6 * NS_PER_MS,
          "bus_bytes": 600, "bus_transactions": 20},
         {"edges": [["A", False, edge + 10 * NS_PER_MS]], "records": [], "panels_ns": 0,

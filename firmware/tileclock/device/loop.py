@@ -232,7 +232,7 @@ class Daemon:
             if self.on_record:
                 self.on_record(record)
         if self.timings:
-            self.timings.records(records)
+            self.timings.records(records, self.clock.t0_ns)
         return len(records)
 
     def _publish_journal_notes(self, now_ns):

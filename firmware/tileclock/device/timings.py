@@ -39,9 +39,13 @@ class WakeTimings:
         }
         self._bus_before = self._bus()
 
-    def records(self, records):
+    def records(self, records, t0_ns):
+        """The records made, each with its exact instant (monotonic ns) where it carries one."""
         if self._row is not None:
-            self._row["records"] += [[record.seq, record.ev] for record in records]
+            self._row["records"] += [
+                [record.seq, record.ev, t0_ns + record.extra["at_ns"] if "at_ns" in record.extra else None]
+                for record in records
+            ]
 
     def mark(self, name):
         """`name`_ns: now (`panels`, `journaled`, `sent`)."""
