@@ -303,6 +303,7 @@ def run(quick=False, state_dir=None, progress=None):
     progress.phase(
         f"the service: tileclock run --simulate; {idle_s} s with A running, then {presses:,} presses"
     )
+    figures["load_average"] = os.getloadavg()[0]  # other work on this machine shows in the latencies
     figures.update(measure_service(idle_s, presses, progress, state_dir))
     progress.phase(f"beside it: a copy of lgpio's 0.5 ms alert loop, {poll_s} s")
     figures.update(measure_poll(poll_s))
