@@ -62,8 +62,8 @@ TARGETS = {
 #: How long each phase runs: (idle window s, presses, lgpio-style poll window s, game minutes for the
 #: bus bytes, random games beside a ticking clock, random inputs against the reference).
 PLANS = {"full": (60, 2000, 10, 40, 5000, 50_000), "quick": (20, 400, 5, 10, 1000, 10_000)}
-PRESS_EVERY_S = 0.04  # a press every 40 ms, alternating A and B: more than a switch's bus time apart
-PRESS_HOLD_S = 0.01
+PRESS_EVERY_S = 0.05  # a press every 50 ms, alternating A and B: well over a switch's bus time apart
+PRESS_HOLD_S = 0.02  # held 20 ms, so a late script thread seldom shrinks a press under the 5 ms glitch filter
 
 
 class Progress:
