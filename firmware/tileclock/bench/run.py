@@ -98,16 +98,16 @@ def pick_state_parent(wanted=None):
     return tempfile.gettempdir()
 
 
-def press_script(idle_s, presses):
+def press_script(idle_s, presses, every_s=PRESS_EVERY_S, hold_s=PRESS_HOLD_S):
     """A simulator script: B starts A at 0.5 s; A runs alone for the idle window; then `presses`
     presses, A and B by turns. Returns the script text and when the presses start (s)."""
     first = 0.5 + 1.0 + idle_s + 0.5
     lines = ["0.5 press B"]
     for index in range(presses):
         button = "A" if index % 2 == 0 else "B"
-        t = first + index * PRESS_EVERY_S
+        t = first + index * every_s
         lines.append(f"{t:.3f} down {button}")
-        lines.append(f"{t + PRESS_HOLD_S:.3f} up {button}")
+        lines.append(f"{t + hold_s:.3f} up {button}")
     return "\n".join(lines) + "\n", first
 
 
@@ -158,8 +158,18 @@ def _drain(fd, switches):
         return
 
 
-def measure_service(idle_s, presses, progress, state_parent=None, i2c_hz=Config().i2c_hz):
-    """Run `tileclock run --simulate` as a service and measure it; returns figures and details."""
+def measure_service(
+    idle_s,
+    presses,
+    progress,
+    state_parent=None,
+    i2c_hz=Config().i2c_hz,
+    every_s=PRESS_EVERY_S,
+    hold_s=PRESS_HOLD_S,
+):
+    """Run `tileclock run --simulate` as a service and measure it; returns figures and details.
+
+    The presses come `every_s` apart, each held `hold_s`."""
     scratch = tempfile.mkdtemp(prefix="tileclock-bench-", dir=pick_state_parent(state_parent))
     kind, source, _ = procstat.filesystem(scratch)
     progress.say(f"state directory {scratch} on {kind} ({source})")
@@ -174,7 +184,7 @@ def measure_service(idle_s, presses, progress, state_parent=None, i2c_hz=Config(
             "[buttons]\nmin_turn_ms = 0  # measure latency, not the collision rule\n"
             f'[serial]\nport = "{os.ttyname(clock_end)}"\n[screens]\ni2c_hz = {i2c_hz}\n'
         )
-    script, presses_at = press_script(idle_s, presses)
+    script, presses_at = press_script(idle_s, presses, every_s, hold_s)
     script_path = os.path.join(scratch, "presses.txt")
     with open(script_path, "w") as file:
         file.write(script)
@@ -217,7 +227,7 @@ def measure_service(idle_s, presses, progress, state_parent=None, i2c_hz=Config(
         figures["other_threads_wakeups_per_s"] = (sum(v for v, _, _ in idle.values()) - main) / (t1 - t0)
         figures["main_thread_wakeups_per_s"] = main / (t1 - t0)
         figures["window_s"] = (t0, t1)
-        done_at = ready + presses_at + presses * PRESS_EVERY_S + 0.5
+        done_at = ready + presses_at + presses * every_s + 0.5
         while time.monotonic() < done_at:
             time.sleep(min(2.0, max(0.0, done_at - time.monotonic())))
             progress.say(f"presses: {switches[0]:,} of {presses:,} switches out on the record line")
@@ -245,6 +255,7 @@ def measure_service(idle_s, presses, progress, state_parent=None, i2c_hz=Config(
     )
     latencies = press_latencies(rows, i2c_hz)
     figures["presses_measured"] = len(latencies["panel"])
+    figures["switches_made"] = sum(ev == "switch" for row in rows for _, ev, _ in row["records"])
     for name in ("frame", "panel", "record", "sent"):
         figures[f"press_to_{name}_p99_ms"] = p99(latencies[name])
     figures["press_to_panel_median_ms"] = (
