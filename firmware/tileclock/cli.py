@@ -57,7 +57,13 @@ def cmd_sim(args):
         from .sim.frames import FrameWriter
 
         on_frames = FrameWriter(args.frames)
-    sim = Simulator(config, refresh_on_ticks=bool(args.frames), on_frames=on_frames)
+    from .device.assembly import StartError
+
+    try:
+        sim = Simulator(config, refresh_on_ticks=bool(args.frames), on_frames=on_frames)
+    except StartError as error:  # a config the clock cannot start with: one line, not a traceback
+        print(f"tileclock: {error}", file=sys.stderr)
+        return 2
     out = sys.stdout
     for t_ns, button, down in script.edges:
         sim.set_button(button, down, t_ns)
@@ -312,13 +318,25 @@ def build_parser():
     hall.add_argument("--tls-ca", metavar="FILE", help="TLS to the broker, checked against this CA file")
     hall.add_argument("--out", default="tileclock-records", help="folder for game files and results.csv")
     hall.add_argument("--serial", action="append", metavar="PORT", help="also collect from a serial port")
-    hall.add_argument("--web", default="127.0.0.1:8080", metavar="HOST:PORT", help="where the page is served")
+    hall.add_argument(
+        "--web",
+        default="127.0.0.1:8080",
+        type=web_address,
+        metavar="HOST:PORT",
+        help="where the page is served",
+    )
     hall.set_defaults(run=cmd_hall)
 
     demo = commands.add_parser("hall-demo", help="a private broker, simulated clocks playing, and the page")
     demo.add_argument("--clocks", type=int, default=20, help="how many clocks (default 20)")
     demo.add_argument("--speed", type=float, default=1.0, help="game time runs this many times real time")
-    demo.add_argument("--web", default="127.0.0.1:8080", metavar="HOST:PORT", help="where the page is served")
+    demo.add_argument(
+        "--web",
+        default="127.0.0.1:8080",
+        type=web_address,
+        metavar="HOST:PORT",
+        help="where the page is served",
+    )
     demo.add_argument(
         "--out", metavar="DIR", help="where the broker, clocks and records live (default: a temp dir)"
     )
@@ -394,6 +412,16 @@ def build_parser():
     )
     bench.set_defaults(run=cmd_bench)
     return parser
+
+
+def web_address(text):
+    """`--web HOST:PORT` (or `:PORT`), checked here so a typo is one line, not a failed bind."""
+    host, _, port = text.rpartition(":")
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give HOST:PORT with a port from 0 to 65535, e.g. 127.0.0.1:8080"
+        )
+    return f"{host or '127.0.0.1'}:{int(port)}"
 
 
 def main(argv=None):

@@ -208,10 +208,7 @@ class GameClock:
 
     def _set_start_times(self, times_s):
         """Give the current game other starting times (before anyone pressed, or as rebuilt)."""
-        game = self.game
-        for side, s in (times_s or {}).items():
-            game.allowance_ns[side] += s * NS_PER_S - game.start_ns[side]
-            game.start_ns[side] = s * NS_PER_S
+        self.game.give_start_times({side: s * NS_PER_S for side, s in (times_s or {}).items()})
 
     def error(self, t_ns, detail, line=None, **more):
         """Answer a bad input (a malformed command, noise on the line) with an `error` record;

@@ -141,6 +141,8 @@ def apply_record(game, record, t_ns, rules):
         game.stop(t_ns, State.ENDED)
     elif ev == "end":
         game.stop(t_ns, State.ENDED)
+    elif ev == "set" and record.get("applies") == "this" and "time_ms" in record:
+        game.give_start_times({side: ms * NS_PER_MS for side, ms in record["time_ms"].items()})
 
 
 def rebuild(records, origin_ns, rules):

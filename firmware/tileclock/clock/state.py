@@ -100,6 +100,12 @@ class GameState:
         self.state = state
         self.run = None
 
+    def give_start_times(self, start_ns):
+        """Other starting times (`{side: ns}`) for a game nobody has pressed in yet (a `set`)."""
+        for side, ns in start_ns.items():
+            self.allowance_ns[side] += ns - self.start_ns[side]
+            self.start_ns[side] = ns
+
     def correct(self, side, delta_ns, t_ns):
         """A director's correction of `side`'s limit by `delta_ns`, at `t_ns`."""
         self.allowance_ns[side] += delta_ns

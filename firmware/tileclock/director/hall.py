@@ -250,7 +250,13 @@ class HallFeed:
             line = payload.decode("ascii").strip()
             record = unframe(line)
         except FieldError as error:
-            self.store.reject(error.record, payload.decode("ascii", "replace"), str(error), source)
+            # a damaged record marks its clock's seq as seen only when it came on that clock's topic
+            own = (
+                error.record
+                if isinstance(error.record, dict) and error.record.get("clock") == clock_id
+                else None
+            )
+            self.store.reject(own, payload.decode("ascii", "replace"), str(error), source)
             return []
         except (UnicodeDecodeError, FrameError):
             self.bad_lines += 1

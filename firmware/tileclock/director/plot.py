@@ -94,6 +94,8 @@ def picture(game, title=""):
 
     for record in records:
         ev, t_ms = record["ev"], record["t_ms"]
+        if ev == "set" and record.get("applies") == "this" and isinstance(record.get("time_ms"), dict):
+            limit.update(record["time_ms"])  # the director's starting times, before anyone pressed
         left = {side: limit[side] - record[side]["used_ms"] for side in SIDES}
         if ev == "adjust" and record.get("player") in SIDES:
             side = record["player"]

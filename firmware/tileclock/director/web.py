@@ -35,6 +35,11 @@ _BOARD = re.compile(r"/(api/)?board/([A-Za-z0-9_-]{1,32})(/panels\.png|/picture\
 
 log = logging.getLogger(__name__)
 
+#: the header the page's own script sends with each command (a cross-site form cannot set one)
+COMMAND_HEADER = "X-Tileclock-Command"
+#: the largest command form read (a round number)
+MAX_FORM_BYTES = 1024
+
 
 class HallPage:
     """Serves `feed` (a `HallFeed`) on `host`:`port` (0: any free port) from a thread of its own."""
@@ -158,7 +163,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):  # noqa: N802  (the standard library's name)
         url = urlsplit(self.path)
-        length = min(int(self.headers.get("Content-Length") or 0), 1024)
+        if not self._from_own_page():
+            return self._send(403, b"commands come from the director's own page", "text/plain")
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_FORM_BYTES:
+            return self._send(400, b"Content-Length: a number of bytes up to 1024", "text/plain")
         form = parse_qs(self.rfile.read(length).decode("ascii", "replace"))
         feed = self.hall.feed
         if url.path == "/api/round/start":
@@ -171,6 +183,15 @@ class _Handler(BaseHTTPRequestHandler):
             feed.command("round over")
             return self._json({"sent": "round over"})
         return self._send(404, b"not found", "text/plain")
+
+    def _from_own_page(self):
+        """A command that ends games must come from this page's own script, not from a form or a
+        script on another site open in the same browser: the page sends a header no plain form can,
+        and a browser's Origin (when it sends one) must be this server."""
+        if self.headers.get(COMMAND_HEADER) != "1":
+            return False
+        origin = self.headers.get("Origin")
+        return origin is None or origin == f"http://{self.headers.get('Host')}"
 
     def _events(self):
         self.send_response(200)
