@@ -72,7 +72,9 @@ def test_a_bounce_storm_is_one_press(sim):
 
 
 def test_presses_after_the_end_change_nothing(sim):
-    records = sim("0 press B\n5 press STOP\n6 hold STOP 2\n10 press A\n11 press B\n20 until\n")
-    assert events(records, "end")[0]["t_ms"] == 8000
+    records = sim(
+        "0 press B\n5 press STOP\n6 hold STOP 2\n8.5 press STOP\n10 press A\n11 press B\n20 until\n"
+    )
+    assert events(records, "end")[0]["t_ms"] == 8500
     assert [r["reason"] for r in events(records, "ignored")] == ["ended", "ended"]
     assert records[-1]["state"] == "ended" and records[-1]["A"]["used_ms"] == 5000

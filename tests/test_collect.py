@@ -22,7 +22,7 @@ from tileclock.director.table import screen_lines
 from tileclock.sim.simulator import Simulator
 
 S = NS_PER_S
-GAME = "0 press B\n10 press A\n25 press B\n30 press STOP\n40 hold STOP 2.5\n"
+GAME = "0 press B\n10 press A\n25 press B\n30 press STOP\n40 hold STOP 2.5\n43 press STOP\n"
 
 
 def journal_of(script=GAME, board="1", path=None):

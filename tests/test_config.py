@@ -103,3 +103,13 @@ def test_a_side_given_twice_or_in_lower_case_is_refused():
         with_times(Config(), ["A=1:00", "A=2:00"])
     with pytest.raises(ConfigError, match="expected A=m:ss or B=m:ss"):
         with_times(Config(), ["a=1:00"])
+
+
+def test_the_round_limit_is_a_rules_setting():
+    assert parse_config({"clock": {"rules": "school"}}).profile.round_limit_s == 3000
+    assert parse_config({"clock": {"rules": "school", "round_limit": "45:00"}}).profile.round_limit_s == 2700
+    assert parse_config({"clock": {"rules": "school", "round_limit": "none"}}).profile.round_limit_s is None
+    assert parse_config({"clock": {"round_limit": "40:00"}}).profile.round_limit_s == 2400  # any profile
+    for bad in ("0:00", "soon", 45):
+        with pytest.raises(ConfigError, match="clock.round_limit"):
+            parse_config({"clock": {"round_limit": bad}})

@@ -12,14 +12,14 @@ A_STARTS_AT_ZERO = "0 down B\n0.1 up B\n"
 def test_a_fresh_side_shows_its_starting_time(sim):
     records = sim("0 until\n")  # an empty script is refused: nothing to run
     assert records[0]["ev"] == "new_game"
-    assert records[0]["A"] == {"used_ms": 0, "shown": "25:00", "pen": 0}
+    assert records[0]["A"] == {"used_ms": 0, "shown": "25:00", "pen": 0, "late_pen": 0}
     assert records[-1]["ev"] == "status"
 
 
 def test_zero_shows_for_the_whole_second_past_the_limit_and_costs_nothing(sim):
     records = sim(A_STARTS_AT_ZERO + "25:00.999 press A\n")
     switch = events(records, "switch")[0]
-    assert switch["A"] == {"used_ms": 1500999, "shown": "0:00", "pen": 0}
+    assert switch["A"] == {"used_ms": 1500999, "shown": "0:00", "pen": 0, "late_pen": 0}
     assert not events(records, "overtime", "penalty")
 
 
@@ -28,7 +28,7 @@ def test_minus_one_second_costs_ten_points_at_that_exact_instant(sim):
     overtime, penalty = events(records, "overtime", "penalty")
     assert overtime["t_ms"] == penalty["t_ms"] == 1_501_000
     assert overtime["player"] == "A"
-    assert penalty["A"] == {"used_ms": 1_501_000, "shown": "-0:01", "pen": 10}
+    assert penalty["A"] == {"used_ms": 1_501_000, "shown": "-0:01", "pen": 10, "late_pen": 0}
 
 
 def test_penalty_steps_at_each_started_minute(sim):
@@ -40,7 +40,12 @@ def test_penalty_steps_at_each_started_minute(sim):
 
 def test_minus_one_minute_is_still_ten_points(sim):
     records = sim(A_STARTS_AT_ZERO + "26:00 press A\n")
-    assert events(records, "switch")[0]["A"] == {"used_ms": 1_560_000, "shown": "-1:00", "pen": 10}
+    assert events(records, "switch")[0]["A"] == {
+        "used_ms": 1_560_000,
+        "shown": "-1:00",
+        "pen": 10,
+        "late_pen": 0,
+    }
 
 
 def test_naspa_ends_the_game_at_minus_ten_one_with_a_deduction_of_100(sim):
@@ -50,7 +55,7 @@ def test_naspa_ends_the_game_at_minus_ten_one_with_a_deduction_of_100(sim):
     forfeit, end = events(records, "forfeit", "end")
     assert forfeit["player"] == "A" and forfeit["reason"] == "overtime_limit"
     assert forfeit["t_ms"] == 42_000 + 1_500_000 + 601_000
-    assert forfeit["A"] == {"used_ms": 2_101_000, "shown": "-10:01", "pen": 100}
+    assert forfeit["A"] == {"used_ms": 2_101_000, "shown": "-10:01", "pen": 100, "late_pen": 0}
     assert forfeit["B"]["shown"] == "-0:12" and forfeit["B"]["pen"] == 10
     assert end["state"] == "ended" and end["run"] is None
     # nothing runs after the end
@@ -62,14 +67,19 @@ def test_naspa_ends_the_game_at_minus_ten_one_with_a_deduction_of_100(sim):
 def test_naspa_minus_ten_exactly_is_not_yet_the_end(sim):
     records = sim(A_STARTS_AT_ZERO + "35:00.999 press A\n")
     assert not events(records, "forfeit")
-    assert events(records, "switch")[0]["A"] == {"used_ms": 2_100_999, "shown": "-10:00", "pen": 100}
+    assert events(records, "switch")[0]["A"] == {
+        "used_ms": 2_100_999,
+        "shown": "-10:00",
+        "pen": 100,
+        "late_pen": 0,
+    }
 
 
 def test_nsa1997_and_school_have_no_overtime_cap(sim):
     for rules in ("nsa1997", "school"):
         records = sim(A_STARTS_AT_ZERO + "40:00 until\n", "--rules", rules)
         assert not events(records, "forfeit", "end")
-        assert records[-1]["A"] == {"used_ms": 2_400_000, "shown": "-15:00", "pen": 150}
+        assert records[-1]["A"] == {"used_ms": 2_400_000, "shown": "-15:00", "pen": 150, "late_pen": 0}
         assert records[0]["rules"] == rules
 
 

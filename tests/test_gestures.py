@@ -9,11 +9,19 @@ from conftest import events
 RUNNING_THEN_STOPPED = "0 press B\n10 press STOP\n"
 
 
-def test_holding_stop_on_a_stopped_clock_ends_the_game_on_release(sim):
-    records = sim(RUNNING_THEN_STOPPED + "20 hold STOP 2\n30 until\n")
+def test_holding_stop_on_a_stopped_clock_then_pressing_it_again_ends_the_game(sim):
+    records = sim(RUNNING_THEN_STOPPED + "20 hold STOP 2\n24 press STOP\n30 until\n")
     end = events(records, "end")[0]
-    assert end["t_ms"] == 22_000 and end["reason"] == "stop_hold" and end["state"] == "ended"
+    assert end["t_ms"] == 24_000 and end["reason"] == "stop_hold" and end["state"] == "ended"
     assert end["A"]["used_ms"] == 10_000
+
+
+def test_without_the_confirming_press_within_5_s_nothing_changes(sim):
+    records = sim(RUNNING_THEN_STOPPED + "20 hold STOP 2\n27.1 press STOP\n30 until\n")
+    assert not events(records, "end") and records[-1]["state"] == "paused"
+    # a side's press in the window runs the game on, and a later STOP does not end it
+    records = sim(RUNNING_THEN_STOPPED + "20 hold STOP 2\n23 press A\n24 press STOP\n30 until\n")
+    assert not events(records, "end") and events(records, "resume") and events(records, "pause")
 
 
 def test_a_short_stop_on_a_stopped_clock_is_recorded_and_ends_nothing(sim):
@@ -32,7 +40,9 @@ def test_a_stop_that_stops_a_running_clock_never_ends_the_game_however_long(sim)
 
 
 def test_the_same_gesture_on_an_ended_game_starts_a_new_one_keeping_the_old_records(sim):
-    records = sim(RUNNING_THEN_STOPPED + "20 hold STOP 2\n30 hold STOP 2\n40 press B\n45 until\n")
+    records = sim(
+        RUNNING_THEN_STOPPED + "20 hold STOP 2\n23 press STOP\n30 hold STOP 2\n40 press B\n45 until\n"
+    )
     games = events(records, "new_game")
     assert len(games) == 2
     assert games[1]["t_ms"] == 0 and games[1]["A"]["used_ms"] == 0 and games[1]["state"] == "ready"
@@ -59,7 +69,9 @@ def test_holding_a_side_during_a_stop_hold_takes_a_minute_off(sim):
 def test_a_correction_can_take_a_side_out_of_overtime_and_its_penalty_follows(sim):
     records = sim("0 press B\n25:30 press STOP\n26:00 down STOP\n26:01 press A\n26:05 up STOP\n")
     adjust = events(records, "adjust")[0]
-    assert adjust["A"] == {"used_ms": 1_530_000, "shown": "0:30", "pen": 0}
+    assert adjust["A"] == {"used_ms": 1_530_000, "shown": "0:30", "pen": 0, "late_pen": 0}
+    penalty = events(records, "penalty")[-1]  # the penalty went down: that is a record too
+    assert penalty["seq"] == adjust["seq"] + 1 and penalty["A"]["pen"] == 0
 
 
 def test_no_correction_while_the_clock_is_running(sim):
@@ -69,18 +81,21 @@ def test_no_correction_while_the_clock_is_running(sim):
     assert events(records, "ignored")[0]["reason"] == "stop_held"
 
 
+LATE_A = "0 down STOP\n0.9 press B\n1.5 up STOP\n"  # STOP held, then B tapped: A is late, from 1 s
+
+
 def test_naspa_late_start_forfeits_at_minus_one_second(sim):
-    records = sim("0 down STOP\n0.2 press B\n0.5 up STOP\n30:00 until\n")
+    records = sim(LATE_A + "30:00 until\n")
     late = events(records, "late_start")[0]
-    assert late["player"] == "A" and late["run"] == "A" and late["t_ms"] == 200
+    assert late["player"] == "A" and late["run"] == "A" and late["t_ms"] == 1000
     forfeit = events(records, "forfeit")[0]
     assert forfeit["player"] == "A" and forfeit["reason"] == "absent"
-    assert forfeit["t_ms"] == 200 + 1_501_000 and forfeit["A"]["shown"] == "-0:01"
+    assert forfeit["t_ms"] == 1000 + 1_501_000 and forfeit["A"]["shown"] == "-0:01"
     assert events(records, "end") and not events(records, "overtime")
 
 
 def test_a_late_player_who_arrives_stops_the_clock_and_plays_with_the_time_left(sim):
-    records = sim("0 down STOP\n0 press B\n0.5 up STOP\n8:00 press STOP\n9:00 press A\n30:00 until\n")
+    records = sim(LATE_A + "8:01 press STOP\n9:00 press A\n30:00 until\n")
     pause = events(records, "pause")[0]
     assert pause["arrived"] == "A" and pause["A"]["shown"] == "17:00"
     assert not events(records, "forfeit")
@@ -88,13 +103,14 @@ def test_a_late_player_who_arrives_stops_the_clock_and_plays_with_the_time_left(
 
 
 def test_school_late_team_loses_ten_points_per_three_minutes_then_forfeits_at_fifteen(sim):
-    records = sim("0 down STOP\n0 press A\n0.5 up STOP\n20:00 until\n", "--rules", "school")
+    records = sim("0 down STOP\n0.9 press A\n1.5 up STOP\n20:00 until\n", "--rules", "school")
     late = [(r["t_ms"], r["B"]["pen"]) for r in events(records, "penalty")]
-    assert late == [(180_000, 10), (360_000, 20), (540_000, 30), (720_000, 40)]
+    assert late == [(181_000, 10), (361_000, 20), (541_000, 30), (721_000, 40)]
     forfeit = events(records, "forfeit")[0]
-    assert forfeit["player"] == "B" and forfeit["t_ms"] == 900_000 and forfeit["reason"] == "absent"
+    assert forfeit["player"] == "B" and forfeit["t_ms"] == 901_000 and forfeit["reason"] == "absent"
 
 
-def test_school_late_penalty_stays_after_the_team_arrives(sim):
-    records = sim("0 down STOP\n0 press A\n0.5 up STOP\n4:00 press STOP\n5:00 press A\n", "--rules", "school")
-    assert records[-1]["B"]["pen"] == 10 and records[-1]["B"]["shown"] == "21:00"
+def test_school_late_penalty_stays_after_the_team_arrives_and_its_time_is_untouched(sim):
+    script = "0 down STOP\n0.9 press A\n1.5 up STOP\n4:01 press STOP\n5:00 press A\n"
+    records = sim(script, "--rules", "school")
+    assert records[-1]["B"]["pen"] == 10 and records[-1]["B"]["shown"] == "25:00"

@@ -127,7 +127,8 @@ def test_an_ended_game_comes_back_ended(path):
     sim = Simulator(Config(), time=time, journal=journal(path, "b"), boot_id="b")
     tap(sim, "B", 0)
     tap(sim, "STOP", 10)
-    tap(sim, "STOP", 20, hold_s=3)  # held 3 s on a stopped clock: the game ends
+    tap(sim, "STOP", 20, hold_s=3)  # held 3 s on a stopped clock: the panels ask to confirm
+    tap(sim, "STOP", 25)  # which this press does: the game ends
     time.set(30 * S)
     again = Simulator(Config(), time=time, journal=journal(path, "b"), boot_id="b")
     assert again.clock.state == "ended" and again.clock.view(30 * S).A.used_ms == 10_000

@@ -155,7 +155,7 @@ def test_the_first_player_is_the_side_whose_clock_ran_first_in_play(played):
     facts = {t: game_facts(_game(played, t)) for t in ROUND_3}
     assert {t: f.first_side for t, f in facts.items()} == {"1": "A", "2": "B", "3": "A", "4": None, "5": "B"}
     # Table 5: A's absence ran first (a late start), but B was the first to move in play.
-    assert facts["5"].records[1]["ev"] == "late_start" and facts["5"].records[1]["run"] == "A"
+    assert facts["5"].records[1]["ev"] == "late_start" and facts["5"].records[1]["player"] == "A"
 
 
 def test_mismatches_are_listed_plainly(played, tmp_path):

@@ -36,9 +36,11 @@ def start(plug, state_dir=None, time=None, boot_id=None):
 
 
 def end_game(sim, t_s):
+    """Stop, hold STOP 2.5 s and let go, confirm with a STOP press: the game ends at `t_s` + 4."""
     tap(sim, "STOP", t_s)
     sim.set_button("STOP", True, int((t_s + 1) * S))
     sim.set_button("STOP", False, int((t_s + 3.5) * S))
+    tap(sim, "STOP", t_s + 4)
 
 
 def by_ev(lines, ev):
@@ -57,10 +59,10 @@ def test_a_set_before_anyone_presses_places_this_game_and_tells_the_time_of_day(
     end_game(sim, 40)
     end = by_ev(plug.drain(), "end")[0]
     assert end["A"]["shown"] == "26:30"
-    assert (end["round"], end["table"], end["wall_ms"]) == (3, "12", WALL + 43_500 - 5000)
+    assert (end["round"], end["table"], end["wall_ms"]) == (3, "12", WALL + 44_000 - 5000)
     summary = end["summary"]
     assert (summary["round"], summary["table"]) == (3, "12")
-    assert (summary["wall_start_ms"], summary["wall_end_ms"]) == (WALL - 5000, WALL + 38_500)
+    assert (summary["wall_start_ms"], summary["wall_end_ms"]) == (WALL - 5000, WALL + 39_000)
     sim.close()
 
 
@@ -141,7 +143,7 @@ def test_a_restart_keeps_the_scene_and_a_power_cut_forgets_only_the_time_of_day(
     end_game(again, 12)
     end = by_ev(plug.drain(), "end")[0]
     assert (end["round"], end["table"]) == (2, "9")
-    assert end["summary"]["wall_start_ms"] == WALL - 1000 and end["wall_ms"] == WALL + 14_500
+    assert end["summary"]["wall_start_ms"] == WALL - 1000 and end["wall_ms"] == WALL + 15_000
     assert end["A"]["shown"] == "25:50"  # its own 26:00, run from 2 s to 12 s: the restart cost nothing
     again.close()
 

@@ -17,6 +17,7 @@ from PIL import Image, ImageDraw
 
 from conftest import tap
 from tileclock.clock.core import GameClock
+from tileclock.clock.protocol import unframe
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
@@ -48,17 +49,35 @@ def scenes():
     yield "correction", clock.view(1632 * S)
     clock.edge("STOP", False, 1634 * S)
     clock.edge("STOP", True, 16345 * S // 10)
-    yield "hint", clock.view(1637 * S)  # STOP held 2.5 s on a stopped clock: release ends the game
-    clock.edge("STOP", False, 16346 * S // 10)
-    yield "link_down", replace(clock.view(1635 * S), faults=("serial",))
-    tap(clock, "A", 1636)
+    clock.advance(1637 * S)
+    yield "hint", clock.view(1637 * S)  # STOP held 2.5 s on a stopped clock: release asks to confirm
+    clock.edge("STOP", False, 1638 * S)
+    yield "confirm_end", clock.view(1639 * S)  # a STOP press within 5 s would end the game
+    clock.advance(1644 * S)  # not confirmed: nothing changes
+    yield "link_down", replace(clock.view(1644 * S), faults=("serial",))
+    tap(clock, "A", 1645)
     clock.advance(3000 * S)
     yield "lost_on_time", clock.view(3000 * S)
     late = GameClock(PROFILES["naspa"])
     late.new_game(0)
     late.edge("STOP", True, 0)
-    tap(late, "B", 0)
-    yield "late_start", late.view(90 * S)
+    tap(late, "B", 0.9)  # STOP held, B tapped: A is late from 1 s
+    yield "late_start", late.view(91 * S)
+    school = GameClock(PROFILES["school"])
+    school.new_game(0)
+    school.edge("STOP", True, 0)
+    tap(school, "A", 0.9)  # B is late from 1 s: its absence counts up, its 25:00 is untouched
+    school.edge("STOP", False, int(1.5 * S))
+    school.advance(391 * S)
+    yield "absent", school.view(391 * S)
+    round_ = GameClock(PROFILES["school"])
+    round_.new_game(0)
+    tap(round_, "A", 0)  # the round starts: B runs
+    tap(round_, "B", 20 * 60)
+    round_.advance(45 * 60 * S)
+    yield "round_left", round_.view(45 * 60 * S)  # the round's last minutes show on the panels
+    round_.advance(50 * 60 * S + S)
+    yield "round_over", round_.view(50 * 60 * S + S)
 
 
 SCENES = dict(scenes())
@@ -292,8 +311,12 @@ def test_a_press_wakes_a_dark_panel():
     assert all(lit(bus) for bus in sim.buses.values()) and sim.clock.state == "paused"  # ...but wakes both
     sim.run_to(80 * 60 * S)
     assert not any(lit(bus) for bus in sim.buses.values())
-    tap(sim, "A", 80 * 60)  # the wake-up press also acts as a press
-    assert all(lit(bus) for bus in sim.buses.values()) and sim.clock.state == "running"
+    sim.serial_lines()
+    tap(sim, "A", 80 * 60)  # the press that wakes dark panels only wakes them (docs/rules.md)
+    assert all(lit(bus) for bus in sim.buses.values()) and sim.clock.state == "paused"
+    assert [(r["ev"], r["reason"]) for r in map(unframe, sim.serial_lines())] == [("ignored", "wake")]
+    tap(sim, "A", 80 * 60 + 1)  # the next press plays
+    assert sim.clock.state == "running"
     sim.close()
 
 

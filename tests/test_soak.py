@@ -21,15 +21,13 @@ from tileclock.sim.simulator import Simulator
 S = 1_000_000_000
 MS = 1_000_000
 PROFILE = {  # docs/rules.md, "Profiles"
-    "naspa": {"cap_s": 600, "late_forfeit_at_overtime": True, "late_every_s": None, "late_forfeit_s": None},
-    "nsa1997": {
-        "cap_s": None,
-        "late_forfeit_at_overtime": False,
-        "late_every_s": None,
-        "late_forfeit_s": None,
-    },
-    "school": {"cap_s": None, "late_forfeit_at_overtime": False, "late_every_s": 180, "late_forfeit_s": 900},
-}
+    "naspa": {"cap_s": 600, "late_forfeit_at_overtime": True, "late_every_s": None, "late_forfeit_s": None,
+              "absence_runs_clock": True},
+    "nsa1997": {"cap_s": None, "late_forfeit_at_overtime": False, "late_every_s": None, "late_forfeit_s": None,
+                "absence_runs_clock": True},
+    "school": {"cap_s": None, "late_forfeit_at_overtime": False, "late_every_s": 180, "late_forfeit_s": 900,
+               "absence_runs_clock": False, "round_s": 3000},
+}  # fmt: skip  # one profile a row reads as a table
 
 
 def other(side):
@@ -54,30 +52,42 @@ class Model:
         self.t0, self.state, self.run, self.since = t, "ready", None, t
         self.used = {"A": 0, "B": 0}
         self.limit = {"A": 1500 * S, "B": 1500 * S}
-        self.late, self.lost, self.capped = None, None, False
+        self.late, self.late_since, self.lost, self.capped = None, None, None, False
         self.late_pen = {"A": 0, "B": 0}
-        self.stop = None  # (began while stopped, a chord was made)
+        self.round_start = None
+        self.forfeited = False
+        self.ended_by = None
+        self.stop = None  # [when it went down, began while stopped, a chord or a press was made]
         self.chord = {}
+        self.confirm_until = None
+        self.last_input = self.stopped_since = t
+        self.waking = getattr(self, "waking", {})
         self.emit("new_game", t)
 
     def used_at(self, side, t):
         return self.used[side] + (t - self.since if self.run == side else 0)
 
     def shown(self, side, t):
-        return self.limit[side] // S - self.used_at(side, t) // S
+        over = self.limit[side] // S - self.used_at(side, t) // S
+        return over if self.p["cap_s"] is None else max(over, -(self.p["cap_s"] + 1))
 
-    def pen(self, side, t):
-        if self.lost == side and self.capped:
+    def past_cap(self, side, t):
+        cap = self.p["cap_s"]
+        return cap is not None and self.limit[side] // S - self.used_at(side, t) // S <= -(cap + 1)
+
+    def over_pen(self, side, t):
+        if self.past_cap(side, t):
             return 100
         over = -self.shown(side, t)
-        return (10 * -(-over // 60) if over > 0 else 0) + self.late_pen[side]
+        return 10 * -(-over // 60) if over > 0 else 0
 
     def emit(self, ev, t, **fields):
         sides = {
             s: {
                 "used_ms": self.used_at(s, t) // MS,
                 "shown": clock_text(self.shown(s, t)),
-                "pen": self.pen(s, t),
+                "pen": self.over_pen(s, t) + self.late_pen[s],
+                "late_pen": self.late_pen[s],
             }
             for s in "AB"
         }
@@ -89,71 +99,92 @@ class Model:
         if self.run:
             self.used[self.run] += t - self.since
         self.state, self.run, self.since = "running", side, t
+        if self.round_start is None:
+            self.round_start = t
 
     def halt(self, t, state):
+        if self.state == "running":
+            self.stopped_since = t
         if self.run:
             self.used[self.run] += t - self.since
-        self.state, self.run = state, None
+        self.state, self.run, self.late = state, None, None
+
+    def finish(self, t, reason, lost=None, why=None):
+        self.halt(t, "ended")
+        if lost:
+            self.lost, self.capped, self.forfeited = lost, why == "overtime_limit", True
+            self.emit("forfeit", t, player=lost, reason=why)
+        self.ended_by = reason
+        self.emit("end", t, reason=reason)
 
     # --- time
     def advance(self, t):
         """Everything the rules make happen by themselves up to `t`."""
-        while self.state == "running":
-            x, u = self.run, self.used_at(self.run, self.since)
-            limit = self.limit[x]
-            marks = []  # (used instant, what)
-            first = limit + S
-            k = 0
-            while first + k * 60 * S <= u:
-                k += 1
-            marks.append((first + k * 60 * S, "step"))
-            if self.p["cap_s"] is not None:
-                marks.append((limit + (self.p["cap_s"] + 1) * S, "cap"))
-            if self.late == x:
-                if self.p["late_forfeit_at_overtime"]:
-                    marks.append((first, "absent"))
-                if self.p["late_every_s"]:
-                    every = self.p["late_every_s"] * S
-                    marks.append(((u // every + 1) * every, "late"))
-                    marks.append((self.p["late_forfeit_s"] * S, "absent"))
-            marks = [(m, what) for m, what in marks if m > u]
-            at_used = min(m for m, _ in marks)
-            at = self.since + at_used - self.used[x]
+        while self.state in ("running", "paused"):
+            marks = []  # (instant, what)
+            x = self.run
+            if x is not None:
+                u, limit = self.used_at(x, self.since), self.limit[x]
+                first = limit + S
+                k = 0
+                while first + k * 60 * S <= u:
+                    k += 1
+                if first + k * 60 * S > u:
+                    marks.append((self.since + first + k * 60 * S - u, "step"))
+                if self.p["cap_s"] is not None:
+                    marks.append((self.since + limit + (self.p["cap_s"] + 1) * S - u, "cap"))
+                if self.late == x and self.p["late_forfeit_at_overtime"]:
+                    marks.append((self.since + first - u, "absent"))
+            if self.late and self.p["late_every_s"]:
+                every, away = self.p["late_every_s"] * S, self.since - self.late_since
+                marks.append((self.late_since + (away // every + 1) * every, "late"))
+                marks.append((self.late_since + self.p["late_forfeit_s"] * S, "absent"))
+            if self.p.get("round_s") and self.round_start is not None:
+                marks.append((self.round_start + self.p["round_s"] * S, "round"))
+            marks = [
+                (m, what) for m, what in marks if m > self.since or (what == "round" and m >= self.since)
+            ]
+            if not marks:
+                return
+            at = min(m for m, _ in marks)
             if at > t:
                 return
-            kinds = {what for m, what in marks if m == at_used}
-            # advance the running side to the instant
-            self.used[x] += at - self.since
+            kinds = {what for m, what in marks if m == at}
+            if x is not None:
+                self.used[x] += at - self.since
             self.since = at
             if kinds & {"cap", "absent"}:
-                self.lost, self.capped = x, "cap" in kinds
-                self.halt(at, "ended")
-                self.emit("forfeit", at, player=x)
-                self.emit("end", at)
+                who = x if "cap" in kinds else self.late
+                self.finish(at, "forfeit", who, "overtime_limit" if "cap" in kinds else "absent")
                 return
             if "late" in kinds:
-                self.late_pen[x] = 10 * (self.used[x] // (self.p["late_every_s"] * S))
-                self.emit("penalty", at, player=x)
+                self.late_pen[self.late] = 10 * ((at - self.late_since) // (self.p["late_every_s"] * S))
+                self.emit("penalty", at, player=self.late, kind="late")
             if "step" in kinds:
-                if at_used == first:
+                if self.used[x] == self.limit[x] + S:
                     self.emit("overtime", at, player=x)
-                self.emit("penalty", at, player=x)
+                self.emit("penalty", at, player=x, kind="overtime")
+            if "round" in kinds:
+                self.finish(at, "round_over")
+                return
 
     # --- buttons (docs/rules.md, "The buttons" and the gestures)
     def side_down(self, x, t):
         self.advance(t)
-        if self.stop and self.stop[0] and self.state in ("ready", "paused"):
-            self.stop = (True, True)
-            if self.state == "ready":
-                self.late = other(x)
-                self.go(other(x), t)
-                self.emit("late_start", t, player=other(x))
-            else:
+        self.confirm_until = None
+        hold = self.stop
+        if hold and hold[1] and self.state != "running":
+            hold[2] = True
+            if t - hold[0] >= 500 * MS:
                 self.chord[x] = t
-        elif self.stop:
+                return
+        elif hold:
             self.emit("ignored", t, reason="stop_held")
-        elif self.state == "ended":
+            return
+        if self.state == "ended":
             self.emit("ignored", t, reason="ended")
+        elif self.late == x:
+            self.arrive(t, x)
         elif self.state in ("ready", "paused"):
             ev = "start" if self.state == "ready" else "resume"
             self.go(other(x), t)
@@ -163,32 +194,65 @@ class Model:
         elif t - self.since < 250 * MS:
             self.emit("ignored", t, reason="too_soon")
         else:
-            self.late = None
             self.go(other(x), t)
             self.emit("switch", t)
 
+    def arrive(self, t, x):
+        self.halt(t, "paused")
+        self.emit("pause", t, arrived=x)
+
     def side_up(self, x, t):
         self.advance(t)
-        if x in self.chord:
-            since = self.chord.pop(x)
-            if self.state == "paused":
-                delta = -60 * S if t - since >= S else 60 * S
-                self.limit[x] += delta
-                self.emit("adjust", t, player=x)
+        if x not in self.chord:
+            return
+        since = self.chord.pop(x)
+        if self.state == "ready":
+            self.late, self.late_since = other(x), t
+            self.round_start = t
+            if self.p["absence_runs_clock"]:
+                self.go(other(x), t)
+            else:
+                self.state, self.since = "running", t
+            self.emit("late_start", t, player=other(x))
+        elif self.state == "paused" or (self.state == "ended" and not self.forfeited):
+            self.correct(x, -60 * S if t - since >= S else 60 * S, t)
+        elif self.state == "ended":
+            self.emit("error", t)  # a forfeit stands: no correction
+
+    def correct(self, x, delta, t):
+        shown_before, pen_before = self.limit[x] // S - self.used[x] // S, self.over_pen(x, t)
+        self.limit[x] += delta
+        self.emit("adjust", t, player=x)
+        if shown_before >= 0 > self.limit[x] // S - self.used[x] // S:
+            self.emit("overtime", t, player=x)
+        if self.over_pen(x, t) != pen_before:
+            self.emit("penalty", t, player=x, kind="overtime")
+        if self.past_cap(x, t):
+            self.finish(t, "forfeit", x, "overtime_limit")
+        elif self.state == "ended":
+            self.finish(t, self.ended_by)
 
     def stop_down(self, t):
         self.advance(t)
+        if self.confirm_until is not None and t < self.confirm_until and self.state in ("ready", "paused"):
+            self.confirm_until = None
+            self.stop = [t, True, True]
+            self.finish(t, "stop_hold")
+            return
+        self.confirm_until = None
         if self.state == "running":
-            self.late = None
-            self.halt(t, "paused")
-            self.emit("pause", t)
-            self.stop = (False, False)
+            self.stop = [t, False, False]
+            if self.late:
+                self.arrive(t, self.late)  # the late player arrives and stops the clock
+            else:
+                self.halt(t, "paused")
+                self.emit("pause", t)
         else:
-            self.stop = (True, False)
+            self.stop = [t, True, False]
 
     def stop_up(self, t, held):
         self.advance(t)
-        began_stopped, used = self.stop
+        began_stopped, used = self.stop[1], self.stop[2]
         self.stop = None
         if not began_stopped or used:
             return
@@ -197,8 +261,25 @@ class Model:
         elif self.state == "ended":
             self.new_game(t)
         else:
-            self.halt(t, "ended")
-            self.emit("end", t)
+            self.confirm_until = t + 5 * S
+
+    def crashed(self, t):
+        """After a restart no gesture is half made, and the panels are lit."""
+        self.confirm_until = None
+        self.last_input = t
+
+    def woke(self, button, down, t):
+        """Whether this press (or its release) only woke dark panels (docs/rules.md)."""
+        self.advance(t)
+        if not down:
+            self.last_input = t
+            return self.waking.pop(button, False)
+        idle = self.state != "running" and t - max(self.last_input, self.stopped_since) >= 1800 * S
+        self.last_input = t
+        if idle:
+            self.waking[button] = True
+            self.emit("ignored", t, reason="wake")
+        return idle
 
 
 def tournament(seed, games):
@@ -230,7 +311,7 @@ def tournament(seed, games):
         else:
             yield t, "end_and_new", ()
             finished += 1
-            t += 8 * S
+            t += 9 * S
             if rng.random() < 0.3:  # a late start on the fresh game
                 yield t, "chord", (rng.choice("AB"), 0.1)
                 t += 3 * S
@@ -248,22 +329,26 @@ def edges_for(t, action, args):
         return [(t, "STOP", True), (t + int(args[0] * S), "STOP", False)]
     if action == "chord":
         side, hold = args
-        return [(t, "STOP", True), (t + 300 * MS, side, True), (t + 300 * MS + int(hold * S), side, False),
+        return [(t, "STOP", True), (t + 600 * MS, side, True), (t + 600 * MS + int(hold * S), side, False),
                 (t + 2 * S + 100 * MS, "STOP", False)]  # fmt: skip  # one gesture's edges together
-    if action == "end_and_new":  # stop, end, start a new game
+    if action == "end_and_new":  # stop, end (hold, release, confirm), start a new game
         return [(t, "STOP", True), (t + 100 * MS, "STOP", False), (t + S, "STOP", True), (t + 3500 * MS, "STOP", False),
-                (t + 4 * S, "STOP", True), (t + 6500 * MS, "STOP", False)]  # fmt: skip  # one gesture's edges together
+                (t + 4 * S, "STOP", True), (t + 4100 * MS, "STOP", False),
+                (t + 5 * S, "STOP", True), (t + 7500 * MS, "STOP", False)]  # fmt: skip  # one gesture's edges together
     return []
 
 
 def feed_model(model, edges, contacts):
-    """Give the model the presses in `edges`: an edge within 20 ms of the last on its button is bounce."""
+    """Give the model the presses in `edges`: an edge within 20 ms of the last on its button is bounce;
+    a press while the panels are dark (30 idle minutes) only wakes them, and so does its release."""
     held = {}
     for t, button, down in edges:
         last, level = contacts.get(button, (None, False))
         quiet = last is None or t - last >= 20 * MS
         contacts[button] = (t, down if quiet else level)
         if not quiet or down == level:
+            continue
+        if model.woke(button, down, t):
             continue
         if button == "STOP":
             if down:
@@ -278,7 +363,7 @@ def feed_model(model, edges, contacts):
 
 
 def compare(got, expected, where):
-    keys = ("ev", "t_ms", "state", "run", "A", "B", "player", "reason")
+    keys = ("ev", "t_ms", "state", "run", "A", "B", "player", "reason", "kind", "arrived")
     got = [{k: r[k] for k in keys if k in r} for r in got if r["ev"] not in ("boot", "recovered", "status")]
     expected = [{k: r[k] for k in keys if k in r} for r in expected]
     # compared pairwise first so a mismatch names the record; the count is checked after
@@ -306,6 +391,7 @@ def play(seed, games, rules):
             sim.run_to(t)
             time.set(t)
             model.advance(t)
+            model.crashed(t)
             sim = Simulator(config, refresh_on_ticks=False, time=time, journal=journal, boot_id="soak")
             contacts = {}
             crashes += 1

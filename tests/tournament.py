@@ -38,12 +38,12 @@ ROUND_3 = {
     # Chen (first, A) uses 26:00 (10 points); Evans (B) passes 10 minutes of overtime: V.G.3 forfeit.
     "3": ("overtime limit forfeit", "naspa", "0 press B\n26:00 press A\n62:00 until\n"),
     # Jones and Garcia: side A never arrives (late start, forfeit at -0:01). Nobody moved first.
-    "4": ("absence forfeit", "naspa", "0 down STOP\n0.7 press B\n1 up STOP\n26:00 until\n"),
+    "4": ("absence forfeit", "naspa", "0 down STOP\n0.6 press B\n1 up STOP\n26:00 until\n"),
     # School rules: Hill (A) is 6:30 late (two late steps: 20); Khan (B) moves first on arrival.
     "5": (
         "late penalty",
         "school",
-        "0 down STOP\n0.7 press B\n1 up STOP\n6:30 press STOP\n6:40 press A\n15:00 press B\n"
+        "0 down STOP\n0.6 press B\n1 up STOP\n6:30 press STOP\n6:40 press A\n15:00 press B\n"
         "20:00 press A\n21:00 press STOP\n" + END.format(t="21:10", t2="21:13.5"),
     ),
 }

@@ -65,8 +65,11 @@ def cmd_sim(args):
         print(f"tileclock: {error}", file=sys.stderr)
         return 2
     out = sys.stdout
-    for t_ns, button, down in script.edges:
-        sim.set_button(button, down, t_ns)
+    for t_ns, button, down in script.steps():
+        if button == "send":
+            sim.send(down, t_ns)  # a director's command line
+        else:
+            sim.set_button(button, down, t_ns)
         out.writelines(line + "\n" for line in sim.serial_lines())
     sim.finish(script.end_ns)
     out.writelines(line + "\n" for line in sim.serial_lines())

@@ -35,11 +35,13 @@ def exact_max_error_ns(inputs=100_000, seed=1):
         gesture = rng.choices(["A", "B", "STOP", "correction"], weights=[8, 8, 1, 1])[0]
         t += rng.randrange(30 * NS_PER_MS, 30 * NS_PER_S)
         if gesture == "correction":
-            edges = [("STOP", True, t), (rng.choice("AB"), True, t + 40 * NS_PER_MS)]
-            edges += [(edges[1][0], False, t + 80 * NS_PER_MS), ("STOP", False, t + 120 * NS_PER_MS)]
+            # a chord: STOP held 0.6 s before the side's tap
+            edges = [("STOP", True, t), (rng.choice("AB"), True, t + 600 * NS_PER_MS)]
+            edges += [(edges[1][0], False, t + 640 * NS_PER_MS), ("STOP", False, t + 680 * NS_PER_MS)]
         else:
             edges = [(gesture, True, t), (gesture, False, t + rng.randrange(25 * NS_PER_MS, 400 * NS_PER_MS))]
         for button, down, at in edges:
+            clock.advance(at)  # a press is taken 5 ms after its first edge, and dated at that edge
             if clock.run:
                 expected[clock.run] += at - last
             last = at

@@ -19,14 +19,19 @@ The clock turns intents and timers into transitions of the game and the records
 that say so. The gestures are tabled in docs/rules.md.
 """
 
-from .accounting import Accounting
+import heapq
+import itertools
+
+from .accounting import FORFEITS, Accounting
 from .gestures import (
     STOP,
+    BothChord,
     ButtonTiming,
-    Correction,
+    Chord,
+    ConfirmEnd,
+    Contacts,
     Gestures,
     Ignored,
-    LateStart,
     SidePress,
     StopHoldRelease,
     StopPress,
@@ -37,7 +42,7 @@ from .history import last_game, rebuild, record_instant_ns
 from .records import SIDES, TRANSITIONS, Record
 from .scene import Scene
 from .state import GameState, State, other
-from .timecode import NS_PER_MS, NS_PER_S, ms
+from .timecode import NS_PER_MS, NS_PER_S, format_clock, ms
 from .timers import Timer, TimerKind, earliest
 from .view import Notice, SideView, View
 
@@ -51,16 +56,28 @@ class ClockError(Exception):
     """A call the clock cannot take (a programming error, never a player's)."""
 
 
-class GameClock:
-    """The tournament clock for one board: every rule of `rules`, buttons per `timing`."""
+class Refused(Exception):
+    """A director's request the game does not allow now; the message says why (an `error` record)."""
 
-    def __init__(self, rules, timing=ButtonTiming(), times_s=None, first_seq=0, checkpoint_ms=None):
+
+class GameClock:
+    """The tournament clock for one board: every rule of `rules`, buttons per `timing`.
+
+    `dark_after_ms`: the panels go dark after this long idle (the device's idle care); a press
+    while they are dark only wakes them. None: never dark.
+    """
+
+    def __init__(
+        self, rules, timing=ButtonTiming(), times_s=None, first_seq=0, checkpoint_ms=None, dark_after_ms=None
+    ):
         self.rules = rules
         self.timing = timing
         self.accounting = Accounting(rules)
-        self.gestures = Gestures(timing)
+        self.contacts = Contacts(timing)
+        self.gestures = Gestures(timing, is_dark=self._is_dark)
         #: while a side runs, a `checkpoint` record this often bounds what a power cut can lose
         self.checkpoint_ms = checkpoint_ms
+        self.dark_after_ms = dark_after_ms
         times_s = times_s or {}
         self.start_ns = {side: times_s.get(side, rules.time_s) * NS_PER_S for side in SIDES}
         #: the director's settings: time of day, round, table, starting times (`set`)
@@ -73,9 +90,12 @@ class GameClock:
         self._seq = first_seq
         self._out = []
         self._last_t_ns = None  # the instant of the last record
+        self._done_ns = None  # how far the game has been taken (never past a pending press)
+        self._queue = []  # heap of (t_ns, order, action, args): inputs waiting to be applied in time order
+        self._order = itertools.count()
         self._handlers = {
             TimerKind.RULE: self._rule_due,
-            TimerKind.SETTLE: self._settle,
+            TimerKind.ROUND: lambda t_ns, _: self._end(t_ns, "round_over"),
             TimerKind.STUCK: self._stuck,
             TimerKind.CHECKPOINT: self._checkpoint,
         }
@@ -128,20 +148,22 @@ class GameClock:
         else:
             origin = now_ns - last_at
         self._game = rebuild(game.records, origin, self.rules)
-        self._set_start_times(self.scene.rebuild(records, boot.get("boot_id"), same_boot))
+        # the scene; the starting times a `set` gave this game are in the rebuilt state already
+        self.scene.rebuild(records, boot.get("boot_id"), same_boot)
         self.gestures.new_game()
-        self.now_ns = self._last_t_ns = origin + last_at
-        was_running = self.run
+        self.now_ns = self._last_t_ns = self._done_ns = origin + last_at
+        self.gestures.last_input_ns = now_ns
+        was_running, running = self.run, self.state == RUNNING
         if same_boot:
             checkpoint_ms, self.checkpoint_ms = self.checkpoint_ms, None  # none for time nobody was there
-            self._advance(max(now_ns, self.now_ns))  # penalties and forfeits that fell due while down
+            self._catch_up(max(now_ns, self.now_ns))  # penalties and forfeits that fell due while down
             self.checkpoint_ms = checkpoint_ms
             extra = {"reason": "restart", "down_ms": ms(now_ns - (origin + last_at))}
         else:
-            if self.state == RUNNING:
+            if running:
                 self.game.stop(self.now_ns, PAUSED)
-            self.now_ns = now_ns
-            extra = {"reason": "power_cut", "uncertain_ms": self.checkpoint_ms if was_running else 0}
+            self.now_ns = self._done_ns = now_ns
+            extra = {"reason": "power_cut", "uncertain_ms": self.checkpoint_ms if running else 0}
         self._emit("boot", self.now_ns, **boot)
         uncertain_s = self.checkpoint_ms // 1000 if extra.get("uncertain_ms") else 0
         self.game.notice = Notice("recovered", uncertain_s=uncertain_s)
@@ -155,7 +177,9 @@ class GameClock:
         taken at that instant: the clock never goes back in time.
         """
         t_ns = self._catch_up(t_ns)
-        self._act(self.gestures.edge(button, down, t_ns, self.state))
+        for button_, down_, at in self.contacts.edge(button, down, t_ns, self._done_ns):
+            self._enqueue(at, self._transition, button_, down_)
+        self._process(t_ns)
         return self._flush()
 
     def advance(self, t_ns):
@@ -165,46 +189,38 @@ class GameClock:
 
     def status(self, t_ns):
         """Advance to `t_ns` and report the state as a `status` record."""
-        self._catch_up(t_ns)
-        self._emit("status", self.now_ns)
-        return self._flush()
+        return self._submit(t_ns, self._record, "status")
 
     def adjust(self, t_ns, side, delta_ms, source="serial"):
-        """A director's correction from outside the buttons: allowed only while the clock is stopped mid-game."""
-        self._catch_up(t_ns)
-        if self.state != PAUSED:
-            self._emit(
-                "error", self.now_ns, detail=f"adjust only while the clock is stopped mid-game ({self.state})"
-            )
-        else:
-            self._correct(side, delta_ms * NS_PER_MS, self.now_ns, source)
-        return self._flush()
+        """A director's correction from outside the buttons (the same rules as the buttons' chord)."""
+        return self._submit(t_ns, self._request, self._correct, side, delta_ms * NS_PER_MS, source)
 
-    def round_over(self, t_ns):
-        """The director's "round over" (school rule 21): both sides stop and the game ends at once,
-        its penalties as of this instant. On a game already ended it is refused with an `error`."""
-        self._catch_up(t_ns)
-        game = self.game
-        if game.state == ENDED:
-            self._emit("error", self.now_ns, detail="round over: the game has already ended")
-        else:
-            game.stop(self.now_ns, ENDED)
-            self._emit(
-                "end", self.now_ns, reason="round_over", summary=self.accounting.summary(game, self.now_ns)
-            )
-        return self._flush()
+    def late_start(self, t_ns, player, source="serial"):
+        """A director's late start of `player` (`A`, `B` or `both`): only on a fresh game."""
+        absent = SIDES if player == "both" else (player,)
+        return self._submit(t_ns, self._request, self._late_start, absent, source)
+
+    def round_over(self, t_ns, source="serial"):
+        """The director's "round over" (school rule 21): both sides stop and the game ends at once
+        (`round_over`), its penalties as of this instant; refused with an `error` on an ended game."""
+        return self._submit(t_ns, self._request, self._round_over, source)
+
+    def reopen(self, t_ns, source="serial"):
+        """The director reopens an ended game (not a forfeit), stopped, exactly as it was."""
+        return self._submit(t_ns, self._request, self._reopen, source)
 
     def set_scene(self, t_ns, wall_ms=None, round=None, table=None, times_s=None):
         """A director's `set`: the time of day (ms since 1970, UTC) at `t_ns`, the round, the
         table, and the starting times (`{side: s}`), for this game while nobody has pressed,
         else for the next (see scene.py). Recorded in a `set` record."""
-        self._catch_up(t_ns)
+        return self._submit(t_ns, self._set_scene, wall_ms, round, table, times_s)
+
+    def _set_scene(self, t_ns, wall_ms, round, table, times_s):
         fields, this_times = self.scene.set(
-            self.now_ns, self.game.t0_ns, self.state == READY, wall_ms, round, table, times_s
+            t_ns, self.game.t0_ns, self.state == READY, wall_ms, round, table, times_s
         )
         self._set_start_times(this_times)
-        self._emit("set", self.now_ns, **fields)
-        return self._flush()
+        self._emit("set", t_ns, **fields)
 
     def _set_start_times(self, times_s):
         """Give the current game other starting times (before anyone pressed, or as rebuilt)."""
@@ -213,25 +229,19 @@ class GameClock:
     def error(self, t_ns, detail, line=None, **more):
         """Answer a bad input (a malformed command, noise on the line) with an `error` record;
         `more` fields say more (how many earlier errors went unanswered)."""
-        self._catch_up(t_ns)
         extra = {"detail": detail, **more}
         if line is not None:
             extra["line"] = line
-        self._emit("error", self.now_ns, **extra)
-        return self._flush()
+        return self._submit(t_ns, self._record, "error", **extra)
 
     def fault(self, t_ns, part, detail, **extra):
         """Record that `part` (`panel A`, `serial`, ...) stopped working, or found damage; the clock
         keeps time regardless. `extra` fields say more (the seqs a `journal` fault skipped)."""
-        self._catch_up(t_ns)
-        self._emit("fault", self.now_ns, part=part, detail=detail, **extra)
-        return self._flush()
+        return self._submit(t_ns, self._record, "fault", part=part, detail=detail, **extra)
 
     def fault_cleared(self, t_ns, part):
         """Record that `part` works again."""
-        self._catch_up(t_ns)
-        self._emit("fault_cleared", self.now_ns, part=part)
-        return self._flush()
+        return self._submit(t_ns, self._record, "fault_cleared", part=part)
 
     # ---------------------------------------------------------------- queries
 
@@ -255,27 +265,43 @@ class GameClock:
         return self.game.used_ns(side, t_ns)
 
     def stopped_ns(self, t_ns):
-        """Time in this game when no side ran, as of `t_ns`."""
+        """Time in this game charged to no side, as of `t_ns`."""
         return self.game.stopped_ns(t_ns)
+
+    def shared_ns(self, t_ns):
+        """Time charged to both sides at once (both players late), as of `t_ns`."""
+        return self.game.shared_ns(t_ns)
 
     def elapsed_ns(self, t_ns):
         """Time since the current game opened, as of `t_ns`."""
         return t_ns - self.game.t0_ns
 
     def balanced(self, t_ns):
-        """Whether the books balance at `t_ns`: both sides' time and the stopped time make the elapsed time."""
+        """Whether the books balance at `t_ns`: both sides' time and the stopped time, less the time
+        charged to both at once, make the elapsed time."""
         game = self.game
-        return game.used_ns("A", t_ns) + game.used_ns("B", t_ns) + game.stopped_ns(t_ns) == self.elapsed_ns(
-            t_ns
+        books = (
+            game.used_ns("A", t_ns) + game.used_ns("B", t_ns) + game.stopped_ns(t_ns) - game.shared_ns(t_ns)
         )
+        return books == self.elapsed_ns(t_ns)
 
     def stopped_since_ns(self):
         """Since when no clock has run (None while one runs)."""
         return None if self.state == RUNNING else self.game.stopped_since_ns
 
+    def idle_ns(self, t_ns):
+        """How long the clock has sat with no clock running and no button touched, or None."""
+        if self.state == RUNNING:
+            return None
+        last_input = self.gestures.last_input_ns
+        since = (
+            self.game.stopped_since_ns if last_input is None else max(last_input, self.game.stopped_since_ns)
+        )
+        return max(0, t_ns - since)
+
     def display_seconds(self, side, t_ns):
         """The signed whole seconds the display shows: limit minus whole seconds used."""
-        return self.game.display_seconds(side, t_ns)
+        return self.accounting.shown_seconds(self.game, side, t_ns)
 
     def penalty(self, side, t_ns):
         """Points the clock deducts from `side` as of `t_ns`."""
@@ -287,15 +313,29 @@ class GameClock:
         sides = {side: self.accounting.side_view(game, side, t_ns) for side in SIDES}
         faults = tuple(f"button {b}" for b in sorted(self.gestures.stuck))
         hint = self.gestures.hint(t_ns, game.state)
-        return View(game.state, game.run, sides["A"], sides["B"], hint, game.notice, faults)
+        round_left = self.accounting.round_left_s(game, t_ns)
+        return View(
+            game.state,
+            game.run,
+            sides["A"],
+            sides["B"],
+            hint,
+            game.notice,
+            faults,
+            round_left,
+            game.end_reason,
+        )
 
     def next_deadline(self):
         """The next instant anything changes without an input: a record, a displayed digit, a hint."""
+        safe = self.contacts.safe_until()
         timer = earliest(self._timers())
+        contact = earliest(self.contacts.timers())
         candidates = [
-            Accounting.next_display_change(self.game, self.now_ns),
+            self.accounting.next_display_change(self.game, self.now_ns),
             self.gestures.next_hint_change(self.now_ns),
-            timer.at_ns if timer else None,
+            timer.at_ns if timer and (safe is None or timer.at_ns <= safe) else None,
+            contact.at_ns if contact else None,
         ]
         candidates = [c for c in candidates if c is not None]
         return min(candidates) if candidates else None
@@ -303,20 +343,70 @@ class GameClock:
     # ------------------------------------------------------------- game state
 
     def _catch_up(self, t_ns):
-        """Before anything happens at `t_ns`: fire what fell due up to then; returns the instant used
-        (never earlier than one already processed)."""
+        """Take the clock on to `t_ns` (never back): fire what fell due and apply what waited;
+        returns the instant used."""
         if self._game is None:
             raise ClockError("no game yet: call new_game first")
         t_ns = max(t_ns, self.now_ns)
-        self._advance(t_ns)
+        self.now_ns = t_ns
+        self._process(t_ns)
         return t_ns
+
+    def _submit(self, t_ns, action, *args, **kwargs):
+        """Apply `action` at `t_ns`, in time order with everything else; returns the records made
+        (those of an input held back behind a press still being told from a glitch come later)."""
+        t_ns = self._catch_up(t_ns)
+        self._enqueue(t_ns, action, *args, **kwargs)
+        self._process(t_ns)
+        return self._flush()
+
+    def _enqueue(self, t_ns, action, *args, **kwargs):
+        heapq.heappush(self._queue, (t_ns, next(self._order), action, args, kwargs))
+
+    def _process(self, t_ns):
+        """Everything up to `t_ns`, in time order: contact timers first (they only make inputs),
+        then rule timers and waiting inputs, never past a press still pending (rule events first on
+        a tie)."""
+        while True:
+            contact = earliest(self.contacts.timers())
+            if contact is not None and contact.at_ns <= t_ns:
+                for button, down, at in self.contacts.fire(contact, self._done_ns):
+                    self._enqueue(at, self._transition, button, down)
+                continue
+            safe = self.contacts.safe_until()
+            limit = t_ns if safe is None else min(t_ns, safe)
+            timer = earliest(self._timers())
+            waiting = self._queue[0] if self._queue else None
+            if timer is not None and timer.at_ns <= limit and (waiting is None or timer.at_ns <= waiting[0]):
+                self._done_ns = max(self._done_ns, timer.at_ns)
+                self._handlers[timer.kind](timer.at_ns, timer.subject)
+            elif waiting is not None and waiting[0] <= limit:
+                at, _, action, args, kwargs = heapq.heappop(self._queue)
+                self._done_ns = max(self._done_ns, at)
+                action(self._done_ns, *args, **kwargs)
+            else:
+                break
+        if self.contacts.safe_until() is None and not self._queue:
+            self._done_ns = max(self._done_ns, t_ns)
+
+    def _transition(self, t_ns, button, down):
+        self._act(self.gestures.transition(button, down, t_ns, self.state))
+
+    def _is_dark(self, t_ns):
+        if self.dark_after_ms is None or self._game is None:
+            return False
+        idle = self.idle_ns(t_ns)
+        return idle is not None and idle >= self.dark_after_ms * NS_PER_MS
 
     def _start_game(self, t_ns, boot=None):
         start_ns, scene = self.scene.open_game(t_ns, self.start_ns)
         self._game = GameState.new(t_ns, start_ns)
+        self._done_ns = t_ns
         self.gestures.new_game()
+        self.gestures.last_input_ns = t_ns
         if boot is not None:
             self._emit("boot", t_ns, **boot)
+        changes = self.rules.changes()
         self._emit(
             "new_game",
             t_ns,
@@ -325,13 +415,24 @@ class GameClock:
             mono_ns=t_ns,
             **scene,
             **({"boot_id": self.boot_id} if self.boot_id else {}),
+            **({"rules_set": changes} if changes else {}),
         )
+
+    def _request(self, t_ns, action, *args):
+        """A director's request at `t_ns`: done, or refused with an `error` record saying why."""
+        try:
+            action(t_ns, *args)
+        except Refused as why:
+            self._emit("error", t_ns, detail=str(why))
 
     # ---------------------------------------------------------------- intents
 
     def _act(self, intents):
         for intent in intents:
-            self._intent(intent)
+            try:
+                self._intent(intent)
+            except Refused as why:
+                self._emit("error", intent.t_ns, detail=str(why))
 
     def _intent(self, intent):
         game = self.game
@@ -339,22 +440,22 @@ class GameClock:
             case SidePress(t_ns=t, side=side):
                 self._side_press(side, t)
             case StopPress(t_ns=t) if game.state == RUNNING:
-                arrived = game.late
-                game.late = None
-                game.stop(t, PAUSED)
-                self._emit("pause", t, button=STOP, **({"arrived": arrived} if arrived else {}))
+                self._stop_press(t)
+            case ConfirmEnd(t_ns=t) if game.state in (READY, PAUSED):
+                self._end(t, "stop_hold")
             case StopHoldRelease(t_ns=t) if game.state == ENDED:
                 self._start_game(t)
-            case StopHoldRelease(t_ns=t):
-                game.stop(t, ENDED)
-                self._emit("end", t, reason="stop_hold", summary=self.accounting.summary(game, t))
-            case LateStart(t_ns=t, present=present):
-                game.late = other(present)
-                game.run_side(game.late, t)
-                self._emit("late_start", t, button=present, player=game.late)
-            case Correction(t_ns=t, side=side, take_off=take_off):
-                delta_ns = (-1 if take_off else 1) * self.timing.correction_ms * NS_PER_MS
-                self._correct(side, delta_ns, t, "buttons")
+            case Chord(t_ns=t, side=side) if game.state == READY:
+                self._late_start(t, (other(side),), "buttons", button=side)
+            case Chord(t_ns=t, side=side, held=held) if game.state in (PAUSED, ENDED):
+                delta_ns = (-1 if held else 1) * self.timing.correction_ms * NS_PER_MS
+                self._correct(t, side, delta_ns, "buttons")
+            case BothChord(t_ns=t) if game.state == READY:
+                self._late_start(t, SIDES, "buttons")
+            case BothChord(t_ns=t) if game.state == ENDED:
+                self._reopen(t, "buttons")
+            case BothChord(t_ns=t):
+                self._ignore(STOP, t, "both_sides")
             case Ignored(t_ns=t, button=button, reason=reason):
                 self._ignore(button, t, reason)
             case Stuck(t_ns=t, button=button):
@@ -363,29 +464,106 @@ class GameClock:
             case Unstuck(t_ns=t, button=button):
                 self._emit("fault_cleared", t, part=f"button {button}")
 
+    def _stop_press(self, t_ns):
+        game = self.game
+        if len(game.absent) == 2:
+            self._ignore(STOP, t_ns, "both_late")  # each arriving player presses their own button
+            return
+        arrived = next(iter(game.absent), None)
+        game.stop(t_ns, PAUSED)
+        self._emit("pause", t_ns, button=STOP, **({"arrived": arrived} if arrived else {}))
+
     def _side_press(self, side, t_ns):
         game = self.game
         if game.state == ENDED:
             self._ignore(side, t_ns, "ended")
+        elif side in game.absent and len(game.absent) == 2:
+            game.arrive(side, t_ns)  # the first of two late players: the clock runs on against the other
+            self._emit("arrived", t_ns, player=side, button=side)
+        elif side in game.absent:
+            game.stop(t_ns, PAUSED)  # a late player arrives: never a switch (NASPA III.C)
+            self._emit("pause", t_ns, button=side, arrived=side)
         elif game.state in (READY, PAUSED):
             event = "start" if game.state == READY else "resume"
             game.run_side(other(side), t_ns)
             self._emit(event, t_ns, button=side)
         elif game.run != side:
             self._ignore(side, t_ns, "not_running")
-        elif t_ns - game.run_since_ns < self.timing.min_turn_ms * NS_PER_MS:
+        elif t_ns - game.since_ns < self.timing.min_turn_ms * NS_PER_MS:
             self._ignore(side, t_ns, "too_soon")
         else:
-            arrived = game.late
-            game.late = None
             game.turns[side] += 1
             game.run_side(other(side), t_ns)
-            self._emit("switch", t_ns, button=side, **({"arrived": arrived} if arrived else {}))
+            self._emit("switch", t_ns, button=side)
 
-    def _correct(self, side, delta_ns, t_ns, source):
-        self.game.correct(side, delta_ns, t_ns)
-        self.game.notice = Notice("correction", side, delta_s=delta_ns // NS_PER_S)
+    def _late_start(self, t_ns, absent, source, button=None):
+        game = self.game
+        if game.state != READY:
+            raise Refused(f"late start only on a fresh game ({game.state})")
+        game.absent = dict.fromkeys(absent, t_ns)
+        game.start_round(t_ns)
+        game.charge(set(absent) if self.rules.absence_runs_clock else set(), t_ns)
+        player = absent[0] if len(absent) == 1 else "both"
+        self._emit("late_start", t_ns, player=player, source=source, **({"button": button} if button else {}))
+
+    def _correct(self, t_ns, side, delta_ns, source):
+        game, accounting, rules = self.game, self.accounting, self.rules
+        if game.state not in (PAUSED, ENDED):
+            raise Refused(f"adjust only while the clock is stopped mid-game or after the end ({game.state})")
+        if game.lost:
+            raise Refused("adjust: the game was forfeited")
+        limit_s = (game.allowance_ns[side] + delta_ns) // NS_PER_S
+        if abs(delta_ns) > rules.max_correction_s * NS_PER_S or not 0 <= limit_s <= rules.max_limit_s:
+            raise Refused(
+                f"adjust {side} {ms(delta_ns):+d}: one correction is at most "
+                f"{format_clock(rules.max_correction_s)}, and a side's limit stays within "
+                f"0:00 to {format_clock(rules.max_limit_s)} (it would be {format_clock(limit_s)})"
+            )
+        shown_before = game.display_seconds(side, t_ns)
+        pen_before = accounting.overtime_pen(game, side, t_ns)
+        game.correct(side, delta_ns, t_ns)
+        game.notice = Notice("correction", side, delta_s=delta_ns // NS_PER_S)
         self._emit("adjust", t_ns, player=side, delta_ms=ms(delta_ns), source=source)
+        if shown_before >= 0 > game.display_seconds(side, t_ns):
+            self._emit("overtime", t_ns, player=side)
+        if accounting.overtime_pen(game, side, t_ns) != pen_before:
+            self._emit("penalty", t_ns, player=side, kind="overtime")
+        if accounting.past_cap(game, side, t_ns):
+            self._end(t_ns, "forfeit", side, "overtime_limit")
+        elif game.state == ENDED:
+            self._end(t_ns, game.end_reason)  # the summary again, as corrected
+
+    def _round_over(self, t_ns, source):
+        if self.game.state == ENDED:
+            raise Refused("round over: the game has already ended")
+        self._end(t_ns, "round_over")
+
+    def _reopen(self, t_ns, source):
+        game = self.game
+        if game.state != ENDED:
+            raise Refused(f"reopen: the game has not ended ({game.state})")
+        if game.lost or game.end_reason != "stop_hold":
+            why = "a forfeit stands" if game.lost else "the round is over"
+            raise Refused(f"reopen: {why}")
+        game.reopen(t_ns)
+        self._emit("reopen", t_ns, source=source, reopens=game.end_seq)
+
+    def _end(self, t_ns, reason, lost=None, lost_reason=None):
+        """End the game at `t_ns` (or issue its summary again): `forfeit` and `end` records."""
+        game = self.game
+        supersedes = game.end_seq
+        game.end(t_ns, reason, lost, lost_reason)
+        if lost is not None:
+            self._emit("forfeit", t_ns, player=lost, reason=lost_reason)
+        game.end_seq = self._seq
+        summary = self.accounting.summary(game, t_ns)
+        self._emit(
+            "end",
+            t_ns,
+            reason=reason,
+            summary=summary,
+            **({"supersedes": supersedes} if supersedes is not None else {}),
+        )
 
     def _ignore(self, button, t_ns, reason):
         self._emit("ignored", t_ns, button=button, reason=reason)
@@ -393,23 +571,17 @@ class GameClock:
     # ---------------------------------------------------- time-driven events
 
     def _timers(self):
-        """Everything that falls due without an input, as `Timer`s."""
-        due = self.accounting.next_due(self.game, self.now_ns)
+        """The game's time-driven work from where it has been taken to, as `Timer`s."""
+        game, done = self.game, self._done_ns
+        due = self.accounting.next_due(game, done)
         if due:
-            yield Timer(due[0], TimerKind.RULE, due[1:])
+            yield Timer(due[0], TimerKind.RULE, due[1])
+        round_end = self.accounting.round_end_ns(game)
+        if round_end is not None:
+            yield Timer(max(round_end, done), TimerKind.ROUND)
         yield from self.gestures.timers()
         if self.checkpoint_ms is not None and self.state == RUNNING:
             yield Timer(self._last_t_ns + self.checkpoint_ms * NS_PER_MS, TimerKind.CHECKPOINT)
-
-    def _advance(self, t_ns):
-        """Fire, in time order, every timer due up to and including `t_ns`."""
-        while (timer := earliest(self._timers())) is not None and timer.at_ns <= t_ns:
-            self.now_ns = timer.at_ns
-            self._handlers[timer.kind](timer.at_ns, timer.subject)
-        self.now_ns = t_ns
-
-    def _settle(self, t_ns, button):
-        self._act(self.gestures.settle(button, t_ns, self._last_t_ns, self.state))
 
     def _stuck(self, t_ns, button):
         self._act(self.gestures.mark_stuck(button, t_ns))
@@ -418,26 +590,27 @@ class GameClock:
         self._emit("checkpoint", t_ns)
 
     def _rule_due(self, t_ns, due):
-        side, kinds = due
         game = self.game
-        forfeit = kinds & {"overtime_limit", "absent"}
-        if forfeit:
-            reason = "overtime_limit" if "overtime_limit" in forfeit else "absent"
-            game.lost = side
-            game.lost_reason = reason
-            game.stop(t_ns, ENDED)
-            self._emit("forfeit", t_ns, player=side, reason=reason)
-            self._emit("end", t_ns, reason="forfeit", summary=self.accounting.summary(game, t_ns))
+        forfeits = sorted((kind, side) for side, kind in due if kind in FORFEITS)
+        if forfeits:
+            kind, side = forfeits[-1]  # the cap before absence (sorted: "overtime_limit" > "absent")
+            both = kind == "absent" and (len(game.absent) == 2 or len(forfeits) == 2)
+            self._end(t_ns, "forfeit", "both" if both else side, kind)
             return
-        if "late_penalty" in kinds:
-            game.late_pen[side] = self.rules.late_penalty(game.used_ns(side, t_ns))
-            self._emit("penalty", t_ns, player=side, kind="late")
-        if "overtime" in kinds:
-            self._emit("overtime", t_ns, player=side)
-        if kinds & {"overtime", "penalty"}:
-            self._emit("penalty", t_ns, player=side, kind="overtime")
+        for side in SIDES:
+            kinds = {kind for s, kind in due if s == side}
+            if "late_penalty" in kinds:
+                game.late_pen[side] = self.rules.late_penalty(game.absence_ns(side, t_ns))
+                self._emit("penalty", t_ns, player=side, kind="late")
+            if "overtime" in kinds:
+                self._emit("overtime", t_ns, player=side)
+            if kinds & {"overtime", "penalty"}:
+                self._emit("penalty", t_ns, player=side, kind="overtime")
 
     # ---------------------------------------------------------------- records
+
+    def _record(self, t_ns, ev, **extra):
+        self._emit(ev, t_ns, **extra)
 
     def _emit(self, ev, t_ns, **extra):
         game = self.game

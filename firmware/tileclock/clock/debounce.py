@@ -34,6 +34,11 @@ class Debouncer:
             self._pending_since_ns = t_ns
         return None
 
+    @property
+    def closed_since(self):
+        """Since when the contact has been closed without a break (its last edge), or None if open."""
+        return self._last_edge_ns if self._raw else None
+
     def deadline(self):
         """When the contact will have been quiet for a window after a bounce train, or None."""
         if self._pending_since_ns is None:

@@ -1,14 +1,15 @@
 """Gestures: debounced button edges turned into what the player or director means (intents).
 
-Holds, chords and stuck buttons live here; what an intent does to the game is the
-clock's business (`core.py`). See docs/rules.md for the table of gestures.
+Holds, chords, the end's confirmation, glitches, wake presses and stuck buttons
+live here; what an intent does to the game is the clock's business (`core.py`).
+The gestures are tabled in docs/rules.md.
 """
 
 from dataclasses import dataclass
 
 from .debounce import Debouncer
-from .records import BUTTONS
-from .state import State
+from .records import BUTTONS, SIDES
+from .state import State, other
 from .timecode import NS_PER_MS
 from .timers import Timer, TimerKind
 from .view import Hint
@@ -22,10 +23,16 @@ class ButtonTiming:
 
     #: Edges closer together than this are contact bounce.
     bounce_ms: int = 20
+    #: A contact must stay closed this long to be a press (it still counts from its first edge).
+    min_press_ms: int = 5
     #: A side's press ends its turn only once its clock has run this long (collisions).
     min_turn_ms: int = 250
     #: Hold STOP this long on a stopped clock, then release, to end (or start) a game.
     end_hold_ms: int = 2000
+    #: After that, a STOP press within this long confirms the end.
+    confirm_end_ms: int = 5000
+    #: STOP must have been held this long before a side's press for the two to be a chord.
+    chord_after_ms: int = 500
     #: In a correction, a side held at least this long takes time off instead of adding it.
     correction_hold_ms: int = 1000
     #: The size of one correction.
@@ -34,12 +41,12 @@ class ButtonTiming:
     stuck_ms: int = 10_000
 
 
-# --- intents
+# --- intents: each says what was meant, and when
 
 
 @dataclass(frozen=True)
 class SidePress:
-    """A side's button went down, with no modifier."""
+    """A side's button went down, as a press on its own."""
 
     t_ns: int
     side: str
@@ -54,26 +61,32 @@ class StopPress:
 
 @dataclass(frozen=True)
 class StopHoldRelease:
-    """STOP was held `end_hold` on a stopped clock and let go: end the game (or start a new one)."""
+    """On an ended game, STOP was held `end_hold` and let go: a new game."""
 
     t_ns: int
 
 
 @dataclass(frozen=True)
-class LateStart:
-    """On a fresh game, STOP held and `present`'s button pressed: the absent side's clock runs."""
+class ConfirmEnd:
+    """STOP pressed to confirm the end the panels asked about."""
 
     t_ns: int
-    present: str
 
 
 @dataclass(frozen=True)
-class Correction:
-    """On a stopped clock, STOP held and `side` tapped (add a minute) or held (`take_off` a minute)."""
+class Chord:
+    """STOP held, and `side` tapped (or `held` long) and let go: a late start or a correction."""
 
     t_ns: int
     side: str
-    take_off: bool
+    held: bool
+
+
+@dataclass(frozen=True)
+class BothChord:
+    """STOP held, and both sides pressed together and let go: both late, or reopen an ended game."""
+
+    t_ns: int
 
 
 @dataclass(frozen=True)
@@ -105,37 +118,96 @@ class Unstuck:
 class _StopHold:
     since_ns: int
     began_stopped: bool  # a STOP that stopped a running clock never makes a gesture
-    used: bool = False  # a chord was made during this hold
+    used: bool = False  # a chord or a press was made during this hold
+
+
+class Contacts:
+    """The three contacts: raw edges in, presses and releases that really happened out.
+
+    Debounce decides whether a change happened (never when); a press is real only once its
+    contact has stayed closed `min_press` without a break, and is dated at its first edge. Until
+    then it is *pending*: `safe_until()` says from when the clock must not act on anything else,
+    so a press is never applied after something that happened after its first edge.
+    Nothing here depends on the game: that is `Gestures`'s part.
+    """
+
+    def __init__(self, timing):
+        self.min_press_ns = timing.min_press_ms * NS_PER_MS
+        self._buttons = {name: Debouncer(timing.bounce_ms * NS_PER_MS) for name in BUTTONS}
+        self._pending = {}  # button -> first edge of a contact not yet closed long enough to be a press
+
+    def edge(self, button, down, t_ns, not_before_ns):
+        """One raw edge: the (button, down, t_ns) transitions it makes real (often none)."""
+        change = self._buttons[button].edge(down, t_ns)
+        return self._debounced(button, *change, not_before_ns) if change else []
+
+    def timers(self):
+        """A bounce train's end; a pending press that will have stayed closed `min_press`."""
+        for name, debouncer in self._buttons.items():
+            if debouncer.deadline() is not None:
+                yield Timer(debouncer.deadline(), TimerKind.SETTLE, name)
+        for name in self._pending:
+            closed_since = self._buttons[name].closed_since
+            if closed_since is not None:
+                yield Timer(closed_since + self.min_press_ns, TimerKind.PRESS, name)
+
+    def fire(self, timer, not_before_ns):
+        """The transitions a contact timer makes real."""
+        if timer.kind == TimerKind.PRESS:
+            return [(timer.subject, True, self._pending.pop(timer.subject))]
+        change = self._buttons[timer.subject].settle(timer.at_ns)
+        return self._debounced(timer.subject, *change, not_before_ns) if change else []
+
+    def safe_until(self):
+        """The first edge of the earliest pending press (nothing after it may be acted on yet), or None."""
+        return min(self._pending.values(), default=None)
+
+    def _debounced(self, button, down, t_ns, not_before_ns):
+        t_ns = max(t_ns, not_before_ns)  # a change a bounce train hid is never dated before what is done
+        if down:
+            if not self.min_press_ns:
+                return [(button, True, t_ns)]
+            self._pending[button] = t_ns
+            return []
+        if self._pending.pop(button, None) is not None:
+            return []  # let go before it stayed closed min_press: a glitch, not a press
+        return [(button, False, t_ns)]
 
 
 class Gestures:
-    """The three buttons, from raw edges to intents, per `timing`."""
+    """The three buttons' real presses and releases turned into intents, per `timing`.
 
-    def __init__(self, timing):
+    `is_dark(t_ns)` says whether the panels are dark at `t_ns`: a press then only wakes them.
+    """
+
+    def __init__(self, timing, is_dark=lambda t_ns: False):
         self.timing = timing
+        self.is_dark = is_dark
         self.stuck = set()
-        self._buttons = {name: Debouncer(timing.bounce_ms * NS_PER_MS) for name in BUTTONS}
-        self._down_since = {}  # button -> when its debounced press began
+        #: the last instant a button's contact was taken as made or broken (not a glitch)
+        self.last_input_ns = None
+        self._down_since = {}  # button -> when its press began
+        self._swallowed = set()  # buttons whose press only woke the panels: so does the release
         self._stop_hold = None
         self._chord = {}  # side -> when it went down under a held STOP
+        self._both = False  # both sides were down together in this chord
+        self._chord_activity_ns = None  # the last chord edge: a STOP in use is not stuck
+        self._confirm_until = None  # a STOP press before this confirms the end
 
     def new_game(self):
-        """A new game begins: no hold or chord carries over into it."""
-        self._stop_hold = None
+        """A new game begins: no chord or pending confirmation carries over into it."""
         self._chord = {}
+        self._both = False
+        self._confirm_until = None
 
-    def edge(self, button, down, t_ns, state):
-        """One raw contact edge; the intents it makes (usually none or one)."""
-        change = self._buttons[button].edge(down, t_ns)
-        return self._transition(button, *change, state) if change else []
-
-    def settle(self, button, t_ns, not_before_ns, state):
-        """A bounce train on `button` ended at `t_ns`: the intents of the press or release it hid."""
-        change = self._buttons[button].settle(t_ns)
-        if not change:
+    def transition(self, button, down, t_ns, state):
+        """A real press (`down`) or release of `button` at `t_ns`: the intents it makes."""
+        if not down and button in self._swallowed:
+            self._swallowed.discard(button)
+            self._down_since.pop(button, None)
+            self.last_input_ns = t_ns  # the release of a wake press
             return []
-        down, since = change
-        return self._transition(button, down, max(since, not_before_ns), state)
+        return self._accepted(button, down, t_ns, state)
 
     def mark_stuck(self, button, t_ns):
         """`button`'s stuck timer fired."""
@@ -143,35 +215,46 @@ class Gestures:
         return [Stuck(t_ns, button)]
 
     def timers(self):
-        """What falls due without input: the end of a bounce train, a button held long enough to be stuck."""
-        for name, debouncer in self._buttons.items():
-            if debouncer.deadline() is not None:
-                yield Timer(debouncer.deadline(), TimerKind.SETTLE, name)
+        """What falls due without input: a button held long enough to be stuck."""
         for name, since in self._down_since.items():
             if name not in self.stuck:
+                if name == STOP and self._chord_activity_ns is not None:
+                    since = max(since, self._chord_activity_ns)  # held as a modifier: in use, not stuck
                 yield Timer(since + self.timing.stuck_ms * NS_PER_MS, TimerKind.STUCK, name)
 
     def hint(self, t_ns, state):
-        """What letting go of a held STOP would do at `t_ns`, or None."""
-        if self._end_hold_from() is None or t_ns < self._end_hold_from():
-            return None
-        return Hint.NEW_GAME if state == State.ENDED else Hint.END_GAME
+        """What the panels should ask or say about a STOP gesture at `t_ns`, or None."""
+        hold_from = self._end_hold_from()
+        if hold_from is not None and t_ns >= hold_from:
+            return Hint.NEW_GAME if state == State.ENDED else Hint.END_GAME
+        if self._confirm_until is not None and t_ns < self._confirm_until and state != State.ENDED:
+            return Hint.CONFIRM_END
+        return None
 
     def next_hint_change(self, now_ns):
         """When the hint next changes without input, or None."""
-        at = self._end_hold_from()
-        return at if at is not None and at > now_ns else None
+        changes = [
+            at for at in (self._end_hold_from(), self._confirm_until) if at is not None and at > now_ns
+        ]
+        return min(changes) if changes else None
 
     # --------------------------------------------------------------- internals
 
     def _end_hold_from(self):
         """From when letting go of the current STOP hold would end (or start) a game, or None."""
         hold = self._stop_hold
-        if not hold or not hold.began_stopped or hold.used:
+        if not hold or not hold.began_stopped or hold.used or STOP in self.stuck:
             return None
         return hold.since_ns + self.timing.end_hold_ms * NS_PER_MS
 
-    def _transition(self, button, down, t_ns, state):
+    def _accepted(self, button, down, t_ns, state):
+        """A press or release that really happened, at `t_ns`."""
+        if down and self.is_dark(t_ns):
+            self._swallowed.add(button)
+            self._down_since[button] = t_ns
+            self.last_input_ns = t_ns
+            return [Ignored(t_ns, button, "wake")]
+        self.last_input_ns = t_ns
         if down:
             self._down_since[button] = t_ns
         else:
@@ -184,10 +267,16 @@ class Gestures:
                 return [Unstuck(t_ns, button)]  # a stuck button's release is not a gesture
         if button == STOP:
             return self._stop_down(t_ns, state) if down else self._stop_up(t_ns, state)
-        return self._side_down(button, t_ns, state) if down else self._side_up(button, t_ns, state)
+        return self._side_down(button, t_ns, state) if down else self._side_up(button, t_ns)
 
     def _stop_down(self, t_ns, state):
+        confirming = self._confirm_until is not None and t_ns < self._confirm_until
+        self._confirm_until = None
+        if confirming and state in (State.READY, State.PAUSED):
+            self._stop_hold = _StopHold(t_ns, began_stopped=True, used=True)  # its release does nothing
+            return [ConfirmEnd(t_ns)]
         self._stop_hold = _StopHold(t_ns, began_stopped=state != State.RUNNING)
+        self._chord_activity_ns = None
         return [StopPress(t_ns)]
 
     def _stop_up(self, t_ns, state):
@@ -197,23 +286,36 @@ class Gestures:
             return []
         if t_ns < hold_from:
             return [Ignored(t_ns, STOP, "stopped" if state != State.ENDED else "ended")]
-        return [StopHoldRelease(t_ns)]
+        if state == State.ENDED:
+            return [StopHoldRelease(t_ns)]
+        self._confirm_until = t_ns + self.timing.confirm_end_ms * NS_PER_MS  # the panels ask to confirm
+        return []
 
     def _side_down(self, side, t_ns, state):
+        self._confirm_until = None
         hold = self._stop_hold
-        if hold and hold.began_stopped and state in (State.READY, State.PAUSED):
-            hold.used = True
-            if state == State.READY:
-                return [LateStart(t_ns, side)]
-            self._chord[side] = t_ns
-            return []
-        if hold:
+        if hold is None or STOP in self.stuck:
+            return [SidePress(t_ns, side)]  # a stuck STOP is never a modifier
+        if not hold.began_stopped or state == State.RUNNING:
             return [Ignored(t_ns, side, "stop_held")]
-        return [SidePress(t_ns, side)]
+        hold.used = True
+        if t_ns - hold.since_ns < self.timing.chord_after_ms * NS_PER_MS:
+            return [SidePress(t_ns, side)]  # STOP touched just before: the press counts on its own
+        if other(side) in self._chord:
+            self._both = True
+        self._chord[side] = t_ns
+        self._chord_activity_ns = t_ns
+        return []
 
-    def _side_up(self, side, t_ns, state):
+    def _side_up(self, side, t_ns):
         since = self._chord.pop(side, None)
-        if since is None or state != State.PAUSED:
+        if since is None:
             return []
+        self._chord_activity_ns = t_ns
+        if self._both:
+            if any(s in self._chord for s in SIDES):
+                return []  # the chord ends when both sides are let go
+            self._both = False
+            return [BothChord(t_ns)]
         held = t_ns - since >= self.timing.correction_hold_ms * NS_PER_MS
-        return [Correction(t_ns, side, take_off=held)]
+        return [Chord(t_ns, side, held)]

@@ -122,27 +122,39 @@ def record_instant_ns(record):
 def apply_record(game, record, t_ns, rules):
     """Apply one record to `game` (a `GameState`) at `t_ns`, as the clock did when it wrote it."""
     ev = record["ev"]
-    if ev in ("start", "resume", "switch", "late_start"):
+    if ev in ("start", "resume", "switch"):
         if ev == "switch":
             game.turns[record["button"]] += 1
-        game.late = record["player"] if ev == "late_start" else None
         game.run_side(record["run"], t_ns)
+    elif ev == "late_start":
+        absent = SIDES if record["player"] == "both" else (record["player"],)
+        game.absent = dict.fromkeys(absent, t_ns)
+        game.start_round(t_ns)
+        game.charge(set(absent) if rules.absence_runs_clock else set(), t_ns)
+    elif ev == "arrived":
+        game.arrive(record["player"], t_ns)
     elif ev == "pause" or (
         ev == "recovered" and record["state"] == State.PAUSED and game.state == State.RUNNING
     ):
-        game.late = None
         game.stop(t_ns, State.PAUSED)
     elif ev == "adjust":
         game.correct(record["player"], record["delta_ms"] * NS_PER_MS, t_ns)
     elif ev == "penalty" and record["kind"] == "late":
-        game.late_pen[record["player"]] = rules.late_penalty(game.used_ns(record["player"], t_ns))
+        game.late_pen[record["player"]] = rules.late_penalty(game.absence_ns(record["player"], t_ns))
     elif ev == "forfeit":
         game.lost, game.lost_reason = record["player"], record["reason"]
-        game.stop(t_ns, State.ENDED)
     elif ev == "end":
-        game.stop(t_ns, State.ENDED)
+        game.end(t_ns, record["reason"])
+        game.end_seq = record["seq"]
+    elif ev == "reopen":
+        game.reopen(t_ns)
     elif ev == "set" and record.get("applies") == "this" and "time_ms" in record:
         game.give_start_times({side: ms * NS_PER_MS for side, ms in record["time_ms"].items()})
+
+
+def game_rules(new_game):
+    """The `Rules` a game was played under, from its `new_game` record (profile and changes)."""
+    return profile(new_game["rules"], new_game.get("rules_set"))
 
 
 def rebuild(records, origin_ns, rules):
@@ -169,8 +181,16 @@ def view_at(game, at_ms=None, after_seq=None):
         at_ms = upto[-1]["t_ms"]
     else:
         upto = [r for r in records if r["t_ms"] <= at_ms]
-    accounting = Accounting(profile(game.first["rules"]))
+    accounting = Accounting(game_rules(game.first))
     state = rebuild(upto, 0, accounting.rules)
     at_ns = max(at_ms * NS_PER_MS, record_instant_ns(upto[-1]))
     sides = {side: accounting.side_view(state, side, at_ns) for side in SIDES}
-    return View(state.state, state.run, sides["A"], sides["B"]), upto[-1], at_ms
+    view = View(
+        state.state,
+        state.run,
+        sides["A"],
+        sides["B"],
+        round_left_s=accounting.round_left_s(state, at_ns),
+        end_reason=state.end_reason,
+    )
+    return view, upto[-1], at_ms

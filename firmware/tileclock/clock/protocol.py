@@ -4,12 +4,11 @@ A record is one line of JSON ending in an integrity field, `"crc":"xxxxxxxx"`:
 the CRC-32 (as zlib computes it) of the line's bytes with that field removed,
 in eight lower-case hex digits. Every line stays valid JSON.
 
-A command is one line of ASCII: `status`, `resend FROM [TO]`,
-`adjust SIDE DELTA_MS*CRC`, `round over*CRC`, `set KEY=VALUE ...*CRC` or
-`ack SEQ*CRC`, where CRC is the CRC-32 of the text before `*`. A command that
-changes the game (or what the clock may delete) must carry its CRC, so line
-noise can never make one. The answer to `status` is a framed line without a
-`seq`: it is not a record.
+A command is one line of ASCII: `status`, `resend FROM [TO]`, `adjust SIDE DELTA_MS*CRC`,
+`round over*CRC`, `late A|B|both*CRC`, `reopen*CRC`, `set KEY=VALUE ...*CRC` or `ack SEQ*CRC`,
+where CRC is the CRC-32 of the text before `*`. A command that changes the game (or what the clock
+may delete) must carry its CRC, so line noise can never make one. The answer to `status` is a
+framed line without a `seq`: it is not a record.
 """
 
 import json
@@ -154,18 +153,28 @@ def parse_command(raw):
             raise CommandError("adjust changes the game: it needs its CRC (adjust A +60000*xxxxxxxx)")
         return Command("adjust", (side, delta_ms))
     if name == "round" and [a.lower() for a in args] == ["over"]:
-        if not checked:
-            raise CommandError("round over ends the game: it needs its CRC (round over*xxxxxxxx)")
-        return Command("round_over")
+        return _checked(Command("round_over"), checked, "round over ends the game", "round over")
+    if name == "reopen" and not args:
+        return _checked(Command("reopen"), checked, "reopen changes the game", "reopen")
+    if name == "late" and len(args) == 1:
+        player = args[0].upper() if args[0].upper() in SIDES else args[0].lower()
+        if player not in (*SIDES, "both"):
+            raise CommandError("usage: late A|B|both (the absent side, or both)")
+        return _checked(Command("late", (player,)), checked, "late starts a clock", f"late {player}")
     if name == "set":
         values = _set_values(args)
-        if not checked:
-            raise CommandError("set changes the game: it needs its CRC (set round=3*xxxxxxxx)")
-        return Command("set", (values,))
+        return _checked(Command("set", (values,)), checked, "set changes the game", "set round=3")
     raise CommandError(
         f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS, round over, "
-        "set KEY=VALUE..., ack SEQ)"
+        "late A|B|both, reopen, set KEY=VALUE..., ack SEQ)"
     )
+
+
+def _checked(command, checked, what, example):
+    """`command`, if its line carried its CRC (a command that changes the game must)."""
+    if not checked:
+        raise CommandError(f"{what}: it needs its CRC ({example}*xxxxxxxx)")
+    return command
 
 
 def _set_values(args):

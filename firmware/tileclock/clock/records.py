@@ -73,19 +73,23 @@ EVENTS = _events(
         "boot", {}, {"board": "str", "firmware": "str", "rules": "str", "protocol": "int", "boot_id": "str"}
     ),
     Event(
-        "new_game", {"rules": "str", "time_ms": "sides_ms"}, {"mono_ns": "int", "boot_id": "str", **_SCENE}
+        "new_game",
+        {"rules": "str", "time_ms": "sides_ms"},
+        {"mono_ns": "int", "boot_id": "str", "rules_set": "dict", **_SCENE},
     ),
     Event("start", {"button": "button"}),
     Event("switch", {"button": "button"}, {"arrived": "side"}),
     Event("resume", {"button": "button"}),
     Event("pause", {"button": "button"}, {"arrived": "side"}),
-    Event("late_start", {"button": "button", "player": "side"}),
+    Event("late_start", {"player": "side_or_both"}, {"button": "button", "source": "str"}),
+    Event("arrived", {"player": "side", "button": "button"}),
     Event("ignored", {"button": "button", "reason": "str"}),
     Event("overtime", {"player": "side"}),
     Event("penalty", {"player": "side", "kind": "str"}),
     Event("forfeit", {"player": "side_or_both", "reason": "str"}),
     Event("adjust", {"player": "side", "delta_ms": "int"}, {"source": "str"}),
-    Event("end", {"reason": "str", "summary": "dict"}, _SCENE),
+    Event("end", {"reason": "str", "summary": "dict"}, {"supersedes": "natural", **_SCENE}),
+    Event("reopen", {"source": "str"}, {"reopens": "natural"}),
     Event(
         "set",
         {"applies": "str"},
@@ -105,11 +109,14 @@ EVENTS = _events(
 
 #: Records that start or stop a clock carry `at_ns`, their exact instant, so a restart can rebuild
 #: the game to the nanosecond from the journal.
-TRANSITIONS = ("new_game", "start", "switch", "resume", "pause", "late_start", "forfeit", "end", "recovered")
+TRANSITIONS = (
+    "new_game", "start", "switch", "resume", "pause", "late_start", "arrived", "forfeit", "end", "reopen", "recovered",
+)  # fmt: skip  # one line reads as the list it is
 
 #: The fields every record carries, after its event's own (the order `encode` writes them in).
 _COMMON = {"seq": "natural", "ev": "str", "t_ms": "int", "state": "state", "run": "run"}
 _SIDE_FIELDS = {"used_ms": "natural", "shown": "str", "pen": "natural"}
+_SIDE_OPTIONAL = {"late_pen": "natural"}
 
 
 @dataclass(frozen=True)
@@ -118,10 +125,12 @@ class SideState:
 
     used_ms: int
     shown: str
+    #: the whole penalty, and the part of it that is the late penalty
     pen: int
+    late_pen: int = 0
 
     def as_dict(self):
-        return {"used_ms": self.used_ms, "shown": self.shown, "pen": self.pen}
+        return {"used_ms": self.used_ms, "shown": self.shown, "pen": self.pen, "late_pen": self.late_pen}
 
 
 @dataclass(frozen=True)
@@ -180,7 +189,9 @@ def decode(line):
     for side in SIDES:
         if not isinstance(record.get(side), dict):
             raise RecordError(f"{record['ev']}: field {side!r} missing or not an object")
-        _check(record[side], _SIDE_FIELDS, f"{record['ev']}.{side}")
+        where = f"{record['ev']}.{side}"
+        _check(record[side], _SIDE_FIELDS, where)
+        _check(record[side], {k: v for k, v in _SIDE_OPTIONAL.items() if k in record[side]}, where)
     return record
 
 

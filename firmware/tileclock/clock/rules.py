@@ -4,7 +4,7 @@ The core reads every limit, rate and cap from a `Rules` value; nothing about a
 particular rulebook is written as a branch in the clock itself.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 from .timecode import NS_PER_S
 
@@ -30,6 +30,16 @@ class Rules:
     late_interval_s: int | None = None
     #: A late side that has not arrived after this long forfeits (school rule 25).
     late_forfeit_after_s: int | None = None
+    #: Whether an absent side's game clock runs while it is absent (NASPA III.C); when not, absence
+    #: costs points only and the panels count it up (school rule 25).
+    absence_runs_clock: bool = True
+    #: The game ends this long after the round's start (school rule 21); None: no round limit.
+    round_limit_s: int | None = None
+    #: The panels show the round time left in its last this-many seconds.
+    round_warning_s: int = 10 * 60
+    #: The most one correction may move a side, and the range a side's limit must stay in.
+    max_correction_s: int = 10 * 60
+    max_limit_s: int = 99 * 60 + 59
 
     def overtime_penalty(self, over_s):
         """Penalty for `over_s` whole seconds of overtime: a step for each minute or part of one."""
@@ -37,6 +47,17 @@ class Rules:
             return 0
         steps = -(-over_s // self.overtime_step_s)
         return self.overtime_points * steps
+
+    def changes(self):
+        """The settings in which these rules differ from their named profile (as a `new_game` records them)."""
+        base = PROFILES.get(self.name)
+        if base is None:
+            return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "name"}
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if getattr(self, f.name) != getattr(base, f.name)
+        }
 
     def late_penalty(self, absent_ns):
         """Penalty for having been absent `absent_ns`: one step per completed interval."""
@@ -58,16 +79,25 @@ PROFILES = {
         late_points=10,
         late_interval_s=3 * 60,
         late_forfeit_after_s=15 * 60,
+        absence_runs_clock=False,
+        round_limit_s=50 * 60,
     ),
 }
 
 DEFAULT_PROFILE = "naspa"
 
 
-def profile(name):
-    """The rule profile called `name`; ValueError lists the known ones."""
+def profile(name, changes=None):
+    """The rule profile called `name`, with `changes` (setting -> value) if given; ValueError says
+    what is unknown."""
     try:
-        return PROFILES[name]
+        rules = PROFILES[name]
     except KeyError:
         known = ", ".join(sorted(PROFILES))
         raise ValueError(f"unknown rules profile {name!r} (known: {known})") from None
+    if changes:
+        unknown = set(changes) - {f.name for f in fields(Rules)} | ({"name"} & set(changes))
+        if unknown:
+            raise ValueError(f"unknown rules settings {sorted(unknown)}")
+        rules = replace(rules, **changes)
+    return rules

@@ -7,10 +7,12 @@ from enum import IntEnum
 class TimerKind(IntEnum):
     """What falls due; on a tie the lower value fires first (a rule event before a button's)."""
 
-    RULE = 0  # a penalty step, overtime, a forfeit (subject: (side, kinds))
-    SETTLE = 1  # a bounce train ended: the button's debounced level catches up (subject: button)
-    STUCK = 2  # a button held down too long is a fault (subject: button)
-    CHECKPOINT = 3  # a checkpoint record while a side runs
+    RULE = 0  # a penalty step, overtime, a forfeit (subject: {(side, kind), ...})
+    ROUND = 1  # the round limit ends the game
+    SETTLE = 2  # a bounce train ended: the button's debounced level catches up (subject: button)
+    PRESS = 3  # a contact closed long enough ago to be a press, not a glitch (subject: button)
+    STUCK = 4  # a button held down too long is a fault (subject: button)
+    CHECKPOINT = 5  # a checkpoint record while a side runs
 
 
 @dataclass(frozen=True, order=True)

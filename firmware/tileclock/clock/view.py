@@ -7,7 +7,8 @@ from enum import StrEnum
 class Hint(StrEnum):
     """What a held STOP will do when it is let go."""
 
-    END_GAME = "end_game"
+    END_GAME = "end_game"  # letting go asks to confirm the end
+    CONFIRM_END = "confirm_end"  # a STOP press now ends the game
     NEW_GAME = "new_game"
 
 
@@ -35,6 +36,10 @@ class SideView:
     overtime: bool
     late: bool
     lost: bool
+    #: whole seconds absent while this side is late (counting up), else None
+    absent_s: int | None = None
+    #: the part of `pen` that is the late penalty
+    late_pen: int = 0
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,11 @@ class View:
     notice: Notice | None = None
     #: Parts at fault: `button A` (stuck), and those the device adds (`serial`, `journal`, `panel B`).
     faults: tuple = ()
+    #: Whole seconds left in the round, in its last minutes (a round limit), else None.
+    round_left_s: int | None = None
+    #: Why the game ended (`stop_hold`, `forfeit`, `round_over`), once it has; and why a forfeit.
+    end_reason: str | None = None
+    lost_reason: str | None = None
 
     def side(self, name):
         return self.A if name == "A" else self.B

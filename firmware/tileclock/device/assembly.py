@@ -140,6 +140,7 @@ class RunningClock:
             config.times_s,
             first_seq=self.journal.next_seq,
             checkpoint_ms=config.checkpoint_s * 1000 if checkpoints else None,
+            dark_after_ms=config.idle.blank_after_s * 1000,  # a press on dark panels only wakes them
         )
         self.panels = [
             PanelOutput(Panel(faces=spec.faces), None, spec.contrast, config.idle, _opener(parts, spec))

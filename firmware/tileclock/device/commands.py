@@ -39,6 +39,8 @@ class CommandHandler:
             "round_over": self._round_over,
             "set": self._set,
             "ack": self._ack,
+            "late": self._late,
+            "reopen": self._reopen,
         }
 
     def serve(self, lines, now_ns, link=None):
@@ -114,6 +116,12 @@ class CommandHandler:
 
     def _round_over(self, now_ns):
         return self.publish(self.clock.round_over(now_ns))
+
+    def _late(self, now_ns, player):
+        return self.publish(self.clock.late_start(now_ns, player))
+
+    def _reopen(self, now_ns):
+        return self.publish(self.clock.reopen(now_ns))
 
     def _adjust(self, now_ns, side, delta_ms):
         return self.publish(self.clock.adjust(now_ns, side, delta_ms))

@@ -74,6 +74,8 @@ class Config:
     checkpoint_s: int = 10
     #: Per-side starting times in whole seconds; a side missing here gets the profile's.
     times_s: dict = field(default_factory=dict)
+    #: Rules settings changed from the profile's (`round_limit_s`, from `clock.round_limit`).
+    rules_changes: dict = field(default_factory=dict)
     timing: ButtonTiming = ButtonTiming()
     #: BCM GPIO numbers of the buttons, each wired to ground (internal pull-ups).
     pins: dict = field(default_factory=lambda: {"A": 17, "STOP": 27, "B": 22})
@@ -94,7 +96,7 @@ class Config:
 
     @property
     def profile(self):
-        return profile(self.rules)
+        return profile(self.rules, self.rules_changes)
 
 
 def _take(section, key, kind, where):
@@ -130,6 +132,12 @@ def parse_config(data):
             config["clock_id"] = _take(clock, key, str, "clock")
         elif key in ("time_a", "time_b"):
             config.setdefault("times_s", {})[key[-1].upper()] = _side_time(clock.pop(key), key)
+        elif key == "round_limit":
+            value = clock.pop(key)
+            limit = None if value == "none" else _side_time(value, key)
+            if limit == 0:
+                raise ConfigError(f'clock.round_limit = {value!r}: expected a time like "50:00", or "none"')
+            config["rules_changes"] = {"round_limit_s": limit}
         elif key == "checkpoint_s":
             config[key] = _take(clock, key, int, "clock")
             if not 1 <= config[key] <= 600:

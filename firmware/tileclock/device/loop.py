@@ -69,7 +69,6 @@ class Daemon:
         self.inputs = queue.SimpleQueue()
         self.wakeups = 0
         self.frames = {}
-        self.last_input_ns = None
         self._faulty = set()
         self._last_pump_ns = None
         #: wake at least this often (the service's watchdog), or None
@@ -85,7 +84,6 @@ class Daemon:
 
     def boot(self, now_ns):
         """Take up the journal's last game where it stopped (or open the first game), and show it."""
-        self.last_input_ns = now_ns
         self._last_pump_ns = now_ns
         records = self.journal.recovery_records()
         if records:
@@ -133,7 +131,6 @@ class Daemon:
         for t_ns, button, down in edges:
             if button is None:
                 continue  # only a wake-up
-            self.last_input_ns = max(self.last_input_ns or t_ns, t_ns)
             made += self._publish(self.clock.edge(button, down, t_ns))
         made += self._publish(self.clock.advance(now_ns))
         made += self._serve_commands(now_ns)
@@ -195,11 +192,9 @@ class Daemon:
         return tuple(sorted(fault_text(part) for part in self._faulty))
 
     def _idle_ns(self, now_ns):
-        """How long the clock has sat with no clock running and no button touched, or None."""
-        stopped_since = self.clock.stopped_since_ns()
-        if stopped_since is None or self.last_input_ns is None:
-            return None
-        return max(0, now_ns - max(self.last_input_ns, stopped_since))
+        """How long the clock has sat with no clock running and no button pressed, or None
+        (the clock's to say: a press while the panels are dark only wakes them)."""
+        return self.clock.idle_ns(now_ns)
 
     def _parts(self):
         yield self.journal.part, self.journal.failing
@@ -241,6 +236,11 @@ class Daemon:
         for detail, extra in self.journal.take_notes():
             made += self._publish(self.clock.fault(now_ns, "journal", detail, **extra))
         return made
+
+    def command_lines(self, lines, now_ns):
+        """Answer director's command lines that came some other way than the link; show the result."""
+        if self.commands.serve(lines, now_ns):
+            self.refresh(now_ns)
 
     def _serve_commands(self, now_ns):
         """Hand the director's command lines waiting on the serial line and the hall's broker to the

@@ -62,7 +62,11 @@ def draw_text(image, xy, text, size, fill=1, anchor="la"):
 
 
 STATE_WORDS = {State.READY: "READY", State.PAUSED: "STOPPED", State.RUNNING: "", State.ENDED: "FINAL"}
-HINT_WORDS = {Hint.END_GAME: "RELEASE: END GAME", Hint.NEW_GAME: "RELEASE: NEW GAME"}
+HINT_WORDS = {
+    Hint.END_GAME: "RELEASE: END GAME",
+    Hint.CONFIRM_END: "PRESS STOP TO END",
+    Hint.NEW_GAME: "RELEASE: NEW GAME",
+}
 _PART_WORDS = {"serial": "LINK DOWN", "journal": "DISK FAULT", "hall": "NO HALL"}
 
 
@@ -82,34 +86,59 @@ def notice_text(notice):
 
 
 def top_left_text(view):
-    """The alert, notice or state for the top line."""
+    """The alert, round time left, notice or state for the top line."""
     if view.faults:
         return fault_text(view.faults[0])
+    if view.round_left_s is not None:
+        return f"ROUND {format_clock(view.round_left_s)}"  # the round's last minutes
     if view.notice:
         return notice_text(view.notice)
     return STATE_WORDS[view.state]
 
 
+def _lost_text(view, side, opponent):
+    """The band of an ended game, if a side lost by forfeit."""
+    mine, theirs = view.side(side), view.side(opponent)
+    if mine.lost and theirs.lost:
+        return "DOUBLE FORFEIT", True
+    if mine.lost:
+        return ("LOST: ABSENT" if view.lost_reason == "absent" else "LOST ON TIME"), True
+    if theirs.lost:
+        return (f"{opponent} FORFEITS" if view.lost_reason == "absent" else f"{opponent} LOST ON TIME"), False
+    return None
+
+
 def band_text(view, side):
     """What the bottom band says, and whether it is drawn solid (this side's clock runs)."""
     opponent = "B" if side == "A" else "A"
+    mine, theirs = view.side(side), view.side(opponent)
     if view.hint:
         return HINT_WORDS[view.hint], False
     if view.state == State.ENDED:
-        if view.side(side).lost:
-            return "LOST ON TIME", True
-        if view.side(opponent).lost:
-            return f"{opponent} LOST ON TIME", False
-        return "GAME OVER", False
-    if view.side(side).late:
+        over = "ROUND OVER" if view.end_reason == "round_over" else "GAME OVER"
+        return _lost_text(view, side, opponent) or (over, False)
+    if mine.absent_s is not None:
+        return f"ABSENT {format_clock(mine.absent_s)}", False
+    if theirs.absent_s is not None:
+        return f"{opponent} ABSENT {format_clock(theirs.absent_s)}", False
+    if mine.late and theirs.late:
+        return "BOTH LATE", False
+    if mine.late:
         return "LATE START", view.run == side
-    if view.side(opponent).late:
+    if theirs.late:
         return f"{opponent} IS LATE", False
     if view.run == side:
         return "YOUR TURN", True
     if view.run == opponent:
         return f"{opponent} TO PLAY", False
     return ("STOPPED" if view.state == State.PAUSED else f"PANEL {side}"), False
+
+
+def _fit(text, width, face):
+    """`text`, cut short so that it fits in `width` pixels (the opponent's time keeps its place)."""
+    while text and face.getlength(text) > width:
+        text = text[:-1]
+    return text.rstrip()
 
 
 def render(view, panel, shift=(0, 0)):
@@ -122,8 +151,9 @@ def render(view, panel, shift=(0, 0)):
     dx, dy = shift
     small = font(SMALL)
 
-    draw_text(image, (dx, dy), top_left_text(view), SMALL)
     theirs_text = f"{opponent} {theirs.shown}" + (f" -{theirs.pen}" if theirs.pen else "")
+    theirs_width = small.getlength(theirs_text) + (8 if view.run == opponent else 0)
+    draw_text(image, (dx, dy), _fit(top_left_text(view), panel.width - theirs_width - 6, small), SMALL)
     draw_text(image, (panel.width - 1 + dx, dy), theirs_text, SMALL, anchor="ra")
     if view.run == opponent:
         left = panel.width - 1 + dx - small.getlength(theirs_text) - 8

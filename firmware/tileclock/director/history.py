@@ -17,6 +17,7 @@ from ..device import segments
 
 __all__ = [
     "CSV_FIELDS",
+    "SIDE_FIELDS",
     "csv_safe",
     "iter_games",
     "iter_records",
@@ -25,10 +26,17 @@ __all__ = [
     "summary_row",
 ]
 
+#: Each side's columns, from the `end` summary (docs/protocol.md, "The end summary").
+SIDE_FIELDS = (
+    "start_ms", "corrections_ms", "used_ms", "shown", "overtime_s", "overtime_pen", "late_pen", "pen",
+    "absent_ms", "lost_on_time", "lost_absent", "turns",
+)  # fmt: skip  # the columns in the order a director reads them
+
 CSV_FIELDS = [
-    "board", "clock", "game_seq", "rules", "end_reason", "end_t_ms",
-    "A_used_ms", "A_shown", "A_overtime_s", "A_pen", "A_lost_on_time", "A_turns",
-    "B_used_ms", "B_shown", "B_overtime_s", "B_pen", "B_lost_on_time", "B_turns",
+    "board", "clock", "game_seq", "rules", "end_reason", "end_t_ms", "supersedes",
+    "forfeit_player", "forfeit_reason", "first",
+    *(f"A_{key}" for key in SIDE_FIELDS),
+    *(f"B_{key}" for key in SIDE_FIELDS),
     "stopped_ms", "corrections", "round", "table", "wall_start_ms", "wall_end_ms",
 ]  # fmt: skip  # a row of the CSV a line, as a director reads it
 
@@ -133,7 +141,8 @@ def _exported_records(path, data):
 
 
 def summary_row(game, board=""):
-    """The CSV row of a `Game`: its `end` summary, or the state of its last record if it has not ended."""
+    """The CSV row of a `Game`: its last `end` summary, or the state of its last record if it has not
+    ended. A field an older clock's summary lacks is left empty."""
     first, last, end = game.first, game.records[-1], game.end
     row = {
         "board": board,
@@ -143,17 +152,19 @@ def summary_row(game, board=""):
     }
     if end:
         summary = end["summary"]
-        row.update(end_reason=end["reason"], end_t_ms=end["t_ms"])
+        row.update(end_reason=end["reason"], end_t_ms=end["t_ms"], supersedes=end.get("supersedes", ""))
     else:
-        summary = {side: dict(last[side], overtime_s="", lost_on_time="", turns="") for side in "AB"}
-        summary.update(stopped_ms="", corrections=[])
+        summary = {side: dict(last[side]) for side in "AB"}
         row.update(end_reason="not ended", end_t_ms="")
+    forfeit = summary.get("forfeit") or {}
+    row.update(forfeit_player=forfeit.get("player", ""), forfeit_reason=forfeit.get("reason", ""))
+    row["first"] = summary.get("first") or ""
     for side in "AB":
-        for key in ("used_ms", "shown", "overtime_s", "pen", "lost_on_time", "turns"):
-            row[f"{side}_{key}"] = summary[side][key]
-    row["stopped_ms"] = summary["stopped_ms"]
+        for key in SIDE_FIELDS:
+            row[f"{side}_{key}"] = summary[side].get(key, "")
+    row["stopped_ms"] = summary.get("stopped_ms", "")
     row["corrections"] = " ".join(
-        f"{c['player']}{c['delta_ms']:+d}@{c['t_ms']}" for c in summary["corrections"]
+        f"{c['player']}{c['delta_ms']:+d}@{c['t_ms']}" for c in summary.get("corrections", [])
     )
     # where the game sat in the tournament, as the director set it (empty: never set, or unknown)
     scene = {"round": first.get("round"), "table": first.get("table"), "wall_start_ms": first.get("wall_ms")}

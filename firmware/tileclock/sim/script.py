@@ -2,13 +2,15 @@
 
 One line is `<time> <verb> <button> [<seconds>]`: `down X` and `up X` are raw
 contact edges, `press X` is down then up 0.1 s later, `hold X S` is down then
-up S seconds later, `until` (no button) runs the clock on to that time.
-`#` starts a comment. Times are seconds (`95.25`) or `m:ss[.fff]`, never
+up S seconds later, `until` (no button) runs the clock on to that time, and
+`send TEXT` hands the clock a director's command line as the serial line would
+(its CRC is added: `30 send adjust A -60000`). `#` starts a comment. Times are seconds (`95.25`) or `m:ss[.fff]`, never
 decreasing from one line to the next.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ..clock.protocol import with_crc
 from ..clock.records import BUTTONS
 from ..clock.timecode import NS_PER_MS, parse_seconds
 
@@ -27,6 +29,11 @@ class Script:
     end_ns: int
     #: what a user may not have meant, though it runs (a button still down at the end)
     notes: tuple = ()
+    commands: list = field(default_factory=list)  # (t_ns, command line with its CRC)
+
+    def steps(self):
+        """Edges and commands in time order: (t_ns, button, down) or (t_ns, "send", line)."""
+        return sorted(self.edges + [(t, "send", line) for t, line in self.commands], key=lambda step: step[0])
 
 
 def parse_script(text):
@@ -35,7 +42,7 @@ def parse_script(text):
     Nothing is guessed: a button is `A`, `B` or `STOP` as written, a contact goes down only when
     it is up (and up only when down), and a script with no lines is refused.
     """
-    edges = []
+    edges, commands = [], []
     until_lines = 0
     lines_of_edges = []  # the line number of each edge, to name it if the edges do not balance
     last_ns = 0
@@ -63,8 +70,13 @@ def parse_script(text):
             end_ns = max(end_ns, t_ns)
             until_lines += 1
             continue
+        if verb == "send":
+            if not args:
+                fail("send takes a command, e.g. send adjust A -60000")
+            commands.append((t_ns, with_crc(" ".join(args))))
+            continue
         if verb not in ("down", "up", "press", "hold"):
-            fail("expected down, up, press, hold or until")
+            fail("expected down, up, press, hold, send or until")
         if not args or args[0] not in BUTTONS:
             hint = (
                 f" (buttons are written in capitals: {args[0].upper()})"
@@ -91,18 +103,18 @@ def parse_script(text):
             edges.append((t_ns, button, True))
             edges.append((t_ns + length_ns, button, False))
         lines_of_edges += [(number, raw.strip())] * (len(edges) - len(lines_of_edges))
-    if not edges and not until_lines:
+    if not edges and not until_lines and not commands:
         raise ScriptError(
             "the script has no lines to run (a line is `<time> <verb> [<button>]`, e.g. `0 press B`)"
         )
     order = sorted(range(len(edges)), key=lambda index: edges[index][0])  # stable: same instant, script order
     held = _check_balanced([edges[index] for index in order], [lines_of_edges[index] for index in order])
     edges = [edges[index] for index in order]
-    end_ns = max([end_ns] + [t for t, _, _ in edges])
+    end_ns = max([end_ns] + [t for t, _, _ in edges] + [t for t, _ in commands])
     notes = tuple(
         f"line {number}: {button} is still down when the script ends" for button, number in held.items()
     )
-    return Script(edges, end_ns, notes)
+    return Script(edges, end_ns, notes, commands)
 
 
 def _check_balanced(edges, lines):

@@ -72,6 +72,14 @@ class Simulator(RunningClock):
         self.daemon.pump(t_ns)
         self._read_port()
 
+    def send(self, line, t_ns):
+        """Hand the clock a director's command `line` at `t_ns`, as if it came over the serial line."""
+        self.run_to(t_ns)
+        self.time.set(t_ns)
+        self.daemon.pump(t_ns)
+        self.daemon.command_lines([line.encode("ascii")], t_ns)
+        self._read_port()
+
     def finish(self, t_ns):
         """Run on to `t_ns` and publish the final `status` record."""
         self.run_to(t_ns)
