@@ -34,9 +34,12 @@ def play(journal, presses=GAME, end=False, time=None, boot_id=None):
     if end:
         sim.set_button("STOP", True, start + 30 * S)
         sim.set_button("STOP", False, start + 30 * S + S // 10)
-        for hold in (31, 35):  # end the game, then open the next
-            sim.set_button("STOP", True, start + hold * S)
-            sim.set_button("STOP", False, start + (hold + 3) * S)
+        sim.set_button("STOP", True, start + 31 * S)  # end the game: hold, let go, confirm...
+        sim.set_button("STOP", False, start + 34 * S)
+        sim.set_button("STOP", True, start + 35 * S)
+        sim.set_button("STOP", False, start + 35 * S + S // 10)
+        sim.set_button("STOP", True, start + 36 * S)  # ...then open the next: one hold
+        sim.set_button("STOP", False, start + 39 * S)
     sim.finish(start + 40 * S)
     lines = sim.serial_lines()
     sim.close()
