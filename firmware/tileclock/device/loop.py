@@ -67,6 +67,7 @@ class Daemon:
         self.timings = None
         self.boot_info = boot_info
         self.inputs = queue.SimpleQueue()
+        self._posted = queue.SimpleQueue()  # command lines handed over by other threads
         self.wakeups = 0
         self.frames = {}
         self._faulty = set()
@@ -81,6 +82,11 @@ class Daemon:
     def wake(self, t_ns):
         """Wake the loop (from any thread) without an edge, e.g. when the serial line has data."""
         self.inputs.put((t_ns, None, None))
+
+    def post_command(self, line, t_ns):
+        """A director's command line (bytes) from any thread (a script's `send`), answered on the next wake."""
+        self._posted.put(line)
+        self.wake(t_ns)
 
     def boot(self, now_ns):
         """Take up the journal's last game where it stopped (or open the first game), and show it."""
@@ -246,6 +252,11 @@ class Daemon:
         """Hand the director's command lines waiting on the serial line and the hall's broker to the
         command handler: both carry the same commands, with the same checks."""
         made = 0
+        posted = []
+        while not self._posted.empty():
+            posted.append(self._posted.get_nowait())
+        if posted:
+            made += self.commands.serve(posted, now_ns)
         for link in (self.link, self.uplink):
             if link is not None:
                 made += self.commands.serve(link.read_lines(), now_ns, link)

@@ -90,10 +90,13 @@ class Service:
         def wait_until(t_ns):
             return self._stop.wait(max(0, start_ns + t_ns - time.monotonic_ns()) / 1e9)
 
-        for t_ns, button, down in script.edges:
+        for t_ns, button, down in script.steps():
             if wait_until(t_ns):
                 return
-            self.running.press(button, down)
+            if button == "send":
+                self.daemon.post_command(down.encode("ascii"), time.monotonic_ns())  # a command line
+            else:
+                self.running.press(button, down)
         if not stay and not wait_until(script.end_ns):
             log.info("the script ended at %.3f s: stopping", script.end_ns / 1e9)
             self.stop()
