@@ -98,7 +98,7 @@ class Model:
     def go(self, side, t):
         if self.run:
             self.used[self.run] += t - self.since
-        self.state, self.run, self.since = "running", side, t
+        self.state, self.run, self.since, self.turn_since = "running", side, t, t
         if self.round_start is None:
             self.round_start = t
 
@@ -191,7 +191,7 @@ class Model:
             self.emit(ev, t)
         elif self.run != x:
             self.emit("ignored", t, reason="not_running")
-        elif t - self.since < 250 * MS:
+        elif t - self.turn_since < 250 * MS:  # `since` moves at every penalty step; a turn does not
             self.emit("ignored", t, reason="too_soon")
         else:
             self.go(other(x), t)
