@@ -231,3 +231,34 @@ def test_without_a_hall_section_the_clock_loads_no_network_client():
         "assert 'paho' not in sys.modules, 'paho loaded'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_after_an_unclean_stop_the_uplink_steps_over_the_skipped_seqs_in_one_read(
+    broker, tmp_path, monkeypatch
+):
+    from tileclock.device import segments
+
+    listener = Listener(broker)
+    sim = clock_on(broker, tmp_path)
+    tap(sim, "B", 1)
+    pump_until(sim, lambda: listener.seqs() == set(range(sim.journal.next_seq)), "the first records")
+    sim.journal.close = lambda: None  # killed: no clean stop, so the next start skips its reserved seqs
+    sim.close()
+    reads = []
+    real_iter_lines = segments.iter_lines
+    monkeypatch.setattr(segments, "iter_lines", lambda path: reads.append(path) or real_iter_lines(path))
+    sim = clock_on(broker, tmp_path)
+    tap(sim, "A", 2)
+    pump_until(sim, lambda: max(listener.seqs()) == sim.journal.next_seq - 1, "the records after the start")
+    wait_for(lambda: sim.uplink.acked == sim.journal.next_seq - 1, what="the acknowledged seq past the run")
+    assert len(reads) < 10  # the skipped run cost a read or two, not one read per seq
+    held = {seq for seq, _ in sim.journal.read(0)}
+    assert listener.seqs() == held  # every record held went out, and nothing else
+    skipped = [r["skipped"] for r in sim.journal.records() if r["ev"] == "fault" and "skipped" in r]
+    assert skipped and skipped[0][1] - skipped[0][0] >= 1000
+    # the director asks for everything: the records held come again, the run is refused, in a read or two
+    reads.clear()
+    assert sim.uplink.resend(0, sim.journal.next_seq - 1) == list(range(skipped[0][0], skipped[0][1] + 1))
+    assert len(reads) < 10
+    sim.close()
+    listener.close()

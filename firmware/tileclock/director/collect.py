@@ -24,7 +24,6 @@ from .table import LiveView, Row, Snapshot, screen_lines
 #: How often the loop looks at ports that are down and at resends due, when no data comes.
 IDLE_WAKE_S = 0.25
 SHOWN_NOTICES = 5
-_REFUSED = "resend: the journal holds seq "
 
 
 class ClockFeed:
@@ -46,7 +45,6 @@ class ClockFeed:
         self.bad_lines = 0
         self.current = None  # the `ClockLog` of the clock last heard on this port
         self.plans = {}  # clock id -> its `ResendPlan`
-        self.unsent = {}  # clock id -> [first, last] runs it says it can never send (fault records)
         self._answered = None  # the clock id of the last status answer heard here
         self._acked = {}  # clock id -> games ended when its last `ack` was sent
 
@@ -132,7 +130,7 @@ class ClockFeed:
             for line in self.hello(self):  # it started again (a power cut): tell it the scene again
                 self.link.send(line)
         self.highest[log.clock_id] = max(record["seq"], self.highest.get(log.clock_id, -1))
-        self._note_unsent(log, record)
+        log.note_unsent(record)
         if log.games > self._acked.get(log.clock_id, 0):  # a game ended, everything up to it on file
             self._acked[log.clock_id] = log.games
             self.link.send(with_crc(f"ack {log.expected - 1}"))  # the clock may prune it
@@ -143,30 +141,12 @@ class ClockFeed:
                     f"was clock {self.current.clock_id} (board {self.current.board_label})"
                 )
             self.current = log
-        detail = record.get("detail")
-        if record["ev"] == "error" and isinstance(detail, str) and detail.startswith(_REFUSED):
-            first = detail[len(_REFUSED) :].partition("-")[0]
-            if first.isdigit():
-                log.skip_to(int(first), "the clock no longer holds them")
 
     def _status_answer(self, answer):
         clock_id, newest = answer.get("clock", "?"), answer.get("last_seq")
         if isinstance(clock_id, str) and isinstance(newest, int):
             self.highest[clock_id] = max(self.highest.get(clock_id, -1), newest)
             self._answered = clock_id
-
-    def _note_unsent(self, log, record):
-        """A clock's `fault` may name seqs it can never send (never used, given up, pruned): step over them."""
-        runs = self.unsent.setdefault(log.clock_id, [])
-        if record["ev"] == "fault":
-            runs += [record[key] for key in ("skipped", "lost", "pruned") if key in record]
-        moved = True
-        while moved:
-            moved = False
-            for first, last in runs:
-                if first <= log.expected <= last:
-                    log.skip_to(last + 1, "the clock says it can never send them")
-                    moved = True
 
 
 def scene_hello(round_=None, tables=None, wall_clock=time.time):

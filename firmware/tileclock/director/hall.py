@@ -273,6 +273,7 @@ class HallFeed:
         log = self.store.add(record, line, source)
         if log is None:
             return []
+        log.note_unsent(record)  # seqs the clock will never send (skipped after an unclean stop...)
         board = self._board(clock_id)
         if log.last is not None and (board.record is None or log.last["seq"] != board.record["seq"]):
             board.record = log.last

@@ -19,7 +19,9 @@ Files under the output folder:
   port whose clock changed, records a clock no longer holds).
 """
 
+import collections
 import csv
+import glob
 import hashlib
 import json
 import os
@@ -39,6 +41,8 @@ _GAME_FILE = re.compile(r"(?:game-(\d+)|before-games)-(.+)\.log")
 #: nothing but bad records cannot fill the director's disk.
 MAX_REJECTS_BYTES = 10 * 1024 * 1024
 _SHOWN = re.compile(r"-?\d{1,4}:\d\d")
+#: how a clock refuses a resend of seqs it no longer holds (device/commands.py)
+REFUSED = "resend: the journal holds seq "
 
 
 class Rejected(ValueError):
@@ -112,6 +116,18 @@ def _lines_on_disk(path):
     return [line for line in whole.decode("ascii", "replace").splitlines() if line.strip()]
 
 
+def count_on_disk(outdir):
+    """How many times each (clock id, seq) is in the game files under `outdir` (exactly once each,
+    if the store did its job): what the hall's test and benchmark check. A damaged line raises."""
+    counts = collections.Counter()
+    for path in glob.glob(os.path.join(outdir, "board-*", "*.log")):
+        with open(path, encoding="ascii") as file:
+            for line in file:
+                record = unframe(line)
+                counts[(record["clock"], record["seq"])] += 1
+    return counts
+
+
 def shown(text, limit=200):
     """Text from a clock made safe to show: printable characters only (no terminal escapes), cut short."""
     text = str(text)
@@ -137,6 +153,7 @@ class ClockLog:
         self._file_game = None  # the `Game` whose file is open
         self._splitter = GameSplitter()  # which game each record belongs to: clock/history.py says
         self._unsettled = {}  # seq -> line of a record the splitter has not placed yet (a boot)
+        self.unsent = []  # [first, last] runs of seqs the clock says it can never send
 
     def take_up(self, lines, path, last):
         """Read back a game file this store wrote before (its framed lines): the clock goes on
@@ -193,6 +210,25 @@ class ClockLog:
         for stale in [s for s in self.pending if s < seq]:
             del self.pending[stale]
         return self._drain()
+
+    def note_unsent(self, record):
+        """Step over the seqs a clock says it can never send: those a `fault` names as skipped
+        (seqs never used after an unclean stop), lost or pruned, and those before what it still
+        holds when it refuses a resend. Call it with every record taken (a run may start later)."""
+        if record["ev"] == "fault":
+            self.unsent += [record[key] for key in ("skipped", "lost", "pruned") if key in record]
+        moved = True
+        while moved:
+            moved = False
+            for first, last in self.unsent:
+                if first <= self.expected <= last:
+                    self.skip_to(last + 1, "the clock says it can never send them")
+                    moved = True
+        detail = record.get("detail")
+        if record["ev"] == "error" and isinstance(detail, str) and detail.startswith(REFUSED):
+            first = detail[len(REFUSED) :].partition("-")[0]
+            if first.isdigit():
+                self.skip_to(int(first), "the clock no longer holds them")
 
     @property
     def board_label(self):

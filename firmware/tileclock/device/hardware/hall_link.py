@@ -64,6 +64,7 @@ class HallLink:
         self.acked = self._load_acked()  # every seq up to this one is at the broker
         self._next = self.acked + 1  # the next seq to hand to paho
         self._above = set()  # acknowledged seqs beyond `acked` (resends, reordering)
+        self._unheld = {}  # first seq -> the next seq held, of each run the journal does not hold
         self._seq_of = {}  # paho message id -> seq (None: a state or status message) in flight
         self._early = set()  # message ids acknowledged before they were registered
         self._resend = deque()
@@ -111,12 +112,14 @@ class HallLink:
         with self._pump_lock:
             while True:
                 with self._lock:
-                    seq = self._next_seq() if len(self._seq_of) < WINDOW else None
+                    seq, resent = self._next_seq() if len(self._seq_of) < WINDOW else (None, False)
                 if seq is None:
                     break
                 line = self.journal.line(seq)
                 if line is None:
-                    continue  # no longer held (pruned): nothing to send
+                    if not resent:
+                        self._skip_unheld(seq)
+                    continue
                 info = self.client.publish(topic(self.clock_id, "records"), line, qos=1)
                 if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
                     with self._lock:
@@ -126,12 +129,17 @@ class HallLink:
             self._publish_state()
 
     def resend(self, first, last):
-        """Publish records `first`..`last` again (the director lost them); returns the seqs not held."""
-        missing = []
+        """Publish records `first`..`last` again (the director lost them); returns the seqs not held.
+
+        The journal is read as a stream (a run it does not hold, say ten thousand seqs skipped
+        after an unclean stop, costs one read, not one per seq)."""
+        held = [seq for seq, _ in self.journal.read(first, last)]
         with self._lock:
-            for seq in range(first, last + 1):
-                (self._resend.append(seq) if self.journal.line(seq) else missing.append(seq))
-        return missing
+            self._resend.extend(held)
+        if len(held) == last - first + 1:
+            return []
+        held = set(held)
+        return [seq for seq in range(first, last + 1) if seq not in held]
 
     def read_lines(self):
         """Command lines the director sent since the last call."""
@@ -165,13 +173,10 @@ class HallLink:
         if self._last_record is not None and self._last_record["seq"] >= newest:
             return
         first = newest if self._last_record is None else self._last_record["seq"] + 1
-        for seq in range(max(first, self.journal.first_seq), newest + 1):
-            line = self.journal.line(seq)
+        for _, line in self.journal.read(max(first, self.journal.first_seq), newest):
             try:
-                record = unframe(line) if line else None
+                record = unframe(line)
             except FrameError:
-                record = None
-            if record is None:
                 continue
             if record.get("ev") == "fault":
                 self._faults[str(record.get("part"))] = str(record.get("detail", ""))
@@ -287,9 +292,31 @@ class HallLink:
         """The broker has record `seq` (call with `_lock` held)."""
         if seq > self.acked:
             self._above.add(seq)
-        while self.acked + 1 in self._above:
-            self._above.discard(self.acked + 1)
-            self.acked += 1
+        self._advance_acked()
+
+    def _advance_acked(self):
+        """`acked` on over every seq the broker has and every run there is nothing to send of
+        (call with `_lock` held)."""
+        while True:
+            if self.acked + 1 in self._above:
+                self._above.discard(self.acked + 1)
+                self.acked += 1
+            elif self.acked + 1 in self._unheld:
+                self.acked = self._unheld.pop(self.acked + 1) - 1
+            else:
+                return
+
+    def _skip_unheld(self, seq):
+        """The journal does not hold `seq` (seqs skipped after an unclean stop, records pruned or
+        damaged): go on from the next record it holds, found in one read rather than seq by seq;
+        there is nothing to send of the run, so it counts as acknowledged."""
+        settled = self.journal.settled_seq
+        held = next((got for got, _ in self.journal.read(seq, settled - 1)), settled)
+        with self._lock:
+            self._next = max(self._next, held)
+            self._unheld[seq] = held
+            self._advance_acked()
+        self._schedule_save()
 
     def _on_message(self, client, userdata, message):
         if message.retain or not message.payload:
@@ -307,15 +334,17 @@ class HallLink:
     # --- the acknowledged seq, on disk
 
     def _next_seq(self):
+        """(the next seq to hand to paho, whether it is a resend), or (None, False) (call with
+        `_lock` held)."""
         if self._resend:
-            return self._resend.popleft()
+            return self._resend.popleft(), True
         if self._next < self.journal.first_seq:
             self._next = self.journal.first_seq
             self.acked = max(self.acked, self._next - 1)
         if self._next < self.journal.settled_seq:  # only what has been through the journal's write
             self._next += 1
-            return self._next - 1
-        return None
+            return self._next - 1, False
+        return None, False
 
     def _load_acked(self):
         """The last seq the broker acknowledged before this start, or -1 (send the whole journal)."""
