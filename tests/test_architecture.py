@@ -17,7 +17,7 @@ NEVER = {
     "device": {"director", "sim", "bench", "cli"},
     "director": {"device.hardware", "sim", "bench", "cli"},
     "sim": {"director", "bench", "cli"},
-    "bench": {"director", "cli"},
+    "bench": {"cli"},
     "cli": set(),
 }
 #: Standard modules the pure core must not touch: real time, sleeping, threads, files, devices.

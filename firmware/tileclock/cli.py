@@ -84,6 +84,13 @@ def cmd_bench(args):
     return bench_main(args)
 
 
+def cmd_hall_bench(args):
+    """Run the hall's benchmark: clocks through one broker to the director, and print its figures."""
+    from .bench.hall import main as hall_bench_main
+
+    return hall_bench_main(args)
+
+
 def cmd_run(args):
     """Run the clock as a service."""
     import logging
@@ -414,6 +421,26 @@ def build_parser():
         "--state-dir", metavar="DIR", help="where the measured service keeps its journal (default: on a disk)"
     )
     bench.set_defaults(run=cmd_bench)
+
+    hall_bench = commands.add_parser(
+        "hall-bench",
+        help="200 simulated clocks through one mosquitto to the director: loss, page latency, CPU, memory",
+    )
+    hall_bench.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    hall_bench.add_argument(
+        "--quick", action="store_true", help="20 clocks at 60 times real time, shorter phases (2 minutes)"
+    )
+    hall_bench.add_argument("--clocks", type=int, help="how many clocks (default 200)")
+    hall_bench.add_argument("--processes", type=int, help="in how many processes (default 4)")
+    hall_bench.add_argument(
+        "--speed", type=float, help="game time runs this many times real time (default 30)"
+    )
+    hall_bench.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where the broker, journals and records live (default: a new folder on a disk)",
+    )
+    hall_bench.set_defaults(run=cmd_hall_bench)
     return parser
 
 

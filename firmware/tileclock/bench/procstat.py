@@ -42,6 +42,16 @@ def difference(before, after):
     }
 
 
+def cpu_seconds(pid):
+    """The CPU time (user and system) `pid` has used, its ended threads' too; None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            fields = file.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
 def peak_rss_mb(pid):
     """The process's peak resident memory (VmHWM), in MiB."""
     with open(f"/proc/{pid}/status") as file:

@@ -12,6 +12,7 @@ copy of lgpio's 0.5 ms polling loop. Progress goes to stderr.
 """
 
 import json
+import operator
 import os
 import select
 import shutil
@@ -322,13 +323,15 @@ def run(quick=False, state_dir=None, progress=None):
     return figures
 
 
-def verdict(key, value):
+_COMPARISONS = {"==": operator.eq, "<=": operator.le, "<": operator.lt, ">=": operator.ge}
+
+
+def verdict(key, value, targets=TARGETS):
     """'met', 'MISSED', or '' for a figure without a target."""
-    if key not in TARGETS or value is None:
+    if key not in targets or value is None:
         return ""
-    comparison, target = TARGETS[key]
-    ok = {"==": value == target, "<=": value <= target, "<": value < target}[comparison]
-    return "met" if ok else "MISSED"
+    comparison, target = targets[key]
+    return "met" if _COMPARISONS[comparison](value, target) else "MISSED"
 
 
 def _shown(value, digits=3):

@@ -6,8 +6,12 @@ of a few seconds to a minute and a half, now and then a stop and a restart,
 and at the end of a game the two-step STOP hold that ends it and starts the
 next. Game time runs `speed` times faster than real time; one thread steps
 every clock a few times a second (the clocks' loops are stepped, not woken).
+`hold()` stops the play and the game time but keeps every uplink going, so a
+benchmark can let every record reach the director before it counts them.
 """
 
+import logging
+import os
 import random
 import threading
 import time
@@ -19,6 +23,10 @@ from .simulator import Simulator
 
 #: how often the fleet's thread steps every clock (real seconds)
 STEP_S = 0.1
+#: a step longer than this is said in the log: the clocks fell behind their game time
+SLOW_STEP_S = 2.0
+
+log = logging.getLogger(__name__)
 
 
 class Player:
@@ -64,15 +72,26 @@ class Fleet:
         self.clocks = {}
         self.players = {}
         self.queued = {}
+        self._lines = {}  # clock id -> (pty master, pty slave): each clock's serial line, read by nobody
         for number in range(first, first + count):
             clock_id = f"{prefix}-{number}"
             hall = HallConfig(broker=host, port=port, password=passwords[clock_id], keepalive_s=10)
             config = replace(Config(clock_id=clock_id, board=str(number)), hall=hall)
+            # a pty, not loop://: a real port's buffer, emptied with one read a step
+            master, slave = self._lines[clock_id] = os.openpty()
+            os.set_blocking(master, False)
             self.clocks[clock_id] = Simulator(
-                config, state_dir=f"{state_dir}/{clock_id}", refresh_on_ticks=False
+                config,
+                state_dir=f"{state_dir}/{clock_id}",
+                refresh_on_ticks=False,
+                serial_url=os.ttyname(slave),
             )
             self.players[clock_id] = Player(seed * 100_000 + number)
             self.queued[clock_id] = []
+        self.playing = True
+        #: the longest a step took (real seconds): how far the fleet fell behind its game time
+        self.longest_step_s = 0.0
+        self._stepping = threading.Lock()
         self._stop = threading.Event()
         self._thread = None
         self._started = None
@@ -82,9 +101,24 @@ class Fleet:
         return int((time.monotonic() - self._started) * self.speed * NS_PER_S)
 
     def step(self):
-        """Bring every clock to the current game time: its presses due, its deadlines, its uplink."""
-        now = self.game_ns()
+        """Bring every clock to the current game time: its presses due, its deadlines, its uplink.
+        Once held, only the uplinks move (commands answered, records handed to paho)."""
+        began = time.monotonic()
+        with self._stepping:
+            if self.playing:
+                self._play(self.game_ns())
+            else:
+                for sim in self.clocks.values():
+                    sim.daemon.pump(sim.time())
+        took = time.monotonic() - began
+        self.longest_step_s = max(self.longest_step_s, took)
+        if took > SLOW_STEP_S:
+            log.warning("fleet: a step took %.1f s (%s)", took, "playing" if self.playing else "held")
+
+    def _play(self, now):
         for clock_id, sim in self.clocks.items():
+            if not self.playing:
+                return  # held mid-step
             queued = self.queued[clock_id]
             while True:
                 if not queued:
@@ -98,6 +132,15 @@ class Fleet:
                 sim.daemon.pump(sim.time())
             sim.time.set(max(sim.time(), now))
             sim.daemon.pump(sim.time())
+            self._empty_line(clock_id)
+
+    def _empty_line(self, clock_id):
+        """Nobody reads the clocks' serial lines here: throw their output away."""
+        try:
+            while os.read(self._lines[clock_id][0], 65536):
+                pass
+        except BlockingIOError:
+            pass
 
     def start(self):
         self._started = time.monotonic()
@@ -109,13 +152,23 @@ class Fleet:
         while not self._stop.wait(STEP_S):
             self.step()
 
+    def hold(self):
+        """Stop pressing and stop the game time; the uplinks go on. Returns once no step presses
+        anything any more."""
+        self.playing = False
+        with self._stepping:
+            pass
+
     def stop(self):
         """Stop playing (the clocks stay up)."""
         self._stop.set()
         if self._thread:
-            self._thread.join(10)
+            self._thread.join()
 
     def close(self):
         self.stop()
         for sim in self.clocks.values():
             sim.close()
+        for fds in self._lines.values():
+            for fd in fds:
+                os.close(fd)

@@ -1,0 +1,30 @@
+"""The hall benchmark's arithmetic: what it calls a record's time to the page, and its table.
+
+(The benchmark itself runs outside the suite: `tileclock hall-bench`. Its small, fast version is
+tests/test_hall.py, which asserts that no record is lost or kept twice.)
+"""
+
+from tileclock.bench.hall import record_to_page, table
+
+MS = 1_000_000
+
+
+def test_a_record_reaches_the_page_when_the_page_first_shows_it_or_a_later_one():
+    published = {("c1", 5): 1000 * MS, ("c1", 6): 1100 * MS, ("c1", 7): 1200 * MS, ("c2", 1): 1000 * MS}
+    shown = {"c1": [(900 * MS, 4), (1300 * MS, 6), (1700 * MS, 9)], "c2": []}
+    assert record_to_page(published, shown) == {
+        ("c1", 5): 300.0,  # seq 6 on the page carries seq 5 with it
+        ("c1", 6): 200.0,
+        ("c1", 7): 500.0,  # never shown itself: the page went from 6 to 9
+    }  # c2's record never reached the page: left out, not counted as fast
+
+
+def test_the_table_marks_the_targets_met_or_missed():
+    rows = {
+        line.split()[0]: line.split()[1:]
+        for line in table({"lost": 0, "duplicated": 2, "record_to_page_p99_ms": 1200.0}).splitlines()[1:]
+    }
+    assert rows["lost"] == ["0", "==", "0", "met"]
+    assert rows["duplicated"] == ["2", "==", "0", "MISSED"]
+    assert rows["record_to_page_p99_ms"] == ["1,200.0", "<", "1000", "MISSED"]
+    assert rows["director_rss_mb"] == ["n/a"]
