@@ -29,7 +29,11 @@ def journal_of(script=GAME, board="1", path=None):
     """The framed lines a clock made playing `script` (its board name unchecked, as a hostile clock's)."""
     from tileclock.sim.script import parse_script
 
-    sim = Simulator(replace(Config(), board=board), journal=Journal(path and os.path.join(path, "journal")))
+    sim = Simulator(
+        replace(Config(), board=board),
+        journal=Journal(path and os.path.join(path, "journal")),
+        refresh_on_ticks=False,  # the records only: no frame drawn for each second
+    )
     parsed = parse_script(script)
     for t_ns, button, down in parsed.edges:
         sim.set_button(button, down, t_ns)
