@@ -23,9 +23,10 @@ FLAGS = [
 ]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser():
-    """Debian's chromium under Playwright (never Playwright's own browser download)."""
+    """Debian's chromium under Playwright (never Playwright's own browser download), started once
+    for the module: each test gets a fresh context of its own (`page`)."""
     if not os.access(CHROMIUM, os.X_OK):
         if os.environ.get("CI"):
             pytest.fail("CI must have chromium: sudo apt-get install chromium (.ci/run does)")
@@ -35,6 +36,14 @@ def browser():
         chromium = driver.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A new page in a context of its own: nothing carries over from another test."""
+    context = browser.new_context()
+    yield context.new_page()
+    context.close()
 
 
 @pytest.fixture
@@ -56,9 +65,8 @@ def hall(broker, tmp_path):
     clocks.close()
 
 
-def test_the_page_shows_every_board_live_and_its_game(hall, browser):
+def test_the_page_shows_every_board_live_and_its_game(hall, page):
     clocks, feed, server = hall
-    page = browser.new_page()
     requested = []
     page.on("request", lambda request: requested.append(request.url))
     page.goto(server.address)
@@ -95,9 +103,8 @@ def test_the_page_shows_every_board_live_and_its_game(hall, browser):
     assert page.evaluate("document.getElementById('panels').naturalWidth") > 0
 
 
-def test_round_over_on_the_page_stops_every_clock(hall, browser):
+def test_round_over_on_the_page_stops_every_clock(hall, page):
     clocks, feed, server = hall
-    page = browser.new_page()
     asked = []
     page.on("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     page.goto(server.address)
@@ -116,9 +123,8 @@ def test_round_over_on_the_page_stops_every_clock(hall, browser):
     wait_for(lambda: page.locator(".board .word", has_text="ended").count() == len(CLOCKS), what="all ended")
 
 
-def test_a_dismissed_confirmation_sends_nothing(hall, browser):
+def test_a_dismissed_confirmation_sends_nothing(hall, page):
     clocks, feed, server = hall
-    page = browser.new_page()
     page.on("dialog", lambda dialog: dialog.dismiss())
     page.goto(server.address)
     page.locator(".board").first.wait_for()
