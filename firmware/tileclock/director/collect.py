@@ -79,6 +79,7 @@ class ClockFeed:
         lines = self.link.read_lines()
         for raw in lines:
             self._line(raw)
+        self.store.flush()
         self.ask()
         return len(lines)
 
@@ -229,6 +230,7 @@ def _sides(last):
 def collect(ports, outdir, stop_after_idle_s=None, out=sys.stdout, clock=time.monotonic, hello=None):
     """Collect from `ports` into `outdir` until interrupted (or idle `stop_after_idle_s`); returns the feeds."""
     store = RecordStore(outdir)
+    store.batching = True  # each feed flushes after each read
     feeds = [ClockFeed(port, store, clock, hello) for port in ports]
     lock = threading.Lock()  # the reading loop changes what the table's thread copies out
     changes = [0]

@@ -71,7 +71,8 @@ def check_record(record):
     `records.decode`) of what the director's tools rely on: display times that are times (they
     are shown on the director's terminal) and an `end` record's whole summary."""
     for side in SIDES:
-        _check_side(record[side], f"{record['ev']}.{side}")
+        if not _SHOWN.fullmatch(record[side]["shown"]):
+            raise Rejected(f"{record['ev']}.{side}: field 'shown' is not a display time")
     if record["ev"] == "end":
         _check_summary(record.get("summary"))
 
@@ -285,10 +286,19 @@ class ClockLog:
         if game is not self._file_game:
             self._open_game(game)
         self._game_file.write(line + "\n")
-        self._game_file.flush()
+        if self.store.batching:
+            self.store.unflushed.add(self)
+        else:
+            self._game_file.flush()
         if record["ev"] == "end":
+            self.flush()  # the game's file is whole on disk before its row names it
             self.games += 1
             self.store.add_result(summary_row(game, self.board_label))
+
+    def flush(self):
+        """Hand what was written to the game's file to the system (the store does it after each batch)."""
+        if self._game_file:
+            self._game_file.flush()
 
     def _outside_games(self, lines):
         """Records of a game whose `new_game` the clock no longer holds: kept in a file of their own."""
@@ -331,6 +341,10 @@ class RecordStore:
         self.outdir = outdir
         self.clock = clock
         self.clocks = {}
+        #: with `batching`, game files are flushed by `flush()` after a batch of lines (collect
+        #: does, after each read of a port), not after every line
+        self.batching = False
+        self.unflushed = set()  # the `ClockLog`s with lines written since the last `flush`
         self.rejects = 0
         self.notices = []  # (when, text), newest last
         self._rejects_bytes = 0
@@ -416,6 +430,12 @@ class RecordStore:
             if new:
                 writer.writeheader()
             writer.writerow(csv_safe(row))
+
+    def flush(self):
+        """Flush every game file written to since the last time (after each batch of lines)."""
+        for log in self.unflushed:
+            log.flush()
+        self.unflushed.clear()
 
     def close(self):
         for log in self.clocks.values():
