@@ -310,3 +310,20 @@ def test_bytes_flipped_anywhere_never_stop_the_clock_nor_reuse_a_seq(tmp_path_fa
     kept = folder / segments.DAMAGED
     if which == -1 and good != before:  # damage in the game a start reads: its bytes kept aside
         assert flipped in [p.read_bytes() for p in kept.iterdir()]
+
+
+def test_a_reopened_journal_streams_every_game_in_order_for_a_resend(tmp_path):
+    """Reading back crosses from one game's segment to the next, whole (a resend from 0 after a
+    restart asks for every game the clock holds)."""
+    state = str(tmp_path / "state")
+    sim = Simulator(Config(), state_dir=state)
+    t = 0
+    for _ in range(3):  # three games, three segments
+        for button, hold_s in (("B", 0.1), ("STOP", 0.1), ("STOP", 2.5), ("STOP", 2.5)):
+            sim.set_button(button, True, t)
+            sim.set_button(button, False, t + int(hold_s * NS_PER_S))
+            t += 5 * NS_PER_S
+    sim.close()
+    journal = Journal(os.path.join(state, "journal"))
+    assert [seq for seq, _ in journal.read(0)] == list(range(journal.next_seq))
+    journal.close()

@@ -142,7 +142,7 @@ class Journal:
                     seq = got + 1
             except OSError:
                 pass  # a segment the disk will not give back: its seqs are not held
-            seq = max(seq, min(ends, in_memory) if ends > seq else in_memory)
+            seq = max(seq, min(ends, in_memory))  # on past what the segment held (all of it, or less)
 
     @property
     def lines(self):
