@@ -84,7 +84,7 @@ def test_a_terminal_that_takes_nothing_never_holds_up_the_reading(tmp_path):
     plug = Plug(str(tmp_path), "ttyUSB0")
     out = tmp_path / "out"
     first = journal_of(board="5")
-    second = journal_of(board="5", script="0 press B\n5 press STOP\n8 hold STOP 2.5\n")
+    second = journal_of(board="5", script="0 press B\n5 press STOP\n8 hold STOP 2.5\n11 press STOP\n")
     terminal = StuckTerminal()
     thread = threading.Thread(
         target=collect, args=([plug.path], str(out)), kwargs={"stop_after_idle_s": 1.0, "out": terminal}

@@ -118,7 +118,8 @@ def long_journal(state_dir, records):
             press("B" if turn % 2 == 0 else "A")
             t += 20 * S
         press("STOP")
-        press("STOP", 2.5)  # end the game
+        press("STOP", 2.5)  # end the game: hold, let go,
+        press("STOP")  # confirm
         press("STOP", 2.5)  # and start the next
         sim.serial_lines()
     os.makedirs(state_dir, exist_ok=True)
@@ -270,7 +271,7 @@ def _one_game():
         sim.set_button("B" if turn % 2 == 0 else "A", True, t)
         sim.set_button("B" if turn % 2 == 0 else "A", False, t + S // 10)
         t += 20 * S
-    for hold_s in (0.1, 2.5):
+    for hold_s in (0.1, 2.5, 0.1):  # stop; hold, let go and confirm: the end
         sim.set_button("STOP", True, t)
         sim.set_button("STOP", False, t + int(hold_s * S))
         t += 3 * S
