@@ -6,6 +6,7 @@ import csv
 import json
 import os
 import select
+import threading
 
 import pytest
 
@@ -221,3 +222,26 @@ def test_a_bad_tables_file_is_refused_by_line(tmp_path, capsys, line):
     tables.write_text(f"# port table\n/dev/ttyUSB1 3\n{line}\n")
     assert main(["collect", "/dev/ttyUSB1", "--tables", str(tables), "--out", str(tmp_path)]) == 2
     assert f"{tables}, line 3" in capsys.readouterr().err
+
+
+def test_a_line_flipping_between_clocks_cannot_flood_the_notices(tmp_path, monkeypatch):
+    monkeypatch.setattr("tileclock.director.store.MAX_SIDE_FILE_BYTES", 4000)
+    out = tmp_path / "out"
+    plug = Plug(str(tmp_path), "ttyUSB0")
+    lines = journal_of(board="4")
+    flipping = [
+        reframed(line, lambda r, n=n: r.update(clock=f"x{n % 2}")) for n, line in enumerate(lines * 20)
+    ]
+    feed = ClockFeed(plug.path, str(out))
+    feed.poll()
+    writer = threading.Thread(target=send, args=(plug, flipping))  # more than the line holds at once
+    writer.start()
+
+    def seen():
+        return sum(log.duplicates + log.written + len(log.pending) for log in feed.store.clocks.values())
+
+    serve([feed], lambda: seen() >= len(flipping), rounds=3000)
+    writer.join()
+    assert os.path.getsize(out / "notices.log") <= 4000 and len(feed.store.notices) <= 100
+    assert sum("now clock" in text for _, text in feed.store.notices) >= 50  # said, however often
+    plug.pull()

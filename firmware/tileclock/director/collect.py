@@ -208,7 +208,7 @@ def snapshot(feeds, store):
         ports_silent=tuple(
             feed.port_name for feed in feeds if feed.link.port is not None and feed.current is None
         ),
-        notices=tuple(text for _, text in store.notices[-SHOWN_NOTICES:]),
+        notices=tuple(text for _, text in list(store.notices)[-SHOWN_NOTICES:]),
         totals={
             "ports": len(feeds),
             "records": sum(log.written for log in store.clocks.values()),

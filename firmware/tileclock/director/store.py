@@ -27,6 +27,7 @@ import json
 import os
 import re
 import time
+from collections import deque
 
 from ..clock.history import GameSplitter
 from ..clock.protocol import FrameError, unframe
@@ -37,9 +38,11 @@ from .history import CSV_FIELDS, csv_safe, summary_row
 #: `game-SEQ-CLOCK.log`: a game's file, named by its `new_game` seq and its clock's id (and
 #: `before-games-CLOCK.log`, records of a game the clock no longer held the start of)
 _GAME_FILE = re.compile(r"(?:game-(\d+)|before-games)-(.+)\.log")
-#: The rejects file stops growing here (the rejects are still counted): a clock that sends
-#: nothing but bad records cannot fill the director's disk.
-MAX_REJECTS_BYTES = 10 * 1024 * 1024
+#: The rejects and notices files stop growing here (what would go in them is still counted): a
+#: clock that sends nothing but bad or odd records cannot fill the director's disk.
+MAX_SIDE_FILE_BYTES = 10 * 1024 * 1024
+#: Notices kept in memory for the live table (all of them are in notices.log, up to its limit).
+KEPT_NOTICES = 100
 _SHOWN = re.compile(r"-?\d{1,4}:\d\d")
 #: how a clock refuses a resend of seqs it no longer holds (device/commands.py)
 REFUSED = "resend: the journal holds seq "
@@ -346,8 +349,8 @@ class RecordStore:
         self.batching = False
         self.unflushed = set()  # the `ClockLog`s with lines written since the last `flush`
         self.rejects = 0
-        self.notices = []  # (when, text), newest last
-        self._rejects_bytes = 0
+        self.notices = deque(maxlen=KEPT_NOTICES)  # (when, text), newest last
+        self._side_bytes = {}  # file name -> bytes this store wrote to it
         os.makedirs(outdir, exist_ok=True)
         self._restore()
 
@@ -390,11 +393,7 @@ class RecordStore:
         except Rejected:
             pass
         entry = json.dumps({"at": round(self.clock(), 3), "from": source, "reason": reason, "line": line})
-        if self._rejects_bytes + len(entry) > MAX_REJECTS_BYTES:
-            return
-        self._rejects_bytes += len(entry) + 1
-        with open(os.path.join(self.outdir, "rejects.log"), "a", encoding="utf-8") as file:
-            file.write(entry + "\n")
+        self._side_file("rejects.log", entry)
 
     def _log(self, record, source):
         clock_id = clock_of(record, source)
@@ -408,8 +407,16 @@ class RecordStore:
         """Something the director should know: kept, shown, and written to `notices.log`."""
         now = self.clock()
         self.notices.append((now, text))
-        with open(os.path.join(self.outdir, "notices.log"), "a", encoding="utf-8") as file:
-            file.write(f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(now))} {text}\n")
+        self._side_file("notices.log", f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(now))} {text}")
+
+    def _side_file(self, name, line):
+        """Append `line` to the rejects or notices file, up to `MAX_SIDE_FILE_BYTES`."""
+        size = self._side_bytes.get(name, 0) + len(line) + 1
+        if size > MAX_SIDE_FILE_BYTES:
+            return
+        self._side_bytes[name] = size
+        with open(os.path.join(self.outdir, name), "a", encoding="utf-8") as file:
+            file.write(line + "\n")
 
     def board_claimed(self, log):
         """Say so when a second clock claims a board name another clock has."""
