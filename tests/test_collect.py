@@ -51,7 +51,7 @@ class FakeClock:
         return self.now
 
 
-def poll_until(feed, done, plug=None, answer=None, rounds=200):
+def poll_until(feed, done, plug=None, answer=None, rounds=500):
     """Poll the feed (waiting on its port, not sleeping) until `done()`; answer its requests with `answer`."""
     for _ in range(rounds):
         if feed.fileno() is not None:
@@ -62,7 +62,10 @@ def poll_until(feed, done, plug=None, answer=None, rounds=200):
                 answer(request)
         if done():
             return
-    raise AssertionError("the collector did not get there")
+    raise AssertionError(
+        f"the collector did not get there: next seq {feed.expected}, waiting {sorted(feed.pending)}, "
+        f"bad lines {feed.bad_lines}, rejected {feed.store.rejects}, down {feed.down}"
+    )
 
 
 def game_files(outdir, board="1"):
