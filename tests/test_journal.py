@@ -8,6 +8,7 @@ import tracemalloc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import tap
 from tileclock.bench.history import make_history, sample_game
 from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_S
@@ -196,7 +197,8 @@ def test_records_stream_from_disk_across_games_and_gaps(tmp_path):
         play(journal, end=True)
         journal = Journal(folder)
     everything = [seq for seq, _ in journal.read(0)]
-    assert everything == list(range(len(everything))) and len(segments.list_segments(folder)) == 4
+    assert everything == [r["seq"] for r in on_disk(folder)] == list(range(len(everything)))
+    assert len(segments.list_segments(folder)) == 4
     assert [seq for seq, _ in journal.read(10, 14)] == [10, 11, 12, 13, 14]
     assert journal.line(3) == dict(journal.read(3, 3))[3]
 
@@ -254,11 +256,13 @@ def test_a_game_the_director_does_not_hold_is_pruned_only_with_a_fault(tmp_path,
         journal = Journal(folder)
     firsts = segments.list_segments(folder)
     monkeypatch.setattr("tileclock.device.retention.MB", 1)  # keep_mb=1 now means one byte: over
-    journal = Journal(folder, retention=Retention(keep_mb=1))
-    notes = journal.take_notes()
-    pruned = [extra["pruned"] for _, extra in notes if "pruned" in extra]
-    assert [p[0] for p in pruned] == firsts[:-1]  # every finished game, each with a fault
-    assert segments.list_segments(folder) == firsts[-1:]
+    sim = Simulator(Config(), journal=Journal(folder, retention=Retention(keep_mb=1)))
+    tap(sim, "STOP", 1, hold_s=3)  # ends the open game (nobody played it)
+    tap(sim, "STOP", 5, hold_s=3)  # and opens the next: a new segment, and retention looks
+    pruned = [r["pruned"] for r in sim.journal.records() if r["ev"] == "fault" and "pruned" in r]
+    sim.close()
+    assert [p[0] for p in pruned] == firsts  # every finished game, each with a fault
+    assert segments.list_segments(folder) == [segments.list_segments(folder)[-1]]
 
 
 _BASE = {}
@@ -327,3 +331,54 @@ def test_a_reopened_journal_streams_every_game_in_order_for_a_resend(tmp_path):
     journal = Journal(os.path.join(state, "journal"))
     assert [seq for seq, _ in journal.read(0)] == list(range(journal.next_seq))
     journal.close()
+
+
+KILLED_AT = """
+import os, signal, sys
+count, at = [0], int(sys.argv[2])
+def killing(real):
+    def step(*args, **kwargs):
+        count[0] += 1
+        if count[0] == at:
+            os.kill(os.getpid(), signal.SIGKILL)  # the power goes, right here
+        return real(*args, **kwargs)
+    return step
+for name in ("write", "pwrite", "fsync", "fdatasync", "replace", "rename", "unlink", "ftruncate"):
+    setattr(os, name, killing(getattr(os, name)))
+from tileclock.device.journal import Journal
+Journal(sys.argv[1])
+print(count[0])
+"""
+
+
+def test_a_kill_at_any_step_of_the_start_up_repair_loses_nothing(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    folder = tmp_path / "journal"
+    play(Journal(str(folder)))
+    path = folder / segments.segment_name(0)
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2].replace('"t_ms":', '"t_ms":1', 1)  # a record damaged in the middle
+    damaged = ("\n".join(lines) + "\n").encode() + b'{"seq":6,"ev":"sw'  # and a torn write at the end
+    good = [seq for seq, _, _ in segments.iter_lines(str(path))]
+    newest = 5
+    steps = None
+    at = 1
+    while steps is None or at <= steps:
+        path.write_bytes(damaged)
+        shutil.rmtree(folder / segments.DAMAGED, ignore_errors=True)  # each kill starts from the damage
+        done = subprocess.run(
+            [sys.executable, "-c", KILLED_AT, str(folder), str(at)], capture_output=True, text=True
+        )
+        if done.returncode == 0:
+            steps = int(done.stdout)  # a whole repair, unkilled: how many steps it takes
+        assert path.exists()  # never an instant without the journal
+        journal = Journal(str(folder))  # the next start finishes the repair
+        assert [seq for seq, _ in journal.read(0)] == [s for s in good if s != 2]  # every good record
+        assert journal.next_seq > newest
+        kept = [p.read_bytes() for p in (folder / segments.DAMAGED).iterdir()]
+        assert damaged in kept  # the damaged bytes, as they were, kept aside
+        at += 1
+    assert steps and steps >= 6, steps  # copy aside, rewrite, the folder's fsyncs, the mark: each one

@@ -204,7 +204,7 @@ def cmd_export(args):
     from .director.export import export
     from .director.plot import available
 
-    pictures = available() and not args.no_pictures
+    pictures = not args.no_pictures and available()  # looking costs the plotting library's memory
     written = export(args.journal, args.out, game=args.game, pictures=pictures)
     for path in written:
         print(path)

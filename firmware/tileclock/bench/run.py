@@ -29,7 +29,7 @@ from ..clock.timecode import NS_PER_MS, NS_PER_S
 from ..device.config import Config
 from ..device.hardware.oled import bus_ns
 from ..device.timings import load as load_timings
-from . import procstat
+from . import procstat, storage
 from .busbytes import measure as measure_bus
 from .busbytes import sample_game
 from .exactness import beside_a_ticking_clock, exact_max_error_ns
@@ -47,6 +47,12 @@ KEYS = (
     "bus_bytes_per_switch",
     "startup_s",
     "rss_mb",
+    "startup_s_1000_games",
+    "rss_mb_1000_games",
+    "export_rss_mb_1000_games",
+    "replay_rss_mb_1000_games",
+    "flood_rss_mb",
+    "flood_press_to_line_max_ms",
 )
 
 #: (comparison, target) for each figure that has one.
@@ -58,6 +64,10 @@ TARGETS = {
     "press_to_panel_p99_ms": ("<", 20),
     "startup_s": ("<", 0.5),
     "rss_mb": ("<", 45),
+    "export_rss_mb_1000_games": ("<", 60),
+    "replay_rss_mb_1000_games": ("<", 60),
+    "flood_rss_mb": ("<", 100),
+    "flood_press_to_line_max_ms": ("<", 100),
 }
 
 #: How long each phase runs: (idle window s, presses, lgpio-style poll window s, game minutes for the
@@ -294,7 +304,7 @@ def measure_poll(window_s):
 def run(quick=False, state_dir=None, progress=None):
     """Every figure, as a dict with at least `KEYS` (and the comparisons and details)."""
     idle_s, presses, poll_s, minutes, games, inputs = PLANS["quick" if quick else "full"]
-    progress = progress or Progress(5)
+    progress = progress or Progress(6)
     progress.phase(
         f"exactness: {inputs:,} random presses, stops and corrections against the reference (virtual time)"
     )
@@ -319,6 +329,8 @@ def run(quick=False, state_dir=None, progress=None):
     figures.update(measure_service(idle_s, presses, progress, state_dir))
     progress.phase(f"beside it: a copy of lgpio's 0.5 ms alert loop, {poll_s} s")
     figures.update(measure_poll(poll_s))
+    progress.phase("history and a flooded line: start-up on 1,000 games, export, replay, 500 resend 0")
+    figures.update(storage.run(progress, pick_state_parent(state_dir)))
     progress.say("done")
     return figures
 
@@ -343,6 +355,16 @@ def _shown(value, digits=3):
 def beside(key, figures):
     """What the usual way gives for the same figure, in the same run."""
     f = figures.get
+    none, one = f(key.replace("1000_games", "0_games")), f(key.replace("1000_games", "1_game"))
+    if key in ("startup_s_1000_games", "rss_mb_1000_games") and f(key) and none and one:
+        return (
+            f"no history {_shown(none)} ({_shown(100 * (f(key) / none - 1), 1)} %), "
+            f"one game {_shown(one)} ({_shown(100 * (f(key) / one - 1), 1)} %); target within 10 %"
+        )
+    if key == "flood_press_to_line_max_ms" and f("flood_presses_timed"):
+        return (
+            f"{f('flood_presses_timed')} presses; {f('flood_lines_resent'):,} lines resent for 500 requests"
+        )
     if key == "exact_max_error_ns" and f("tick_median_error_ms") is not None:
         return f"1 s ticking clock: median {_shown(f('tick_median_error_ms') / 1000, 2)} s, worst {_shown(f('tick_max_error_ms') / 1000, 2)} s"
     if key == "wrong_penalty_pct" and f("tick_wrong_penalty_pct") is not None:

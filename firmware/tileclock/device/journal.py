@@ -302,8 +302,7 @@ class Journal:
             )
         self._set_runtime_mark(self.next_seq - 1)
         try:
-            self._reserve()
-            self._prune()
+            self._reserve()  # (pruning waits for the next game: a start reads no more than it must)
         except OSError as error:
             self._fail(error)
 

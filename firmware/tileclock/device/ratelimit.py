@@ -7,21 +7,24 @@ class AnswerBudget:
     """At most `burst` answers at once, then one every `interval_ns`; the rest are counted as dropped.
 
     The count goes out with the next answer allowed, or on its own when the budget allows one
-    (`due_ns`), so the director always learns how many answers it did not get.
+    (`due_ns`), so the director always learns how many answers it did not get. The budget is
+    kept in whole nanoseconds of credit, so `due_ns` is exact.
     """
 
     def __init__(self, burst=5, interval_ns=10 * NS_PER_S):
-        self.burst = burst
         self.interval_ns = interval_ns
-        self.tokens = burst
+        self.most_ns = burst * interval_ns
+        self.credit_ns = self.most_ns
         self.updated_ns = None
         self.dropped = 0
 
     def allow(self, now_ns):
         """Whether an answer may go out at `now_ns` (if not, it is counted as dropped)."""
-        self._refill(now_ns)
-        if self.tokens >= 1:
-            self.tokens -= 1
+        if self.updated_ns is not None:
+            self.credit_ns = min(self.most_ns, self.credit_ns + max(0, now_ns - self.updated_ns))
+        self.updated_ns = now_ns if self.updated_ns is None else max(self.updated_ns, now_ns)
+        if self.credit_ns >= self.interval_ns:
+            self.credit_ns -= self.interval_ns
             return True
         self.dropped += 1
         return False
@@ -35,10 +38,4 @@ class AnswerBudget:
         """When an answer may next go out, if dropped ones wait to be counted; else None."""
         if not self.dropped or self.updated_ns is None:
             return None
-        return self.updated_ns + int((1 - self.tokens) * self.interval_ns)
-
-    def _refill(self, now_ns):
-        if self.updated_ns is not None:
-            earned = (now_ns - self.updated_ns) / self.interval_ns
-            self.tokens = min(self.burst, self.tokens + earned)
-        self.updated_ns = now_ns
+        return self.updated_ns + max(0, self.interval_ns - self.credit_ns)

@@ -95,7 +95,9 @@ def _write_json(file, games, seen):
     file.write("[")
     for number, one in enumerate(games):
         file.write(",\n" if number else "\n")
-        json.dump({"game_seq": one.seq, "board": seen["board"], "records": one.records}, file, indent=1)
+        file.write(
+            json.dumps({"game_seq": one.seq, "board": seen["board"], "records": one.records}, indent=1)
+        )
     file.write("\n]\n")
 
 
