@@ -257,8 +257,9 @@ def test_a_game_the_director_does_not_hold_is_pruned_only_with_a_fault(tmp_path,
     firsts = segments.list_segments(folder)
     monkeypatch.setattr("tileclock.device.retention.MB", 1)  # keep_mb=1 now means one byte: over
     sim = Simulator(Config(), journal=Journal(folder, retention=Retention(keep_mb=1)))
-    tap(sim, "STOP", 1, hold_s=3)  # ends the open game (nobody played it)
-    tap(sim, "STOP", 5, hold_s=3)  # and opens the next: a new segment, and retention looks
+    tap(sim, "STOP", 1, hold_s=3)  # end the open game (nobody played it): hold, let go...
+    tap(sim, "STOP", 5)  # ...confirm
+    tap(sim, "STOP", 6, hold_s=3)  # and open the next: a new segment, and retention looks
     pruned = [r["pruned"] for r in sim.journal.records() if r["ev"] == "fault" and "pruned" in r]
     sim.close()
     assert [p[0] for p in pruned] == firsts  # every finished game, each with a fault
