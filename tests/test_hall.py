@@ -1,14 +1,17 @@
 """The director's side of the hall: every record once, in collect's files, through cuts of every kind."""
 
 import json
+import os
+import time
 from dataclasses import replace
 
 import paho.mqtt.client as mqtt
 
-from conftest import BROKER_USERS
+from conftest import BROKER_USERS, tap
 from hall_helpers import hall_config, wait_for
 from tileclock.clock.protocol import frame
 from tileclock.clock.timecode import NS_PER_S
+from tileclock.device import segments
 from tileclock.device.config import Config
 from tileclock.device.journal import Journal
 from tileclock.director.hall import HallFeed
@@ -22,10 +25,10 @@ CLOCKS = ("c1", "c2", "c3")
 class Clocks:
     """Simulated clocks on the broker, each with its journal and uplink state in `tmp_path/ID`."""
 
-    def __init__(self, broker, tmp_path):
-        self.broker, self.tmp_path = broker, tmp_path
-        self.sims = {clock: self.start(clock) for clock in CLOCKS}
-        self.t = {clock: 0 for clock in CLOCKS}
+    def __init__(self, broker, tmp_path, ids=CLOCKS):
+        self.broker, self.tmp_path, self.ids = broker, tmp_path, ids
+        self.sims = {clock: self.start(clock) for clock in ids}
+        self.t = {clock: 0 for clock in ids}
 
     def start(self, clock):
         config = replace(Config(clock_id=clock), hall=hall_config(self.broker, clock))
@@ -39,6 +42,17 @@ class Clocks:
                 button = "AB"[self.t[clock] % 2]
                 sim.set_button(button, True, self.t[clock] * S)
                 sim.set_button(button, False, self.t[clock] * S + S // 10)
+
+    def end_game(self, clock):
+        """End `clock`'s game as its players do: STOP, hold STOP and let go, STOP to confirm."""
+        for after_s, hold_s in ((1, 0.1), (2, 3), (6, 0.1)):
+            tap(self.sims[clock], "STOP", self.t[clock] + after_s, hold_s)
+        self.t[clock] += 7
+
+    def open_game(self, clock):
+        """Open `clock`'s next game (hold STOP): its journal starts a segment for it."""
+        tap(self.sims[clock], "STOP", self.t[clock] + 1, hold_s=3)
+        self.t[clock] += 4
 
     def kill(self, clock):
         """A clock gone at once: no `offline`, no last save of what the broker acknowledged, no
@@ -62,7 +76,9 @@ class Clocks:
 
     def journaled(self):
         """Every (clock id, seq) the clocks' journals hold."""
-        return {(c, r["seq"]) for c in CLOCKS for r in Journal(str(self.tmp_path / c / "journal")).records()}
+        return {
+            (c, r["seq"]) for c in self.ids for r in Journal(str(self.tmp_path / c / "journal")).records()
+        }
 
     def close(self):
         for sim in self.sims.values():
@@ -144,6 +160,67 @@ def test_a_game_the_director_ends_with_round_over_is_in_results_csv(broker, tmp_
         sim.daemon.pump(sim.time())
     feed.close()
     clocks.close()
+
+
+def test_a_game_on_file_is_acknowledged_so_the_clock_may_let_it_go(broker, tmp_path):
+    """docs/reliability.md#retention: the hall's director tells a clock its games are on file
+    (`ack`, as `collect` does on the serial line); the clock's journal then holds them as collected."""
+    clocks = Clocks(broker, tmp_path, ids=("c1",))
+    feed = director(broker, tmp_path / "records")
+    folder = str(tmp_path / "c1" / "journal")
+    clocks.play(2)
+    clocks.end_game("c1")
+    clocks.open_game("c1")
+    clocks.play(2)
+    clocks.end_game("c1")
+    first_game, second_game = segments.list_segments(folder)
+
+    def collected(through):
+        def check():
+            clocks.pump()  # the clock's loop wakes for the director's command
+            feed.step(0.01)
+            return segments.read_mark(folder, segments.COLLECTED) == through
+
+        return check
+
+    # the second game's end, on file, closes the first game's segment: that game is held
+    wait_for(collected(second_game - 1), what="the clock to mark its first game collected")
+
+    # acks the clock must not act on: beyond what it made; up to the second game's end (its
+    # segment is open: a correction may yet come); and last, without its CRC (answered by an `error`)
+    newest = clocks.sims["c1"].journal.next_seq - 1
+    feed.command(f"ack {10**9}", "c1")
+    feed.command(f"ack {newest}", "c1")
+    feed.command(f"ack {newest}", "c1", crc=False)
+    wait_for(lambda: refused_ack(clocks, feed), what="the clock to refuse the ack without its CRC")
+    assert segments.read_mark(folder, segments.COLLECTED) == second_game - 1
+
+    # retention: both games a year and more old; opening the next game prunes the held one alone
+    for first in (first_game, second_game):
+        path = os.path.join(folder, segments.segment_name(first))
+        os.utime(path, (time.time() - 400 * 86400,) * 2)
+    clocks.open_game("c1")
+    left = segments.list_segments(folder)
+    assert first_game not in left and second_game in left  # held and old: gone; old but unheld: kept
+    assert time.time() - os.path.getmtime(os.path.join(folder, segments.segment_name(second_game))) > 86400
+    records = clocks.sims["c1"].journal.records()
+    assert not [r for r in records if r["ev"] == "fault" and "pruned" in r]  # held: no fault
+
+    # an ack to every clock is no clock's: the second game, closed now, stays unheld
+    feed.command(f"ack {clocks.sims['c1'].journal.next_seq - 1}")
+    feed.command("ack 0", "c1", crc=False)
+    wait_for(lambda: refused_ack(clocks, feed, 2), what="the clock to refuse the second bad ack")
+    assert segments.read_mark(folder, segments.COLLECTED) == second_game - 1
+    feed.close()
+    clocks.close()
+
+
+def refused_ack(clocks, feed, times=1):
+    """Whether the clock has answered `times` acks without their CRC (each with an `error`)."""
+    clocks.pump()
+    feed.step(0.01)
+    errors = [r for r in clocks.sims["c1"].journal.records() if r["ev"] == "error"]
+    return sum("needs its CRC" in r.get("detail", "") for r in errors) >= times
 
 
 def test_a_record_on_another_clocks_topic_is_kept_aside(broker, tmp_path):

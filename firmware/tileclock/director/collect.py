@@ -16,6 +16,7 @@ import threading
 import time
 
 from ..clock.protocol import FieldError, FrameError, is_label, unframe, unframe_any, with_crc
+from .acks import AckPlan
 from .port import SerialPort
 from .resend import ResendPlan
 from .store import RecordStore
@@ -46,7 +47,7 @@ class ClockFeed:
         self.current = None  # the `ClockLog` of the clock last heard on this port
         self.plans = {}  # clock id -> its `ResendPlan`
         self._answered = None  # the clock id of the last status answer heard here
-        self._acked = {}  # clock id -> games ended when its last `ack` was sent
+        self.acks = AckPlan()  # when to tell each clock its games are on file
 
     @property
     def port_name(self):
@@ -132,9 +133,9 @@ class ClockFeed:
                 self.link.send(line)
         self.highest[log.clock_id] = max(record["seq"], self.highest.get(log.clock_id, -1))
         log.note_unsent(record)
-        if log.games > self._acked.get(log.clock_id, 0):  # a game ended, everything up to it on file
-            self._acked[log.clock_id] = log.games
-            self.link.send(with_crc(f"ack {log.expected - 1}"))  # the clock may prune it
+        ack = self.acks.due(log)
+        if ack:  # a game ended, everything up to it on file: the clock may prune it
+            self.link.send(with_crc(ack))
         if log is not self.current:
             if self.current is not None:
                 self.store.notice(

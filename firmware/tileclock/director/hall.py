@@ -7,7 +7,9 @@ once, in order, in the same game files and `results.csv`; the broker's copy is
 acknowledged only once the store has it on disk (paho's manual
 acknowledgement), so a director killed mid-stream gets the rest again from the
 broker's queue. A gap (the broker lost records, say in a crash) is asked for
-again on the clock's command topic, with the same plan as `collect`'s resends.
+again on the clock's command topic, with the same plan as `collect`'s resends;
+and once a game has ended and is on file, the clock is sent `ack` there, as
+`collect` sends it on the serial line (`acks.py`), so its journal may prune it.
 
 paho's thread only queues what arrives; `step` does the work on the caller's
 thread; `boards()` is the live picture the web page shows.
@@ -22,6 +24,7 @@ import paho.mqtt.client as mqtt
 
 from ..clock.protocol import FieldError, FrameError, unframe, with_crc
 from ..device.hall import ALL, DIRECTOR, ROOT, parse_topic, topic
+from .acks import AckPlan
 from .resend import ResendPlan
 from .store import RecordStore, shown
 
@@ -109,6 +112,7 @@ class HallFeed:
         self.inbox = queue.SimpleQueue()
         self.boards = {}
         self.plans = {}
+        self.acks = AckPlan()  # when to tell each clock its games are on file
         self.bad_lines = 0
         self.connected = threading.Event()
         self.down = "not connected yet"
@@ -274,6 +278,9 @@ class HallFeed:
         if log is None:
             return []
         log.note_unsent(record)  # seqs the clock will never send (skipped after an unclean stop...)
+        ack = self.acks.due(log)
+        if ack:  # a game ended, everything up to it on file: the clock may prune it, as after `collect`
+            self.command(ack, clock_id)
         board = self._board(clock_id)
         if log.last is not None and (board.record is None or log.last["seq"] != board.record["seq"]):
             board.record = log.last

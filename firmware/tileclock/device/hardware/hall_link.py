@@ -27,7 +27,7 @@ from collections import deque
 
 import paho.mqtt.client as mqtt
 
-from ...clock.protocol import FrameError, unframe
+from ...clock.protocol import CommandError, FrameError, parse_command, unframe
 from ..hall import ALL, topic
 
 log = logging.getLogger(__name__)
@@ -70,6 +70,7 @@ class HallLink:
         self._resend = deque()
         self._commands = deque()
         self._dropped_commands = 0
+        self._ignored_hall_ack = False
         self._connected = False
         self._down_since = time.monotonic()
         self._down_reason = "not connected yet"
@@ -321,6 +322,11 @@ class HallLink:
     def _on_message(self, client, userdata, message):
         if message.retain or not message.payload:
             return  # a retained command is stale by definition; an empty one only clears a retained one
+        if message.topic == topic(ALL, "cmd") and _is_ack(message.payload):
+            if not self._ignored_hall_ack:  # said once: a director that sends one sends many
+                log.warning("hall: an ack sent to every clock ignored (its seq is one clock's own)")
+            self._ignored_hall_ack = True
+            return
         if len(self._commands) >= MAX_COMMANDS:
             self._dropped_commands += 1
             if self._dropped_commands == 1 or self._dropped_commands % 100 == 0:
@@ -397,3 +403,12 @@ class HallLink:
             return
         self._saved = acked
         self._saved_at = time.monotonic()
+
+
+def _is_ack(line):
+    """Whether a command line is an `ack`: its seq names records of one clock's journal, so the
+    clock takes it only on its own command topic, never on the hall-wide one."""
+    try:
+        return parse_command(bytes(line)).name == "ack"
+    except CommandError:
+        return False  # the command handler answers it as the bad line it is
