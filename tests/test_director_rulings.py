@@ -146,6 +146,93 @@ def test_both_players_late_by_serial_and_no_one_arrives_is_a_double_forfeit(sim)
     assert forfeit["A"]["shown"] == forfeit["B"]["shown"] == "25:00"
 
 
+def pick(side, *fields):
+    """The values of `fields` in one side's part of a record or summary, as a tuple."""
+    return tuple(side[field] for field in fields)
+
+
+def stop_and_end(at_s):
+    """Stop the clock at `at_s` seconds, then end the game as a director does: hold, let go, confirm."""
+    return f"{at_s} press STOP\n{at_s + 10} hold STOP 2.5\n{at_s + 14} press STOP\n"
+
+
+@pytest.mark.parametrize("first, second", [("A", "B"), ("B", "A")])
+def test_nsa1997_both_late_arrive_play_and_end(sim, first, second):
+    """NSA 1997 VII.I.4: a late player is charged the time they were away; the profile has no
+    forfeit on the clock, so each is charged up to their own arrival, then the game is played and
+    ended as usual (docs/rules.md#late-start, docs/rules.md#profiles)."""
+    play = f"5:01 press {first}\n8:01 press {second}\n9:00 press {first}\n28:00 press {second}\n"
+    records = sim(BOTH_LATE + play + stop_and_end(30 * 60) + "32:00 until\n", "--rules", "nsa1997")
+    assert events(records, "new_game")[0]["rules"] == "nsa1997"
+    arrived, pause = events(records, "arrived", "pause")[:2]
+    assert (arrived["player"], arrived["run"], arrived[first]["shown"]) == (first, second, "20:00")
+    assert (pause["arrived"], pause[second]["shown"], pause[first]["shown"]) == (second, "17:00", "20:00")
+    assert not events(records, "forfeit")
+    end = events(records, "end")[0]
+    summary = end["summary"]
+    assert (summary["reason"], summary["forfeit"], summary["first"]) == ("stop_hold", None, second)
+    assert summary[first]["absent_ms"] == summary["shared_ms"] == 300_000
+    assert summary[second]["absent_ms"] == 480_000
+    # second: 8:00 absent + 19:00 in play = 27:00, two minutes over; first: 5:00 absent + 2:00 in play
+    assert pick(summary[second], "shown", "overtime_pen", "pen") == ("-2:00", 20, 20)
+    assert (summary[first]["shown"], summary[first]["pen"]) == ("18:00", 0)
+    assert summary[first]["late_pen"] == summary[second]["late_pen"] == 0  # absence is time, not points
+    assert not summary[first]["lost_absent"] and not summary[second]["lost_absent"]
+
+
+def test_nsa1997_both_late_and_no_one_arrives_is_left_to_the_director(sim):
+    """NSA 1997 has no forfeit on the clock (VII.I.4 starts the late players' clocks; a no-show's
+    forfeit, VII.I.2, is the director's ruling): the absence clock runs on against both, into
+    overtime with no cap, until the director ends the round (docs/rules.md#late-start)."""
+    script = "1 send late both\n40:00 send round over\n41:00 press A\n42:00 until\n"
+    records = sim(script, "--rules", "nsa1997")
+    assert not events(records, "forfeit")
+    end = events(records, "end")[0]
+    assert end["reason"] == "round_over" and end["t_ms"] == 2_400_000
+    absent_all_along = {"absent_ms": 2_399_000, "shown": "-14:59", "overtime_pen": 150, "lost_absent": False}
+    for side in "AB":
+        assert pick(end["summary"][side], *absent_all_along) == tuple(absent_all_along.values())
+    assert events(records, "ignored")[-1]["reason"] == "ended"
+
+
+@pytest.mark.parametrize("first, second", [("A", "B"), ("B", "A")])
+def test_school_both_late_arrive_play_and_the_round_ends(sim, first, second):
+    """School rule 25: each team absent loses 10 points for each three minutes, its 25:00 untouched;
+    rule 21: the round ends 50:00 after its start, here the late start at 0:01
+    (docs/rules.md#late-start, docs/rules.md#the-school-round)."""
+    play = f"4:01 press {first}\n7:01 press {second}\n8:00 press {first}\n20:00 press {second}\n"
+    records = sim(BOTH_LATE + play + "51:00 press A\n52:00 until\n", "--rules", "school")
+    arrived, pause = events(records, "arrived", "pause")[:2]
+    assert (arrived["player"], arrived["run"]) == (first, None)  # no team's game clock runs in absence
+    assert pause["arrived"] == second
+    assert all(pause[side]["shown"] == "25:00" for side in "AB")
+    assert (pause[first]["late_pen"], pause[second]["late_pen"]) == (10, 20)  # 4:00 and 7:00 absent
+    late = [(r["player"], r["t_ms"]) for r in events(records, "penalty") if r["kind"] == "late"]
+    assert late == [("A", 181_000), ("B", 181_000), (second, 361_000)]
+    end = events(records, "end")[0]
+    assert (end["reason"], end["t_ms"]) == ("round_over", 3_001_000)
+    summary = end["summary"]
+    assert (summary["first"], summary["forfeit"]) == (second, None)
+    assert (summary[first]["absent_ms"], summary[second]["absent_ms"]) == (240_000, 420_000)
+    # second ran 8:00-20:00 (12:00); first ran from 20:00 to the round's end at 50:01: 30:01, 6 started minutes over
+    assert pick(summary[second], "shown", "overtime_pen", "late_pen") == ("13:00", 0, 20)
+    assert pick(summary[first], "shown", "overtime_pen", "late_pen") == ("-5:01", 60, 10)
+    assert summary[first]["pen"] == 70 and summary[second]["pen"] == 20
+    assert events(records, "ignored")[-1]["reason"] == "ended"  # the round is over
+
+
+def test_school_both_late_and_one_team_never_arrives(sim):
+    """School rule 25: the team still absent 15:00 after the round began forfeits; the team that
+    arrived keeps its own late penalty (docs/rules.md#late-start)."""
+    records = sim("1 send late both\n4:01 press A\n20:00 press B\n21:00 until\n", "--rules", "school")
+    forfeit = events(records, "forfeit")[0]
+    assert (forfeit["player"], forfeit["reason"], forfeit["t_ms"]) == ("B", "absent", 901_000)
+    summary = events(records, "end")[0]["summary"]
+    assert summary["B"]["lost_absent"] and not summary["A"]["lost_absent"]
+    assert pick(summary["A"], "late_pen", "absent_ms", "shown") == (10, 240_000, "25:00")
+    assert summary["B"]["shown"] == "25:00" and summary["B"]["absent_ms"] == 900_000
+
+
 def test_a_serial_late_start_only_on_a_fresh_game(sim):
     records = sim("1 send late B\n2:00 press B\n2:30 send late A\n3:00 until\n")
     late, pause = events(records, "late_start", "pause")
