@@ -9,6 +9,7 @@ import os
 import threading
 
 from tileclock.bench import procstat
+from tileclock.bench.busbytes import measure as measure_bus
 from tileclock.bench.exactness import beside_a_ticking_clock, exact_max_error_ns, intervals, ticking_used_s
 from tileclock.bench.run import KEYS, Progress, measure_service, press_latencies, table, verdict
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
@@ -104,3 +105,18 @@ def test_a_short_run_of_the_service_measures_every_press(tmp_path):
     assert figures["wakeups_per_s"] > 0 and figures["startup_s"] > 0 and figures["rss_mb"] > 0
     assert "service up" in stream.getvalue()
     assert os.listdir(tmp_path) == []  # its scratch folder is gone
+
+
+def test_panel_bytes_are_counted_for_ticks_and_switches_beside_the_floor_and_luma():
+    """A switch is taken once its press has outlasted the glitch filter, in a later wake than its
+    edge: it must still be counted as a switch (it once was counted as a tick, and a switch's bytes
+    read 0). docs/screens.md."""
+    script = "0 press B\n10 press A\n20.5 press B\n31 press STOP\n40 press A\n"
+    figures = measure_bus(script)
+    assert figures["switches"] == 4  # the start, two turns, the restart after STOP; STOP itself none
+    assert figures["ticks"] >= 25  # a second of the running side each, none while stopped
+    for kind in ("tick", "switch"):
+        ours, floor, stock = (figures[f"{key}_per_{kind}"] for key in ("bytes", "floor_bytes", "stock_bytes"))
+        assert 0 < floor < ours < stock
+    assert figures["floor_bytes_per_switch"] > 400  # both bottom bands flip, on both panels
+    assert figures["bytes_per_switch"] > 4 * figures["bytes_per_tick"]

@@ -90,9 +90,19 @@ def measure(script_text, config=Config()):
             "floor_bytes": beside.floor,
         }
 
-    def count(kind, before):
+    running = [sim.clock.run]
+
+    def count(before, timed):
+        """Count the wake just made: a switch if the running side changed in it (a press is taken
+        once its contact has held past the glitch filter, often in a later, timed wake), else a
+        tick if it was a timed wake; an edge that switched nothing is not counted."""
         beside.settle()
         after = snapshot()
+        switched = sim.clock.run not in (running[0], None)
+        running[0] = sim.clock.run
+        kind = "switch" if switched else "tick" if timed else None
+        if kind is None:
+            return
         totals[kind]["n"] += 1
         for key in after:
             totals[kind][key] += after[key] - before[key]
@@ -100,13 +110,10 @@ def measure(script_text, config=Config()):
     for t_ns, button, down in script.edges:
         before = snapshot()
         for _ in sim.ticks(t_ns):
-            count("tick", before)
+            count(before, timed=True)
             before = snapshot()
         sim.set_button(button, down, t_ns)
-        if down and button != "STOP":
-            count("switch", before)
-        else:
-            beside.settle()
+        count(before, timed=False)
     sim.close()
     figures = {"ticks": totals["tick"]["n"], "switches": totals["switch"]["n"]}
     for kind, total in totals.items():
