@@ -5,6 +5,7 @@ import json
 import os
 import tracemalloc
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -12,7 +13,7 @@ from conftest import tap
 from tileclock.bench.history import make_history, sample_game
 from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device import segments
+from tileclock.device import segments, writeback
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal
@@ -383,3 +384,71 @@ def test_a_kill_at_any_step_of_the_start_up_repair_loses_nothing(tmp_path):
         assert damaged in kept  # the damaged bytes, as they were, kept aside
         at += 1
     assert steps and steps >= 6, steps  # copy aside, rewrite, the folder's fsyncs, the mark: each one
+
+
+def count_disk_calls(monkeypatch):
+    """Counts of fdatasync (the loop waits for the card) and of writebacks started (it does not)."""
+    calls = {"fdatasync": 0, "writeback": 0}
+    real_fdatasync, real_writeback = os.fdatasync, writeback.start_writeback
+
+    def fdatasync(fd):
+        calls["fdatasync"] += 1
+        real_fdatasync(fd)
+
+    def start_writeback(fd):
+        calls["writeback"] += 1
+        real_writeback(fd)
+
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    monkeypatch.setattr(writeback, "start_writeback", start_writeback)
+    return calls
+
+
+def run_a_side_for_35_s(folder, calls):
+    """B starts A, which runs 35 s alone (checkpoints at 10, 20 and 30 s), then A presses.
+    Returns the counts over the 35 s alone, and those of the press."""
+    sim = Simulator(Config(), journal=Journal(folder), time=VirtualTime(), checkpoints=True)
+    tap(sim, "B", 0)
+    sim.run_to(S)
+    before = dict(calls)
+    sim.run_to(35 * S)
+    alone = {key: calls[key] - before[key] for key in calls}
+    before = dict(calls)
+    tap(sim, "A", 35)
+    pressed = {key: calls[key] - before[key] for key in calls}
+    checkpoints = [r for r in sim.journal.records() if r["ev"] == "checkpoint"]
+    sim.close()
+    return alone, pressed, checkpoints, sim.journal.settle_ms
+
+
+def test_checkpoints_alone_never_wait_for_the_card_and_the_next_record_makes_them_stay(tmp_path, monkeypatch):
+    """docs/reliability.md, "The journal on the card": on ext4 a checkpoint's writeback is started,
+    not waited for (an fsync sleeps three times); the next press's fsync covers them."""
+    if writeback.commit_interval_ms(str(tmp_path)) is None or not writeback.can_start_writeback():
+        pytest.skip(f"{tmp_path} is not on ext4 (or no sync_file_range): checkpoints are fsynced there")
+    calls = count_disk_calls(monkeypatch)
+    alone, pressed, checkpoints, settle_ms = run_a_side_for_35_s(str(tmp_path / "journal"), calls)
+    assert [c["t_ms"] for c in checkpoints] == [10_000, 20_000, 30_000]
+    assert alone == {"fdatasync": 0, "writeback": 3}
+    assert pressed == {"fdatasync": 1, "writeback": 0}
+    assert settle_ms == 5_000  # ext4's commit interval, unless the mount sets another
+
+
+def test_where_the_filesystem_does_not_bound_the_wait_checkpoints_are_fsynced(tmp_path, monkeypatch):
+    monkeypatch.setattr(writeback, "commit_interval_ms", lambda path: None)
+    calls = count_disk_calls(monkeypatch)
+    alone, pressed, checkpoints, settle_ms = run_a_side_for_35_s(str(tmp_path / "journal"), calls)
+    assert len(checkpoints) == 3 and settle_ms is None
+    assert alone == {"fdatasync": 3, "writeback": 0}
+
+
+def test_the_commit_interval_is_read_from_the_mount(tmp_path):
+    mounts = tmp_path / "mountinfo"
+    mounts.write_text(
+        "22 1 254:1 / / rw,relatime - ext4 /dev/mmcblk0p2 rw,commit=30\n"
+        "23 22 0:5 / /boot rw - vfat /dev/mmcblk0p1 rw\n"
+        "24 22 0:6 / /var/tmp rw - ext4 /dev/sda1 rw,data=ordered\n"
+    )
+    assert writeback.commit_interval_ms("/var/lib/tileclock", str(mounts)) == 30_000
+    assert writeback.commit_interval_ms("/var/tmp/x", str(mounts)) == 5_000
+    assert writeback.commit_interval_ms("/boot/x", str(mounts)) is None  # not ext4: fsync them

@@ -2,6 +2,8 @@
 
 import os
 
+from ..device import writeback
+
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -63,17 +65,7 @@ def peak_rss_mb(pid):
 
 def filesystem(path, mountinfo="/proc/self/mountinfo"):
     """(filesystem type, source, mount point) of the filesystem that holds `path`."""
-    path = os.path.realpath(path)
-    best = ("unknown", "", "")
-    with open(mountinfo) as file:
-        for line in file:
-            before, _, after = line.partition(" - ")
-            point = before.split()[4].replace("\\040", " ")
-            kind, source = after.split()[:2]
-            inside = path == point or path.startswith(point.rstrip("/") + "/")
-            if inside and len(point) >= len(best[2]):
-                best = (kind, source, point)
-    return best
+    return writeback.filesystem(path, mountinfo)[:3]
 
 
 #: Filesystems held in memory, where fsync costs nothing: a journal there measures nothing.

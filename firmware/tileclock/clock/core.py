@@ -68,7 +68,14 @@ class GameClock:
     """
 
     def __init__(
-        self, rules, timing=ButtonTiming(), times_s=None, first_seq=0, checkpoint_ms=None, dark_after_ms=None
+        self,
+        rules,
+        timing=ButtonTiming(),
+        times_s=None,
+        first_seq=0,
+        checkpoint_ms=None,
+        checkpoint_lag_ms=0,
+        dark_after_ms=None,
     ):
         self.rules = rules
         self.timing = timing
@@ -77,6 +84,9 @@ class GameClock:
         self.gestures = Gestures(timing, is_dark=self._is_dark)
         #: while a side runs, a `checkpoint` record this often bounds what a power cut can lose
         self.checkpoint_ms = checkpoint_ms
+        #: how long after it is made a checkpoint may still not be on the card (its write is not
+        #: waited for): after a power cut the last one may be missing, so this adds to the doubt
+        self.checkpoint_lag_ms = checkpoint_lag_ms
         self.dark_after_ms = dark_after_ms
         times_s = times_s or {}
         self.start_ns = {side: times_s.get(side, rules.time_s) * NS_PER_S for side in SIDES}
@@ -132,7 +142,8 @@ class GameClock:
         clock kept running: the game goes on exactly, the running side charged for the time the
         process was down, and whatever fell due meanwhile is recorded at its own instant. After a
         power cut the game comes back stopped as of its last record; the running side's time since
-        that record is unknown, at most one checkpoint interval. Either way a `recovered` record
+        that record is unknown: at most one checkpoint interval, and the time a checkpoint may take to
+        stay on the card. Either way a `recovered` record
         says what happened. With no game in `records`, a new game starts.
         """
         game = last_game(records)
@@ -163,9 +174,16 @@ class GameClock:
             if running:
                 self.game.stop(self.now_ns, PAUSED)
             self.now_ns = self._done_ns = now_ns
-            extra = {"reason": "power_cut", "uncertain_ms": self.checkpoint_ms if running else 0}
+            if not running:
+                doubt_ms = 0
+            elif self.checkpoint_ms is None:
+                doubt_ms = None  # no checkpoints: no bound
+            else:
+                doubt_ms = self.checkpoint_ms + self.checkpoint_lag_ms
+            extra = {"reason": "power_cut", "uncertain_ms": doubt_ms}
         self._emit("boot", self.now_ns, **boot)
-        uncertain_s = self.checkpoint_ms // 1000 if extra.get("uncertain_ms") else 0
+        doubt_ms = extra.get("uncertain_ms")
+        uncertain_s = -(-doubt_ms // 1000) if doubt_ms else 0  # shown in whole seconds, rounded up
         self.game.notice = Notice("recovered", uncertain_s=uncertain_s)
         self._emit("recovered", self.now_ns, was_running=was_running, mono_ns=self.game.t0_ns, **extra)
         return self._flush()

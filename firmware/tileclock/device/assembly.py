@@ -140,6 +140,7 @@ class RunningClock:
             config.times_s,
             first_seq=self.journal.next_seq,
             checkpoint_ms=config.checkpoint_s * 1000 if checkpoints else None,
+            checkpoint_lag_ms=self.journal.settle_ms or 0,  # checkpoints not waited for on the card
             dark_after_ms=config.idle.blank_after_s * 1000,  # a press on dark panels only wakes them
         )
         self.panels = [

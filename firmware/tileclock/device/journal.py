@@ -3,7 +3,11 @@
 On disk it is a folder of segments, one a game (`segments.py`), so start-up
 reads only the game a restart takes up, however many games came before; the
 line, resends, exports and the hall's uplink read older records as a stream
-(`read`). Appends are fsynced one record at a time.
+(`read`). A wake's records are written together with one fsync, before
+any is sent; a wake that made only checkpoints is written and its writeback
+started without waiting, where the filesystem bounds how soon that stays
+(`writeback.py`): a checkpoint promises nothing, and an fsync would put the
+loop to sleep three times every 10 s of a running game.
 
 Nothing about the disk stops the clock. A record the disk does not take
 (full, read-only, gone, an I/O error) is kept in memory, sent as usual, and
@@ -27,6 +31,7 @@ from ..clock.history import reaches_last_game
 from ..clock.protocol import frame, unframe
 from ..clock.records import encode
 from . import segments as files
+from . import writeback
 from .retention import Retention, SegmentInfo, choose
 
 log = logging.getLogger(__name__)
@@ -37,6 +42,8 @@ BACKLOG = 10_000
 RECENT = 2_000
 #: seqs reserved ahead of the newest record (at least what BACKLOG can hold)
 HEADROOM = BACKLOG
+#: records that need not wait for the card (they only bound what a power cut can lose)
+UNHURRIED_EVENTS = frozenset({"checkpoint"})
 #: no framed record is shorter: a damaged segment of N bytes held at most N / this many records
 MIN_RECORD_BYTES = 64
 
@@ -62,6 +69,10 @@ class Journal:
         self._recent = deque()  # (seq, line, segment) of this run's records, oldest first
         self._unwritten = 0  # how many of the newest in `_recent` are not on disk yet
         self._unsettled = 0  # how many of them have not been through a write yet (the links wait)
+        self._unwritten_urgent = 0  # how many of the unwritten ones must be fsynced before they go
+        self._unsynced = False  # the open segment holds records written but not fsynced
+        #: how long an unhurried record may take to stay on disk after its write (None: they are fsynced)
+        self.settle_ms = None
         self._segments = []  # first seqs of the segments on disk
         self._active = None  # the segment new records go to
         self._active_has_game = False  # it holds more than `boot` records: a `new_game` starts another
@@ -78,6 +89,8 @@ class Journal:
         self._lost = None  # [first, last] seqs given up while the disk failed, not yet reported
         self._good_next = 0  # the seq after the newest good record on disk, at start
         if directory is not None:
+            if writeback.can_start_writeback():
+                self.settle_ms = writeback.commit_interval_ms(directory)
             self._start(legacy)
 
     # ------------------------------------------------------------------ reading
@@ -200,6 +213,7 @@ class Journal:
             return line  # in memory only: nothing to wait for
         self._unwritten += 1
         self._unsettled += 1
+        self._unwritten_urgent += record.ev not in UNHURRIED_EVENTS
         self._trim()
         if sync:
             self.write_pending()
@@ -211,7 +225,8 @@ class Journal:
         return self.directory is not None and (self._unwritten > 0 or self.failing is not None)
 
     def write_pending(self):
-        """Write and fsync every record not yet on disk (one fsync for them all); on a full card,
+        """Write and fsync every record not yet on disk (one fsync for them all; only started, not
+        waited for, if they are all unhurried and the filesystem bounds the wait); on a full card,
         prune what may go and retry. Either way they are settled: the links may send them."""
         self._unsettled = 0
         if not self.pending:
@@ -395,6 +410,7 @@ class Journal:
         if self._blind:
             self._see_again()
         pending = islice(self._recent, len(self._recent) - self._unwritten, None)
+        urgent = self._unwritten_urgent > 0 or self.settle_ms is None
         for segment, group in groupby(list(pending), key=lambda entry: entry[2]):
             lines = [line for _, line, _ in group]
             if segment != self._open_segment:
@@ -405,9 +421,14 @@ class Journal:
             while data:
                 written = os.pwrite(self._fd, data, offset)
                 data, offset = data[written:], offset + written
-            os.fdatasync(self._fd)
+            if urgent:
+                os.fdatasync(self._fd)  # the segment's unhurried records before these stay with them
+            else:
+                writeback.start_writeback(self._fd)
+            self._unsynced = not urgent
             self._size = offset
             self._unwritten -= len(lines)
+        self._unwritten_urgent = 0
         if self._fd is None:  # nothing was waiting: a retry after a failure checks the disk again
             self._ensure_open()
         self._reserve()
@@ -458,6 +479,12 @@ class Journal:
 
     def _close_fd(self):
         if self._fd is not None:
+            try:
+                if self._unsynced:
+                    os.fdatasync(self._fd)  # what is closed, a stop or the next game's segment, stays
+            except OSError:
+                pass
+            self._unsynced = False
             try:
                 os.close(self._fd)
             except OSError:

@@ -31,7 +31,8 @@ class Daemon:
     and fsyncs the wake's records together, and only then hands them to the
     links, which send from the journal: a screen is no promise, so the panels
     never wait for the card, and nothing leaves the clock before it is
-    journaled. A link or panel with a true
+    journaled (a wake of checkpoints alone is written without waiting for the
+    card: see journal.py). A link or panel with a true
     `failing` attribute is a fault: it is recorded once when it starts and once
     when it ends, shown on the panels meanwhile, and retried every `RETRY_NS`.
     """
