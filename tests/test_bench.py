@@ -91,6 +91,11 @@ def test_the_table_names_every_figure_and_marks_each_target():
     assert all(key in text for key in KEYS)
     assert verdict("wakeups_per_s", 2.0) == "MISSED" and verdict("press_to_panel_p99_ms", 12.0) == "met"
     assert verdict("bus_bytes_per_switch", 600) == ""
+    history = {"startup_s_0_games": 0.25, "rss_mb_0_games": 35.0}
+    assert verdict("startup_s_1000_games", 0.27, figures=history) == "met"  # within 10 % of none
+    assert verdict("startup_s_1000_games", 0.30, figures=history) == "MISSED"
+    assert verdict("rss_mb_1000_games", 39.0, figures=history) == "MISSED"
+    assert verdict("rss_mb_1000_games", 39.0) == ""  # nothing to compare with
 
 
 def test_a_short_run_of_the_service_measures_every_press(tmp_path):

@@ -158,7 +158,7 @@ def measure_flood(progress, scratch, records=2000):
     """The service's memory and press-to-line times while its line asks `resend 0` over and over."""
     game = sample_game()
     state = os.path.join(scratch, "flood")
-    made = make_history(state, max(1, records // len(game)), game)
+    made = make_history(state, max(1, -(-records // len(game))), game)  # at least `records`
     presses = int(FLOOD_S / FLOOD_PRESS_EVERY_S)
     script = os.path.join(scratch, "flood-presses.txt")
     with open(script, "w") as file:
