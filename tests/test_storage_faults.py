@@ -8,6 +8,7 @@ reached the card, in order and once, when it took records again.
 """
 
 import os
+import pwd
 import select
 import shutil
 import signal
@@ -21,6 +22,7 @@ from conftest import tap
 from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
+from tileclock.device.doctor import FAIL, OK, check_state_dir
 from tileclock.device.journal import Journal
 from tileclock.director.history import iter_records
 from tileclock.sim.simulator import Simulator
@@ -296,3 +298,24 @@ def test_doctor_names_a_state_directory_it_cannot_write_and_the_fix():
         assert "chown" in lines[at + 1], done.stdout  # and how to fix it
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.skipif(not ROOT, reason="judging for another user needs a folder it does not own: run as root")
+def test_doctor_run_by_root_judges_the_state_directory_as_the_service_user_would(tmp_path):
+    """Root writes anywhere, so a doctor run by root must not say `writable` where the service
+    cannot write, nor `Permission denied` where its group may (a healthy install is 0750)."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o750)
+    os.chmod(tmp_path, 0o755)
+    nobody = pwd.getpwnam("nobody")
+    [check] = check_state_dir(str(state), service_user="nobody")  # root's folder, 0750
+    assert check.status == FAIL and "Permission denied for nobody" in check.seen
+    assert "chown" in check.fix
+    os.chown(state, 0, nobody.pw_gid)  # the service's group, as systemd's StateDirectory makes it
+    os.chmod(state, 0o770)
+    [check] = check_state_dir(str(state), service_user="nobody")
+    assert check.status == OK and check.seen.endswith("is writable by nobody")
+    os.chmod(state, 0o750)  # the group may read, not write
+    assert check_state_dir(str(state), service_user="nobody")[0].status == FAIL
+    os.chown(state, nobody.pw_uid, nobody.pw_gid)
+    assert check_state_dir(str(state), service_user="nobody")[0].status == OK

@@ -5,8 +5,11 @@ I2C read (as i2cdetect does), so a running clock's screens are not disturbed.
 """
 
 import errno
+import grp
 import os
+import pwd
 import shutil
+import stat
 import subprocess
 import tempfile
 import warnings
@@ -160,8 +163,51 @@ def check_serial(config):
         return Check(FAIL, "serial port", f"{config.serial_port}: {text}", fix)
 
 
-def check_state_dir(path):
-    """The state directory and the journal in it: can the clock write there, is the card read-only
+#: the user the service runs as (systemd/tileclock.service: User=)
+SERVICE_USER = "tileclock"
+
+
+def _service_uid(user):
+    try:
+        return pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return None
+
+
+def _write_error(folder, service_user):
+    """Why the service could not make a file in `folder` (an OSError), or None if it could.
+
+    Run by the service user (or where there is none, as on a laptop), it tries; run by anyone
+    else, root above all, who writes where the service may not, it reads the folder's owner and
+    mode against the service user's groups, and whether the filesystem is read-only."""
+    uid = _service_uid(service_user)
+    if uid is None or uid == os.geteuid():
+        try:
+            with tempfile.NamedTemporaryFile(dir=folder):
+                pass
+        except OSError as error:
+            return error
+        return None
+    if os.statvfs(folder).f_flag & os.ST_RDONLY:
+        return OSError(errno.EROFS, os.strerror(errno.EROFS))
+    entry = pwd.getpwnam(service_user)
+    groups = {entry.pw_gid} | {group.gr_gid for group in grp.getgrall() if service_user in group.gr_mem}
+    info = os.stat(folder)
+    if uid == 0:
+        return None
+    if info.st_uid == uid:
+        needed = stat.S_IWUSR | stat.S_IXUSR
+    elif info.st_gid in groups:
+        needed = stat.S_IWGRP | stat.S_IXGRP
+    else:
+        needed = stat.S_IWOTH | stat.S_IXOTH
+    if info.st_mode & needed != needed:
+        return OSError(errno.EACCES, f"{os.strerror(errno.EACCES)} for {service_user}")
+    return None
+
+
+def check_state_dir(path, service_user=SERVICE_USER):
+    """The state directory and the journal in it: can the clock (as `service_user`) write there, is the card read-only
     or full, has the journal kept damaged bytes aside. The clock runs on whatever this finds (it
     keeps records in memory and shows DISK FAULT): this says what to fix."""
     if not os.path.isdir(path):
@@ -175,14 +221,13 @@ def check_state_dir(path):
         ]
     journal = os.path.join(path, "journal")
     where = journal if os.path.isdir(journal) else path
-    try:
-        with tempfile.NamedTemporaryFile(dir=where):
-            pass
-    except OSError as error:
+    error = _write_error(where, service_user)
+    if error is not None:
         return [Check(FAIL, "state directory", f"{where}: {error.strerror}", _disk_fix(path, error))]
-    checks = [Check(OK, "state directory", f"{where} is writable")]
-    stat = os.statvfs(path)
-    free_mb = stat.f_bavail * stat.f_frsize // (1024 * 1024)
+    who = f" by {service_user}" if _service_uid(service_user) not in (None, os.geteuid()) else ""
+    checks = [Check(OK, "state directory", f"{where} is writable{who}")]
+    space = os.statvfs(path)
+    free_mb = space.f_bavail * space.f_frsize // (1024 * 1024)
     if free_mb < 64:
         checks.append(
             Check(
