@@ -9,6 +9,7 @@ readable when an edge is queued, as the kernel's request descriptor does.
 
 import errno
 import os
+import select
 import threading
 import types
 
@@ -57,7 +58,8 @@ class FakeChip:
 
 
 class FakeRequest:
-    """A `gpiod.LineRequest` look-alike: `fd`, `read_edge_events`, values, reconfigure, release."""
+    """A `gpiod.LineRequest` look-alike: `fd`, `wait_edge_events`, `read_edge_events`, values,
+    reconfigure, release."""
 
     def __init__(self, chip, config, consumer):
         self.chip = chip
@@ -89,6 +91,13 @@ class FakeRequest:
             kind = gpiod.EdgeEvent.Type.RISING_EDGE if rising else gpiod.EdgeEvent.Type.FALLING_EDGE
             self._events.append(gpiod.EdgeEvent(kind.value, t_ns, offset, self._seqno, self._seqno))
         os.write(self._write, b"!")
+
+    def wait_edge_events(self, timeout=None):
+        """Whether edges are ready to read, waiting up to `timeout` s (None: for ever), as gpiod's own
+        does: a `select` on the descriptor."""
+        if self.fd is None:
+            raise gpiod.RequestReleasedError()
+        return bool(select.select([self.fd], [], [], timeout)[0])
 
     def read_edge_events(self, max_events=None):
         self.reads += 1

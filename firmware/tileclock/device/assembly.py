@@ -169,6 +169,7 @@ class RunningClock:
                 f"cannot use the buttons with pin backend {parts.pin_backend!r} ({error}); "
                 "`tileclock doctor` says why; off a Pi use --simulate"
             ) from error
+        self.daemon.flush_edges = self.board.flush_edges  # the loop then wakes at its deadlines, no later
         self.uplink = None
         if config.hall is not None:
             self.uplink = self.daemon.uplink = self._hall_link(config)

@@ -1,9 +1,10 @@
 """The clock's one loop: inputs in, records out, screens refreshed; it sleeps until something can change.
 
-Pin backends call `post_edge` from their own threads; everything else happens
-on the loop's thread, in time order. The same `Daemon` serves the service on a
-Pi (real monotonic time, `run_forever`) and the simulator (virtual time,
-driven step by step through `pump`).
+Pin backends call `post_edge` from their own threads (and, where they can,
+hand over every edge stamped so far when the loop wakes: `flush_edges`);
+everything else happens on the loop's thread, in time order. The same `Daemon`
+serves the service on a Pi (real monotonic time, `run_forever`) and the
+simulator (virtual time, driven step by step through `pump`).
 """
 
 import queue
@@ -15,8 +16,9 @@ from .commands import CommandHandler
 from .journal import Journal
 from .render import fault_text
 
-#: How long after a deadline the loop wakes, so that an edge stamped just
-#: before it (still on its way from the pin backend's thread) is applied first.
+#: How long after a deadline the loop wakes when its pin backend cannot hand over its edges on
+#: demand (gpiozero's lgpio and RPi.GPIO factories), so that an edge stamped just before the
+#: deadline (still on its way from the backend's thread) is applied first, not taken late.
 DEADLINE_GRACE_NS = 2 * NS_PER_MS
 #: How often a part that stopped answering is tried again.
 RETRY_NS = NS_PER_S
@@ -68,6 +70,9 @@ class Daemon:
         self.timings = None
         self.boot_info = boot_info
         self.inputs = queue.SimpleQueue()
+        #: () -> None: the pin backend posts every edge it has stamped so far, or None if it cannot
+        #: (then the loop wakes `DEADLINE_GRACE_NS` after each deadline instead)
+        self.flush_edges = None
         self._posted = queue.SimpleQueue()  # command lines handed over by other threads
         self.wakeups = 0
         self.frames = {}
@@ -122,9 +127,14 @@ class Daemon:
 
     def pump(self, now_ns, taken=None):
         """Apply every queued edge (and `taken`, one already taken off the queue) in time order,
-        run the clock on to `now_ns`, refresh the screens."""
+        run the clock on to `now_ns`, refresh the screens.
+
+        `now_ns` is read before the call: the pin backend's edges are flushed here, after it, so
+        every edge stamped up to `now_ns` is applied at its own stamp in this wake."""
         self.wakeups += 1
         self._last_pump_ns = now_ns
+        if self.flush_edges is not None:
+            self.flush_edges()
         edges = [taken] if taken is not None else []
         while True:
             try:
@@ -264,13 +274,22 @@ class Daemon:
         made += self.commands.follow_up(now_ns)
         return made
 
+    @property
+    def deadline_grace_ns(self):
+        """How long after a deadline the loop wakes: at once when the pin backend can flush its edges
+        (they are taken at the wake), else `DEADLINE_GRACE_NS` for them to arrive on their own."""
+        return 0 if self.flush_edges is not None else DEADLINE_GRACE_NS
+
     def run_forever(self, now_ns=time.monotonic_ns, should_stop=lambda: False, on_wake=None, boot=True):
         """The service's loop: sleep until the next edge or the next deadline."""
         if boot:
             self.boot(now_ns())
         while not should_stop():
             deadline = self.next_deadline()
-            timeout = None if deadline is None else max(0, deadline + DEADLINE_GRACE_NS - now_ns()) / NS_PER_S
+            if deadline is None:
+                timeout = None
+            else:
+                timeout = max(0, deadline + self.deadline_grace_ns - now_ns()) / NS_PER_S
             try:
                 taken = self.inputs.get(timeout=timeout)
             except queue.Empty:

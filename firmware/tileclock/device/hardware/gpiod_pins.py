@@ -7,7 +7,9 @@ detection on both edges), and one thread blocks on that request's descriptor
 with no timeout: it wakes only when an edge arrives, or when a pipe tells it
 the request changed or the factory closed. Each edge reaches the device with
 the kernel's timestamp as its ticks (integer nanoseconds), so however busy the
-clock is, a press is charged from the instant the contact moved.
+clock is, a press is charged from the instant the contact moved. The loop can
+also take every queued edge itself when it wakes (`flush_edges`), so it never
+has to wait for the reader thread to catch up with the kernel.
 
 gpiozero's lgpio backend, by contrast, polls its lines every 0.5 ms in lgpio's
 alert thread: about 2,000 wake-ups a second for the life of the process.
@@ -181,21 +183,44 @@ class GpiodFactory(LocalPiFactory):
                 if ready == self._wake_read:
                     os.read(self._wake_read, 512)
                 elif ready == watched:
-                    self._dispatch(request)
+                    self._take_edges(request)
 
-    def _dispatch(self, request):
+    def flush_edges(self):
+        """Pass on, on the caller's thread, every edge the kernel has queued for these lines.
+
+        The loop calls this on each wake, after reading the time. The kernel stamps an edge at the
+        interrupt and queues it from its interrupt thread, which runs at real-time priority ahead
+        of ours, so an edge stamped before that instant is either still in the kernel's queue (read
+        here, without blocking) or being passed on by the reader thread, which holds the same lock
+        until it has posted what it read. Once this returns, all of them are in the loop's queue:
+        the loop need not give the reader time to catch up after a deadline.
+        """
+        self._take_edges()
+
+    def _take_edges(self, request=None):
+        """Read the queued edges of `request` (the reader's; None: the live one) without blocking and
+        pass each on, all under the lock (see `flush_edges`); a read that fails stops the edges for
+        good, and is reported once."""
         with self._lock:
-            if request is not self._request or self._closing:
-                return  # re-requested meanwhile: the next turn watches the new one
-            try:
-                events = request.read_edge_events()
-            except Exception as error:  # the chip went away, or its lines were taken from under us
-                self.failure = error
-                log.error("GPIO edges on %s stopped: %s", self.chip_path, error)
-        if self.failure is not None:
-            if self.on_failure:
-                self.on_failure(self.failure)
-            return
+            if request is None:
+                request = self._request
+            if request is None or request is not self._request or self._closing or self.failure is not None:
+                return  # nothing requested, re-requested meanwhile, closing, or already failed
+            while True:
+                try:
+                    if not request.wait_edge_events(0):
+                        return  # the kernel's queue is empty
+                    events = request.read_edge_events()
+                except Exception as error:  # the chip went away, or its lines were taken from under us
+                    self.failure = error
+                    log.error("GPIO edges on %s stopped: %s", self.chip_path, error)
+                    break
+                self._pass_on(events)
+        if self.on_failure:
+            self.on_failure(self.failure)
+
+    def _pass_on(self, events):
+        """Each edge to its pin's device, stamped with the kernel's timestamp (under the lock)."""
         Rising = self.gpiod.EdgeEvent.Type.RISING_EDGE
         for event in events:
             pin = self._lines.get(event.line_offset)

@@ -5,6 +5,7 @@ factory's ticks come from a `VirtualTime` the simulator steps, so a 40-minute
 game runs in milliseconds and every edge lands on the instant the script says.
 """
 
+import threading
 import time
 import uuid
 
@@ -72,13 +73,36 @@ class VirtualPin(MockPin):
         self._last_change = t
         return True
 
+    # A change is stamped and handed to the device as one step, under the factory's `edge_lock`,
+    # so that `VirtualFactory.flush_edges` can wait for an edge stamped before it to be posted.
+    def drive_high(self):
+        with self._factory.edge_lock:
+            super().drive_high()
+
+    def drive_low(self):
+        with self._factory.edge_lock:
+            super().drive_low()
+
 
 class VirtualFactory(MockFactory):
     """gpiozero's mock factory, ticking in integer nanoseconds of a `VirtualTime`."""
 
     def __init__(self, time, **kwargs):
         self.time = time
+        #: held while a pin's change is stamped and passed on (a pin changed in the callback may take it again)
+        self.edge_lock = threading.RLock()
         super().__init__(pin_class=VirtualPin, **kwargs)
+
+    def flush_edges(self):
+        """Return once every edge stamped so far has been passed on to its device.
+
+        In real time (`tileclock run --simulate`) a pin is changed from another thread; without this,
+        a thread switch between an edge's stamp and its post could land the edge after the loop's wake
+        at a later instant, which would then take it late. The loop calls this on each wake, after
+        reading the time: an edge stamped before then holds `edge_lock` until it is posted.
+        """
+        with self.edge_lock:
+            pass
 
     def ticks(self):
         return self.time.now_ns
