@@ -55,12 +55,13 @@ def behind(chip, monkeypatch):
 
     monkeypatch.setattr(GpiodFactory, "_read_edges", lambda factory: None)
     clock = clock_on(lambda: GpiodFactory(chip=chip.path, gpiod=chip.module, revision=PI_3B))
-    chip.press(22, t_ns=1 * S)  # B starts A
-    chip.release(22, t_ns=1 * S + 80 * MS)
-    clock.daemon.pump(1 * S + 100 * MS)
-    assert clock.clock.game.run == "A"
-    yield clock
-    clock.close()
+    try:
+        clock.daemon.post_edge("B", True, 1 * S)  # B starts A
+        clock.daemon.post_edge("B", False, 1 * S + 80 * MS)
+        clock.daemon.pump(1 * S + 100 * MS)
+        yield clock
+    finally:
+        clock.close()
 
 
 def test_an_edge_still_in_the_chip_when_the_loop_wakes_at_a_deadline_counts_from_its_kernel_stamp(
@@ -68,7 +69,7 @@ def test_an_edge_still_in_the_chip_when_the_loop_wakes_at_a_deadline_counts_from
 ):
     daemon = behind.daemon
     deadline = daemon.next_deadline()  # A's next displayed second
-    assert deadline == 2 * S and daemon.deadline_grace_ns == 0
+    assert deadline == 2 * S and daemon.deadline_grace_ns == 0 and behind.clock.game.run == "A"
     chip.press(17, t_ns=deadline - 1 * MS)  # A ends its turn a millisecond before the loop wakes
     daemon.pump(deadline)
     chip.release(17, t_ns=deadline + 80 * MS)
