@@ -61,8 +61,15 @@ OPENING = st.one_of(
         SIDE,
         st.sampled_from([0, 60_000, 190_000, 370_000, 730_000, 1_000_000]),
     ),
-    # both players late: STOP held, both sides pressed together
-    st.just([(0, "STOP", True), (600, "A", True), (50, "B", True), (100, "A", False), (50, "B", False)]),
+    # both players late: STOP held, both sides pressed together, then both away a while (the wait is
+    # a release of the free A, which is no edge)
+    st.builds(
+        lambda away_ms: [
+            *[(0, "STOP", True), (600, "A", True), (50, "B", True), (100, "A", False), (50, "B", False)],
+            *[(100, "STOP", False), (away_ms, "A", False)],
+        ],
+        st.sampled_from([0, 60_000, 190_000, 370_000, 730_000]),
+    ),
 )
 MOVES = st.lists(st.one_of(TURN, TURN, STOP_PRESS, RAW_EDGE, END_HOLD, correction()), max_size=12)
 # the last wait: mostly long enough for a side to run past its time and the 10 minutes after it
@@ -163,6 +170,7 @@ class Reference:
     def new_game(self):
         self.limit_s = dict(self.start_s)
         self.absent_since, self.late_pen, self.lost = {}, {"A": 0, "B": 0}, None
+        self.past_cap_by_correction = {}  # side -> its used time when a correction took it past the cap
 
     def absent_penalty(self, absent_ms):
         """School rule 25: 10 for each whole 3 minutes absent, up to the forfeit at 15:00."""
@@ -177,6 +185,9 @@ class Reference:
             side = record.extra["player"]
             assert record.extra["delta_ms"] in (60_000, -60_000), record  # a correction is one minute
             self.limit_s[side] += record.extra["delta_ms"] // 1000
+            over_s = getattr(record, side).used_ms // 1000 - self.limit_s[side]
+            if self.rules.overtime_cap_s is not None and over_s > self.rules.overtime_cap_s + 1:
+                self.past_cap_by_correction[side] = getattr(record, side).used_ms
         elif record.ev == "late_start":
             player = record.extra["player"]
             for side in SIDES if player == "both" else (player,):
@@ -198,8 +209,11 @@ class Reference:
         for side in SIDES:
             state = getattr(record, side)
             left_s = self.limit_s[side] - state.used_ms // 1000
-            if cap is not None:
+            if side in self.past_cap_by_correction:  # the game ended at the correction: its clock stays
+                assert state.used_ms == self.past_cap_by_correction[side], record
+            elif cap is not None:
                 assert -left_s <= cap + 1, record  # no clock runs past the cap
+            if cap is not None:
                 left_s = max(left_s, -(cap + 1))  # nor does a display show past it (a correction)
             assert state.shown == shown(left_s), record
             assert state.late_pen == self.late_pen[side], record  # kept apart from the overtime penalty
