@@ -21,7 +21,16 @@ from tileclock.clock.protocol import unframe
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
-from tileclock.device.hardware.oled import PagedSH1106, PagedSSD1306, RecordingBus, bus_ns, pack_pages, pi_i2c
+from tileclock.device.hardware.oled import (
+    SPAN_OVERHEAD,
+    PagedSH1106,
+    PagedSSD1306,
+    RecordingBus,
+    bus_ns,
+    changed_spans,
+    pack_pages,
+    pi_i2c,
+)
 from tileclock.device.hardware.screens import PanelOutput
 from tileclock.device.idle import IdlePolicy
 from tileclock.device.render import BIG, SMALL, TIME_RIGHT, Panel, draw_text, font, render
@@ -327,3 +336,28 @@ def test_frames_are_written_as_pngs(sim, tmp_path):
     assert "t000003000-B.png" in names  # the switch
     assert "t000004000-B.png" in names  # B's clock ticks to 24:59 after a second of its own
     assert Image.open(tmp_path / "t000003000-B.png").size == (128, 64)
+
+
+@given(
+    st.lists(st.binary(min_size=16, max_size=16), min_size=2, max_size=2),
+    st.lists(st.tuples(st.integers(0, 1), st.integers(0, 15), st.integers(0, 255)), max_size=12),
+)
+def test_spans_send_every_changed_column_and_skip_only_gaps_worth_a_new_span(old, changes):
+    """docs/screens.md: only the runs of changed columns go out, and two runs closer than a new
+    span's cost go as one. Whatever changed, the panel ends up holding the new frame."""
+    new = [bytearray(page) for page in old]
+    for page, column, value in changes:
+        new[page][column] = value
+    new = [bytes(page) for page in new]
+    spans = changed_spans(old, new)
+    for page in range(2):
+        changed = [x for x in range(16) if old[page][x] != new[page][x]]
+        mine = sorted((first, last) for p, first, last in spans if p == page)
+        covered = [x for first, last in mine for x in range(first, last + 1)]
+        assert set(changed) <= set(covered) and len(covered) == len(set(covered))
+        for first, last in mine:  # each span starts and ends on a change...
+            assert first in changed and last in changed
+            inside = [x for x in changed if first <= x <= last]
+            assert all(b - a - 1 < SPAN_OVERHEAD for a, b in zip(inside, inside[1:], strict=False))
+        for (_, last), (first, _) in zip(mine, mine[1:], strict=False):  # ...and a gap is worth a span
+            assert first - last - 1 >= SPAN_OVERHEAD

@@ -8,6 +8,8 @@ serial interface objects. Two runs closer than the cost of opening a new one
 go out as one.
 """
 
+import re
+
 from luma.oled.device import sh1106, ssd1306
 from PIL import Image
 
@@ -31,6 +33,10 @@ def pack_pages(image):
     return [columns[pages - 1 - page :: pages] for page in range(pages)]
 
 
+#: a run of columns that changed: non-zero bytes of the XOR of a page's old and new bytes
+_CHANGED_RUN = re.compile(rb"[^\x00]+")
+
+
 def changed_spans(old, new, overhead=SPAN_OVERHEAD):
     """(page, first column, last column) of every run of changed columns in `new` against `old`
     (None: every page whole); runs less than `overhead` unchanged columns apart are one span."""
@@ -42,13 +48,16 @@ def changed_spans(old, new, overhead=SPAN_OVERHEAD):
         if before is None:
             spans.append((page, 0, len(data) - 1))
             continue
+        # XOR as big integers, back to bytes: a zero byte is a column unchanged (C speed: this runs
+        # on every wake, a switch's among them, on the Pi's slow core)
+        changed = (int.from_bytes(before, "big") ^ int.from_bytes(data, "big")).to_bytes(len(data), "big")
         first = last = None
-        for x in [x for x, (a, b) in enumerate(zip(before, data, strict=True)) if a != b]:
-            if last is not None and x - last - 1 >= overhead:
+        for run in _CHANGED_RUN.finditer(changed):
+            if last is not None and run.start() - last - 1 >= overhead:
                 spans.append((page, first, last))
                 first = None
-            first = x if first is None else first
-            last = x
+            first = run.start() if first is None else first
+            last = run.end() - 1
         spans.append((page, first, last))
     return spans
 
