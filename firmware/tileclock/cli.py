@@ -129,14 +129,16 @@ def cmd_doctor(args):
 def cmd_collect(args):
     """Collect records from clocks on serial ports (the director's computer)."""
     from .director.collect import collect, read_tables, scene_hello
+    from .director.start_times import read_start_times
 
     tables = {}
     if args.tables:
         with open(args.tables, encoding="utf-8") as file:
             tables.update(read_tables(file, args.tables))
     tables.update(read_tables(args.table or [], "--table"))
+    start_times = read_start_times(args.time or [], args.ports)
     hello = scene_hello(args.round, tables)
-    collect(args.ports, args.out, stop_after_idle_s=args.idle_exit, hello=hello)
+    collect(args.ports, args.out, stop_after_idle_s=args.idle_exit, hello=hello, start_times=start_times)
     return 0
 
 
@@ -316,6 +318,13 @@ def build_parser():
         "--table", action="append", metavar="PORT=TABLE", help="the table of the clock on PORT (repeatable)"
     )
     collect.add_argument("--tables", metavar="FILE", help="tables of ports: lines of PORT TABLE")
+    collect.add_argument(
+        "--time",
+        action="append",
+        nargs=2,
+        metavar=("PORT", "SIDE=m:ss"),
+        help="a side's starting time for one game of the clock on PORT, the next to start (repeatable)",
+    )
     collect.set_defaults(run=cmd_collect)
 
     hall = commands.add_parser(

@@ -99,7 +99,8 @@ def _checked_body(line):
 @dataclass(frozen=True)
 class Command:
     """One director's command: `status`, `resend` (first, last), `adjust` (side, delta_ms),
-    `round_over`, `set` (values,) or `ack` (seq,)."""
+    `round_over`, `late` (player,), `reopen`, `set` (values,: `set_scene`'s keyword arguments)
+    or `ack` (seq,)."""
 
     name: str
     args: tuple = ()

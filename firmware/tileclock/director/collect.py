@@ -32,10 +32,11 @@ class ClockFeed:
 
     `store` is a `RecordStore` shared by all the feeds (or a folder, for a store of its own);
     `hello` gives the command lines sent each time the port opens (default: `status`, so the
-    clock says where it is and a gap shows at once).
+    clock says where it is and a gap shows at once); `start_times` (a `StartTimes`) are starting
+    times to give the clock on this port for its next fresh game.
     """
 
-    def __init__(self, port, store, clock=time.monotonic, hello=None):
+    def __init__(self, port, store, clock=time.monotonic, hello=None, start_times=None):
         self.store = store if isinstance(store, RecordStore) else RecordStore(store)
         self.clock = clock
         self.hello = hello or (lambda feed: ["status"])
@@ -48,6 +49,7 @@ class ClockFeed:
         self.plans = {}  # clock id -> its `ResendPlan`
         self._answered = None  # the clock id of the last status answer heard here
         self.acks = AckPlan()  # when to tell each clock its games are on file
+        self.start_times = start_times
 
     @property
     def port_name(self):
@@ -108,6 +110,8 @@ class ClockFeed:
 
     def _opened(self):
         self.plans.clear()  # whatever was asked before the port closed is lost with it
+        if self.start_times:
+            self.start_times.again()
         for line in self.hello(self):
             self.link.send(line)
 
@@ -128,10 +132,15 @@ class ClockFeed:
         log = self.store.add(record, line, self.link.name)
         if log is None:
             return  # rejected, and kept in the rejects file
-        if record["ev"] == "boot" and record["seq"] > self.highest.get(log.clock_id, -1):
+        live = record["seq"] > self.highest.get(log.clock_id, -1)  # not a resend of older ones
+        if record["ev"] == "boot" and live:
+            if self.start_times:
+                self.start_times.again()
             for line in self.hello(self):  # it started again (a power cut): tell it the scene again
                 self.link.send(line)
         self.highest[log.clock_id] = max(record["seq"], self.highest.get(log.clock_id, -1))
+        if live:
+            self._give_start_times(record["state"], record)
         log.note_unsent(record)
         ack = self.acks.due(log)
         if ack:  # a game ended, everything up to it on file: the clock may prune it
@@ -149,6 +158,21 @@ class ClockFeed:
         if isinstance(clock_id, str) and isinstance(newest, int):
             self.highest[clock_id] = max(self.highest.get(clock_id, -1), newest)
             self._answered = clock_id
+            self._give_start_times(answer.get("state"))
+
+    def _give_start_times(self, state, record=None):
+        """Send the starting times due to the clock now that it is in `state`; `record` is a record
+        it made just now, which may be the `set` that took them (the director is told)."""
+        if not self.start_times:
+            return
+        taken = self.start_times.heard(record) if record else None
+        if taken:
+            self.store.notice(f"port {self.link.name}: {taken}")
+        command = self.start_times.due(state)
+        if command:
+            self.link.send(with_crc(command))
+        elif record is None and not self.start_times.taken and state != "ready":
+            self.store.notice(f"port {self.link.name}: {self.start_times.words} waits for a new game")
 
 
 def scene_hello(round_=None, tables=None, wall_clock=time.time):
@@ -228,11 +252,14 @@ def _sides(last):
     )
 
 
-def collect(ports, outdir, stop_after_idle_s=None, out=sys.stdout, clock=time.monotonic, hello=None):
-    """Collect from `ports` into `outdir` until interrupted (or idle `stop_after_idle_s`); returns the feeds."""
+def collect(
+    ports, outdir, stop_after_idle_s=None, out=sys.stdout, clock=time.monotonic, hello=None, start_times=None
+):
+    """Collect from `ports` into `outdir` until interrupted (or idle `stop_after_idle_s`); returns the
+    feeds. `start_times` (port -> `StartTimes`) gives clocks a game's starting times."""
     store = RecordStore(outdir)
     store.batching = True  # each feed flushes after each read
-    feeds = [ClockFeed(port, store, clock, hello) for port in ports]
+    feeds = [ClockFeed(port, store, clock, hello, (start_times or {}).get(port)) for port in ports]
     lock = threading.Lock()  # the reading loop changes what the table's thread copies out
     changes = [0]
 

@@ -1,0 +1,127 @@
+"""A player's extra time for one game from the director's collector (`collect --time PORT A=30:00`),
+through real pseudo-terminals to a simulated clock (docs/director-guide.md, docs/protocol.md)."""
+
+import select
+
+from cable import Cable
+from conftest import tap
+from test_collect import FakeClock
+from tileclock.cli import main
+from tileclock.clock.timecode import NS_PER_S, parse_clock
+from tileclock.device.config import Config
+from tileclock.device.hardware.virtual import VirtualTime
+from tileclock.director.collect import ClockFeed, scene_hello
+from tileclock.director.start_times import StartTimes
+from tileclock.sim.simulator import Simulator
+
+END_THEN_NEW_GAME = [("STOP", 0, 0.1), ("STOP", 2, 2.5), ("STOP", 5, 0.1), ("STOP", 8, 2.5)]
+
+
+class Table:
+    """A clock on one end of a cable and a collector with `start_times` on the other."""
+
+    def __init__(self, folder, start_times):
+        self.cable = Cable(folder)
+        self.state = f"{folder}/state"
+        self.director_time = FakeClock()
+        hello = scene_hello(3, wall_clock=lambda: 1_717_430_400)
+        self.feed = ClockFeed(
+            self.cable.b.path, f"{folder}/out", self.director_time, hello, StartTimes(start_times)
+        )
+        self.sim = Simulator(Config(), serial_url=self.cable.a.path, state_dir=self.state)
+
+    def talk(self, t_s):
+        """Let the collector and the clock talk until both are quiet (the clock at `t_s`)."""
+        for _ in range(30):
+            if self.feed.fileno() is not None:
+                select.select([self.feed.fileno()], [], [], 0.02)
+            self.feed.poll()
+            self.sim.daemon.pump(int(t_s * NS_PER_S))
+
+    def press(self, presses, at_s):
+        """`presses`: (button, seconds after `at_s`, held for seconds)."""
+        for button, after_s, hold_s in presses:
+            tap(self.sim, button, at_s + after_s, hold_s)
+
+    def power_cut(self):
+        self.sim.close()
+        self.sim = Simulator(
+            Config(), serial_url=self.cable.a.path, state_dir=self.state, time=VirtualTime(0)
+        )
+
+    def replug(self, at_s):
+        self.cable.pull()
+        self.feed.poll()
+        assert self.feed.down
+        self.cable.replug()
+        self.director_time.now += 1.0  # the collector tries its port again a second after it failed
+        self.talk(at_s)
+        assert self.feed.down is None
+
+    def records(self, ev):
+        return [r for r in self.sim.journal.records() if r["ev"] == ev]
+
+    def close(self):
+        self.sim.close()
+        self.feed.close()
+        self.cable.pull()
+
+
+def test_extra_time_goes_to_the_fresh_game_once_through_a_cable_put_back_and_a_power_cut(tmp_path):
+    table = Table(str(tmp_path), {"A": 30 * 60})
+    table.talk(1)
+    (given,) = [r for r in table.records("set") if "time_ms" in r]
+    assert (given["time_ms"], given["applies"]) == ({"A": 1_800_000}, "this")
+    assert table.sim.view().side("A").shown == "30:00" and table.sim.view().side("B").shown == "25:00"
+    notices = [text for _, text in table.feed.store.notices]
+    assert any("A=30:00 taken for this game" in text for text in notices), notices
+    # the game runs; a cable put back and a power cut mid-game must not give the next game 30:00 too
+    tap(table.sim, "B", 5)
+    table.talk(65)
+    table.replug(70)
+    table.power_cut()
+    table.talk(1)
+    assert len(table.records("boot")) == 2 and len(table.records("set")) >= 3  # the scene, told again
+    assert [r for r in table.records("set") if "time_ms" in r] == [given]
+    # A ran about 65 s before the power cut: from 30:00, not 25:00
+    assert 28 * 60 <= parse_clock(table.sim.view().side("A").shown) < 29 * 60
+    table.press(END_THEN_NEW_GAME, 10)
+    table.talk(25)
+    new_games = table.records("new_game")
+    assert new_games[-1]["time_ms"] == {"A": 1_500_000, "B": 1_500_000} and len(new_games) == 2
+    assert [r for r in table.records("set") if "time_ms" in r] == [given]  # for one game only
+    table.close()
+
+
+def test_a_collector_that_joins_mid_game_gives_the_extra_time_to_the_next_fresh_game(tmp_path):
+    table = Table(str(tmp_path), {"B": 27 * 60})
+    tap(table.sim, "B", 0)
+    table.talk(10)
+    assert not [r for r in table.records("set") if "time_ms" in r]  # it would go to the next game
+    assert any("B=27:00 waits for a new game" in text for _, text in table.feed.store.notices)
+    table.press(END_THEN_NEW_GAME, 20)
+    table.talk(35)
+    (given,) = [r for r in table.records("set") if "time_ms" in r]
+    new_game = table.records("new_game")[-1]
+    assert given["applies"] == "this" and given["seq"] > new_game["seq"]
+    assert table.sim.view().side("B").shown == "27:00" and table.sim.view().side("A").shown == "25:00"
+    table.close()
+
+
+def test_bad_extra_times_are_refused_before_collecting(tmp_path, capsys, monkeypatch):
+    port = str(tmp_path / "ttyUSB0")
+    for time, says in [
+        (["/dev/ttyUSB9", "A=30:00"], "not one of the ports"),
+        ([port, "C=30:00"], "expected A=m:ss or B=m:ss"),
+        ([port, "A=30"], 'use "30:00"'),
+        ([port, "A=100:00"], "A=m:ss"),
+    ]:
+        assert main(["collect", port, "--out", str(tmp_path), "--time", *time]) == 2
+        assert says in capsys.readouterr().err
+    twice = ["--time", port, "A=30:00", "--time", port, "A=31:00"]
+    assert main(["collect", port, "--out", str(tmp_path), *twice]) == 2
+    assert "already given" in capsys.readouterr().err
+    given = {}
+    monkeypatch.setattr("tileclock.director.collect.collect", lambda *a, **kw: given.update(kw))
+    assert main(["collect", port, "--time", port, "B=30:00", "--time", port, "A=26:30"]) == 0
+    assert given["start_times"][port].command == "set A=26:30 B=30:00"
