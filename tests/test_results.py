@@ -183,6 +183,31 @@ def test_mismatches_are_listed_plainly(played, tmp_path):
     assert len(table1) == 3 and not any(t.names for t in table1)  # nothing matched at table 1: not guessed
 
 
+def test_a_games_round_and_table_come_only_from_the_set_records_that_applied_to_it(sim):
+    """A `set` while nobody has pressed is for this game; one while it runs, or after it ended, is
+    for the next (docs/protocol.md, "The time of day, the round and the table"): the next game's
+    round never becomes this one's."""
+    records = sim(
+        "0 send set round=3 table=5\n1 press B\n2:00 send set round=4 table=6\n3:00 press A\n"
+        "4:00 press STOP\n4:10 hold STOP 2.5\n4:13.5 press STOP\n"  # ended: round 3, table 5
+        "4:20 hold STOP 2.5\n4:30 press A\n"  # the next game, round 4 at table 6, runs
+        "5:00 send set round=5\n6:00 until\n"
+    )
+    sets = [(r["round"], r["applies"]) for r in records if r["ev"] == "set"]
+    assert sets == [(3, "this"), (4, "next"), (5, "next")]
+    first, second = (game_facts(game) for game in split_games(records))
+    running_first = game_facts(records[: next(i for i, r in enumerate(records) if r["ev"] == "end")])
+    assert (running_first.round, running_first.table, running_first.ended) == (3, "5", False)
+    assert (first.round, first.table, first.ended) == (3, "5", True)
+    assert (second.round, second.table, second.ended) == (4, "6", False)
+    # a game with no round of its own, ended, then a set for the next game: still no round
+    records = sim(
+        "1 press B\n1:00 press STOP\n1:10 hold STOP 2.5\n1:13.5 press STOP\n2:00 send set round=4\n"
+    )
+    (ended,) = [game_facts(game) for game in split_games(records)]
+    assert ended.ended and ended.round is None
+
+
 def test_games_of_another_round_and_unstarted_games_are_left_out(played, tmp_path):
     games = [game_facts(r, board=b) for _, r, b in load_games([played])[0]]
     games[0].round = 2  # as if the director's link had said round 2

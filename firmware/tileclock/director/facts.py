@@ -119,11 +119,16 @@ def _text(value):
 
 
 def _scene(records, summary, key):
-    """Round or table as the director's link gave them: the `end` summary, else the records."""
+    """Round or table as the director's link gave them to this game: the `end` summary, else the
+    game's own records. A `set` counts only if it applied to this game (`applies: "this"`, before
+    anyone pressed): one sent while the game ran or after it ended is for the next game."""
     if summary.get(key) is not None:
         return summary[key]
     for record in reversed(records):
-        if record.get(key) is not None and record["ev"] in ("set", "new_game", "end"):
+        ours = record["ev"] in ("new_game", "end") or (
+            record["ev"] == "set" and record.get("applies") == "this"
+        )
+        if ours and record.get(key) is not None:
             return record[key]
     return None
 

@@ -2,11 +2,11 @@
 time (NASPA III.A.3), `tileclock collect PORT --time PORT A=30:00`.
 
 The clock's `set A=30:00` is for its current game while nobody has pressed (`ready`), and for the
-next game otherwise (docs/protocol.md, "The scene"). So the collector sends it only when the clock
-says it is ready (its answer to `status`, or a record as it happens), at most once each time the
-port opens or the clock starts, until the clock's `set` record shows it took the times; never
-after that, so a cable put back or a power cut mid-game never gives the next game the extra
-time as well.
+next game otherwise (docs/protocol.md, "The time of day, the round and the table"). So the
+collector sends it only when the clock says it is ready (its answer to `status`, or a record as it
+happens), at most once each time the port opens or the clock starts, until the clock's `set`
+record shows it took the times; never after that, so a cable put back or a power cut mid-game
+never gives the next game the extra time as well.
 """
 
 from ..clock.protocol import CommandError, parse_command, with_crc
