@@ -96,10 +96,10 @@ class VirtualFactory(MockFactory):
     def flush_edges(self):
         """Return once every edge stamped so far has been passed on to its device.
 
-        In real time (`tileclock run --simulate`) a pin is changed from another thread; without this,
-        a thread switch between an edge's stamp and its post could land the edge after the loop's wake
-        at a later instant, which would then take it late. The loop calls this on each wake, after
-        reading the time: an edge stamped before then holds `edge_lock` until it is posted.
+        In real time (`tileclock run --simulate`) a pin is changed from another thread: without this,
+        the loop could wake between an edge's stamp and its post, miss it, and take it at its next
+        wake, late. The loop calls this on each wake, after reading the time; an edge stamped before
+        then holds `edge_lock` until it is posted.
         """
         with self.edge_lock:
             pass
