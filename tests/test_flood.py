@@ -46,6 +46,7 @@ def send(sim, plug, lines, t_s):
     """Write command lines into the line (in pieces the pty takes) and let the clock wake on them."""
     for start in range(0, len(lines), 100):
         plug.write("".join(line + "\n" for line in lines[start : start + 100]))
+        select.select([sim.link.fileno()], [], [], 5)  # the pty hands them over in its own time
         sim.daemon.pump(int(t_s * S))
 
 
