@@ -34,6 +34,7 @@ class CommandHandler:
         self.faults = faults
         self.clock_id = clock_id
         self.errors = AnswerBudget()
+        self._resending = {}  # the links a resend was asked of (in order): they name what they lacked
         self._answers = {
             "adjust": self._adjust,
             "round_over": self._round_over,
@@ -79,9 +80,10 @@ class CommandHandler:
         """After the commands of a wake: report seqs a finished resend could not find, and how many
         error answers were dropped once the budget allows one; returns the records made."""
         made = 0
-        missing = self.link.take_missing() if hasattr(self.link, "take_missing") else None
-        if missing:
-            made += self._error(now_ns, f"resend: seq {missing} not held (damaged, skipped or pruned)")
+        for link in self._resending:
+            missing = link.take_missing()
+            if missing:
+                made += self._error(now_ns, f"resend: seq {missing} not held (damaged, skipped or pruned)")
         due = self.errors.due_ns()
         if due is not None and now_ns >= due:
             made += self._error(now_ns, "bad commands not answered")
@@ -137,11 +139,11 @@ class CommandHandler:
         journal = self.journal
         newest = journal.next_seq - 1
         last = newest if last is None else last
-        missing = link.resend(max(first, journal.first_seq), min(last, newest))
-        made = 0
-        if missing or first < journal.first_seq or last > newest:
-            made = self._error(now_ns, f"resend: the journal holds seq {journal.first_seq}-{newest}")
-        return made
+        link.resend(max(first, journal.first_seq), min(last, newest))  # streamed by the link, merged
+        self._resending[link] = True
+        if first < journal.first_seq or last > newest:
+            return self._error(now_ns, f"resend: the journal holds seq {journal.first_seq}-{newest}")
+        return 0
 
     def _error(self, now_ns, detail, line=None):
         if not self.errors.allow(now_ns):

@@ -3,6 +3,7 @@
     tileclock/<clock id>/records   every record, framed as in the journal, QoS 1 (clock → director)
     tileclock/<clock id>/state     what the clock shows now, JSON, retained (clock → director)
     tileclock/<clock id>/status    "online" or "offline", retained; "offline" is also the will
+    tileclock/<clock id>/answer    the answer to a `status` command, framed, never journaled (clock → director)
     tileclock/<clock id>/cmd       a command line, as on the serial line (director → one clock)
     tileclock/all/cmd              a command line for every clock (director → all)
 
@@ -24,7 +25,7 @@ def valid_clock_id(text):
 
 
 def topic(clock_id, kind):
-    """`tileclock/<clock id>/<kind>`: kind is records, state, status or cmd."""
+    """`tileclock/<clock id>/<kind>`: kind is records, state, status, answer or cmd."""
     return f"{ROOT}/{clock_id}/{kind}"
 
 

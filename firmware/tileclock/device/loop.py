@@ -22,7 +22,7 @@ from .render import fault_text
 DEADLINE_GRACE_NS = 2 * NS_PER_MS
 #: How often a part that stopped answering is tried again.
 RETRY_NS = NS_PER_S
-#: How soon the loop wakes again while a resend streams out.
+#: How soon the loop wakes again while a resend streams out (on the serial line or the hall's uplink).
 STREAM_NS = 5 * NS_PER_MS
 
 
@@ -112,7 +112,8 @@ class Daemon:
         retry = self._faulty or (self.link is not None and self.link.pending)
         if retry and self._last_pump_ns is not None:
             candidates.append(self._last_pump_ns + RETRY_NS)
-        if self.link is not None and self.link.streaming and self._last_pump_ns is not None:
+        streaming = any(link is not None and link.streaming for link in (self.link, self.uplink))
+        if streaming and self._last_pump_ns is not None:  # a resend goes out a budget a wake
             candidates.append(self._last_pump_ns + STREAM_NS)
         candidates.append(self.commands.due_ns())
         if self.heartbeat_ns and self._last_pump_ns is not None:
@@ -167,13 +168,16 @@ class Daemon:
     def _settle(self, now_ns):
         """After the panels: write and fsync the wake's records (one fsync for all; a disk that failed
         before is tried again), then hand them to the links (and retry what they could not send).
-        A part that fails in doing so is recorded and shown at once, and that record settled too."""
+        A part that fails in doing so is recorded and shown at once, and that record settled too
+        (the links are pumped again only then: a wake sends at most one budget of resent lines)."""
         self._flush()
         if self.timings:
             self.timings.mark("journaled")
+        made = self.journal.next_seq
         self._publish_journal_notes(now_ns)  # what the journal found at start, or while writing
         self._note_faults(now_ns)
-        self._flush()
+        if self.journal.next_seq != made:
+            self._flush()
         if self.timings:
             self.timings.mark("sent")
 

@@ -2,7 +2,12 @@
 
 paho-mqtt's own thread does all the network work; the loop only hands it
 records (a publish is a queue append) and reads the commands it received.
-The journal is the outbox: paho keeps unacknowledged messages in memory
+Three kinds of message go out, as on the serial line and in this order of
+priority: live records (as the journal takes them), the answer to a `status`
+(on `tileclock/<clock id>/answer`, never journaled; only the newest waits),
+and resends (`Resends`: merged ranges, streamed from the journal at most
+`Resends.PER_WAKE` lines a wake, so a `resend 0` over years of games never
+holds the loop up). The journal is the outbox: paho keeps unacknowledged messages in memory
 only, so the uplink remembers on disk the last seq the broker acknowledged
 (`hall.acked` in the state directory, written at most once a second) and, at
 every start, publishes again from the record after it. At most `WINDOW`
@@ -29,6 +34,7 @@ import paho.mqtt.client as mqtt
 
 from ...clock.protocol import CommandError, FrameError, parse_command, unframe
 from ..hall import ALL, topic
+from ..ranges import Resends
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +52,8 @@ class HallLink:
     """Publishes the journal's records to `tileclock/<clock id>/records` and reads the director's commands.
 
     `wake` is called (from paho's thread) when the loop has something to do:
-    commands arrived, room in the window, the connection came or went.
+    commands arrived, room in the window, the connection came or went. While a resend streams
+    and the window has room, `streaming` asks the loop to wake again soon to send on.
     """
 
     part = "hall"
@@ -67,7 +74,8 @@ class HallLink:
         self._unheld = {}  # first seq -> the next seq held, of each run the journal does not hold
         self._seq_of = {}  # paho message id -> seq (None: a state or status message) in flight
         self._early = set()  # message ids acknowledged before they were registered
-        self._resend = deque()
+        self._resends = Resends(journal)  # the loop's thread only
+        self._answers = deque(maxlen=1)  # the answer to the newest `status`, not yet published
         self._commands = deque()
         self._dropped_commands = 0
         self._ignored_hall_ack = False
@@ -92,6 +100,12 @@ class HallLink:
         return False
 
     @property
+    def streaming(self):
+        """Whether a resend is under way and the window has room (the loop then wakes again soon;
+        with the window full, paho's acknowledgements wake it)."""
+        return bool(self._resends) and self._connected and len(self._seq_of) < WINDOW
+
+    @property
     def failing(self):
         """Why the broker is out of reach, once that has lasted `DOWN_GRACE_S`; else None."""
         since = self._down_since
@@ -106,41 +120,49 @@ class HallLink:
         self._wake_after_grace()
 
     def pump(self):
-        """Hand paho the records that fit in the window, and the state if it changed."""
+        """Hand paho what fits in the window: the new records first, then the newest `status`
+        answer, then at most `Resends.PER_WAKE` resent records; and the state if it changed."""
         self._take_up_records()
         if not self._connected:
             return
         with self._pump_lock:
+            budget = Resends.PER_WAKE
             while True:
                 with self._lock:
-                    seq, resent = self._next_seq() if len(self._seq_of) < WINDOW else (None, False)
+                    if len(self._seq_of) >= WINDOW:
+                        break
+                live = self._next_live()
+                if live is None and self._answers:
+                    self._publish(topic(self.clock_id, "answer"), self._answers.popleft())
+                    continue
+                resend = None if live is not None or budget <= 0 else self._resends.next()
+                budget -= resend is not None
+                seq, line = live or resend or (None, None)
                 if seq is None:
                     break
-                line = self.journal.line(seq)
-                if line is None:
-                    if not resent:
-                        self._skip_unheld(seq)
-                    continue
                 info = self.client.publish(topic(self.clock_id, "records"), line, qos=1)
                 if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
-                    with self._lock:
-                        self._resend.appendleft(seq)
+                    self._take_back(seq, resent=resend is not None)
                     break
                 self._register(info.mid, seq)
             self._publish_state()
 
     def resend(self, first, last):
-        """Publish records `first`..`last` again (the director lost them); returns the seqs not held.
+        """Owe records `first`..`last` again (the director lost them): those already handed to
+        paho; later ones go out live anyway. Streamed by `pump`; `take_missing` names the seqs the
+        journal turns out not to hold once the pass is over."""
+        with self._pump_lock:
+            self._resends.ask(first, min(last, self._next - 1))
 
-        The journal is read as a stream (a run it does not hold, say ten thousand seqs skipped
-        after an unclean stop, costs one read, not one per seq)."""
-        held = [seq for seq, _ in self.journal.read(first, last)]
-        with self._lock:
-            self._resend.extend(held)
-        if len(held) == last - first + 1:
-            return []
-        held = set(held)
-        return [seq for seq in range(first, last + 1) if seq not in held]
+    def take_missing(self):
+        """The seqs asked for that the journal does not hold, once each resend pass is over, as text."""
+        with self._pump_lock:
+            return self._resends.take_missing()
+
+    def answer(self, line):
+        """Publish `line` (an answer that is not a record) after the live records; a newer one
+        replaces it."""
+        self._answers.append(line)
 
     def read_lines(self):
         """Command lines the director sent since the last call."""
@@ -165,6 +187,31 @@ class HallLink:
         if self._save_timer:
             self._save_timer.cancel()
         self._save_acked()
+
+    def _next_live(self):
+        """(seq, line) of the next record to hand to paho, or None: only what has been through the
+        journal's write, stepping over runs the journal does not hold."""
+        while True:
+            with self._lock:
+                if self._next < self.journal.first_seq:
+                    self._next = self.journal.first_seq
+                    self.acked = max(self.acked, self._next - 1)
+                if self._next >= self.journal.settled_seq:
+                    return None
+                seq = self._next
+                self._next += 1
+            line = self.journal.line(seq)
+            if line is not None:
+                return seq, line
+            self._skip_unheld(seq)
+
+    def _take_back(self, seq, resent):
+        """paho refused record `seq`: send it again on a later wake."""
+        if resent:
+            self._resends.give_back(seq)
+            return
+        with self._lock:
+            self._next = min(self._next, seq)
 
     # --- what the records say, for the retained state
 
@@ -284,7 +331,8 @@ class HallLink:
             if seq is None:
                 return  # a state or status message
             self._acknowledged(seq)
-            refill = len(self._seq_of) <= WINDOW // 2 and self._next < self.journal.settled_seq
+            more = self._next < self.journal.settled_seq or bool(self._resends)
+            refill = len(self._seq_of) <= WINDOW // 2 and more
         self._schedule_save()
         if refill:
             self.wake()
@@ -338,19 +386,6 @@ class HallLink:
         self.wake()
 
     # --- the acknowledged seq, on disk
-
-    def _next_seq(self):
-        """(the next seq to hand to paho, whether it is a resend), or (None, False) (call with
-        `_lock` held)."""
-        if self._resend:
-            return self._resend.popleft(), True
-        if self._next < self.journal.first_seq:
-            self._next = self.journal.first_seq
-            self.acked = max(self.acked, self._next - 1)
-        if self._next < self.journal.settled_seq:  # only what has been through the journal's write
-            self._next += 1
-            return self._next - 1, False
-        return None, False
 
     def _load_acked(self):
         """The last seq the broker acknowledged before this start, or -1 (send the whole journal)."""

@@ -16,7 +16,7 @@ from collections import deque
 import serial
 
 from ...clock.protocol import MAX_COMMAND
-from ..ranges import SeqRanges
+from ..ranges import Resends
 
 log = logging.getLogger(__name__)
 
@@ -25,15 +25,14 @@ class SerialLink:
     """Sends the journal's records over a pyserial port (any pyserial URL) and reads commands.
 
     Three kinds of line go out, in this order of priority: live records (as the journal takes
-    them), answers to `status` (only the newest waits), and resends. Resends are owed as a few
-    ranges of seqs, read from the journal a line at a time as the port takes them; overlapping
-    requests merge, and a seq resent since the resend queue was last empty is not owed again, so
-    a flood of `resend 0` costs one pass over the journal and no memory.
+    them), answers to `status` (only the newest waits), and resends (`Resends`: merged ranges,
+    read from the journal a line at a time as the port takes them, so a flood of `resend 0` costs
+    one pass over the journal and no memory).
     """
 
     part = "serial"
     #: resend lines written per wake at most, so a long resend never holds the loop up
-    RESEND_PER_PUMP = 32
+    RESEND_PER_PUMP = Resends.PER_WAKE
     #: bytes the port may hold unsent before a resend line waits (a live record never waits for it)
     OUTQ_LIMIT = 512
 
@@ -49,10 +48,7 @@ class SerialLink:
         self.next_seq = journal.next_seq  # records journaled before this start are resent on request
         self.failing = None
         self.faults = 0
-        self._owed = SeqRanges()  # resends still to send
-        self._resent = SeqRanges()  # resent since the queue was last empty: not owed again
-        self._missing = SeqRanges()  # asked for, but the journal does not hold them
-        self._stream = None  # [next seq, reader, last seq] of the owed range being read
+        self._resends = Resends(journal)
         self._answers = deque(maxlen=1)
         self._current = None  # (kind, seq, bytes not yet written) of the line being sent
         self._incoming = b""
@@ -62,23 +58,19 @@ class SerialLink:
     def pending(self):
         """Whether lines are waiting to go out."""
         live = self.next_seq < self.journal.settled_seq
-        return bool(self._current or self._answers or self._owed or live)
+        return bool(self._current or self._answers or self._resends or live)
 
     @property
     def streaming(self):
         """Whether a resend is under way (the loop then wakes again soon to send on)."""
-        return bool(self._owed)
+        return bool(self._resends)
 
     def resend(self, first, last):
         """Owe records `first`..`last` (those already sent live; later ones go out live anyway).
 
-        Returns [] at once: the seqs the journal turns out not to hold are known as the resend
-        streams, and `take_missing` names them when it is over."""
-        asked = SeqRanges()
-        asked.add(first, min(last, self.next_seq - 1))
-        for a, b in asked.without(self._resent).ranges:
-            self._owed.add(a, b)
-        return []
+        The seqs the journal turns out not to hold are known as the resend streams, and
+        `take_missing` names them when it is over."""
+        self._resends.ask(first, min(last, self.next_seq - 1))
 
     def answer(self, line):
         """Send `line` (an answer that is not a record) after the live records; a newer one replaces it."""
@@ -86,10 +78,7 @@ class SerialLink:
 
     def take_missing(self):
         """The seqs asked for that the journal does not hold, once each resend pass is over, as text."""
-        if self._owed or not self._missing:
-            return None
-        text, self._missing = str(self._missing), SeqRanges()
-        return text
+        return self._resends.take_missing()
 
     def pump(self):
         """Write as much as the port takes now."""
@@ -166,8 +155,8 @@ class SerialLink:
             return ("live", live[0], live[1].encode("ascii") + b"\n")
         if self._answers:
             return ("answer", None, self._answers.popleft())
-        if budget > 0 and self._owed and self._room():
-            owed = self._next_owed()
+        if budget > 0 and self._resends and self._room():
+            owed = self._resends.next()
             if owed is not None:
                 return ("resend", owed[0], owed[1].encode("ascii") + b"\n")
         return None
@@ -179,27 +168,6 @@ class SerialLink:
             line = self.journal.line(seq)  # from memory; from disk if the line fell far behind
             if line is not None:
                 return seq, line
-        return None
-
-    def _next_owed(self):
-        while self._owed:
-            first, last = self._owed.ranges[0]
-            if self._stream is None or self._stream[0] != first or self._stream[2] != last:
-                self._stream = [first, self.journal.read(first, last), last]
-            got = next(self._stream[1], None)
-            if got is None:
-                self._missing.add(first, last)
-                self._owed.remove(first, last)
-                self._stream = None
-                continue
-            seq, line = got
-            self._missing.add(first, seq - 1)
-            self._owed.remove(first, seq)
-            self._resent.add(first, seq)
-            self._stream[0] = seq + 1
-            if not self._owed:
-                self._resent.clear()  # the pass is over: a new request is a new request
-            return seq, line
         return None
 
     def _room(self):
@@ -233,7 +201,7 @@ class SerialLink:
             if kind == "live":
                 self.next_seq = min(self.next_seq, seq)
             elif kind == "resend":
-                self._owed.add(seq, seq)
+                self._resends.give_back(seq)
             self._current = None
         if self.port is not None:
             try:
