@@ -6,7 +6,7 @@ import os
 import tracemalloc
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import tap
@@ -452,3 +452,146 @@ def test_the_commit_interval_is_read_from_the_mount(tmp_path):
     assert writeback.commit_interval_ms("/var/lib/tileclock", str(mounts)) == 30_000
     assert writeback.commit_interval_ms("/var/tmp/x", str(mounts)) == 5_000
     assert writeback.commit_interval_ms("/boot/x", str(mounts)) is None  # not ext4: fsync them
+
+
+# --- records that pass every check but cannot be played back
+
+_RICH = {}
+
+
+def rich_game():
+    """The lines of one game that uses every kind of record a game holds (a set, a late start and
+    an arrival, switches, an ignored press, checkpoints, overtime and its penalty, a correction, an
+    end and a reopen), still running at its last record; made once."""
+    if not _RICH:
+        import tempfile
+
+        from tileclock.clock.protocol import with_crc
+
+        folder = os.path.join(tempfile.mkdtemp(prefix="tileclock-rich-"), "journal")
+        sim = Simulator(Config(), journal=Journal(folder), time=VirtualTime(0, "boot-1"), checkpoints=True)
+        sim.send(with_crc("set wall=1800000000000 round=3 table=T4 A=1:00 B=1:00"), 0)
+        sim.send(with_crc("late B"), 1 * S)
+        for button, t_s in (("B", 5), ("B", 6), ("A", 16), ("B", 26), ("B", 27), ("STOP", 80)):
+            tap(sim, button, t_s)  # B arrives, and runs A; turns; a press that is not B's turn; a stop
+        sim.send(with_crc("adjust A +60000"), 81 * S)
+        tap(sim, "A", 82)
+        tap(sim, "STOP", 95)
+        tap(sim, "STOP", 96, hold_s=3)  # end the game: hold, let go, confirm
+        tap(sim, "STOP", 100)
+        sim.send(with_crc("reopen"), 102 * S)
+        tap(sim, "B", 105)
+        tap(sim, "A", 110)
+        sim.run_to(125 * S)
+        sim.close()
+        _RICH["lines"] = open(os.path.join(folder, segments.segment_name(0))).read().splitlines()
+    return _RICH["lines"]
+
+
+_ANY_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+_NEAR = st.sampled_from(
+    [None, "A", "B", "STOP", "both", "ready", "running", "paused", "ended", "late", "overtime", "this",
+     "naspa", "school", "start", "switch", "arrived", "new_game", "boot", -1, 0, 1, 10**15, 2**63,
+     {"A": 1}, [0, 1]]
+)  # fmt: skip  # a list of values reads better filled than one a line
+#: every field a record of a game may carry (`A.used_ms`: a field of side A)
+_FIELDS = sorted(
+    {"seq", "ev", "t_ms", "at_ns", "state", "run", "button", "player", "arrived", "reason", "kind", "delta_ms",
+     "applies", "time_ms", "wall_ms", "wall_mono_ns", "start_wall_ms", "round", "table", "rules", "mono_ns",
+     "boot_id", "reopens", "source", "summary", "A", "B"}
+    | {f"{side}.{key}" for side in "AB" for key in ("used_ms", "shown", "pen", "late_pen")}
+)  # fmt: skip  # a list of names reads better filled than one a line
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    index=st.integers(0, 10**6),
+    name=st.sampled_from(_FIELDS),
+    value=_NEAR | _ANY_JSON | st.just(KeyError),  # KeyError: the field removed
+    same_boot=st.booleans(),
+)
+@example(index=5, name="run", value=None, same_boot=False)  # a resume with nobody running
+@example(index=7, name="ev", value="arrived", same_boot=True)  # A arrives, never having been late
+def test_any_field_of_any_record_changed_with_a_good_crc_never_stops_the_clock(
+    tmp_path_factory, index, name, value, same_boot
+):
+    lines = list(rich_game())
+    record = json.loads(lines[index % len(lines)])
+    *side, key = name.split(".")
+    holder = record[side[0]] if side else record
+    if value is KeyError:
+        holder.pop(key, None)
+    else:
+        holder[key] = value
+    lines[index % len(lines)] = reframed(json.dumps(record))
+    folder = tmp_path_factory.mktemp("fields") / "journal"
+    write_game(str(folder), lines)
+    time = VirtualTime(200 * S, "boot-1" if same_boot else "boot-2")
+    sim = Simulator(Config(), journal=Journal(str(folder)), time=time)  # never a crash
+    tap(sim, "A", 201)
+    tap(sim, "B", 202)
+    sent = [unframe(line) for line in sim.serial_lines()]
+    sim.close()
+    assert "boot" in [r["ev"] for r in sent] and min(r["seq"] for r in sent) >= len(lines)
+    assert [r["seq"] for r in sent] == list(range(sent[0]["seq"], sent[0]["seq"] + len(sent)))
+
+
+def write_game(folder, lines):
+    """A journal folder holding `lines` as its one segment."""
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, segments.segment_name(0)), "w") as file:
+        file.write("".join(line + "\n" for line in lines))
+
+
+def reframed(line, **changes):
+    """`line` with `changes` to its fields, framed again with a good integrity field."""
+    from tileclock.clock.protocol import frame
+
+    record = {key: value for key, value in json.loads(line).items() if key != "crc"}
+    return frame(json.dumps(record | changes, separators=(",", ":")))
+
+
+def test_a_start_record_with_no_side_running_is_damage_not_a_crash_at_every_start(tmp_path):
+    lines = list(rich_game())
+    lines[5] = reframed(lines[5], run=None)  # seq 5, B's press that ran A: "run" says nobody runs
+    folder = str(tmp_path / "journal")
+    write_game(folder, lines)
+    sim = Simulator(Config(), journal=Journal(folder), time=VirtualTime(200 * S, "boot-2"))
+    sent = [unframe(line) for line in sim.serial_lines()]
+    sim.close()
+    fault = next(r for r in sent if r["ev"] == "fault")
+    assert "line 6: resume: field 'run' = None is not a side" in fault["detail"]
+    assert 5 not in [r["seq"] for r in on_disk(folder)] and len(on_disk(folder)) == len(lines) - 1 + len(sent)
+
+
+def test_a_record_that_passes_every_check_but_cannot_be_played_back_is_damage_kept_aside(tmp_path):
+    lines = list(rich_game())
+    assert unframe(lines[7])["ev"] == "switch"
+    lines[7] = reframed(lines[7], ev="arrived", player="A")  # A was never late: nobody can arrive
+    folder = str(tmp_path / "journal")
+    write_game(folder, lines)
+    for boot in ("boot-2", "boot-3"):  # the first start keeps it aside; the next finds no damage
+        sim = Simulator(Config(), journal=Journal(folder), time=VirtualTime(200 * S, boot))
+        sent = [unframe(line) for line in sim.serial_lines()]
+        tap(sim, "A", 201)  # the game goes on: B ran last, stopped by the power cut; A's press runs B
+        sim.close()
+        faults = [r["detail"] for r in sent if r["ev"] == "fault"]
+        assert "recovered" in [r["ev"] for r in sent]
+        if boot == "boot-2":
+            assert len(faults) == 1 and "line 8: arrived cannot be played back: KeyError 'A'" in faults[0]
+        else:
+            assert faults == []
+    kept = os.listdir(os.path.join(folder, segments.DAMAGED))
+    assert [open(os.path.join(folder, segments.DAMAGED, name)).read() for name in kept] == [
+        "".join(line + "\n" for line in lines)
+    ]  # the bytes as they were, kept aside
+    assert 7 not in [r["seq"] for r in on_disk(folder)]
+    assert [r["seq"] for r in on_disk(folder)][: len(lines) - 1] == [s for s in range(len(lines)) if s != 7]

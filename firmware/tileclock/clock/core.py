@@ -38,7 +38,7 @@ from .gestures import (
     Stuck,
     Unstuck,
 )
-from .history import last_game, rebuild, record_instant_ns
+from .history import last_game, playable, rebuild, record_instant_ns
 from .records import SIDES, TRANSITIONS, Record
 from .scene import Scene
 from .state import GameState, State, other
@@ -97,6 +97,8 @@ class GameClock:
         #: the kernel's id of the boot this process runs in, if known: new games carry it, so a
         #: restart knows a game's origin without reading back to the `boot` before it
         self.boot_id = None
+        #: (seq, why) of each record `recover` could not play back, and left out
+        self.unplayable = []
         self._seq = first_seq
         self._out = []
         self._last_t_ns = None  # the instant of the last record
@@ -145,10 +147,33 @@ class GameClock:
         that record is unknown: at most one checkpoint interval, and the time a checkpoint may take to
         stay on the card. Either way a `recovered` record
         says what happened. With no game in `records`, a new game starts.
+
+        A record that cannot be played back is left out (`unplayable` lists each, with why: the
+        device keeps it aside as damage); a game that cannot be taken up at all opens a new one,
+        with a `fault` that says why. Whatever the journal holds, the clock starts.
         """
+        seq = self._seq
+        try:
+            return self._take_up(records, now_ns, boot)
+        except Exception as error:  # noqa: BLE001 - no journal may stop the clock
+            self._seq, self._out, self._queue, self.now_ns = seq, [], [], None
+            self.scene, self.unplayable = Scene(), []
+            made = self.new_game(now_ns, boot)
+            detail = (
+                f"the last game could not be taken up ({type(error).__name__} {error}): a new game "
+                "is opened; the journal's records are kept"
+            )
+            return made + self.fault(now_ns, "journal", detail)
+
+    def _take_up(self, records, now_ns, boot):
         game = last_game(records)
         if game is None:
             return self.new_game(now_ns, boot)
+        _, self.unplayable = playable(game.records, self.rules)
+        if self.unplayable:
+            left_out = {seq for seq, _ in self.unplayable}
+            records = [record for record in records if record["seq"] not in left_out]
+            game = last_game(records)
         self.boot_id = boot.get("boot_id")
         self._seq = max(self._seq, records[-1]["seq"] + 1)
         last_at = record_instant_ns(game.records[-1])

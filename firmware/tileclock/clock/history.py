@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from .accounting import Accounting
 from .records import SIDES
 from .rules import profile
+from .scene import Scene
 from .state import GameState, State
 from .timecode import NS_PER_MS
 from .view import View
@@ -164,6 +165,39 @@ def rebuild(records, origin_ns, rules):
     for record in records[1:]:
         apply_record(game, record, origin_ns + record_instant_ns(record), rules)
     return game
+
+
+def playable(records, rules):
+    """The records of a game (its `new_game` first) that play back, and (seq, why) of each that
+    does not.
+
+    Every record passed the decoder's checks, yet its fields may still make no sense with the
+    records before it (a record written by a clock with a bug, or a flipped field re-framed): a
+    record that playing back raises on is damage like any other. It is left out, and the game is
+    played back again without it, until every record left plays.
+    """
+    rejected = {}
+    while True:
+        kept = [record for record in records if record["seq"] not in rejected]
+        failing = _first_unplayable(kept, rules)
+        if failing is None:
+            return kept, list(rejected.items())
+        record, error = failing
+        rejected[record["seq"]] = f"{record['ev']} cannot be played back: {type(error).__name__} {error}"
+
+
+def _first_unplayable(records, rules):
+    """The first of a game's records that raises when played back (with the error), or None."""
+    game = GameState.new(0, {side: records[0]["time_ms"][side] * NS_PER_MS for side in SIDES})
+    scene = Scene()
+    for record in records:
+        try:
+            scene.take(record, this_boot=True)
+            if record is not records[0]:
+                apply_record(game, record, record_instant_ns(record), rules)
+        except Exception as error:  # noqa: BLE001 - any failure of a journal's record is damage, never a crash
+            return record, error
+    return None
 
 
 def view_at(game, at_ms=None, after_seq=None):

@@ -77,9 +77,10 @@ EVENTS = _events(
         {"rules": "str", "time_ms": "sides_ms"},
         {"mono_ns": "int", "boot_id": "str", "rules_set": "dict", **_SCENE},
     ),
-    Event("start", {"button": "button"}),
-    Event("switch", {"button": "button"}, {"arrived": "side"}),
-    Event("resume", {"button": "button"}),
+    # a side's press runs the other side: the side pressed and the side that runs are each A or B
+    Event("start", {"button": "side", "run": "side"}),
+    Event("switch", {"button": "side", "run": "side"}, {"arrived": "side"}),
+    Event("resume", {"button": "side", "run": "side"}),
     Event("pause", {"button": "button"}, {"arrived": "side"}),
     Event("late_start", {"player": "side_or_both"}, {"button": "button", "source": "str"}),
     Event("arrived", {"player": "side", "button": "button"}),
@@ -90,10 +91,17 @@ EVENTS = _events(
     Event("adjust", {"player": "side", "delta_ms": "int"}, {"source": "str"}),
     Event("end", {"reason": "str", "summary": "dict"}, {"supersedes": "natural", **_SCENE}),
     Event("reopen", {"source": "str"}, {"reopens": "natural"}),
-    Event(
+    Event(  # a `set` carries only what was set: never a null round, table or time of day
         "set",
         {"applies": "str"},
-        {**_SCENE, "wall_mono_ns": "int", "start_wall_ms": "natural_or_null", "time_ms": "some_sides_ms"},
+        {
+            "round": "natural",
+            "table": "str",
+            "wall_ms": "natural",
+            "wall_mono_ns": "int",
+            "start_wall_ms": "natural_or_null",
+            "time_ms": "some_sides_ms",
+        },
     ),
     Event("status"),
     Event("checkpoint"),

@@ -98,17 +98,23 @@ class Scene:
         starting times a `set` gave the last game after it opened, or None."""
         boot, this_times = None, None
         for record in records:
-            ev = record["ev"]
-            if ev == "boot":
+            if record["ev"] == "boot":
                 boot = record.get("boot_id")
-            elif ev == "new_game":
-                self.game = GameScene(record.get("round"), record.get("table"), record.get("wall_ms"))
-                self.next_times_s, this_times = None, None
-            elif ev == "set":
-                self._replay_set(record, boot == boot_id)
-                if record.get("applies") == "this" and "time_ms" in record:
-                    this_times = {side: ms // 1000 for side, ms in record["time_ms"].items()}
+            this_times = self.take(record, boot == boot_id, this_times)
         self._origin_exact = same_boot
+        return this_times
+
+    def take(self, record, this_boot, this_times=None):
+        """Take one record of the journal up again (`this_boot`: it was made in this boot);
+        returns the starting times a `set` gave the game so far (`this_times` before it)."""
+        ev = record["ev"]
+        if ev == "new_game":
+            self.game = GameScene(record.get("round"), record.get("table"), record.get("wall_ms"))
+            self.next_times_s, this_times = None, None
+        elif ev == "set":
+            self._replay_set(record, this_boot)
+            if record.get("applies") == "this" and "time_ms" in record:
+                this_times = {side: ms // 1000 for side, ms in record["time_ms"].items()}
         return this_times
 
     def _replay_set(self, record, this_boot):

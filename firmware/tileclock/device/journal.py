@@ -179,6 +179,33 @@ class Journal:
         records, self._recovery = self._recovery, []
         return records
 
+    def set_aside(self, unplayable):
+        """Records a start could not play back (`(seq, why)` each, from `GameClock.recover`): damage
+        like any other, so their segment's bytes are kept aside, the segment written back without
+        them, and a note says so. Call it before the start's own records are added."""
+        whys = dict(unplayable)
+        if not whys:
+            return
+        if self.directory is None or self._blind:
+            for seq, why in whys.items():
+                self._note(f"seq {seq} left out: {why}", {})
+            return
+        self._cached = None
+        for first in reversed(self._segments):  # the last game's, newest first
+            if first > max(whys):
+                continue
+            try:
+                segment = files.Segment(self._path(first))
+            except OSError as error:
+                self._note(f"{files.segment_name(first)} cannot be read ({error.strerror})", {})
+                break
+            if segment.reject(whys):
+                self._repair(segment)
+                if first == self._open_segment and segment.repaired:
+                    self._size = len(segment.clean_bytes)
+            if first <= min(whys):
+                break
+
     def take_notes(self):
         """Faults the journal found (damage, skipped seqs, records given up, games pruned unheld),
         each as (detail, extra record fields), once."""
@@ -364,8 +391,13 @@ class Journal:
             self._note(f"{os.path.basename(path)} cannot be read ({error.strerror})", {})
             return None
         segment.repaired = not segment.needs_repair
-        if segment.repaired:
-            return segment
+        if not segment.repaired:
+            self._repair(segment)
+        return segment
+
+    def _repair(self, segment):
+        """Keep a damaged segment's bytes aside and write its good lines back; say so in a note."""
+        path, segment.repaired = segment.path, False
         try:
             kept = segment.repair()
             segment.repaired = True
@@ -379,7 +411,6 @@ class Journal:
             )
             self._note(f"{os.path.basename(path)} damaged ({lines}); the good records are kept; {where}", {})
             log.warning("journal %s: %s damaged (%s)", self.directory, path, lines)
-        return segment
 
     def _take_over(self, legacy):
         """Split an earlier version's single-file journal into segments (the file is kept, renamed)."""

@@ -99,7 +99,9 @@ class Daemon:
         self._last_pump_ns = now_ns
         records = self.journal.recovery_records()
         if records:
-            self._publish(self.clock.recover(records, now_ns, self.boot_info or {}))
+            made = self.clock.recover(records, now_ns, self.boot_info or {})
+            self.journal.set_aside(self.clock.unplayable)  # damage: kept aside before anything is added
+            self._publish(made)
         else:
             self._publish(self.clock.new_game(now_ns, boot=self.boot_info))
         self._publish_journal_notes(now_ns)

@@ -104,6 +104,7 @@ class Segment:
         with open(path, "rb") as file:
             self.data = file.read()
         self.entries = []  # (seq, line, record) of every good line, in order
+        self.numbers = {}  # seq -> its line number in the file
         self.problems = []  # (line number, what is wrong) of every bad line
         self.torn = False  # the last line has no line ending: a write cut off (or only its ending)
         chunks = self.data.split(b"\n")
@@ -122,6 +123,15 @@ class Segment:
                 self.problems.append((number, f"seq {record['seq']} after {self.entries[-1][0]}"))
                 continue
             self.entries.append((record["seq"], raw.decode("ascii"), record))
+            self.numbers[record["seq"]] = number
+
+    def reject(self, whys):
+        """Count the records `whys` names (seq -> what is wrong) as damaged lines; returns how many
+        this segment held."""
+        held = [entry for entry in self.entries if entry[0] in whys]
+        self.entries = [entry for entry in self.entries if entry[0] not in whys]
+        self.problems = sorted(self.problems + [(self.numbers[seq], whys[seq]) for seq, _, _ in held])
+        return len(held)
 
     @property
     def needs_repair(self):
