@@ -595,3 +595,13 @@ def test_a_record_that_passes_every_check_but_cannot_be_played_back_is_damage_ke
     ]  # the bytes as they were, kept aside
     assert 7 not in [r["seq"] for r in on_disk(folder)]
     assert [r["seq"] for r in on_disk(folder)][: len(lines) - 1] == [s for s in range(len(lines)) if s != 7]
+
+
+def test_an_empty_line_in_a_segment_never_gets_a_record_cut(tmp_path):
+    folder = str(tmp_path / "journal")
+    play(Journal(folder))
+    path = os.path.join(folder, segments.segment_name(0))
+    lines = open(path, "rb").read().splitlines(keepends=True)
+    open(path, "wb").write(b"".join(lines[:2] + [b"\n"] + lines[2:]))  # an empty line: no record lost
+    play(Journal(folder))
+    assert [r["seq"] for r in on_disk(folder)] == list(range(12))

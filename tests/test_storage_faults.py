@@ -319,3 +319,59 @@ def test_doctor_run_by_root_judges_the_state_directory_as_the_service_user_would
     assert check_state_dir(str(state), service_user="nobody")[0].status == FAIL
     os.chown(state, nobody.pw_uid, nobody.pw_gid)
     assert check_state_dir(str(state), service_user="nobody")[0].status == OK
+
+
+# --- a start-up repair the card will not take: finished later, never by cutting bytes not kept
+
+
+def remount(card, mode):
+    subprocess.run(["mount", "-o", f"remount,{mode}", card.path], check=True, capture_output=True)
+
+
+def a_game_on(card):
+    """A game played on the card and stopped cleanly; returns its folder and its records."""
+    folder = os.path.join(card.path, "journal")
+    sim = Simulator(Config(), journal=Journal(folder), boot_id="b1")
+    for t_s, button in ((0, "B"), (10, "A"), (20, "B")):
+        tap(sim, button, t_s)
+    sim.close()
+    return folder, on_card(folder)
+
+
+def restarted_while(folder, fault, mend):
+    """The clock started while the card has `fault`, a press, the card mended, on a few seconds;
+    returns every record it sent."""
+    fault()
+    sim = Simulator(Config(), journal=Journal(folder), boot_id="b2")
+    tap(sim, "A", 1)
+    assert sim.daemon.alerts == ("DISK FAULT",)
+    mend()
+    sim.run_to(5 * S)  # tried again every second
+    assert sim.daemon.alerts == ()
+    tap(sim, "B", 6)
+    sim.close()
+    return records_of(sim.serial_lines())
+
+
+def test_a_lost_line_ending_on_a_read_only_card_costs_no_record_when_it_takes_writes_again(card):
+    folder, before = a_game_on(card)
+    path = os.path.join(folder, "000000000000.log")
+    whole = open(path, "rb").read()
+    open(path, "wb").write(whole[:-1])  # the last record's line ending never reached the card
+    sent = restarted_while(folder, lambda: remount(card, "ro"), lambda: remount(card, "rw"))
+    assert [r["seq"] for r in on_card(folder)][: len(before)] == [r["seq"] for r in before]
+    assert open(path, "rb").read() == whole  # the repair finished once the card took writes
+    assert_every_record_once(before + sent, folder)
+
+
+def test_a_torn_record_on_a_full_card_is_kept_aside_before_anything_is_cut(card):
+    folder, before = a_game_on(card)
+    path = os.path.join(folder, "000000000000.log")
+    torn = open(path, "rb").read()[:-40]  # power lost while the last record was being written
+    open(path, "wb").write(torn)
+    sent = restarted_while(folder, card.fill, card.free)
+    kept = os.path.join(folder, "damaged")
+    assert [open(os.path.join(kept, name), "rb").read() for name in os.listdir(kept)] == [torn]
+    assert [r["seq"] for r in on_card(folder)][: len(before) - 1] == [r["seq"] for r in before[:-1]]
+    assert_every_record_once(before[:-1] + sent, folder)
+    assert min(r["seq"] for r in sent) >= len(before)  # the torn record's seq is never used again

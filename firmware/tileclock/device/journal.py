@@ -88,6 +88,9 @@ class Journal:
         self._blind = False  # the folder could not be read at start
         self._lost = None  # [first, last] seqs given up while the disk failed, not yet reported
         self._good_next = 0  # the seq after the newest good record on disk, at start
+        #: segments whose repair waits for the disk (first seq -> the records to leave out, and why):
+        #: nothing is written into them, or pruned, or cut, until their bytes are kept aside
+        self._unrepaired = {}
         if directory is not None:
             if writeback.can_start_writeback():
                 self.settle_ms = writeback.commit_interval_ms(directory)
@@ -200,9 +203,12 @@ class Journal:
                 self._note(f"{files.segment_name(first)} cannot be read ({error.strerror})", {})
                 break
             if segment.reject(whys):
-                self._repair(segment)
+                self._repair(segment, whys)
                 if first == self._open_segment and segment.repaired:
                     self._size = len(segment.clean_bytes)
+                elif first == self._open_segment:  # not repaired: new records start another segment
+                    self._close_fd()
+                    self._active = self._open_segment = None
             if first <= min(whys):
                 break
 
@@ -274,6 +280,21 @@ class Journal:
             log.info("journal %s: the disk takes records again", self.directory)
         self.failing = None
         self._note_lost()
+        self._finish_repairs()
+
+    def _finish_repairs(self):
+        """Repairs the disk would not take before: the disk takes writes now, so try them again."""
+        for first, whys in list(self._unrepaired.items()):
+            try:
+                segment = files.Segment(self._path(first))
+            except OSError as error:
+                log.warning("journal %s: repairing %s: %s", self.directory, files.segment_name(first), error)
+                continue
+            segment.reject(whys)
+            if segment.needs_repair:
+                self._repair(segment, whys, later=True)
+            else:
+                self._unrepaired.pop(first)
 
     def mark_held(self, seq):
         """The director holds every record up to `seq` (an `ack`): games up to there may be pruned.
@@ -326,10 +347,10 @@ class Journal:
                 {},
             )
             return
-        used_below, readable = self._read_back()
+        used_below, writable = self._read_back()
         if self._segments:
             self._first_disk_seq = self._segments[0]
-        if readable:  # never write into a segment that could not be read: new records start another
+        if writable:  # never into a segment not read, or not repaired: new records start another
             self._active = self._open_segment = self._segments[-1]
         runtime = self._runtime_mark()
         self.next_seq = max(used_below, self._reserved if runtime is None else runtime + 1)
@@ -350,23 +371,24 @@ class Journal:
 
     def _read_back(self):
         """Read segments from the newest back until the last game's start; returns the seq above
-        every one the journal may have held, and whether the newest segment could be read."""
-        used_below, records, readable = 0, [], False
+        every one the journal may have held, and whether new records may go on in the newest segment
+        (it could be read, and repaired if it had to be)."""
+        used_below, records, writable = 0, [], False
         for first in reversed(self._segments):
             segment = self._load(first)
             if first == self._segments[-1]:
                 used_below = self._used_below(first, segment)
             if segment is None:
                 continue
-            readable |= first == self._segments[-1]
             if first == self._segments[-1]:
+                writable = segment.repaired
                 self._active_has_game = any(r["ev"] != "boot" for _, _, r in segment.entries)
-                self._size = len(segment.clean_bytes) if segment.repaired else segment.data.rfind(b"\n") + 1
+                self._size = len(segment.clean_bytes) if segment.needs_repair else len(segment.data)
             records[:0] = [record for _, _, record in segment.entries]
             if reaches_last_game(records):
                 break
         self._recovery = records
-        return used_below, readable
+        return used_below, writable
 
     def _used_below(self, first, segment):
         """Above every seq the newest segment may have held: after its last good record, or, with
@@ -395,19 +417,30 @@ class Journal:
             self._repair(segment)
         return segment
 
-    def _repair(self, segment):
-        """Keep a damaged segment's bytes aside and write its good lines back; say so in a note."""
+    def _repair(self, segment, whys=None, later=False):
+        """Keep a damaged segment's bytes aside and write its good lines back; say so in a note.
+
+        If the disk will not take it, the segment waits (`_unrepaired`) and the repair is tried
+        again `later`, after each write that gets through (its note then), or at the next start."""
         path, segment.repaired = segment.path, False
+        first = int(os.path.basename(path)[:-4])
         try:
             kept = segment.repair()
             segment.repaired = True
+            self._unrepaired.pop(first, None)
         except OSError as error:
             kept = None
+            self._unrepaired[first] = whys or {}
+            if later:
+                log.warning("journal %s: repairing %s: %s", self.directory, path, error)
+                return
             self._fail(error)
         if segment.problems:
             lines = ", ".join(f"line {number}: {what}" for number, what in segment.problems)
             where = (
-                f"kept as {os.path.relpath(kept, self.directory)}" if kept else "not repaired: the disk fails"
+                f"kept as {os.path.relpath(kept, self.directory)}"
+                if kept
+                else "not repaired yet: the disk fails (nothing is cut or added before its bytes are kept)"
             )
             self._note(f"{os.path.basename(path)} damaged ({lines}); the good records are kept; {where}", {})
             log.warning("journal %s: %s damaged (%s)", self.directory, path, lines)
@@ -568,6 +601,8 @@ class Journal:
     def _finished_segments(self):
         infos = []
         for first, following in zip(self._segments, self._segments[1:], strict=False):
+            if first in self._unrepaired:
+                continue  # its damaged bytes are not kept aside yet
             try:
                 stat = os.stat(self._path(first))
             except FileNotFoundError:
