@@ -1,6 +1,7 @@
 """A player's extra time for one game from the director's collector (`collect --time PORT A=30:00`),
 through real pseudo-terminals to a simulated clock (docs/director-guide.md, docs/protocol.md)."""
 
+import os
 import select
 
 from cable import Cable
@@ -109,7 +110,8 @@ def test_a_collector_that_joins_mid_game_gives_the_extra_time_to_the_next_fresh_
 
 
 def test_bad_extra_times_are_refused_before_collecting(tmp_path, capsys, monkeypatch):
-    port = str(tmp_path / "ttyUSB0")
+    leader, follower = os.openpty()  # a port that exists: collect refuses one that does not
+    port = os.ttyname(follower)
     for time, says in [
         (["/dev/ttyUSB9", "A=30:00"], "not one of the ports"),
         ([port, "C=30:00"], "expected A=m:ss or B=m:ss"),
@@ -125,3 +127,5 @@ def test_bad_extra_times_are_refused_before_collecting(tmp_path, capsys, monkeyp
     monkeypatch.setattr("tileclock.director.collect.collect", lambda *a, **kw: given.update(kw))
     assert main(["collect", port, "--time", port, "B=30:00", "--time", port, "A=26:30"]) == 0
     assert given["start_times"][port].command == "set A=26:30 B=30:00"
+    os.close(leader)
+    os.close(follower)

@@ -1,6 +1,7 @@
 """The `tileclock` command."""
 
 import argparse
+import math
 import os
 import sys
 from dataclasses import replace
@@ -77,8 +78,29 @@ def cmd_sim(args):
     return 0
 
 
+def _file_to_write(path, option):
+    """Refuse, before a long run, a file that could not be written at its end (ConfigError naming `option`)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ConfigError(f"{option} {path}: a folder; give a file name in it")
+    if not os.path.isdir(folder):
+        raise ConfigError(f"{option} {path}: there is no folder {folder}")
+
+
+def _folder_to_write(path, option):
+    """Refuse, before a long run, a folder that is not there or cannot be written (ConfigError naming `option`)."""
+    if not os.path.exists(path):
+        raise ConfigError(f"{option} {path}: no such folder")
+    if not os.path.isdir(path):
+        raise ConfigError(f"{option} {path}: a file, not a folder")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {path}: cannot write there")
+
+
 def cmd_bench(args):
     """Run the benchmark and print its figures."""
+    if args.state_dir:
+        _folder_to_write(args.state_dir, "--state-dir")
     from .bench.run import main as bench_main
 
     return bench_main(args)
@@ -102,6 +124,8 @@ def cmd_run(args):
     config = load_config(args.config) if args.config else Config()
     state_dir = args.state_dir or os.environ.get("STATE_DIRECTORY") or DEFAULT_STATE_DIR
     script = None
+    if args.timings:
+        _file_to_write(args.timings, "--timings")
     if args.stay and not args.script:
         raise ConfigError("--stay keeps the clock running after its --script ends: it needs --script")
     if args.script:
@@ -129,6 +153,7 @@ def cmd_doctor(args):
 def cmd_collect(args):
     """Collect records from clocks on serial ports (the director's computer)."""
     from .director.collect import collect, read_tables, scene_hello
+    from .director.port import check_port
     from .director.start_times import read_start_times
 
     tables = {}
@@ -137,6 +162,8 @@ def cmd_collect(args):
             tables.update(read_tables(file, args.tables))
     tables.update(read_tables(args.table or [], "--table"))
     start_times = read_start_times(args.time or [], args.ports)
+    for port in args.ports:  # last: a mistake in the options is said first, wherever the clocks are
+        check_port(port)
     hello = scene_hello(args.round, tables)
     collect(args.ports, args.out, stop_after_idle_s=args.idle_exit, hello=hello, start_times=start_times)
     return 0
@@ -191,9 +218,13 @@ def cmd_hall_demo(args):
 
 def cmd_hall_setup(args):
     """Write the hall's broker config, ACL and passwords."""
-    from .director.broker import setup
+    from .director.broker import BrokerError, setup
 
-    users = setup(args.folder, args.clock)
+    try:
+        users = setup(args.folder, args.clock)
+    except BrokerError as error:
+        print(f"tileclock: {error}", file=sys.stderr)
+        return 2
     print(f"wrote tileclock.conf, tileclock.acl and tileclock.passwd in {args.folder}; the passwords:")
     for name, password in users.items():
         print(f"  {name} = {password}")
@@ -310,9 +341,11 @@ def build_parser():
         "ports", nargs="+", metavar="PORT", help="serial ports, e.g. /dev/ttyUSB0 /dev/ttyACM0"
     )
     collect.add_argument("--out", default="tileclock-records", help="folder for game files and results.csv")
-    collect.add_argument("--idle-exit", type=float, metavar="S", help="stop after S seconds with no data")
     collect.add_argument(
-        "--round", type=int, choices=range(1, 1000), metavar="N", help="the round, sent to every clock (set)"
+        "--idle-exit", type=number(float, 0), metavar="S", help="stop after S seconds with no data"
+    )
+    collect.add_argument(
+        "--round", type=number(int, 1, 999), metavar="N", help="the round, sent to every clock (set)"
     )
     collect.add_argument(
         "--table", action="append", metavar="PORT=TABLE", help="the table of the clock on PORT (repeatable)"
@@ -331,7 +364,7 @@ def build_parser():
         "hall", help="every clock through the hall's broker, and a live web page (director)"
     )
     hall.add_argument("--broker", required=True, metavar="HOST", help="the hall's mosquitto")
-    hall.add_argument("--port", type=int, default=1883, help="its port (default 1883)")
+    hall.add_argument("--port", type=number(int, 1, 65535), default=1883, help="its port (default 1883)")
     hall.add_argument("--password", help="the director's password on the broker")
     hall.add_argument("--password-file", metavar="FILE", help="read the password from FILE instead")
     hall.add_argument("--tls-ca", metavar="FILE", help="TLS to the broker, checked against this CA file")
@@ -347,8 +380,10 @@ def build_parser():
     hall.set_defaults(run=cmd_hall)
 
     demo = commands.add_parser("hall-demo", help="a private broker, simulated clocks playing, and the page")
-    demo.add_argument("--clocks", type=int, default=20, help="how many clocks (default 20)")
-    demo.add_argument("--speed", type=float, default=1.0, help="game time runs this many times real time")
+    demo.add_argument("--clocks", type=number(int, 1), default=20, help="how many clocks (default 20)")
+    demo.add_argument(
+        "--speed", type=number(float, 0.01), default=1.0, help="game time runs this many times real time"
+    )
     demo.add_argument(
         "--web",
         default="127.0.0.1:8080",
@@ -439,10 +474,10 @@ def build_parser():
     hall_bench.add_argument(
         "--quick", action="store_true", help="20 clocks at 60 times real time, shorter phases (2 minutes)"
     )
-    hall_bench.add_argument("--clocks", type=int, help="how many clocks (default 200)")
-    hall_bench.add_argument("--processes", type=int, help="in how many processes (default 4)")
+    hall_bench.add_argument("--clocks", type=number(int, 1), help="how many clocks (default 200)")
+    hall_bench.add_argument("--processes", type=number(int, 1), help="in how many processes (default 4)")
     hall_bench.add_argument(
-        "--speed", type=float, help="game time runs this many times real time (default 30)"
+        "--speed", type=number(float, 0.01), help="game time runs this many times real time (default 30)"
     )
     hall_bench.add_argument(
         "--out",
@@ -451,6 +486,24 @@ def build_parser():
     )
     hall_bench.set_defaults(run=cmd_hall_bench)
     return parser
+
+
+def number(kind, least, most=None):
+    """An argparse type: an int or float from `least` (to `most`), refused in one line naming the range."""
+    span = f"from {least:g} to {most:g}" if most is not None else f"of {least:g} or more"
+    word = "a whole number" if kind is int else "a number"
+
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not math.isfinite(value) or not least <= value <= (most or math.inf):
+            raise argparse.ArgumentTypeError(f"{text!r}: give {word} {span}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its own messages
+    return parse
 
 
 def web_address(text):

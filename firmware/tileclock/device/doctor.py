@@ -210,6 +210,15 @@ def check_state_dir(path, service_user=SERVICE_USER):
     """The state directory and the journal in it: can the clock (as `service_user`) write there, is the card read-only
     or full, has the journal kept damaged bytes aside. The clock runs on whatever this finds (it
     keeps records in memory and shows DISK FAULT): this says what to fix."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        return [
+            Check(
+                FAIL,
+                "state directory",
+                f"{path} is a file, not a folder",
+                "the journal needs a folder there: move the file away, or give the folder with --state-dir",
+            )
+        ]
     if not os.path.isdir(path):
         return [
             Check(

@@ -52,6 +52,11 @@ def write_passwords(path, users):
 
 def setup(folder, clock_ids, director_password=None):
     """Write tileclock.conf, tileclock.acl and tileclock.passwd into `folder`; returns the passwords."""
+    for clock in clock_ids:  # before anything is written
+        if not valid_clock_id(clock):
+            raise BrokerError(
+                f"--clock {clock!r} cannot be a clock id (letters, digits, - and _; not 'all' or 'director')"
+            )
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(SHIPPED / "mosquitto.conf", folder / "tileclock.conf")

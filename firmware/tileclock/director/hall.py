@@ -16,7 +16,9 @@ thread; `boards()` is the live picture the web page shows.
 """
 
 import json
+import os
 import queue
+import socket
 import threading
 import time
 
@@ -32,6 +34,8 @@ from .store import RecordStore, shown
 CLIENT_ID = "tileclock-director"
 #: records taken from the queue in one step (each step ends with one round of acknowledgements)
 BATCH = 500
+#: how long `tileclock hall` waits at its start for the broker to take it in, or refuse it
+FIRST_CONNECT_S = 10.0
 
 
 class Board:
@@ -116,6 +120,7 @@ class HallFeed:
         self.bad_lines = 0
         self.connected = threading.Event()
         self.down = "not connected yet"
+        self.refused = None  # the broker's reason, when it refused the director's login
         #: bumped on every change the page shows; waiters on `changed` are woken
         self.version = 0
         self.changed = threading.Condition()
@@ -147,8 +152,10 @@ class HallFeed:
 
     def _on_connect(self, client, userdata, flags, reason_code, properties):
         if reason_code.is_failure:
+            self.refused = str(reason_code)
             self.down = f"broker {self.host}:{self.port} refused: {reason_code}"
             return
+        self.refused = None
         self.down = None
         client.subscribe([(f"{ROOT}/+/records", 1), (f"{ROOT}/+/state", 1), (f"{ROOT}/+/status", 1)])
         self.connected.set()
@@ -313,19 +320,54 @@ def _board_order(name):
 
 
 def run_hall(args, out):
-    """`tileclock hall`: the broker's records (and any serial ports') into one store, and the page."""
-    from .collect import ClockFeed
-    from .web import HallPage
+    """`tileclock hall`: the broker's records (and any serial ports') into one store, and the page.
+    A mistake in its arguments (a file, a port, a broker nobody answers for, a refused password) is
+    a ValueError naming the argument, before anything runs."""
+    from .port import check_port
 
     password = args.password
     if args.password_file:
-        with open(args.password_file, encoding="utf-8") as file:
-            password = file.read().strip()
+        try:
+            with open(args.password_file, encoding="utf-8") as file:
+                password = file.read().strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise ValueError(f"--password-file {args.password_file}: {_why(error)}") from None
+    if args.tls_ca and not os.path.isfile(args.tls_ca):
+        raise ValueError(
+            f"--tls-ca {args.tls_ca}: {'a folder' if os.path.isdir(args.tls_ca) else 'no such file'}"
+        )
+    for port in args.serial or []:
+        check_port(port)
+    reach(args.broker, args.port)
+    return serve_hall(args, password, out)
+
+
+def serve_hall(args, password, out):
+    """`tileclock hall` once its arguments are checked: until interrupted."""
+    from .collect import ClockFeed
+    from .web import HallPage
+
     feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca).start()
-    serial = [ClockFeed(port, feed.store) for port in args.serial or []]
     host, _, port = args.web.rpartition(":")
-    page = HallPage(feed, host or "127.0.0.1", int(port)).start()
+    try:
+        page = HallPage(feed, host or "127.0.0.1", int(port)).start()
+    except OSError as error:
+        feed.close()
+        raise ValueError(f"--web {args.web}: cannot serve the page there: {_why(error)}") from None
+    deadline = time.monotonic() + FIRST_CONNECT_S
+    while not feed.connected.wait(0.05) and feed.refused is None and time.monotonic() < deadline:
+        pass
+    if feed.refused is not None:
+        page.close()
+        feed.close()
+        raise ValueError(
+            f"the broker at {args.broker}:{args.port} refused the director: {feed.refused} "
+            "(check --password or --password-file)"
+        )
+    serial = [ClockFeed(port, feed.store) for port in args.serial or []]
     out.write(f"tileclock hall: records into {args.out}; the page is at {page.address}\n")
+    if not feed.connected.is_set():
+        out.write(f"tileclock hall: {feed.down}; still trying\n")
     out.flush()
     try:
         while True:
@@ -340,3 +382,22 @@ def run_hall(args, out):
             port_feed.close()
         feed.close()
     return 0
+
+
+def reach(host, port, timeout_s=5.0):
+    """Refuse (ValueError naming --broker and --port) a broker nobody answers for: a host name that
+    does not resolve, a port nothing listens on. Once running, a broker gone away is waited for."""
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except socket.gaierror as error:
+        raise ValueError(f"--broker {host}: no such host ({error.strerror})") from None
+    except ConnectionRefusedError:
+        raise ValueError(
+            f"--broker {host} --port {port}: nothing answers there (is mosquitto running there, on that port?)"
+        ) from None
+    except OSError as error:
+        raise ValueError(f"--broker {host} --port {port}: {_why(error)}") from None
+
+
+def _why(error):
+    return getattr(error, "strerror", None) or str(error) or type(error).__name__

@@ -5,14 +5,32 @@ closed and tried again every `REOPEN_S`; `down` says why it is not open, with
 the port's name and the whole reason. Nothing here knows what a record is.
 """
 
+import os
+import stat
 import time
 
 import serial
+from serial.tools import list_ports
 
 REOPEN_S = 1.0
 #: A line longer than this is not a record (the longest is some hundreds of bytes): it is cut off
 #: and counted, so a clock that never sends a line ending cannot fill the director's memory.
 MAX_LINE = 64 * 1024
+
+
+def check_port(name):
+    """Refuse, before collecting, a port that can never open (ValueError naming it): a path that
+    does not exist, a folder, a regular file. Once collecting, a port that goes away (a cable
+    pulled) is tried again; pyserial URLs (loop://, socket://) are left to pyserial."""
+    if "://" in name:
+        return
+    if not os.path.exists(name):
+        here = sorted(port.device for port in list_ports.comports())
+        seen = f"serial ports here: {' '.join(here)}" if here else "no serial port is plugged in here"
+        raise ValueError(f"port {name}: no such port ({seen})")
+    if not stat.S_ISCHR(os.stat(name).st_mode):
+        kind = "a folder" if os.path.isdir(name) else "a file"
+        raise ValueError(f"port {name}: {kind}, not a serial port (give a device, e.g. /dev/ttyUSB0)")
 
 
 class SerialPort:
