@@ -32,10 +32,11 @@ def plug(tmp_path):
     plug.pull()
 
 
-def drain(plug):
-    """Every complete line waiting on the director's end, now."""
+def drain(plug, quiet_s=0.2):
+    """Every complete line the clock has written, read until the line has been quiet `quiet_s`
+    (the pty hands what the clock wrote to this end from a kernel worker, later under load)."""
     data = b""
-    while select.select([plug.master], [], [], 0)[0]:
+    while select.select([plug.master], [], [], quiet_s)[0]:
         data += os.read(plug.master, 65536)
     plug.partial = getattr(plug, "partial", b"") + data
     *lines, plug.partial = plug.partial.split(b"\n")
