@@ -187,6 +187,7 @@ def cmd_hall_demo(args):
     from .director.web import HallPage
     from .sim.fleet import Fleet
 
+    host, _, port = args.web.rpartition(":")
     folder = args.out or tempfile.mkdtemp(prefix="tileclock-hall-")
     ids = [f"clock-{n}" for n in range(1, args.clocks + 1)]
     users = {name: secrets.token_urlsafe(9) for name in ["director", *ids]}
@@ -195,24 +196,35 @@ def cmd_hall_demo(args):
     except BrokerError as error:
         print(f"tileclock: {error}", file=sys.stderr)
         return 1
-    feed = HallFeed("127.0.0.1", broker.port, users["director"], f"{folder}/records").start()
-    host, _, port = args.web.rpartition(":")
-    page = HallPage(feed, host or "127.0.0.1", int(port)).start()
-    fleet = Fleet(f"{folder}/clocks", "127.0.0.1", broker.port, users, args.clocks, speed=args.speed).start()
-    print(
-        f"mosquitto on 127.0.0.1:{broker.port}; {args.clocks} clocks playing ({args.speed:g}x); records in {folder}"
-    )
-    print(f"the director's page: {page.address}   (Ctrl-C to stop)", flush=True)
-    stop = threading.Event()
+    started = [broker.stop]  # what to stop, however far the start got
     try:
-        feed.run(stop.is_set)
+        feed = HallFeed("127.0.0.1", broker.port, users["director"], f"{folder}/records").start()
+        started.append(feed.close)
+        try:
+            page = HallPage(feed, host or "127.0.0.1", int(port)).start()
+        except OSError as error:
+            print(
+                f"tileclock: the page cannot listen on {args.web}: {error.strerror or error} "
+                "(choose another with --web HOST:PORT)",
+                file=sys.stderr,
+            )
+            return 1
+        started.append(page.close)
+        fleet = Fleet(
+            f"{folder}/clocks", "127.0.0.1", broker.port, users, args.clocks, speed=args.speed
+        ).start()
+        started.append(fleet.close)
+        print(
+            f"mosquitto on 127.0.0.1:{broker.port}; {args.clocks} clocks playing ({args.speed:g}x); "
+            f"records in {folder}"
+        )
+        print(f"the director's page: {page.address}   (Ctrl-C to stop)", flush=True)
+        feed.run(threading.Event().is_set)
     except KeyboardInterrupt:
         pass
     finally:
-        fleet.close()
-        page.close()
-        feed.close()
-        broker.stop()
+        for stop in reversed(started):
+            stop()
     return 0
 
 
