@@ -74,6 +74,7 @@ NOT_HERE = {
     "git clone ": "needs the repository's address and the network",
     "tileclock hall ": "needs a broker: tests/test_hall*.py run it on a real mosquitto",
     "tileclock collect ": "needs clocks on serial ports: tests/test_collect.py runs it on pseudo-terminals",
+    "tileclock run --simulate --line ": "runs until stopped: tests/test_cable.py runs it and reads its line",
 }
 #: Commands that may end with 1: their finding is the answer (off a Pi, the doctor finds no pins).
 MAY_FIND_PROBLEMS = ("tileclock doctor",)

@@ -132,12 +132,27 @@ def cmd_run(args):
         if not args.simulate:
             raise ConfigError("--script presses simulated buttons: it needs --simulate")
         script = read_script(args.script)
+    cable = None
+    if args.line:
+        if not args.simulate:
+            raise ConfigError("--line is a simulated cable, for a simulated clock: it needs --simulate")
+        from .sim.cable import Cable
+
+        try:
+            cable = Cable(args.line)
+        except OSError as error:
+            raise ConfigError(f"--line {args.line}: {error.strerror or error}") from error
+        config = replace(config, serial_port=cable.clock_end)
+        print(f"the clock's record line is at {cable.path}: tileclock collect {cable.path}", flush=True)
     try:
         service = Service(config, state_dir, simulate=args.simulate, timings=args.timings)
+        return service.run(script, stay=args.stay)
     except StartError as error:
         print(f"tileclock: {error}", file=sys.stderr)
         return 1
-    return service.run(script, stay=args.stay)
+    finally:
+        if cable is not None:
+            cable.close()
 
 
 def cmd_doctor(args):
@@ -341,6 +356,12 @@ def build_parser():
         "--timings", metavar="FILE", help="on stopping, write where each wake's time went (tileclock bench)"
     )
     run.add_argument("--stay", action="store_true", help="with --script: keep running after the script ends")
+    run.add_argument(
+        "--line",
+        metavar="PATH",
+        help="with --simulate: the record line on a simulated cable whose other end is PATH "
+        "(for tileclock collect PATH)",
+    )
     run.set_defaults(run=cmd_run)
 
     doctor = commands.add_parser("doctor", help="check the Pi: pins, buttons, panels, serial, state, service")
