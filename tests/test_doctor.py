@@ -5,6 +5,7 @@ import os
 
 from cable import Plug
 from tileclock.cli import main
+from tileclock.device import doctor
 from tileclock.device.doctor import FAIL, OK, WARN, check_wall_clock, run_checks
 
 
@@ -86,3 +87,13 @@ def test_a_bad_config_is_the_first_and_only_finding(tmp_path):
     config.write_text("[clock]\nrulez = 'naspa'\n")
     checks = run_checks(str(config), str(tmp_path))
     assert len(checks) == 1 and checks[0].status == FAIL and "clock.rulez" in checks[0].seen
+
+
+def test_a_service_never_installed_is_told_to_run_the_installer(monkeypatch):
+    """Enabling a unit that is not there cannot work: the fix is the installer (a newcomer's report)."""
+    answers = {"is-active": "inactive", "is-enabled": "not-found"}
+    monkeypatch.setattr(doctor, "_ask", lambda command: answers[command[1]])
+    check = doctor.check_service()
+    assert check.seen == "not installed" and "systemd/install.sh" in check.fix
+    answers["is-enabled"] = "enabled"  # installed, stopped: enable it, and see why it stopped
+    assert "journalctl" in doctor.check_service().fix

@@ -289,6 +289,8 @@ def check_service():
     enabled = _ask(["systemctl", "is-enabled", "tileclock.service"]) or "not installed"
     if state == "active":
         return Check(OK, "service", f"active, {enabled}")
+    if enabled in ("not installed", "not-found"):
+        return Check(WARN, "service", "not installed", "sudo systemd/install.sh (docs/build-guide.md)")
     return Check(
         WARN,
         "service",

@@ -50,11 +50,17 @@ def row_text(row):
     return f"{row.board:>8}  {row.clock_id:12}  {row.state:8}  {row.sides}  {row.seq:>7}  {row.port}"
 
 
+def _count(n, noun):
+    """`1 clock`, `2 clocks`."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def screen_lines(snapshot, columns=None, height=None):
     """The lines of the table; with `height` (and `columns`), only what fits, the urgent first."""
     totals = snapshot.totals
     lines = [
-        f"{len(snapshot.rows)} clocks on {totals.get('ports', 0)} ports; {totals.get('records', 0)} records, "
+        f"{_count(len(snapshot.rows), 'clock')} on {_count(totals.get('ports', 0), 'port')}; "
+        f"{totals.get('records', 0)} records, "
         f"{totals.get('bad_lines', 0)} bad lines, {totals.get('rejects', 0)} rejected"
     ]
     for state in STATES + ("?",):
