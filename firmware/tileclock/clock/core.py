@@ -38,7 +38,7 @@ from .gestures import (
     Stuck,
     Unstuck,
 )
-from .history import last_game, playable, rebuild, record_instant_ns
+from .history import Game, last_game, playable, rebuild, reconcile, record_instant_ns, stand_in_opening
 from .records import SIDES, TRANSITIONS, Record
 from .scene import Scene
 from .state import GameState, State, other
@@ -166,14 +166,14 @@ class GameClock:
             return made + self.fault(now_ns, "journal", detail)
 
     def _take_up(self, records, now_ns, boot):
-        game = last_game(records)
+        game = self._game_in(records)
         if game is None:
             return self.new_game(now_ns, boot)
         _, self.unplayable = playable(game.records, self.rules)
         if self.unplayable:
             left_out = {seq for seq, _ in self.unplayable}
             records = [record for record in records if record["seq"] not in left_out]
-            game = last_game(records)
+            game = self._game_in(records)
         self.boot_id = boot.get("boot_id")
         self._seq = max(self._seq, records[-1]["seq"] + 1)
         last_at = record_instant_ns(game.records[-1])
@@ -184,6 +184,7 @@ class GameClock:
         else:
             origin = now_ns - last_at
         self._game = rebuild(game.records, origin, self.rules)
+        notes = self._opening_note(game.first) + reconcile(self._game, game.records[-1], origin, self.rules)
         # the scene; the starting times a `set` gave this game are in the rebuilt state already
         self.scene.rebuild(records, boot.get("boot_id"), same_boot)
         self.gestures.new_game()
@@ -211,7 +212,32 @@ class GameClock:
         uncertain_s = -(-doubt_ms // 1000) if doubt_ms else 0  # shown in whole seconds, rounded up
         self.game.notice = Notice("recovered", uncertain_s=uncertain_s)
         self._emit("recovered", self.now_ns, was_running=was_running, mono_ns=self.game.t0_ns, **extra)
+        for note in notes:  # what the records before the newest did not rebuild
+            self._emit("fault", self.now_ns, part="journal", detail=f"the game taken up: {note}")
         return self._flush()
+
+    def _game_in(self, records):
+        """The game a restart takes up from `records` (a `Game`), or None: the last game; or, if its
+        `new_game` is lost (damaged) but later records are there, the game they play, opened by a
+        stand-in (see `stand_in_opening`)."""
+        game = last_game(records)
+        played = [index for index, record in enumerate(records) if record["ev"] != "boot"]
+        if game is not None or not played:
+            return game
+        start_ms = {side: ms(self.start_ns[side]) for side in SIDES}
+        lead = records[: played[0]]
+        opening = stand_in_opening(records, self.rules.name, start_ms)
+        return Game([opening, *records[played[0] :]], lead=lead, opened_in=lead[-1] if lead else None)
+
+    def _opening_note(self, first):
+        """What a game whose `new_game` is lost was taken up with."""
+        if not first.get("stand_in"):
+            return []
+        times = ", ".join(f"{side} {format_clock(first['time_ms'][side] // 1000)}" for side in SIDES)
+        return [
+            f"its opening (new_game) is damaged: played under this clock's rules ({first['rules']}), "
+            f"starting times {times} as its first record shows them, its start in this boot unknown"
+        ]
 
     def edge(self, button, down, t_ns):
         """One raw contact edge of `button` (`A`, `B`, `STOP`): `down` for contact made.

@@ -19,7 +19,7 @@ from .records import SIDES
 from .rules import profile
 from .scene import Scene
 from .state import GameState, State
-from .timecode import NS_PER_MS
+from .timecode import NS_PER_MS, NS_PER_S, parse_clock
 from .view import View
 
 
@@ -115,6 +115,93 @@ def reaches_last_game(records):
     return "boot_id" in records[starts[-1]] or any(r["ev"] == "boot" for r in records[: starts[-1]])
 
 
+def opening_lost(records, first_seq):
+    """Whether the records of a journal's segment (the good ones, oldest first; the segment begins
+    at seq `first_seq`) open a game whose `new_game` is lost (damaged).
+
+    A segment begins a game (at its `new_game`, or the `boot` before it), or carries on the game
+    before it when that game's segment could not be written into: then it begins with the `boot`
+    and `recovered` of a start. So a segment whose records hold no `new_game` and do not begin so
+    is a game of its own, its opening damaged: a restart must not read back into the game before.
+    """
+    played = [record for record in records if record["ev"] != "boot"]
+    if not played or any(record["ev"] == "new_game" for record in records):
+        return False
+    carries_on = played[0]["ev"] == "recovered" and played[0]["seq"] <= first_seq + 1
+    return not carries_on
+
+
+def stand_in_opening(records, rules_name, start_ms):
+    """A `new_game` for a game whose own is lost: `rules_name` (the clock's), and each side's
+    starting time as the game's first record shows it (its display plus its time used, in whole
+    seconds), else `start_ms` (the clock's)."""
+    first = next(record for record in records if record["ev"] != "boot")
+    time_ms = {}
+    for side in SIDES:
+        try:
+            shown_s = parse_clock(first[side]["shown"])
+        except ValueError:
+            shown_s = None
+        allowance_s = None if shown_s is None else shown_s + first[side]["used_ms"] // 1000
+        time_ms[side] = allowance_s * 1000 if allowance_s is not None and allowance_s > 0 else start_ms[side]
+    zero = {"used_ms": 0, "shown": "", "pen": 0, "late_pen": 0}
+    return {
+        "seq": first["seq"] - 1,
+        "ev": "new_game",
+        "t_ms": 0,
+        "rules": rules_name,
+        "time_ms": time_ms,
+        "state": State.READY,
+        "run": None,
+        "A": zero,
+        "B": zero,
+        "stand_in": True,
+    }
+
+
+def reconcile(game, newest, origin_ns, rules):
+    """Make a rebuilt `game` (a `GameState`) agree with `newest`, its newest record, which states
+    who runs and each side's time used and displayed: records before it may be damaged (a switch
+    lost), and what the clock sent last is what the players saw. Returns what was taken from it
+    (text), empty when the rebuild agrees (to the millisecond the records are floored to)."""
+    at_ns = origin_ns + record_instant_ns(newest)
+    taken = []
+    state, run = newest["state"], newest["run"]
+    stoppable = (State.RUNNING, State.PAUSED)
+    if (
+        game.state in stoppable
+        and state in stoppable
+        and (game.state, game.run) != (state, run)
+        and not game.absent
+    ):
+        if state == State.PAUSED:
+            game.stop(at_ns, State.PAUSED)
+            taken.append("stopped")
+        elif run in SIDES:
+            game.run_side(run, at_ns)
+            taken.append(f"{run} runs")
+    for side in SIDES:
+        stated, rebuilt = newest[side]["used_ms"], game.used_ns(side, at_ns) // NS_PER_MS
+        if abs(stated - rebuilt) > 1:
+            delta_ns = stated * NS_PER_MS - game.used_ns(side, at_ns)
+            game.used[side] += delta_ns
+            game.stopped_total_ns -= delta_ns  # the books still balance: time moved, not made
+            taken.append(f"{side} used {stated / 1000:.3f} s (rebuilt {rebuilt / 1000:.3f} s)")
+        try:
+            shown_s = parse_clock(newest[side]["shown"])
+        except ValueError:
+            continue
+        stated_limit_s = shown_s + newest[side]["used_ms"] // 1000  # both as of the record's own instant
+        limit_s = game.allowance_ns[side] // NS_PER_S
+        capped = rules.overtime_cap_s is not None and shown_s <= -(rules.overtime_cap_s + 1)
+        if stated_limit_s != limit_s and not capped:  # (a capped display says less than it knows)
+            game.allowance_ns[side] += (stated_limit_s - limit_s) * NS_PER_S
+            taken.append(f"{side} shows {newest[side]['shown']}")
+    if not taken:
+        return []
+    return [f"{', '.join(taken)}, as seq {newest['seq']} ({newest['ev']}) says"]
+
+
 def record_instant_ns(record):
     """A record's instant in ns since its game's start: exact where it carries `at_ns`."""
     return record.get("at_ns", record["t_ms"] * NS_PER_MS)
@@ -164,6 +251,8 @@ def rebuild(records, origin_ns, rules):
     game = GameState.new(origin_ns, {side: first["time_ms"][side] * NS_PER_MS for side in SIDES})
     for record in records[1:]:
         apply_record(game, record, origin_ns + record_instant_ns(record), rules)
+        if record["ev"] == "recovered":  # a start took the game up as this says (see `reconcile`)
+            reconcile(game, record, origin_ns, rules)
     return game
 
 

@@ -121,6 +121,8 @@ TRANSITIONS = (
     "new_game", "start", "switch", "resume", "pause", "late_start", "arrived", "forfeit", "end", "reopen", "recovered",
 )  # fmt: skip  # one line reads as the list it is
 
+#: Instants a record may carry (`at_ns` on `TRANSITIONS`, `mono_ns` on a game's origin), checked on any record.
+_INSTANTS = {"at_ns": "natural", "mono_ns": "int"}
 #: The fields every record carries, after its event's own (the order `encode` writes them in).
 _COMMON = {"seq": "natural", "ev": "str", "t_ms": "int", "state": "state", "run": "run"}
 _SIDE_FIELDS = {"used_ms": "natural", "shown": "str", "pen": "natural"}
@@ -192,8 +194,8 @@ def decode(line):
     if event is not None:
         _check(record, event.fields)
         _check(record, {name: kind for name, kind in event.optional.items() if name in record})
-    if event is not None and event.name in TRANSITIONS:
-        _check(record, {"at_ns": "natural"} if "at_ns" in record else {})
+    # the instants a restart rebuilds a game from, whatever record carries them
+    _check(record, {name: kind for name, kind in _INSTANTS.items() if name in record})
     for side in SIDES:
         if not isinstance(record.get(side), dict):
             raise RecordError(f"{record['ev']}: field {side!r} missing or not an object")

@@ -27,7 +27,7 @@ import time
 from collections import deque
 from itertools import groupby, islice
 
-from ..clock.history import reaches_last_game
+from ..clock.history import opening_lost, reaches_last_game
 from ..clock.protocol import frame, unframe
 from ..clock.records import encode
 from . import segments as files
@@ -385,8 +385,8 @@ class Journal:
                 self._active_has_game = any(r["ev"] != "boot" for _, _, r in segment.entries)
                 self._size = len(segment.clean_bytes) if segment.needs_repair else len(segment.data)
             records[:0] = [record for _, _, record in segment.entries]
-            if reaches_last_game(records):
-                break
+            if reaches_last_game(records) or opening_lost(records, first):
+                break  # (a game whose opening is damaged still begins at its segment)
         self._recovery = records
         return used_below, writable
 
