@@ -5,7 +5,10 @@ test_mistakes.py does the same for the commands that finish by themselves; toget
 every command `tileclock --help` lists (the last test here checks that).
 """
 
+import glob
 import signal
+import subprocess
+import sys
 from contextlib import contextmanager
 
 import pytest
@@ -82,7 +85,7 @@ MISTAKES = [
     (["collect", "loop://", "--round", "three"], "argument --round: 'three': give a whole number"),
     (["collect", "loop://", "--tables", "{missing}"], "{missing}: No such file or directory"),
     (["collect", "loop://", "--tables", "{dir}"], "{dir}: Is a directory"),
-    (["collect", "loop://", "--out", "{file}"], "{file}: File exists"),
+    (["collect", "loop://", "--out", "{file}"], "--out {file}: a file, not a folder"),
     (["collect", "loop://", "--colour"], "unrecognized arguments: --colour"),
     # hall: runs until Ctrl-C, so a broker nobody answers for is refused before it starts
     (["hall"], "the following arguments are required: --broker"),
@@ -94,6 +97,7 @@ MISTAKES = [
     (["hall", "--broker", "127.0.0.1", "--tls-ca", "{missing}"], "--tls-ca {missing}: no such file"),
     (["hall", "--broker", "127.0.0.1", "--tls-ca", "{dir}"], "--tls-ca {dir}: a folder"),
     (["hall", "--broker", "127.0.0.1", "--serial", "{file}"], "port {file}: a file, not a serial port"),
+    (["hall", "--broker", "127.0.0.1", "--out", "{file}"], "--out {file}: a file, not a folder"),
     # run: the service, until stopped
     (["run", "--simulate", "--config", "{missing}"], "cannot read config {missing}: No such file"),
     (["run", "--simulate", "--config", "{dir}"], "cannot read config {dir}: Is a directory"),
@@ -105,6 +109,7 @@ MISTAKES = [
     (["run", "--simulate", "--timings", "{dir}"], "--timings {dir}: a folder; give a file name in it"),
     (["run", "--simulate", "--timings", "{missing}/t.json"], "--timings {missing}/t.json: there is no folder {missing}"),
     (["run", "--state-dir"], "argument --state-dir: expected one argument"),
+    (["run", "--simulate", "--state-dir", "{file}"], "--state-dir {file}: a file, not a folder"),
     # bench and hall-bench: minutes of measuring, so their arguments are checked first
     (["bench", "--state-dir", "{file}"], "--state-dir {file}: a file, not a folder"),
     (["bench", "--state-dir", "{missing}"], "--state-dir {missing}: no such folder"),
@@ -113,13 +118,15 @@ MISTAKES = [
     (["hall-bench", "--processes", "two"], "argument --processes: 'two': give a whole number of 1 or more"),
     (["hall-bench", "--speed", "-30"], "argument --speed: '-30': give a number of 0.01 or more"),
     (["hall-bench", "--speed", "inf"], "argument --speed: 'inf': give a number of 0.01 or more"),
+    (["hall-bench", "--out", "{file}"], "--out {file}: a file, not a folder"),
     # hall-demo: a broker and clocks until Ctrl-C
     (["hall-demo", "--clocks", "-1"], "argument --clocks: '-1': give a whole number of 1 or more"),
     (["hall-demo", "--speed", "0"], "argument --speed: '0': give a number of 0.01 or more"),
+    (["hall-demo", "--out", "{file}"], "--out {file}: a file, not a folder"),
     (["hall-demo", "--web", "localhost:http"], "argument --web: 'localhost:http': give HOST:PORT"),
     # hall-setup: writes a broker's accounts
     (["hall-setup"], "the following arguments are required: folder"),
-    (["hall-setup", "{file}"], "{file}: File exists"),
+    (["hall-setup", "{file}"], "hall-setup {file}: a file, not a folder"),
     (["hall-setup", "{tmp}/hall", "--clock", "table 1"], "--clock 'table 1' cannot be a clock id"),
     (["hall-setup", "{tmp}/hall", "--clock", "director"], "--clock 'director' cannot be a clock id"),
     # doctor: its report is its answer, a config it cannot read is one line of it
@@ -152,6 +159,23 @@ def test_doctor_says_a_state_directory_that_is_a_file_is_one(paths, monkeypatch)
         code, out, _ = run(["doctor", "--config", str(config), "--state-dir", str(paths["file"])])
     assert code == 1
     assert f"FAIL  state directory: {paths['file']} is a file, not a folder" in out.splitlines()
+
+
+@pytest.mark.skipif(bool(glob.glob("/dev/gpiochip*")), reason="this machine has GPIO: the service would run")
+def test_run_off_a_pi_says_why_in_one_line_without_gpiozero_s_warnings(tmp_path):
+    """gpiozero warned in two lines for each backend it fell back from, before the one line that
+    says it all (and points to `tileclock doctor`)."""
+    config = tmp_path / "clock.toml"
+    config.write_text("[clock]\n")
+    argv = ["run", "--config", str(config), "--state-dir", str(tmp_path / "state")]
+    result = subprocess.run(
+        [sys.executable, "-m", "tileclock", *argv], capture_output=True, text=True, timeout=BOUND_S * 3
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "warnings.warn" not in result.stderr and "PinFactoryFallback" not in result.stderr
+    assert result.stderr.splitlines()[-1].startswith(
+        "tileclock: cannot use the buttons with pin backend 'auto'"
+    )
 
 
 def test_hall_refused_by_the_broker_says_so_and_stops(broker, tmp_path):

@@ -87,6 +87,12 @@ def _file_to_write(path, option):
         raise ConfigError(f"{option} {path}: there is no folder {folder}")
 
 
+def _folder_to_make(path, option):
+    """Refuse a file where a command makes (or fills) a folder (ConfigError naming `option`)."""
+    if path and os.path.exists(path) and not os.path.isdir(path):
+        raise ConfigError(f"{option} {path}: a file, not a folder")
+
+
 def _folder_to_write(path, option):
     """Refuse, before a long run, a folder that is not there or cannot be written (ConfigError naming `option`)."""
     if not os.path.exists(path):
@@ -108,6 +114,7 @@ def cmd_bench(args):
 
 def cmd_hall_bench(args):
     """Run the hall's benchmark: clocks through one broker to the director, and print its figures."""
+    _folder_to_make(args.out, "--out")
     from .bench.hall import main as hall_bench_main
 
     return hall_bench_main(args)
@@ -123,6 +130,7 @@ def cmd_run(args):
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     config = load_config(args.config) if args.config else Config()
     state_dir = args.state_dir or os.environ.get("STATE_DIRECTORY") or DEFAULT_STATE_DIR
+    _folder_to_make(args.state_dir, "--state-dir")  # a mistake; a card that fails is run on (DISK FAULT)
     script = None
     if args.timings:
         _file_to_write(args.timings, "--timings")
@@ -171,6 +179,7 @@ def cmd_collect(args):
     from .director.port import check_port
     from .director.start_times import read_start_times
 
+    _folder_to_make(args.out, "--out")
     tables = {}
     if args.tables:
         with open(args.tables, encoding="utf-8") as file:
@@ -188,6 +197,7 @@ def cmd_hall(args):
     """The hall: every clock's records through the broker, and the director's web page."""
     from .director.hall import run_hall
 
+    _folder_to_make(args.out, "--out")
     return run_hall(args, sys.stdout)
 
 
@@ -203,6 +213,7 @@ def cmd_hall_demo(args):
     from .sim.fleet import Fleet
 
     host, _, port = args.web.rpartition(":")
+    _folder_to_make(args.out, "--out")
     folder = args.out or tempfile.mkdtemp(prefix="tileclock-hall-")
     ids = [f"clock-{n}" for n in range(1, args.clocks + 1)]
     users = {name: secrets.token_urlsafe(9) for name in ["director", *ids]}
@@ -247,6 +258,7 @@ def cmd_hall_setup(args):
     """Write the hall's broker config, ACL and passwords."""
     from .director.broker import BrokerError, setup
 
+    _folder_to_make(args.folder, "hall-setup")
     try:
         users = setup(args.folder, args.clock)
     except BrokerError as error:

@@ -6,8 +6,10 @@ the parts are wired one way and the `boot` record says the same things
 whichever way the clock was started.
 """
 
+import logging
 import os
 import uuid
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -160,15 +162,21 @@ class RunningClock:
             self.boot_info,
             clock_id=self.clock_id,
         )
-        try:
-            self.board = ButtonBoard(config.pins, self.daemon.post_edge, pin_factory=parts.open_pins())
-        except Exception as error:  # each gpiozero backend fails in its own way
-            self.link.close()
-            self.journal.close()
-            raise StartError(
-                f"cannot use the buttons with pin backend {parts.pin_backend!r} ({error}); "
-                "`tileclock doctor` says why; off a Pi use --simulate"
-            ) from error
+        # gpiozero warns (two lines each, on stderr) for every backend it falls back from: said
+        # once in the log when the buttons work, and left to `tileclock doctor` when none does
+        with warnings.catch_warnings(record=True) as fallbacks:
+            warnings.simplefilter("always")
+            try:
+                self.board = ButtonBoard(config.pins, self.daemon.post_edge, pin_factory=parts.open_pins())
+            except Exception as error:  # each gpiozero backend fails in its own way
+                self.link.close()
+                self.journal.close()
+                raise StartError(
+                    f"cannot use the buttons with pin backend {parts.pin_backend!r} ({error}); "
+                    "`tileclock doctor` says why; off a Pi use --simulate"
+                ) from error
+        for fallback in fallbacks:
+            logging.getLogger(__name__).info("buttons: %s", fallback.message)
         self.daemon.flush_edges = self.board.flush_edges  # the loop then wakes at its deadlines, no later
         self.uplink = None
         if config.hall is not None:
