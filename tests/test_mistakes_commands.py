@@ -109,6 +109,8 @@ MISTAKES = [
     (["run", "--simulate", "--timings", "{dir}"], "--timings {dir}: a folder; give a file name in it"),
     (["run", "--simulate", "--timings", "{missing}/t.json"], "--timings {missing}/t.json: there is no folder {missing}"),
     (["run", "--state-dir"], "argument --state-dir: expected one argument"),
+    (["run", "--line", "{tmp}/line"], "--line is a simulated cable, for a simulated clock: it needs --simulate"),
+    (["run", "--simulate", "--line", "{missing}/line"], "--line {missing}/line: No such file or directory"),
     (["run", "--simulate", "--state-dir", "{file}"], "--state-dir {file}: a file, not a folder"),
     # bench and hall-bench: minutes of measuring, so their arguments are checked first
     (["bench", "--state-dir", "{file}"], "--state-dir {file}: a file, not a folder"),
@@ -192,7 +194,7 @@ def test_hall_refused_by_the_broker_says_so_and_stops(broker, tmp_path):
 RUNNING = {
     "collect": ["--out", "--idle-exit", "--round", "--table", "--tables", "--time", "loop://"],
     "hall": ["--broker", "--port", "--password", "--password-file", "--tls-ca", "--out", "--serial", "--web"],
-    "run": ["--config", "--state-dir", "--simulate", "--script", "--timings", "--stay"],
+    "run": ["--config", "--state-dir", "--simulate", "--script", "--timings", "--stay", "--line"],
     "bench": ["--json", "--quick", "--state-dir"],
     "hall-bench": ["--json", "--quick", "--clocks", "--processes", "--speed", "--out"],
     "hall-setup": ["--clock"],
