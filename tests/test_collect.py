@@ -201,6 +201,19 @@ def test_export_writes_csv_and_json_to_a_folder(recorded, tmp_path, capsys):
     assert "no game starts at seq 5" in capsys.readouterr().err
 
 
+def test_export_gives_an_unfinished_game_the_round_and_table_set_for_it_never_the_next_ones(sim, tmp_path):
+    """A `set` before anyone pressed is for this game (`applies: this`), one while it runs for the
+    next (docs/protocol.md, "The time of day, the round and the table"): a game still under way is
+    exported with its own round and table."""
+    records = sim("0 send set round=3 table=5\n1 press B\n2:00 send set round=4 table=6\n3:00 press A\n")
+    assert [(r["round"], r["applies"]) for r in records if r["ev"] == "set"] == [(3, "this"), (4, "next")]
+    path = tmp_path / "journal.log"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    assert main(["export", "--journal", str(path), str(tmp_path / "games.csv")]) == 0
+    (row,) = csv.DictReader(open(tmp_path / "games.csv"))
+    assert (row["end_reason"], row["round"], row["table"]) == ("not ended", "3", "5")
+
+
 def test_replay_shows_what_the_screens_showed_at_any_instant(recorded, capsys, tmp_path):
     assert main(["replay", recorded, "--at", "25:20.5", "--png", str(tmp_path / "then.png")]) == 0
     out = capsys.readouterr().out

@@ -9,7 +9,7 @@ import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS, tap
 from hall_helpers import hall_config, wait_for
-from tileclock.clock.protocol import frame
+from tileclock.clock.protocol import frame, with_crc
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device import segments
 from tileclock.device.config import Config
@@ -158,6 +158,43 @@ def test_a_game_the_director_ends_with_round_over_is_in_results_csv(broker, tmp_
     feed.command("round over", crc=False)
     for sim in clocks.sims.values():
         sim.daemon.pump(sim.time())
+    feed.close()
+    clocks.close()
+
+
+def test_a_board_shows_its_games_own_round_and_table_never_those_set_for_the_next_game(broker, tmp_path):
+    """A `set` while a game runs is for the next game (`applies: next`, docs/protocol.md): the
+    clock's retained state and the director's board go on showing the running game's round and
+    table, and the next game's once it opens."""
+    clocks = Clocks(broker, tmp_path, ids=("c1",))
+    sim = clocks.sims["c1"]
+    feed = director(broker, tmp_path / "records")
+
+    def shown(what):
+        """(the clock's state, the page's board row): round and table, once both are up to date."""
+        settle(feed, clocks, what)
+        newest = sim.journal.settled_seq - 1
+
+        def state_is_new():
+            feed.step(0.01)
+            return feed.boards["c1"].state.get("seq") == newest
+
+        wait_for(state_is_new, what=f"the state after {what}")
+        state, (row,) = feed.boards["c1"].state, feed.snapshot()["boards"]
+        return (state["round"], state["table"]), (row["round"], row["table"])
+
+    sim.send(with_crc("set round=3 table=5"), 1 * S)  # nobody has pressed: for this game
+    tap(sim, "B", 2)
+    sim.send(with_crc("set round=4 table=6"), 3 * S)  # under way: for the next game
+    sets = [(r["round"], r["applies"]) for r in sim.journal.records() if r["ev"] == "set"]
+    assert sets == [(3, "this"), (4, "next")]
+    assert shown("the set for the next game") == ((3, "5"), (3, "5"))
+    tap(sim, "A", 4)
+    assert shown("a press after it") == ((3, "5"), (3, "5"))
+    clocks.t["c1"] = 4
+    clocks.end_game("c1")
+    clocks.open_game("c1")
+    assert shown("the next game") == ((4, "6"), (4, "6"))
     feed.close()
     clocks.close()
 

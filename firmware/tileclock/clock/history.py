@@ -1,7 +1,9 @@
-"""The one reader of records: games in a stream of records, and a game's state rebuilt from them.
+"""The one reader of records: games in a stream of records, a game's state rebuilt from them,
+and its round and table.
 
-Recovery (`GameClock.recover`), `replay`, `collect` and `export` all read records
-back through here, so a game reads the same everywhere.
+Recovery (`GameClock.recover`), `replay`, `collect`, `export`, the penalty sheet and
+the hall (the clock's uplink and the director's page) all read records back through
+here, so a game reads the same everywhere.
 
 How a stream splits into games: a game is its `new_game` record and every record
 after it up to the next game. A `boot` record says the clock started; what it
@@ -200,6 +202,37 @@ def reconcile(game, newest, origin_ns, rules):
     if not taken:
         return []
     return [f"{', '.join(taken)}, as seq {newest['seq']} ({newest['ev']}) says"]
+
+
+#: Where a game sat in the tournament, as a director's `set` gave it.
+SCENE_KEYS = ("round", "table")
+
+
+def take_scene(scene, record):
+    """The round and table of the game `record` belongs to once it is read: `scene` (the game's so
+    far, {key: value}; None if not known yet) carried on.
+
+    Only a game's own records give it a round or a table: its `new_game` (which starts them
+    afresh), its `end` (as the clock held them), and a `set` that applied to this game (`applies:
+    "this"`, sent before anyone pressed). A `set` sent while the game ran or after it ended
+    (`applies: "next"`) is for the next game, so what it carries is never this game's.
+    """
+    ev = record.get("ev")
+    if ev == "new_game":
+        scene = dict.fromkeys(SCENE_KEYS)
+    elif ev != "end" and not (ev == "set" and record.get("applies") == "this"):
+        return scene
+    given = {key: record[key] for key in SCENE_KEYS if record.get(key) is not None}
+    return {**(scene or dict.fromkeys(SCENE_KEYS)), **given}
+
+
+def game_scene(records):
+    """The round and table a game's `records` (from its `new_game` on) gave it, as {key: value}
+    (None: never given); see `take_scene`."""
+    scene = dict.fromkeys(SCENE_KEYS)
+    for record in records:
+        scene = take_scene(scene, record)
+    return scene
 
 
 def record_instant_ns(record):

@@ -7,6 +7,7 @@ from the records, so games from every firmware read alike.
 
 from dataclasses import dataclass, field
 
+from ..clock.history import game_scene
 from ..clock.records import SIDES
 from ..clock.timecode import format_clock
 from .pairings import table_key
@@ -120,17 +121,10 @@ def _text(value):
 
 def _scene(records, summary, key):
     """Round or table as the director's link gave them to this game: the `end` summary, else the
-    game's own records. A `set` counts only if it applied to this game (`applies: "this"`, before
-    anyone pressed): one sent while the game ran or after it ended is for the next game."""
+    game's own records (`clock/history.py`'s `game_scene`: never a `set` meant for the next game)."""
     if summary.get(key) is not None:
         return summary[key]
-    for record in reversed(records):
-        ours = record["ev"] in ("new_game", "end") or (
-            record["ev"] == "set" and record.get("applies") == "this"
-        )
-        if ours and record.get(key) is not None:
-            return record[key]
-    return None
+    return game_scene(records)[key]
 
 
 def _round(value):

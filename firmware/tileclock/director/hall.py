@@ -54,13 +54,16 @@ class Board:
         faults = dict(log.faults) if log else {}
         faults.update({shown(k): shown(v) for k, v in (self.state.get("faults") or {}).items()})
         sides = {side: _side(record.get(side)) for side in "AB"}
+        # the game's own round and table, from the records on file (never a `set` for the next
+        # game); the clock's state says them before any of its game's records are on file
+        scene = log.scene if log and log.scene is not None else self.state
         board = {
             "clock": self.clock_id,
             "board": log.board_label
             if log and log.board is not None
             else shown(self.state.get("board") or "?"),
-            "round": record.get("round", self.state.get("round")),
-            "table": record.get("table", self.state.get("table")),
+            "round": scene.get("round"),
+            "table": scene.get("table"),
             "online": self.status != "offline",
             "state": record.get("state"),
             "run": record.get("run"),

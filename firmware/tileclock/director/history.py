@@ -10,7 +10,7 @@ import os
 import re
 from bisect import bisect_right
 
-from ..clock.history import GameSplitter, reaches_last_game, split_games
+from ..clock.history import GameSplitter, game_scene, reaches_last_game, split_games
 from ..clock.protocol import FrameError, unframe
 from ..clock.records import RecordError, decode
 from ..device import segments
@@ -166,8 +166,9 @@ def summary_row(game, board=""):
     row["corrections"] = " ".join(
         f"{c['player']}{c['delta_ms']:+d}@{c['t_ms']}" for c in summary.get("corrections", [])
     )
-    # where the game sat in the tournament, as the director set it (empty: never set, or unknown)
-    scene = {"round": first.get("round"), "table": first.get("table"), "wall_start_ms": first.get("wall_ms")}
+    # where the game sat in the tournament, as the director set it (empty: never set, or unknown):
+    # the summary's if it ended, else its own records' (a `set` for the next game is not its own)
+    scene = {**game_scene(game.records), "wall_start_ms": first.get("wall_ms")}
     scene.update((key, summary[key]) for key in (*scene, "wall_end_ms") if key in summary)
     row.update({key: "" if scene.get(key) is None else scene[key] for key in CSV_FIELDS[-4:]})
     return row

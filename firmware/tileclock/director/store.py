@@ -29,7 +29,7 @@ import re
 import time
 from collections import deque
 
-from ..clock.history import GameSplitter
+from ..clock.history import GameSplitter, take_scene
 from ..clock.protocol import FrameError, unframe
 from ..clock.records import SIDES
 from ..device.identity import is_label
@@ -149,6 +149,7 @@ class ClockLog:
         self.expected = 0  # the next seq to write
         self.pending = {}  # seq -> (record, line) received ahead of a gap (None: a rejected one)
         self.last = None  # the last record written
+        self.scene = None  # the round and table of its game then (None: no `new_game` seen yet)
         self.written = 0
         self.duplicates = 0
         self.games = 0  # games that ended
@@ -170,6 +171,7 @@ class ClockLog:
                 continue
             self.expected = max(self.expected, record["seq"] + 1)
             self.last = record
+            self.scene = take_scene(self.scene, record)
             self.written += 1
             if record["ev"] == "boot":
                 self.board = record.get("board")
@@ -279,6 +281,7 @@ class ClockLog:
         for game, settled in self._splitter.add(record):
             self._file(game, settled, self._unsettled.pop(settled["seq"]))
         self.last = record
+        self.scene = take_scene(self.scene, record)  # records come here in seq order
         self.written += 1
 
     def _file(self, game, record, line):

@@ -32,6 +32,7 @@ from collections import deque
 
 import paho.mqtt.client as mqtt
 
+from ...clock.history import take_scene
 from ...clock.protocol import CommandError, FrameError, parse_command, unframe
 from ..hall import ALL, topic
 from ..ranges import Resends
@@ -83,7 +84,8 @@ class HallLink:
         self._down_since = time.monotonic()
         self._down_reason = "not connected yet"
         self._state = None  # the last state published, to publish only changes
-        self._scene = {}  # round, table, ... as the records last said
+        self._scene = None  # the running game's round and table, from its own records
+        self._board_named = None  # the board name the last `boot` record gave
         self._faults = {}  # part -> detail, from fault / fault_cleared records
         self._last_record = None
         self._save_timer = None
@@ -216,7 +218,8 @@ class HallLink:
     # --- what the records say, for the retained state
 
     def _take_up_records(self):
-        """Follow the journal's newest records: the game's scene and the faults, for the state topic."""
+        """Follow the journal's newest records: the game's round and table (`take_scene`: only
+        what applied to it) and the faults, for the state topic."""
         newest = self.journal.settled_seq - 1
         if self._last_record is not None and self._last_record["seq"] >= newest:
             return
@@ -230,20 +233,21 @@ class HallLink:
                 self._faults[str(record.get("part"))] = str(record.get("detail", ""))
             elif record.get("ev") == "fault_cleared":
                 self._faults.pop(str(record.get("part")), None)
-            for key in ("round", "table", "board"):
-                if key in record:
-                    self._scene[key] = record[key]
+            if "board" in record:
+                self._board_named = record["board"]
+            self._scene = take_scene(self._scene, record)  # never a `set` for the next game
             self._last_record = record
 
     def _publish_state(self):
         record = self._last_record
         if record is None:
             return
+        scene = self._scene or {}
         state = {
             "clock": self.clock_id,
-            "board": self._scene.get("board", self.board),
-            "round": self._scene.get("round"),
-            "table": self._scene.get("table"),
+            "board": self.board if self._board_named is None else self._board_named,
+            "round": scene.get("round"),
+            "table": scene.get("table"),
             "seq": record["seq"],
             "ev": record.get("ev"),
             "state": record.get("state"),
