@@ -13,6 +13,7 @@ import tomllib
 import pytest
 
 from tileclock.cli import main
+from tileclock.clock.protocol import unframe
 from tileclock.director.facts import game_facts
 from tileclock.director.gamefiles import load_games
 from tileclock.director.history import read_records, split_games
@@ -25,6 +26,7 @@ from tileclock.director.pairings import (
     read_tsh,
     tsh_round,
 )
+from tileclock.director.store import RecordStore
 from tournament import PAIRINGS_CSV, ROUND_3, TSH_FILES, play, play_round
 
 ROOT = os.path.dirname(os.path.dirname(__file__))
@@ -340,12 +342,56 @@ def test_hostile_names_never_become_formulas_or_markup(played, tmp_path):
 
 
 def test_a_game_file_that_cannot_be_read_is_reported_and_the_rest_still_read(played, tmp_path):
-    bad = tmp_path / "board-8"
+    records = os.path.dirname(os.path.dirname(play(str(tmp_path), "9", "0 press B\n1:00 until\n")))
+    bad = tmp_path / "records" / "board-8"
     bad.mkdir()
     (bad / "game-1.log").write_text('{"seq":0,"ev":"new_game","crc":"00000000"}\nnot json\n')
-    games, problems = load_games([played, str(tmp_path)])
-    assert len(games) == len(ROUND_3)
-    assert len(problems) == 1 and "board-8/game-1.log: left out" in problems[0]
+    games, problems = load_games([played, records])
+    assert len(games) == len(ROUND_3) + 1
+    # named once, at the start, with the line and what is wrong with it
+    assert problems == [f"{bad / 'game-1.log'}, line 1: integrity check failed"]
+
+
+def _collected(tmp_path):
+    """Table 1 of round 3 as `collect` keeps it: its lines through collect's own store, which also
+    wrote a notice and a reject beside the board folders."""
+    (tmp_path / "played").mkdir()
+    with open(play(str(tmp_path / "played"), "1", ROUND_3["1"][2]), encoding="ascii") as file:
+        lines = file.read().splitlines()
+    store = RecordStore(str(tmp_path / "records"))
+    for line in lines:
+        store.add(unframe(line), line, "/dev/ttyUSB0")
+    store.notice("port /dev/ttyUSB0: A=30:00 waits for a new game")
+    store.reject({"seq": 99}, '{"seq":99,"ev":"bogus"}', "no such event", "/dev/ttyUSB0")
+    return tmp_path / "records"
+
+
+def test_the_sheet_reads_collects_games_and_not_its_notices_or_rejects(tmp_path, capsys):
+    records = _collected(tmp_path)
+    assert {"notices.log", "rejects.log", "results.csv"} <= set(os.listdir(records))
+    argv = ["sheet", str(records), "--tsh", *TSH_FILES, "--round", "3", "--out", str(tmp_path / "sheets")]
+    assert main([*argv, "--no-pictures"]) == 0
+    printed = capsys.readouterr().out
+    assert "left out" not in printed
+    assert "round 3: 1 of 5 tables matched to players" in printed
+
+
+@pytest.mark.parametrize("what", ["missing", "empty", "collect's files only"])
+def test_a_records_path_with_no_game_is_an_error_naming_it(tmp_path, capsys, what):
+    records = tmp_path / "collected"
+    if what != "missing":
+        records.mkdir()
+    if what == "collect's files only":
+        RecordStore(str(records)).notice("port /dev/ttyUSB0: no clock answers")
+    good = os.path.dirname(os.path.dirname(play(str(tmp_path), "1", ROUND_3["1"][2])))
+    sheets = tmp_path / "sheets"
+    # a good path beside it does not hide the bad one
+    argv = ["sheet", good, str(records), "--tsh", *TSH_FILES, "--round", "3"]
+    assert main([*argv, "--out", str(sheets), "--no-pictures"]) == 2
+    printed = capsys.readouterr()
+    why = "no such file or folder" if what == "missing" else "no recorded game there"
+    assert printed.err.startswith(f"tileclock: {records}: {why}") and printed.err.count("\n") == 1
+    assert printed.out == "" and not sheets.exists()
 
 
 def test_sheet_without_a_round_says_how_to_name_it(played, tmp_path, capsys):

@@ -1,27 +1,36 @@
 """Finding recorded games on the director's disk: collect's folders, game files, journals, exports.
 
-A path may be a folder (searched for `*.log` and `game-*.json` files), a game file or journal
-(framed or plain JSON lines), or an export's `.json`. A file that cannot be read is reported and
-left out; the others are still read.
+A path may be a folder (searched for `*.log` and `game-*.json` files, leaving out collect's own
+notices and rejects and a journal's damaged bytes), a game file or journal (framed or plain JSON
+lines), or an export's `.json`. A file that cannot be read is reported and left out; the others
+are still read. A path that is not there, or holds no game at all, is an error: a sheet from it
+would say that no game was played anywhere.
 """
 
 import json
 import os
 import re
 
+from ..device.segments import DAMAGED
 from .history import read_records, split_games
+from .store import SIDE_FILES
 
 _BOARD_FOLDER = re.compile(r"^board-(.+)$")
 
 
 def _files(path):
-    if os.path.isdir(path):
-        for folder, _dirs, names in sorted(os.walk(path)):
-            for name in sorted(names):
-                if name.endswith(".log") or (name.startswith("game-") and name.endswith(".json")):
-                    yield os.path.join(folder, name)
-    else:
+    if not os.path.exists(path):
+        raise ValueError(f"{path}: no such file or folder")
+    if not os.path.isdir(path):
         yield path
+        return
+    for folder, dirs, names in os.walk(path):
+        dirs[:] = sorted(name for name in dirs if name != DAMAGED)  # a journal's damaged bytes, kept aside
+        for name in sorted(names):
+            if name in SIDE_FILES:
+                continue
+            if name.endswith(".log") or (name.startswith("game-") and name.endswith(".json")):
+                yield os.path.join(folder, name)
 
 
 def _folder_board(path):
@@ -47,9 +56,12 @@ def _exported_games(path):
 
 
 def load_games(paths):
-    """([(source, game, board named by its boot record or folder)], [problems]) for every game under `paths`."""
+    """([(source, game, board named by its boot record or folder)], [problems]) for every game under
+    `paths`; a problem is a file left out, in words that start with its name. ValueError names a
+    path that is not there or holds no game."""
     games, problems = [], []
     for path in paths:
+        here, left_out = [], []
         for file in _files(path):
             try:
                 if file.endswith(".json"):
@@ -58,11 +70,23 @@ def load_games(paths):
                     records = read_records(file)
                     found = [(game, _boot_board(records, game)) for game in split_games(records)]
             except (OSError, UnicodeDecodeError) as error:
-                problems.append(f"{file}: cannot be read ({error})")
+                left_out.append(f"{file}: cannot be read ({getattr(error, 'strerror', None) or error})")
                 continue
             except (ValueError, KeyError, TypeError) as error:
-                problems.append(f"{file}: left out, {error}")
+                text = str(error)
+                left_out.append(text if text.startswith(file) else f"{file}: {text}")
                 continue
-            for game, board in found:
-                games.append((file, game, board or _folder_board(file)))
+            here += [(file, game, board or _folder_board(file)) for game, board in found]
+        if not here:
+            raise ValueError(_no_game(path, left_out))
+        games += here
+        problems += left_out
     return games, problems
+
+
+def _no_game(path, left_out):
+    """Why `path` gave no game, in one line."""
+    if not left_out:
+        return f"{path}: no recorded game there (collect's folder, game files, journals or export's JSON)"
+    more = f" (and {len(left_out) - 1} more files left out)" if len(left_out) > 1 else ""
+    return f"{path}: no game could be read there: {left_out[0]}{more}"

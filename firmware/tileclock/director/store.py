@@ -46,6 +46,9 @@ KEPT_NOTICES = 100
 _SHOWN = re.compile(r"-?\d{1,4}:\d\d")
 #: how a clock refuses a resend of seqs it no longer holds (device/commands.py)
 REFUSED = "resend: the journal holds seq "
+#: the files beside the board folders that hold no game (readers of the folder leave them alone)
+REJECTS, NOTICES, RESULTS = "rejects.log", "notices.log", "results.csv"
+SIDE_FILES = (REJECTS, NOTICES, RESULTS)
 
 
 class Rejected(ValueError):
@@ -396,7 +399,7 @@ class RecordStore:
         except Rejected:
             pass
         entry = json.dumps({"at": round(self.clock(), 3), "from": source, "reason": reason, "line": line})
-        self._side_file("rejects.log", entry)
+        self._side_file(REJECTS, entry)
 
     def _log(self, record, source):
         clock_id = clock_of(record, source)
@@ -410,7 +413,7 @@ class RecordStore:
         """Something the director should know: kept, shown, and written to `notices.log`."""
         now = self.clock()
         self.notices.append((now, text))
-        self._side_file("notices.log", f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(now))} {text}")
+        self._side_file(NOTICES, f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(now))} {text}")
 
     def _side_file(self, name, line):
         """Append `line` to the rejects or notices file, up to `MAX_SIDE_FILE_BYTES`."""
@@ -433,7 +436,7 @@ class RecordStore:
             )
 
     def add_result(self, row):
-        path = os.path.join(self.outdir, "results.csv")
+        path = os.path.join(self.outdir, RESULTS)
         new = not os.path.exists(path)
         with open(path, "a", newline="", encoding="utf-8") as file:
             writer = csv.DictWriter(file, fieldnames=CSV_FIELDS)
