@@ -141,6 +141,24 @@ def test_the_serial_waker_wakes_the_loop_once_per_arrival_and_never_by_timeout(w
     assert all(timeout == () for timeout in waker.timeouts)  # every select blocks with no timeout
 
 
+def test_the_serial_waker_watches_a_port_reopened_before_it_found_the_old_one_closed(monkeypatch):
+    """The loop reopened the port and said so (`loop_woke`) while the waker still waited on the old
+    descriptor, and only then did its wait find that one closed: it must watch the new one, not
+    wait for a word the loop already gave (the race that made the test below fail one run in two)."""
+    port = Port()
+    closed = os.dup2(port.read_end, 900)  # the table grows past it, so select checks it ...
+    os.close(closed)  # ... and finds it closed; new descriptors take lower numbers
+    numbers = iter([closed])  # its first look finds the old, closed descriptor
+    monkeypatch.setattr(port, "fileno", lambda: next(numbers, port.read_end))
+    woken = queue.Queue()
+    waker = SerialWaker(port, woken.put)
+    try:
+        os.write(port.write_end, b"status\n")
+        woken.get(timeout=5)
+    finally:
+        waker.stop()
+
+
 def test_the_serial_waker_follows_a_reopened_port(waker):
     waker.port.reopen()
     waker.loop_woke()  # the loop reopened the port: a new descriptor

@@ -107,19 +107,32 @@ class Service:
             self.stop()
 
 
+def _identity(fd):
+    """The open file behind descriptor `fd` (its number, device and inode), or None if it is not
+    open: a port reopened on the same number is another file, which a number alone cannot tell."""
+    if fd is None:
+        return None
+    try:
+        found = os.fstat(fd)
+    except (OSError, ValueError):
+        return None
+    return fd, found.st_dev, found.st_ino
+
+
 class SerialWaker:
     """A thread that wakes the loop when the serial line has data, and costs nothing otherwise.
 
     It blocks on the port and on a pipe, with no timeout. Once it has woken the loop it leaves the
     port alone (unread data would wake it again at once) until the loop, having read, calls
-    `loop_woke()`; that also tells it when the port was reopened (a new descriptor). `stop()`
+    `loop_woke()`; that also tells it when the port was reopened (another file, even on the same
+    descriptor number). `stop()`
     ends it through the pipe.
     """
 
     def __init__(self, link, wake):
         self.link = link
         self.wake = wake
-        self.watched = None  # the descriptor it waits on, or None while it waits for the loop
+        self.watched = None  # what it waits on (`_identity`), or None while it waits for the loop
         self._stopping = False
         self._read, self._write = os.pipe()
         self._thread = threading.Thread(target=self._run, name="serial-waker", daemon=True)
@@ -127,7 +140,7 @@ class SerialWaker:
 
     def loop_woke(self):
         """The loop has done a wake (and read what was waiting): watch the port again if need be."""
-        if self.watched != self.link.fileno():
+        if self.watched != _identity(self.link.fileno()):
             self._poke()
 
     def stop(self):
@@ -147,10 +160,16 @@ class SerialWaker:
         watch = True
         while not self._stopping:
             fd = self.link.fileno() if watch else None
-            self.watched = fd
+            self.watched = _identity(fd)
             try:
                 ready = select.select([self._read] if fd is None else [self._read, fd], [], [])[0]
-            except (OSError, ValueError):  # the loop closed the port under it: wait for its word
+            except OSError:  # the loop closed the port under it
+                self.watched = None  # first: a `loop_woke` from now on pokes it
+                # the loop may have opened it again already (perhaps on the same number) and said
+                # so before this: watch the new one; else wait for the loop's word
+                watch = _identity(self.link.fileno()) is not None
+                continue
+            except ValueError:  # a descriptor select cannot take: wait for the loop's word
                 self.watched = None
                 watch = False
                 continue
