@@ -1,5 +1,6 @@
 """The clock's uplink to a real mosquitto: every record out, the journal as the outbox, commands in."""
 
+import json
 import os
 import signal
 import socket
@@ -74,6 +75,29 @@ def test_the_journal_is_the_outbox_across_a_restart_while_the_broker_is_away(bro
     assert made < sim.journal.next_seq
     seqs = [r["seq"] for r in listener.records()]
     assert seqs.count(0) == 1  # what the broker had acknowledged was not sent again
+    sim.close()
+    listener.close()
+
+
+def test_the_state_keeps_the_games_round_and_table_across_a_restart_mid_game(broker, tmp_path):
+    """The retained state names the running game's own round and table (docs/hall.md), also once
+    the clock has restarted mid-game, and never the next game's."""
+    listener = Listener(broker)
+    sim = clock_on(broker, tmp_path)
+    sim.send(with_crc("set round=3 table=5"), 1 * S)  # nobody has pressed: for this game
+    tap(sim, "B", 2)
+    sim.send(with_crc("set round=4 table=6"), 3 * S)  # under way: for the next game
+    sim.close()
+    sim = clock_on(broker, tmp_path)
+    newest = sim.journal.settled_seq - 1
+    assert sim.journal.records(newest)[0]["ev"] == "recovered"
+
+    def state():
+        payloads = listener.payloads("tileclock/c1/state")
+        return json.loads(payloads[-1]) if payloads else {}
+
+    pump_until(sim, lambda: state().get("seq") == newest, "the state after the restart")
+    assert (state()["round"], state()["table"]) == (3, "5")
     sim.close()
     listener.close()
 

@@ -82,6 +82,7 @@ class Journal:
         self._reserved = 0
         self._held = None  # the highest seq the director holds
         self._recovery = []
+        self._last_game_first_seq = None
         self._runtime = runtime
         self._first_disk_seq = None
         self._cached = None  # (first seq, {seq: line}) of the last segment `line` read from disk
@@ -181,6 +182,12 @@ class Journal:
             return newest_first[::-1]
         records, self._recovery = self._recovery, []
         return records
+
+    @property
+    def last_game_first_seq(self):
+        """The first seq of the last game's records as read at start (its `new_game`, or the `boot`
+        before it), or None (a journal in memory, or no game held)."""
+        return self._last_game_first_seq
 
     def set_aside(self, unplayable):
         """Records a start could not play back (`(seq, why)` each, from `GameClock.recover`): damage
@@ -388,6 +395,7 @@ class Journal:
             if reaches_last_game(records) or opening_lost(records, first):
                 break  # (a game whose opening is damaged still begins at its segment)
         self._recovery = records
+        self._last_game_first_seq = records[0]["seq"] if records else None
         return used_below, writable
 
     def _used_below(self, first, segment):

@@ -223,7 +223,11 @@ class HallLink:
         newest = self.journal.settled_seq - 1
         if self._last_record is not None and self._last_record["seq"] >= newest:
             return
-        first = newest if self._last_record is None else self._last_record["seq"] + 1
+        if self._last_record is not None:
+            first = self._last_record["seq"] + 1
+        else:  # at start, from the last game's opening: a restart mid-game keeps its round and table
+            first = self.journal.last_game_first_seq
+            first = newest if first is None else first
         for _, line in self.journal.read(max(first, self.journal.first_seq), newest):
             try:
                 record = unframe(line)
