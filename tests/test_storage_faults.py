@@ -246,27 +246,35 @@ def test_tileclock_run_never_stops_for_its_storage(where, request):
             state_dir = os.path.join(folder, "state")
             os.mkdir(state_dir, 0o555)  # owned by root (or us), not writable by the service user
             os.chmod(state_dir, 0o555)
-        process, master, slave = run_clock(state_dir, folder)
-        try:
-            records = read_records(master, lambda got: sum(r["ev"] == "switch" for r in got) >= 1)
-            faults = [r for r in records if r["ev"] == "fault" and r["part"] == "journal"]
-            assert faults, records  # said on the line (and shown as DISK FAULT)
-            assert [r["ev"] for r in records if r["ev"] in ("start", "switch")] == ["start", "switch"]
-            seqs = [r["seq"] for r in records]
-            assert seqs == sorted(set(seqs))
-            start, switch = [r for r in records if r["ev"] in ("start", "switch")]
-            # A ran from the first press's edge to the second's, charged exactly
-            assert switch["A"]["used_ms"] == (switch["at_ns"] - start["at_ns"]) // 1_000_000
-            assert process.poll() is None  # still running: a storage fault is never a reason to stop
-            process.send_signal(signal.SIGTERM)
-            assert process.wait(timeout=10) == 0
-        finally:
-            if process.poll() is None:
-                process.kill()
-            os.close(master)
-            os.close(slave)
+        records = play_until_a_switch(state_dir, folder)
+        faults = [r for r in records if r["ev"] == "fault" and r["part"] == "journal"]
+        assert faults, records  # said on the line (and shown as DISK FAULT)
+        assert [r["ev"] for r in records if r["ev"] in ("start", "switch")] == ["start", "switch"]
+        seqs = [r["seq"] for r in records]
+        assert seqs == sorted(set(seqs))
+        start, switch = [r for r in records if r["ev"] in ("start", "switch")]
+        # A ran from the first press's edge to the second's, charged exactly
+        assert switch["A"]["used_ms"] == (switch["at_ns"] - start["at_ns"]) // 1_000_000
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def play_until_a_switch(state_dir, folder):
+    """`tileclock run` as the service user (`run_clock`) until it sends a switch, then stopped: it
+    must still be running (a storage fault is never a reason to stop) and stop cleanly. Returns
+    the records it sent."""
+    process, master, slave = run_clock(state_dir, folder)
+    try:
+        records = read_records(master, lambda got: any(r["ev"] == "switch" for r in got))
+        assert process.poll() is None
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+        return records
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(master)
+        os.close(slave)
 
 
 def test_doctor_names_a_state_directory_it_cannot_write_and_the_fix():
@@ -375,3 +383,57 @@ def test_a_torn_record_on_a_full_card_is_kept_aside_before_anything_is_cut(card)
     assert [r["seq"] for r in on_card(folder)][: len(before) - 1] == [r["seq"] for r in before[:-1]]
     assert_every_record_once(before[:-1] + sent, folder)
     assert min(r["seq"] for r in sent) >= len(before)  # the torn record's seq is never used again
+
+
+# --- seqs never used twice where the mark of used seqs cannot be moved
+
+
+def test_a_card_read_only_across_boots_never_has_a_seq_used_twice(card, tmp_path):
+    folder, before = a_game_on(card)  # a clean stop: the mark says the next start goes on from 5
+    remount(card, "ro")
+    run = tmp_path / "run"  # systemd's RuntimeDirectory: emptied by every boot, kept across restarts
+    run.mkdir()
+    sent, skips = [], []
+    for boot in ("b2", "b3", "b3"):  # two boots, and a restart in the second
+        if boot != "b3" or not os.listdir(run):
+            shutil.rmtree(run)
+            run.mkdir()
+        sim = Simulator(Config(), journal=Journal(folder, runtime=(str(run), boot)), boot_id=boot)
+        tap(sim, "A", 1)
+        sim.close()
+        made = records_of(sim.serial_lines())
+        assert sim.daemon.alerts == ("DISK FAULT",)
+        skips.append([r["skipped"] for r in made if r["ev"] == "fault" and "skipped" in r])
+        sent += made
+    seqs = [r["seq"] for r in before + sent]
+    assert len(seqs) == len(set(seqs)) and max(seqs) < 10**12  # never twice; a segment's name holds them
+    assert len(skips[0]) == len(skips[1]) == 1 and skips[2] == []  # said at each boot; the restart goes on
+    assert skips[0][0][0] == len(before) and skips[1][0][0] == len(before)
+    remount(card, "rw")
+    sim = Simulator(Config(), journal=Journal(folder, runtime=(str(run), "b4")), boot_id="b4")
+    sim.close()
+    later = [r["seq"] for r in records_of(sim.serial_lines())]
+    assert not set(later) & set(seqs)  # and a start once the card takes writes uses none of them
+
+
+def test_a_journal_folder_the_service_cannot_read_never_has_its_seqs_used_again():
+    folder = tempfile.mkdtemp(prefix="tileclock-unreadable-")
+    os.chmod(folder, 0o755)  # the service user must reach it
+    state = os.path.join(folder, "state")
+    try:
+        sim = Simulator(Config(), state_dir=state)
+        tap(sim, "B", 0)
+        sim.close()
+        seqs = [r["seq"] for r in records_of(sim.serial_lines())]
+        os.chmod(state, 0o755)
+        os.chmod(os.path.join(state, "journal"), 0)
+        skips = []
+        for _boot in range(2):  # no runtime folder: each start is a new boot
+            records = play_until_a_switch(state, folder)
+            seqs += [r["seq"] for r in records]
+            skips += [r["skipped"] for r in records if r["ev"] == "fault" and "skipped" in r]
+        assert len(seqs) == len(set(seqs)) and max(seqs) < 10**12  # never a seq used twice
+        assert len(skips) == 2 and all(first == 0 for first, _ in skips)  # and each start says so
+    finally:
+        os.chmod(os.path.join(state, "journal"), 0o755)
+        shutil.rmtree(folder, ignore_errors=True)

@@ -23,6 +23,7 @@ and a `fault` record says what was skipped.
 import errno
 import logging
 import os
+import secrets
 import time
 from collections import deque
 from itertools import groupby, islice
@@ -46,6 +47,10 @@ HEADROOM = BACKLOG
 UNHURRIED_EVENTS = frozenset({"checkpoint"})
 #: no framed record is shorter: a damaged segment of N bytes held at most N / this many records
 MIN_RECORD_BYTES = 64
+#: where the used seqs cannot be known or marked (see `_far_block`): a run numbers from one of
+#: these blocks, chosen at random below the largest seq a segment's 12-digit name holds
+JUMP_BLOCK = 10**7
+LAST_SEQ = 10**12 - 1
 
 
 class Journal:
@@ -348,11 +353,14 @@ class Journal:
         except OSError as error:
             self._fail(error)
             self._blind = True
-            self._note(
-                f"the journal cannot be read ({error.strerror}): seq numbers start at 0 and "
-                "may repeat earlier ones",
-                {},
+            runtime = self._runtime_mark()
+            self.next_seq = runtime + 1 if runtime is not None else _far_block(0)
+            self._note_skipped(
+                0,
+                f"the journal cannot be read ({error.strerror}), so the seqs used before are unknown: "
+                + ("numbering goes on from this boot's last run" if runtime is not None else _JUMPED),
             )
+            self._set_runtime_mark(self.next_seq - 1)
             return
         used_below, writable = self._read_back()
         if self._segments:
@@ -361,20 +369,26 @@ class Journal:
             self._active = self._open_segment = self._segments[-1]
         runtime = self._runtime_mark()
         self.next_seq = max(used_below, self._reserved if runtime is None else runtime + 1)
-        start = self._good_next
-        if self.next_seq > start:
-            why = (
-                "records so numbered may have been sent: the last run stopped without closing the "
-                "journal (its disk may have failed meanwhile), or the newest ones are damaged"
-            )
-            self._note(
-                f"seq {start}-{self.next_seq - 1} skipped: {why}", {"skipped": [start, self.next_seq - 1]}
-            )
-        self._set_runtime_mark(self.next_seq - 1)
+        why = (
+            "records so numbered may have been sent: the last run stopped without closing the "
+            "journal (its disk may have failed meanwhile), or the newest ones are damaged"
+        )
         try:
             self._reserve()  # (pruning waits for the next game: a start reads no more than it must)
         except OSError as error:
             self._fail(error)
+            if runtime is None:  # a start in a later boot would go on from this same mark
+                self.next_seq = _far_block(self.next_seq)
+                why = f"the mark of the seqs used cannot be moved ({error.strerror}): {_JUMPED}"
+        # (up to a run of this boot's last seq, that run sent them or said it skipped them)
+        self._note_skipped(self._good_next if runtime is None else max(self._good_next, runtime + 1), why)
+        self._set_runtime_mark(self.next_seq - 1)
+
+    def _note_skipped(self, start, why):
+        """Say that the seqs from `start` to the next one are never used, and why."""
+        if self.next_seq > start:
+            last = self.next_seq - 1
+            self._note(f"seq {start}-{last} skipped: {why}", {"skipped": [start, last]})
 
     def _read_back(self):
         """Read segments from the newest back until the last game's start; returns the seq above
@@ -671,6 +685,20 @@ class Journal:
                 os.unlink(path)  # better no mark than a wrong one: the reservation then holds
             except OSError:
                 pass
+
+
+_JUMPED = "numbering goes on from a block of seqs chosen at random, far above any a start can have used"
+
+
+def _far_block(above):
+    """The first seq of a block no other start can have used: where a start can neither read nor
+    move the mark of used seqs, a start in a later boot would go on from the same place, so each
+    goes on from a block of `JUMP_BLOCK` seqs chosen at random (one of some 100,000) above `above`
+    and well clear of it, within the 12 digits of a segment's name."""
+    low, high = above // JUMP_BLOCK + 2, (LAST_SEQ + 1) // JUMP_BLOCK - 1
+    if low > high:
+        return above  # (over 10**12 records: not in a clock's life)
+    return (low + secrets.randbelow(high - low + 1)) * JUMP_BLOCK
 
 
 def _segment_of(segments, seq):
