@@ -2,6 +2,7 @@
 
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -81,15 +82,34 @@ def log(tmp_path):
 def test_replay_past_the_end_says_so_and_shows_the_end(log):
     code, out, _ = run(["replay", str(log), "--at", "50:00"])
     lines = out.splitlines()
-    assert (
-        code == 0
-        and lines[0] == "50:00 is past the end of this game's records, at 0:10.100: the state at the end"
-    )
+    unended = "its last record is 4, at 0:10.100 (no end was recorded): the state at the end"
+    assert code == 0 and lines[0] == f"50:00 is past the end of this game: {unended}"
     assert lines[2].split()[:2] == ["A:", "24:50"] and "penalty   0" in lines[3]  # nothing run on
     code, out, _ = run(["replay", str(log), "--after-seq", "99"])
+    assert out.splitlines()[0] == f"record 99 is past the end of this game: {unended}"
+
+
+def test_replay_past_the_end_gives_the_games_own_end_and_the_logs_last_record(tmp_path):
+    """A `set` for the next game comes after this one's `end`: the game ended at its `end`."""
+    script = "0 press B\n2 press A\n4 press STOP\n5 hold STOP 2.5\n8.5 press STOP\n13 send set round=3\n"
+    path = tmp_path / "game.log"
+    path.write_text(run(["sim", "--script", "-"], script)[1])
+    evs = [(r["seq"], r["ev"], r["t_ms"]) for r in map(json.loads, path.read_text().splitlines())]
+    assert evs[-3:] == [(5, "end", 8500), (6, "set", 13000), (7, "status", 13000)]
+    ended = "it ended at 0:08.500 (record 5); the log's last record is 7 (status), at 0:13.000"
+    for option, past in (("--at", "27:10"), ("--after-seq", "40")):
+        code, out, _ = run(["replay", str(path), option, past])
+        first = "27:10" if option == "--at" else "record 40"
+        assert (
+            code == 0
+            and out.splitlines()[0] == f"{first} is past the end of this game: {ended}: the state at the end"
+        )
+        assert out.splitlines()[1].endswith(": ended")
+    path.write_text("\n".join(path.read_text().splitlines()[:6]) + "\n")  # the log stops at the end
+    out = run(["replay", str(path), "--at", "27:10"])[1]
     assert (
         out.splitlines()[0]
-        == "record 99 is past the end of this game: its last record is 4: the state at the end"
+        == "27:10 is past the end of this game: it ended at 0:08.500 (record 5): the state at the end"
     )
 
 
@@ -109,6 +129,22 @@ def test_export_refuses_an_unknown_extension_and_an_empty_journal(log, tmp_path)
     assert (
         code == 2 and f"nothing to export: {empty} holds no game" in err and not (tmp_path / "out").exists()
     )
+
+
+@pytest.mark.parametrize("out", ["x.json", "y.csv", "usb", "stick/usb"])
+def test_a_failed_export_writes_nothing_and_lists_the_games(log, tmp_path, out):
+    before = sorted(os.listdir(tmp_path))
+    code, printed, err = run(["export", "--journal", str(log), str(tmp_path / out), "--game", "99"])
+    assert code == 2 and printed == ""
+    assert err == f"tileclock: no game starts at seq 99 in {log} (games start at [1])\n"
+    assert sorted(os.listdir(tmp_path)) == before  # no file, no folder, no half-written part
+
+
+def test_a_failed_export_leaves_an_earlier_export_as_it_was(log, tmp_path):
+    assert run(["export", "--journal", str(log), str(tmp_path / "x.json")])[0] == 0
+    earlier = (tmp_path / "x.json").read_bytes()
+    assert run(["export", "--journal", str(log), str(tmp_path / "x.json"), "--game", "99"])[0] == 2
+    assert (tmp_path / "x.json").read_bytes() == earlier and json.loads(earlier)[0]["game_seq"] == 1
 
 
 def test_a_reader_that_stops_early_gets_no_complaint(tmp_path):

@@ -5,14 +5,24 @@ games the journal holds. Exporting a whole journal marks it as held by the
 director (the journal's `exported-N` mark), so the clock may prune those games.
 """
 
+import contextlib
 import csv
+import io
 import itertools
 import json
 import os
 import sys
 
 from ..device import segments
-from .history import CSV_FIELDS, csv_safe, iter_games, iter_records, journal_folder, summary_row
+from .history import (
+    CSV_FIELDS,
+    csv_safe,
+    iter_games,
+    iter_records,
+    journal_folder,
+    no_game_at,
+    summary_row,
+)
 
 
 def export(journal_path, out, game=None, board="", pictures=False):
@@ -42,34 +52,60 @@ def export(journal_path, out, game=None, board="", pictures=False):
     games = itertools.chain([first], games)
     if game is not None:
         games = _only(games, game, journal_path)
-    if out.endswith(".csv"):
-        with _durable(out) as file:
-            for _ in _write_csv(file, games, seen):
-                pass
-        written = [out]
-    elif out.endswith(".json"):
-        with _durable(out) as file:
-            _write_json(file, games, seen)
-        written = [out]
-    else:
-        os.makedirs(out, exist_ok=True)
-        written = [os.path.join(out, "games.csv")]
-        with _durable(written[0]) as file:
-            for one in _write_csv(file, games, seen):
-                path = os.path.join(out, f"game-{one.seq}.json")
-                with _durable(path) as game_file:
-                    _write_json(game_file, [one], seen)
-                written.append(path)
-                if pictures:
-                    from .plot import write_pictures  # the director extra; never loaded on a clock
-
-                    stem = os.path.join(out, f"game-{one.seq}")
-                    written += write_pictures(
-                        one, stem, title=f"board {seen['board'] or '?'}, game {one.seq}"
-                    )
+    staged = _Staged()
+    made = [] if out.endswith((".csv", ".json")) else _make_folder(out)
+    try:
+        written = _write(staged, out, games, seen, pictures)
+        staged.commit()
+    except BaseException:
+        staged.discard()
+        for folder in made:  # a folder this export made, left empty
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+        raise
     if game is None and seen["last_seq"] is not None:
         _mark_exported(journal_path, seen["last_seq"])
     return written
+
+
+def _write(staged, out, games, seen, pictures):
+    """Write the games under staged names; returns the files they become."""
+    if out.endswith(".csv"):
+        with staged.text(out) as file:
+            for _ in _write_csv(file, games, seen):
+                pass
+        return [out]
+    if out.endswith(".json"):
+        with staged.text(out) as file:
+            _write_json(file, games, seen)
+        return [out]
+    written = [os.path.join(out, "games.csv")]
+    with staged.text(written[0]) as file:
+        for one in _write_csv(file, games, seen):
+            path = os.path.join(out, f"game-{one.seq}.json")
+            with staged.text(path) as game_file:
+                _write_json(game_file, [one], seen)
+            written.append(path)
+            if pictures:
+                from .plot import rendered_pictures  # the director extra; never loaded on a clock
+
+                title = f"board {seen['board'] or '?'}, game {one.seq}"
+                for fmt, data in rendered_pictures(one, title=title).items():
+                    path = os.path.join(out, f"game-{one.seq}.{fmt}")
+                    with staged.binary(path) as picture:
+                        picture.write(data)
+                    written.append(path)
+    return written
+
+
+def _make_folder(out):
+    """Make the folder `out` and any missing above it; returns those made, deepest first."""
+    made, folder = [], os.path.abspath(out)
+    while not os.path.exists(folder):
+        made.append(folder)
+        folder = os.path.dirname(folder)
+    os.makedirs(out, exist_ok=True)
+    return made
 
 
 def _only(games, seq, path):
@@ -79,7 +115,8 @@ def _only(games, seq, path):
             return
         if one.seq > seq:
             break
-    raise ValueError(f"no game starts at seq {seq} in {path}")
+    starts = [one.seq for one in iter_games(iter_records(path))]
+    raise ValueError(no_game_at(seq, starts, f" in {path}"))
 
 
 def _write_csv(file, games, seen):
@@ -101,19 +138,46 @@ def _write_json(file, games, seen):
     file.write("\n]\n")
 
 
-class _durable:
-    """A text file written, flushed and fsynced (a USB stick may be pulled right after)."""
+class _Staged:
+    """Files written under a temporary name beside their own, each flushed and fsynced (a USB stick
+    may be pulled right after), and renamed into place only once every one is written: a failed
+    export leaves nothing behind, and never a half file over an older one."""
 
-    def __init__(self, path):
-        self.file = open(path, "w", newline="", encoding="utf-8")
+    def __init__(self):
+        self.files = []  # (temporary name, final name), in the order written
 
-    def __enter__(self):
-        return self.file
+    @contextlib.contextmanager
+    def binary(self, path):
+        """A file that becomes `path` at `commit`."""
+        temporary = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.part")
+        self.files.append((temporary, path))
+        with open(temporary, "wb") as file:
+            yield file
+            file.flush()
+            os.fsync(file.fileno())
 
-    def __exit__(self, *error):
-        self.file.flush()
-        os.fsync(self.file.fileno())
-        self.file.close()
+    @contextlib.contextmanager
+    def text(self, path):
+        """A UTF-8 text file (lines as written) that becomes `path` at `commit`."""
+        with self.binary(path) as raw:
+            file = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+            yield file
+            file.detach()  # flushed into the binary file, which is fsynced and closed on its own
+
+    def commit(self):
+        """Every file to its own name (the first written last: a folder's `games.csv`), then the
+        folders' entries made durable."""
+        for temporary, path in reversed(self.files):
+            os.replace(temporary, path)
+        for folder in {os.path.dirname(os.path.abspath(path)) for _, path in self.files}:
+            with contextlib.suppress(OSError):  # a file system that cannot sync a folder (vfat)
+                segments.fsync_dir(folder)
+
+    def discard(self):
+        """Remove whatever was written."""
+        for temporary, _ in self.files:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
 
 
 def _mark_exported(journal_path, last_seq):

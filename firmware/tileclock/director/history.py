@@ -21,6 +21,7 @@ __all__ = [
     "csv_safe",
     "iter_games",
     "iter_records",
+    "no_game_at",
     "read_records",
     "split_games",
     "summary_row",
@@ -65,6 +66,12 @@ def iter_records(path, from_seq=None):
     for first in firsts:
         for _, _, record in segments.iter_lines(os.path.join(folder, segments.segment_name(first))):
             yield record
+
+
+def no_game_at(seq, starts, where=""):
+    """The words for a game asked for by a seq no game starts at, with (up to 20 of) those there are."""
+    more = " and more" if len(starts) > 20 else ""
+    return f"no game starts at seq {seq}{where} (games start at {starts[:20]}{more})"
 
 
 def iter_games(records):

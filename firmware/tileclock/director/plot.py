@@ -310,14 +310,19 @@ def game_png(game, title="", at_ms=None):
     return _rendered(figure(picture(game, title), at_ms), "png")
 
 
+def rendered_pictures(game, title="", at_ms=None):
+    """The picture of `game` in both formats: {"png": bytes, "svg": bytes}."""
+    fig = figure(picture(game, title), at_ms)
+    return {fmt: _rendered(fig, fmt) for fmt in ("png", "svg")}
+
+
 def write_pictures(game, stem, title="", at_ms=None):
     """Write `stem.png` and `stem.svg` for `game`; returns the two paths."""
-    fig = figure(picture(game, title), at_ms)
     paths = []
-    for fmt in ("png", "svg"):
+    for fmt, data in rendered_pictures(game, title, at_ms).items():
         path = f"{stem}.{fmt}"
         with open(path, "wb") as file:
-            file.write(_rendered(fig, fmt))
+            file.write(data)
         paths.append(path)
     return paths
 

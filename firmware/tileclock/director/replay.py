@@ -6,7 +6,7 @@ its records up to then, as the clock itself rebuilds it after a restart.
 
 from ..clock.history import view_at
 from ..clock.timecode import format_clock
-from .history import iter_games, iter_records, last_game_records
+from .history import iter_games, iter_records, last_game_records, no_game_at
 
 __all__ = ["describe", "load_game", "pick_game", "view_at", "within_the_game"]
 
@@ -26,7 +26,7 @@ def pick_game(records, game_seq=None):
         return last
     if game_seq is None:
         raise ValueError("no game in this log")
-    raise ValueError(f"no game starts at seq {game_seq} (games start at {starts[:20]})")
+    raise ValueError(no_game_at(game_seq, starts))
 
 
 def load_game(log, game_seq=None):
@@ -38,27 +38,43 @@ def load_game(log, game_seq=None):
 
 def within_the_game(game, at_ms=None, after_seq=None):
     """(at_ms, after_seq, note): an instant past the game's last record becomes that record, and
-    `note` says so; the clock is not run on past what was recorded (no penalty or forfeit is guessed).
+    `note` says so, with the record the game ended with (and the log's last record, when a later
+    one such as a `set` follows the end); the clock is not run on past what was recorded (no
+    penalty or forfeit is guessed).
     """
-    last = game.records[-1]
-    ended = " (the game ended there)" if last["ev"] == "end" or game.end else ""
+    last, end = game.records[-1], ended_with(game)
     if after_seq is not None and after_seq > last["seq"]:
-        note = f"record {after_seq} is past the end of this game: its last record is {last['seq']}{ended}"
-        return None, last["seq"], note
-    if at_ms is not None and at_ms > last["t_ms"]:
-        end = f"{format_clock(last['t_ms'] // 1000)}.{last['t_ms'] % 1000:03d}"
-        return (
-            None,
-            last["seq"],
-            f"{format_clock(at_ms // 1000)} is past the end of this game's records, at {end}{ended}",
-        )
-    return at_ms, after_seq, None
+        past = f"record {after_seq} is past the end of this game"
+    elif at_ms is not None and at_ms > last["t_ms"]:
+        past = f"{format_clock(at_ms // 1000)} is past the end of this game"
+    else:
+        return at_ms, after_seq, None
+    if end is None:
+        where = f"its last record is {last['seq']}, at {instant(last['t_ms'])} (no end was recorded)"
+    else:
+        where = f"it ended at {instant(end['t_ms'])} (record {end['seq']})"
+        if end is not last:
+            where += f"; the log's last record is {last['seq']} ({last['ev']}), at {instant(last['t_ms'])}"
+    return None, last["seq"], f"{past}: {where}"
+
+
+def ended_with(game):
+    """The `end` record the game ended with (its last, unless it was reopened after), or None."""
+    for record in reversed(game.records):
+        if record["ev"] in ("end", "reopen"):
+            return record if record["ev"] == "end" else None
+    return None
+
+
+def instant(t_ms):
+    """A game time to the millisecond: `0:09.005`."""
+    return f"{format_clock(t_ms // 1000)}.{t_ms % 1000:03d}"
 
 
 def describe(view, record, at_ms):
     """Plain text: the instant, the record it follows, and both sides as their screens showed them."""
     lines = [
-        f"at {format_clock(at_ms // 1000)}.{at_ms % 1000:03d} of the game, after record {record['seq']} "
+        f"at {instant(at_ms)} of the game, after record {record['seq']} "
         f"({record['ev']} at {record['t_ms']} ms): {view.state}"
     ]
     for side in "AB":
