@@ -147,6 +147,19 @@ def test_a_failed_export_leaves_an_earlier_export_as_it_was(log, tmp_path):
     assert (tmp_path / "x.json").read_bytes() == earlier and json.loads(earlier)[0]["game_seq"] == 1
 
 
+@pytest.mark.parametrize(
+    "command", [["plot", "{log}", "{out}"], ["replay", "{log}", "--at", "0:05", "--plot", "{out}"]]
+)
+@pytest.mark.parametrize("name", ["x.txt", "x", "x.jpg"])
+def test_a_picture_is_png_or_svg_and_nothing_else(log, tmp_path, command, name):
+    out = tmp_path / name
+    code, printed, err = run([word.format(log=log, out=out) for word in command])
+    ending = os.path.splitext(name)[1] or "a name with no ending"
+    assert code == 2 and printed == ""
+    assert err == f"tileclock: {out}: a game's picture is written as a .png or a .svg file, not {ending}\n"
+    assert not out.exists()
+
+
 def test_a_reader_that_stops_early_gets_no_complaint(tmp_path):
     script = tmp_path / "long.txt"  # ~300 kB of records: far more than a pipe holds
     script.write_text("".join(f"{n} press {'AB'[n % 2]}\n" for n in range(1000)))

@@ -394,6 +394,41 @@ def test_a_records_path_with_no_game_is_an_error_naming_it(tmp_path, capsys, wha
     assert printed.out == "" and not sheets.exists()
 
 
+def test_the_sheet_counts_tables_once_however_many_games_claim_one(tmp_path, capsys):
+    for name in (1, 2):  # two games at table 1: neither is matched, and table 1 is one table
+        records = play(str(tmp_path), "1", "0 press B\n1:00 press A\n1:10 until\n", game_seq_name=name)
+    records = os.path.dirname(os.path.dirname(records))
+    argv = ["sheet", records, "--tsh", *TSH_FILES, "--round", "3", "--out", str(tmp_path / "s")]
+    assert main([*argv, "--no-pictures"]) == 0
+    printed = capsys.readouterr().out
+    assert "round 3: 0 of 5 tables matched to players\n" in printed
+    assert "table 1: 2 games were recorded there" in printed
+
+
+def test_without_round_a_game_that_names_none_is_left_out_not_put_in_another_round(tmp_path, capsys):
+    """The round comes from the `set` records when --round is not given: a game whose records name
+    no round is not guessed into the round the others name."""
+    play(str(tmp_path), "2", "0 send set round=3 table=2\n1 press A\n1:00 press B\n1:10 until\n")
+    records = os.path.dirname(os.path.dirname(play(str(tmp_path), "1", "0 press B\n1:00 press A\n")))
+    out = tmp_path / "sheets"
+    assert main(["sheet", records, "--tsh", *TSH_FILES, "--out", str(out), "--no-pictures"]) == 0
+    printed = capsys.readouterr().out
+    assert "round 3: 1 of 5 tables matched to players\n" in printed
+    assert re.search(
+        r"left out: board 1 \(clock \w+\), game 1: its records name no round, so it is not put in "
+        r"round 3 \(if it was played in round 3, run the sheet with --round 3\)",
+        printed,
+    )
+    with open(out / "round-3.csv", newline="", encoding="utf-8") as file:
+        rows = {row["table"]: row for row in csv.DictReader(file)}
+    assert rows["1"]["game"] == "" and rows["2"]["first"] == "Fox, Fay (#6, A)"
+    # named by the director, the round takes in the games that name none
+    assert (
+        main(["sheet", records, "--tsh", *TSH_FILES, "--round", "3", "--out", str(out), "--no-pictures"]) == 0
+    )
+    assert "round 3: 2 of 5 tables matched to players\n" in capsys.readouterr().out
+
+
 def test_sheet_without_a_round_says_how_to_name_it(played, tmp_path, capsys):
     assert main(["sheet", played, "--tsh", *TSH_FILES, "--out", str(tmp_path)]) == 2
     assert "name it with --round N (the pairings have rounds 1, 2, 3)" in capsys.readouterr().err

@@ -294,9 +294,10 @@ def cmd_sheet(args):
 
 def cmd_plot(args):
     """Draw the picture of a recorded game (PNG or SVG)."""
-    from .director.plot import write_picture
+    from .director.plot import picture_format, write_picture
     from .director.replay import load_game
 
+    picture_format(args.out)  # a wrong ending is refused before anything is read
     game = load_game(args.log, args.game)
     at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
     print(write_picture(game, args.out, title=args.title or f"{args.log}, game {game.seq}", at_ms=at_ms))
@@ -308,6 +309,10 @@ def cmd_replay(args):
     from .device.render import Panel, render
     from .director.replay import describe, load_game, view_at, within_the_game
 
+    if args.plot:
+        from .director.plot import picture_format
+
+        picture_format(args.plot)
     game = load_game(args.log, args.game)
     at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
     at_ms, after_seq, note = within_the_game(game, at_ms, args.after_seq)

@@ -43,16 +43,23 @@ def game_table(game):
     return game.table if game.table is not None else game.board
 
 
-def match_round(schedule, games):
+def match_round(schedule, games, named=True):
     """Match `games` (`GameFacts`) to `schedule` (a `pairings.Round`); returns a `RoundMatch`.
 
-    A game whose records name another round is not part of this one; a game that names none is.
+    A game whose records name another round is not part of this one. A game that names none is
+    when the director `named` this round (`--round`); otherwise it is left out, and said so.
     """
     number = schedule.number
     result = RoundMatch(number, problems=list(schedule.problems))
     at_table = {}
     for game in games:
         if game.round is not None and game.round != number:
+            continue
+        if game.round is None and not named:
+            result.left_out.append(
+                f"{game.name()}: its records name no round, so it is not put in round {number} "
+                f"(if it was played in round {number}, run the sheet with --round {number})"
+            )
             continue
         if not game.started:
             result.left_out.append(f"{game.name()}: never started (no press recorded)")

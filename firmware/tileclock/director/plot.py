@@ -11,6 +11,7 @@ the record put it, and the penalty of each side is drawn as a staircase under th
 """
 
 import io
+import os
 from dataclasses import dataclass, field
 
 from ..clock.records import SIDES
@@ -327,9 +328,19 @@ def write_pictures(game, stem, title="", at_ms=None):
     return paths
 
 
+def picture_format(path):
+    """`png` or `svg`, by how `path` ends; ValueError for any other ending, naming the two."""
+    extension = os.path.splitext(path)[1]
+    if extension.lower() not in (".png", ".svg"):
+        raise ValueError(
+            f"{path}: a game's picture is written as a .png or a .svg file, not {extension or 'a name with no ending'}"
+        )
+    return extension[1:].lower()
+
+
 def write_picture(game, path, title="", at_ms=None):
     """Write the picture of `game` to `path` (PNG or SVG, by its ending)."""
-    fmt = "svg" if path.lower().endswith(".svg") else "png"
+    fmt = picture_format(path)
     with open(path, "wb") as file:
         file.write(_rendered(figure(picture(game, title), at_ms), fmt))
     return path

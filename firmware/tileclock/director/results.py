@@ -28,6 +28,16 @@ def _rounds(args, facts, paired_rounds):
     )
 
 
+def _matched(match):
+    """`4 of 5 tables matched to players`: tables counted once, however many games or pairings
+    claim one; games with no table apart."""
+    tables = {t.table for t in match.tables if t.table is not None}
+    matched = {t.table for t in match.tables if t.table is not None and t.game is not None and t.names}
+    nowhere = sum(1 for t in match.tables if t.table is None)
+    apart = f", and {nowhere} game{'s' * (nowhere != 1)} with no table" if nowhere else ""
+    return f"{len(matched)} of {len(tables)} tables matched to players{apart}"
+
+
 def _picture_title(table):
     game = table.game
     where = f"round {table.round}, table {table.table}" if table.table else f"round {table.round}"
@@ -63,7 +73,7 @@ def run_sheets(args, out):
     drawing = available() and not args.no_pictures
     for number in _rounds(args, facts, paired):
         schedule = schedule_of(number)
-        match = match_round(schedule, facts)
+        match = match_round(schedule, facts, named=args.round is not None)
         pictures = {}
         if drawing:
             folder = os.path.join(args.out, f"round-{number}-pictures")
@@ -75,8 +85,7 @@ def run_sheets(args, out):
                     pictures[id(table.game)] = f"round-{number}-pictures/{stem}.svg"
         for path in write_sheet(args.out, match, schedule, pictures):
             print(path, file=out)
-        tables = sum(1 for t in match.tables if t.game is not None and t.names)
-        print(f"round {number}: {tables} of {len(match.tables)} tables matched to players", file=out)
+        print(f"round {number}: {_matched(match)}", file=out)
         for text in match.problems:
             print(f"  MISMATCH {text}", file=out)
         for text in match.left_out:
