@@ -252,12 +252,13 @@ def test_every_record_shows_the_time_and_penalty_the_rules_give():
         reached["reissued"] += any(r.ev == "end" and "supersedes" in r.extra for r in records)
 
     check()
+    # each share well under the lowest seen in many runs (corrections and overtime about 75 %, the
+    # cap 44 to 66 %, late penalties 20 to 87 %), so that a run of bad luck does not fail them
     assert reached["runs"] >= 100, reached
-    assert reached["correction"] >= 0.6 * reached["runs"], reached
-    assert reached["overtime"] >= 0.6 * reached["runs"], reached
-    assert reached["cap"] >= 0.5 * reached["naspa runs"], reached
-    # shares well under those seen (about 80, 75, 65 and 27 %), so a run of bad luck does not fail them
-    assert reached["late penalty"] >= 0.15 * reached["school late starts"] > 0, reached
+    assert reached["correction"] >= 0.5 * reached["runs"], reached
+    assert reached["overtime"] >= 0.5 * reached["runs"], reached
+    assert reached["cap"] >= 0.3 * reached["naspa runs"], reached
+    assert reached["late penalty"] >= 0.1 * reached["school late starts"] > 0, reached
     assert reached["both late"] > 0 and reached["round over"] > 0 and reached["reissued"] > 0, reached
 
 
