@@ -110,8 +110,9 @@ def test_a_record_cut_off_mid_write_costs_itself_is_kept_aside_and_its_seq_is_ne
     assert [open(os.path.join(folder, segments.DAMAGED, k), "rb").read() for k in kept] == [torn]
     assert open(path, "rb").read() == b"".join(whole.splitlines(keepends=True)[:5])
     assert journal.next_seq > 5  # the torn record may have been numbered: its seq is not used again
-    skipped = [extra["skipped"] for _, extra in notes if "skipped" in extra]
-    assert skipped and skipped[0][0] == 5 and skipped[0][1] == journal.next_seq - 1
+    skipped = [(detail, extra["skipped"]) for detail, extra in notes if "skipped" in extra]
+    assert skipped and skipped[0][1] == [5, journal.next_seq - 1]
+    assert "damaged lines may have held" in skipped[0][0]  # the clock was closed cleanly: say why
 
 
 def test_a_bad_record_in_the_middle_costs_that_record_alone(tmp_path):

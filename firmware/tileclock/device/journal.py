@@ -368,11 +368,15 @@ class Journal:
         if writable:  # never into a segment not read, or not repaired: new records start another
             self._active = self._open_segment = self._segments[-1]
         runtime = self._runtime_mark()
-        self.next_seq = max(used_below, self._reserved if runtime is None else runtime + 1)
-        why = (
-            "records so numbered may have been sent: the last run stopped without closing the "
-            "journal (its disk may have failed meanwhile), or the newest ones are damaged"
-        )
+        marked = self._reserved if runtime is None else runtime + 1
+        self.next_seq = max(used_below, marked)
+        if used_below > marked:  # the damaged bytes decide, not how the last run stopped
+            why = "damaged lines may have held records so numbered (their bytes are kept aside)"
+        else:
+            why = (
+                "records so numbered may have been sent: the last run stopped without closing the "
+                "journal (its disk may have failed meanwhile)"
+            )
         try:
             self._reserve()  # (pruning waits for the next game: a start reads no more than it must)
         except OSError as error:
