@@ -674,3 +674,29 @@ def test_a_damaged_press_costs_only_itself_when_a_later_record_states_the_times(
     again, sim = taken_up(folder, boot="boot-3")  # said once: the next start agrees with the records
     sim.close()
     assert [r["ev"] for r in again if r["ev"] == "fault"] == []
+
+
+def test_a_finished_game_damaged_since_is_kept_aside_before_retention_prunes_it(tmp_path):
+    """docs/reliability.md: damaged bytes are never deleted, not even with an old game retention
+    lets go (a finished game is read back a line at a time, which leaves a bad line out unsaid)."""
+    folder = str(tmp_path / "journal")
+    tiny = Retention(keep_days=365, keep_mb=1)
+    journal = Journal(folder, retention=tiny)
+    for _ in range(2):
+        play(journal, end=True)
+        journal = Journal(folder, retention=tiny)
+    firsts = segments.list_segments(folder)
+    path = os.path.join(folder, segments.segment_name(firsts[0]))
+    lines = open(path).read().splitlines()
+    lines[2] = lines[2].replace('"t_ms":', '"t_ms":1', 1)  # a bit flipped on the card, long after
+    damaged = ("\n".join(lines) + "\n").encode("ascii")
+    open(path, "wb").write(damaged)
+    journal.mark_held(firsts[2] - 1)
+    old = os.path.getmtime(path) - 400 * 86400
+    os.utime(path, (old, old))
+    play(Journal(folder, retention=tiny), end=True)  # opening a new game prunes
+    notes = [r["detail"] for r in on_disk(folder) if r["ev"] == "fault"]
+    assert firsts[0] not in segments.list_segments(folder)  # pruned, as retention says
+    kept = os.listdir(os.path.join(folder, segments.DAMAGED))
+    assert [open(os.path.join(folder, segments.DAMAGED, k), "rb").read() for k in kept] == [damaged]
+    assert any("line 3: integrity check failed" in note and "pruned" in note for note in notes), notes

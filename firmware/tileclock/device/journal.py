@@ -640,6 +640,7 @@ class Journal:
         """Remove the games retention lets go; returns how many."""
         chosen = choose(self._finished_segments(), self.retention, self._held, time.time(), need_bytes)
         for info, unheld in chosen:
+            self._keep_damage_aside(self._path(info.first))  # damaged bytes are never deleted
             os.unlink(self._path(info.first))
             self._segments.remove(info.first)
             if unheld:
@@ -651,6 +652,20 @@ class Journal:
             files.fsync_dir(self.directory)
             self._first_disk_seq = self._segments[0] if self._segments else None
         return len(chosen)
+
+    def _keep_damage_aside(self, path):
+        """Before a finished game goes: if its file was damaged after it was written (read back
+        only a line at a time since, which leaves bad lines out), copy it into `damaged/` and say so.
+        Raises OSError if the copy cannot be made: then the game is not pruned."""
+        segment = files.Segment(path)
+        if segment.needs_repair:
+            kept = segment.keep_aside()
+            lines = ", ".join(f"line {number}: {what}" for number, what in segment.problems) or "its end"
+            self._note(
+                f"{os.path.basename(path)} damaged ({lines}); pruned as retention says, its bytes "
+                f"kept as {os.path.relpath(kept, self.directory)}",
+                {},
+            )
 
     def _make_room(self):
         """The card is full: prune the oldest finished game (held ones first) to go on writing."""
