@@ -39,6 +39,27 @@ def events(records, *names):
     return [r for r in records if r["ev"] in names]
 
 
+def used_at_switches(records):
+    """What each `switch` record says each side has used, as (A ms, B ms)."""
+    return [(r["A"]["used_ms"], r["B"]["used_ms"]) for r in events(records, "switch")]
+
+
+def charged(presses, used=(0, 0)):
+    """What each switch must say each side has used (ms) when a script makes `presses`, a list of
+    (t_s, button): the first sets the other side running (a start or a resume, with `used` already
+    charged), each after it ends the running side's turn, charged edge to edge."""
+    other = {"A": "B", "B": "A"}
+    used = dict(zip("AB", used, strict=True))
+    (since, button), *ends = presses
+    running, made = other[button], []
+    for t_s, button in ends:
+        assert button == running, "a script's press that ends no turn"
+        used[running] += round((t_s - since) * 1000)
+        made.append((used["A"], used["B"]))
+        running, since = other[button], t_s
+    return made
+
+
 #: The accounts every test broker has: the director, and clocks c1..c4.
 BROKER_USERS = {"director": "director-secret", **{f"c{n}": f"secret-{n}" for n in range(1, 5)}}
 

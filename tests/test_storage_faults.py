@@ -18,7 +18,7 @@ import tempfile
 
 import pytest
 
-from conftest import tap
+from conftest import charged, events, tap, used_at_switches
 from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
@@ -118,34 +118,28 @@ def assert_every_record_once(sent, folder):
     assert kept == sorted(set(kept)) and set(seqs) <= set(kept)
 
 
+#: The presses of `play_through`: B starts A's turn at 0, then the running side ends its turn
+#: every second from 10 s (A at 10, B at 11, ...), and A ends the last turn at 45.
+MID_GAME = [(0, "B"), *((t_s, "AB"[t_s % 2]) for t_s in range(10, 40)), (45, "A")]
+
+
 def play_through(sim, fault, mend):
     """A game in which the card fails after 10 s (`fault`) and is mended at 40 s (`mend`): a press
     every second meanwhile (more than a disk block of records); returns every record sent."""
     sent = []
     tap(sim, "B", 0)  # A runs
     fault()
-    for t_s in range(10, 40):
-        tap(sim, "AB"[t_s % 2], t_s)  # the running side ends its turn: A at 10, B at 11, ...
+    for t_s, button in MID_GAME[1:-1]:
+        tap(sim, button, t_s)
         sent += records_of(sim.serial_lines())
     assert sim.daemon.alerts == ("DISK FAULT",)  # shown; the clock keeps time
     mend()
     sim.run_to(42 * S)  # tried again every second
     assert sim.daemon.alerts == ()
-    tap(sim, "A", 45)
+    tap(sim, *reversed(MID_GAME[-1]))
     sim.finish(50 * S)
     sent += records_of(sim.serial_lines())
     return sent
-
-
-def assert_time_exact(sent):
-    """At every switch, each side's time is exactly the sum of its turns."""
-    used, running, since = {"A": 0, "B": 0}, "A", 0
-    switches = [r for r in sent if r["ev"] == "switch"]
-    for record in switches:
-        used[running] += record["t_ms"] - since
-        assert (record["A"]["used_ms"], record["B"]["used_ms"]) == (used["A"], used["B"])
-        running, since = record["run"], record["t_ms"]
-    assert len(switches) == 31
 
 
 @pytest.mark.parametrize("fault", ["fills up", "turns read-only and is put back"])
@@ -160,7 +154,7 @@ def test_a_card_that_fails_mid_game(card, fault):
     sim.close()
     faults = [r for r in sent if r.get("part") == "journal"]
     assert [r["ev"] for r in faults] == ["fault", "fault_cleared"] and said in faults[0]["detail"]
-    assert_time_exact(sent)
+    assert used_at_switches(sent) == charged(MID_GAME)  # every turn, edge to edge, through the fault
     assert_every_record_once(sent, folder)
 
 
@@ -173,15 +167,22 @@ def test_a_clock_started_on_a_read_only_card_takes_its_game_up_and_writes_when_i
     card.unmount()
     card.mount("ro")
     again = Simulator(Config(), journal=Journal(folder), boot_id="b2")
+    presses = [(10, "A"), (11.25, "B"), (14.5, "A")]  # B's turn resumed, then each side's
     tap(again, "A", 10)
+    tap(again, "B", 11.25)
     sent = records_of(again.serial_lines())
     assert again.daemon.alerts == ("DISK FAULT",)
     assert {"boot", "recovered", "fault", "resume"} <= {r["ev"] for r in sent}
     assert min(r["seq"] for r in sent) > max(r["seq"] for r in before)
     card.replug()  # mounted read-write again
-    again.run_to(12 * S)
+    again.run_to(13 * S)  # tried again every second
     assert again.daemon.alerts == ()
+    tap(again, "A", 14.5)
     again.close()
+    sent += records_of(again.serial_lines())
+    [recovered] = events(sent, "recovered")
+    taken_up = (recovered["A"]["used_ms"], recovered["B"]["used_ms"])
+    assert used_at_switches(sent) == charged(presses, used=taken_up)  # each turn, edge to edge
     assert_every_record_once(before + sent, folder)
 
 
@@ -351,14 +352,18 @@ def restarted_while(folder, fault, mend):
     returns every record it sent."""
     fault()
     sim = Simulator(Config(), journal=Journal(folder), boot_id="b2")
-    tap(sim, "A", 1)
+    tap(sim, "A", 1)  # B's turn resumed
     assert sim.daemon.alerts == ("DISK FAULT",)
     mend()
     sim.run_to(5 * S)  # tried again every second
     assert sim.daemon.alerts == ()
-    tap(sim, "B", 6)
+    tap(sim, "B", 6)  # and ended: B charged exactly those 5 s
     sim.close()
-    return records_of(sim.serial_lines())
+    sent = records_of(sim.serial_lines())
+    [recovered] = events(sent, "recovered")
+    taken_up = (recovered["A"]["used_ms"], recovered["B"]["used_ms"])
+    assert used_at_switches(sent) == charged([(1, "A"), (6, "B")], used=taken_up)
+    return sent
 
 
 def test_a_lost_line_ending_on_a_read_only_card_costs_no_record_when_it_takes_writes_again(card):
