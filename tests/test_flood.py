@@ -13,7 +13,7 @@ import tracemalloc
 import pytest
 
 from cable import Plug
-from conftest import tap
+from conftest import charged, tap, used_at_switches
 from tileclock.bench.history import make_history, sample_game
 from tileclock.clock.protocol import unframe, unframe_any
 from tileclock.clock.timecode import NS_PER_S
@@ -65,7 +65,9 @@ def test_resend_0_asked_hundreds_of_times_costs_one_pass_and_presses_go_first(pl
     sim = Simulator(
         Config(), serial_url=plug.path, journal=Journal(os.path.join(state, "journal")), time=time
     )
-    tap(sim, "STOP", 0.5, hold_s=2.5)  # the history's last game ended: open a new one
+    # the history's last game was left stopped, unconfirmed: the clock takes it up (a hold only asks)
+    tap(sim, "STOP", 0.5, hold_s=2.5)
+    presses = [(4, "B"), *((5 + round_ + 0.5, "AB"[round_ % 2]) for round_ in range(10))]
     tap(sim, "B", 4)
     got = drain(plug)
     wire = []  # what the port was handed, and where each switch was made, in order
@@ -77,7 +79,7 @@ def test_resend_0_asked_hundreds_of_times_costs_one_pass_and_presses_go_first(pl
         t = 5 + round_
         send(sim, plug, ["resend 0"] * 50, t)  # 500 requests in all
         got += drain(plug)  # the director reads as lines come
-        tap(sim, "AB"[round_ % 2], t + 0.5)  # a press in the middle of the flood
+        tap(sim, *reversed(presses[1 + round_]))  # a press in the middle of the flood
         got += drain(plug)
         sim.run_to(int((t + 1) * S))  # the resend streams on at the loop's own pace
         got += drain(plug)
@@ -98,6 +100,11 @@ def test_resend_0_asked_hundreds_of_times_costs_one_pass_and_presses_go_first(pl
     )  # every new record, in order (then resent too)
     assert set(seqs) == set(range(sim.journal.next_seq))  # the whole journal, from disk
     assert len(seqs) <= 11 * sim.journal.next_seq  # a pass a round of requests at most, not one a request
+    assert len(set(got)) == len(set(seqs))  # a seq sent again is the same record, never another
+    assert [seq for seq, _ in sim.journal.read(0)] == list(range(sim.journal.next_seq))  # each once
+    new = [records[seqs.index(seq)] for seq in first_seen]
+    taken_up = next((r["A"]["used_ms"], r["B"]["used_ms"]) for r in new if r["ev"] == "recovered")
+    assert used_at_switches(new) == charged(presses, used=taken_up)  # each turn, edge to edge
     switches = [seq for seq in wire if isinstance(seq, int)]
     assert len(switches) == 10 and set(switches) <= set(seqs)
     for seq in switches:  # each went out as the next whole line (after one cut short, at most)
