@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import tap
+from conftest import charged, tap, used_at_switches
 from tileclock.bench.history import make_history, sample_game
 from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_S
@@ -314,6 +314,16 @@ def test_bytes_flipped_anywhere_never_stop_the_clock_nor_reuse_a_seq(tmp_path_fa
     clock = GameClock(PROFILES["naspa"], first_seq=journal.next_seq)
     made = clock.recover(journal.recovery_records(), 10**12, {"boot_id": "b"})  # never a crash
     assert made and min(r.seq for r in made) > newest
+    if made[-1].state == "ended":  # the open game's opening was lost: back to the one before,
+        assert which == -1 and good != before  # only when the open game's segment is damaged,
+        made += clock.edge("STOP", True, 1001 * S) + clock.advance(1004 * S)  # and one hold opens
+        made += clock.edge("STOP", False, 1004 * S)  # the next, as ever
+    taken_up = (made[-1].A.used_ms, made[-1].B.used_ms)
+    presses = [(1010, "B"), (1017.25, "A"), (1020, "B")]  # the game goes on: a turn each
+    for t_s, button in presses:
+        made += tap(clock, button, t_s)
+    assert used_at_switches([r.as_dict() for r in made]) == charged(presses, used=taken_up)
+    assert [r.seq for r in made] == list(range(made[0].seq, made[0].seq + len(made)))  # each once
     kept = folder / segments.DAMAGED
     if which == -1 and good != before:  # damage in the game a start reads: its bytes kept aside
         assert flipped in [p.read_bytes() for p in kept.iterdir()]
