@@ -170,13 +170,9 @@ def parse_config(data):
     if len(set(pins.values())) != len(pins):
         raise ConfigError(f"buttons: two buttons share a pin: {pins}")
     config["pins"] = pins
-    timing = {}
-    for f in fields(ButtonTiming):
-        if f.name in buttons:
-            timing[f.name] = _take(buttons, f.name, int, "buttons")
-            if timing[f.name] < 0:
-                raise ConfigError(f"buttons.{f.name} = {timing[f.name]!r}: must not be negative")
-    config["timing"] = ButtonTiming(**timing)
+    config["timing"] = _whole_numbers(
+        buttons, "buttons", ButtonTiming, lambda name: 0, "must not be negative"
+    )
     _reject_unknown(buttons, "buttons")
 
     serial = data.pop("serial", {})
@@ -193,25 +189,15 @@ def parse_config(data):
         config["i2c_hz"] = _take(screens, "i2c_hz", int, "screens")
         if not 10_000 <= config["i2c_hz"] <= 3_400_000:
             raise ConfigError(f"screens.i2c_hz = {config['i2c_hz']!r}: expected 10000 to 3400000 (Hz)")
-    idle = {}
-    for f in fields(IdlePolicy):
-        if f.name in screens:
-            idle[f.name] = _take(screens, f.name, int, "screens")
-            if idle[f.name] < (1 if f.name != "dim_contrast" else 0):
-                raise ConfigError(f"screens.{f.name} = {idle[f.name]!r}: too small")
-    config["idle"] = IdlePolicy(**idle)
+    config["idle"] = _whole_numbers(
+        screens, "screens", IdlePolicy, lambda name: 0 if name == "dim_contrast" else 1, "too small"
+    )
     _reject_unknown(screens, "screens")
 
     if "hall" in data:
         config["hall"] = _hall(data.pop("hall"))
     journal = data.pop("journal", {})
-    keep = {}
-    for f in fields(Retention):
-        if f.name in journal:
-            keep[f.name] = _take(journal, f.name, int, "journal")
-            if keep[f.name] < 1:
-                raise ConfigError(f"journal.{f.name} = {keep[f.name]!r}: must be at least 1")
-    config["retention"] = Retention(**keep)
+    config["retention"] = _whole_numbers(journal, "journal", Retention, lambda name: 1, "must be at least 1")
     _reject_unknown(journal, "journal")
 
     for name, value in data.items():
@@ -278,6 +264,18 @@ def _hall(section):
             raise ConfigError(f"hall.keepalive_s = {values['keepalive_s']!r}: expected 5 to 600 seconds")
     _reject_unknown(section, "hall")
     return HallConfig(**values)
+
+
+def _whole_numbers(table, section, settings, least, too_small):
+    """`settings` (a dataclass) from the keys of [section] that name its fields, each a whole number
+    of at least `least(name)` (else a ConfigError naming the key, the value and `too_small`)."""
+    values = {}
+    for f in fields(settings):
+        if f.name in table:
+            values[f.name] = _take(table, f.name, int, section)
+            if values[f.name] < least(f.name):
+                raise ConfigError(f"{section}.{f.name} = {values[f.name]!r}: {too_small}")
+    return settings(**values)
 
 
 def _reject_unknown(section, where):
