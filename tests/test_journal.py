@@ -230,14 +230,19 @@ def test_a_full_card_keeps_records_in_memory_bounded_and_says_which_were_given_u
     assert all(seq in kept for seq in sent if not first <= seq <= last)
 
 
-def test_finished_games_go_oldest_first_once_the_director_holds_them(tmp_path):
-    folder = str(tmp_path / "journal")
-    tiny = Retention(keep_days=365, keep_mb=1)
-    journal = Journal(folder, retention=tiny)
-    for _ in range(3):
+def ended_games(folder, count, retention):
+    """`count` games played and ended, each by a clock started afresh on `folder` (the next game
+    opened); returns the last start's journal and the segments' first seqs."""
+    journal = Journal(folder, retention=retention)
+    for _ in range(count):
         play(journal, end=True)
-        journal = Journal(folder, retention=tiny)
-    firsts = segments.list_segments(folder)
+        journal = Journal(folder, retention=retention)
+    return journal, segments.list_segments(folder)
+
+
+def test_finished_games_go_oldest_first_once_the_director_holds_them(tmp_path):
+    folder, tiny = str(tmp_path / "journal"), Retention(keep_days=365, keep_mb=1)
+    journal, firsts = ended_games(folder, 3, tiny)
     assert len(firsts) == 4  # under 1 MB: all kept
     journal.mark_held(firsts[2] + 1)  # the director holds the first two games
     assert segments.read_mark(folder, segments.COLLECTED) == firsts[2] - 1
@@ -689,13 +694,8 @@ def test_a_damaged_press_costs_only_itself_when_a_later_record_states_the_times(
 def test_a_finished_game_damaged_since_is_kept_aside_before_retention_prunes_it(tmp_path):
     """docs/reliability.md: damaged bytes are never deleted, not even with an old game retention
     lets go (a finished game is read back a line at a time, which leaves a bad line out unsaid)."""
-    folder = str(tmp_path / "journal")
-    tiny = Retention(keep_days=365, keep_mb=1)
-    journal = Journal(folder, retention=tiny)
-    for _ in range(2):
-        play(journal, end=True)
-        journal = Journal(folder, retention=tiny)
-    firsts = segments.list_segments(folder)
+    folder, tiny = str(tmp_path / "journal"), Retention(keep_days=365, keep_mb=1)
+    journal, firsts = ended_games(folder, 2, tiny)
     path = os.path.join(folder, segments.segment_name(firsts[0]))
     lines = open(path).read().splitlines()
     lines[2] = lines[2].replace('"t_ms":', '"t_ms":1', 1)  # a bit flipped on the card, long after
