@@ -1,0 +1,280 @@
+"""The `tileclock` command: its arguments, and the entry point that runs a command's handler.
+
+The handlers live beside this file, by whom they serve (`clock_commands`, `director_commands`); each
+loads the layer it needs only when it runs.
+"""
+
+import argparse
+import math
+import os
+import sys
+
+from .. import __version__
+from ..clock.rules import PROFILES
+from ..device.config import ConfigError
+from ..director.plot import DirectorExtraMissing
+from ..sim.script import ScriptError
+from .clock_commands import cmd_bench, cmd_doctor, cmd_hall_bench, cmd_run, cmd_sim
+from .director_commands import (
+    cmd_collect,
+    cmd_export,
+    cmd_hall,
+    cmd_hall_demo,
+    cmd_hall_setup,
+    cmd_plot,
+    cmd_replay,
+    cmd_sheet,
+)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="tileclock", description="A tournament game clock for Scrabble-style word games, and its tools."
+    )
+    parser.add_argument("--version", action="version", version=f"tileclock {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    sim = commands.add_parser("sim", help="run the clock on simulated hardware")
+    sim.add_argument(
+        "--script", metavar="FILE", help="run a script of button edges in virtual time ('-': stdin)"
+    )
+    sim.add_argument("--rules", choices=sorted(PROFILES), help="rules profile (default: the config's, naspa)")
+    sim.add_argument("--config", metavar="FILE", help="a config.toml")
+    sim.add_argument(
+        "--frames", metavar="DIR", help="with --script: write every new panel frame as PNG into DIR"
+    )
+    sim.add_argument(
+        "--time", action="append", metavar="SIDE=m:ss", help="a side's starting time (repeatable)"
+    )
+    sim.set_defaults(run=cmd_sim)
+
+    run = commands.add_parser("run", help="run the clock (the service; --simulate off a Pi)")
+    run.add_argument("--config", metavar="FILE", help="config.toml (default: built-in defaults)")
+    run.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="where the journal lives (default: $STATE_DIRECTORY or /var/lib/tileclock)",
+    )
+    run.add_argument(
+        "--simulate", action="store_true", help="simulated buttons and panels (serial as configured)"
+    )
+    run.add_argument(
+        "--script",
+        metavar="FILE",
+        help="with --simulate: press the buttons as FILE says, in real time, then stop",
+    )
+    run.add_argument(
+        "--timings", metavar="FILE", help="on stopping, write where each wake's time went (tileclock bench)"
+    )
+    run.add_argument("--stay", action="store_true", help="with --script: keep running after the script ends")
+    run.add_argument(
+        "--line",
+        metavar="PATH",
+        help="with --simulate: the record line on a simulated cable whose other end is PATH "
+        "(for tileclock collect PATH)",
+    )
+    run.set_defaults(run=cmd_run)
+
+    doctor = commands.add_parser("doctor", help="check the Pi: pins, buttons, panels, serial, state, service")
+    doctor.add_argument("--config", default="/etc/tileclock/config.toml", help="the config to check")
+    doctor.add_argument("--state-dir", metavar="DIR", help="where the journal lives")
+    doctor.set_defaults(run=cmd_doctor)
+
+    collect = commands.add_parser("collect", help="collect records from clocks on serial ports (director)")
+    collect.add_argument(
+        "ports", nargs="+", metavar="PORT", help="serial ports, e.g. /dev/ttyUSB0 /dev/ttyACM0"
+    )
+    collect.add_argument("--out", default="tileclock-records", help="folder for game files and results.csv")
+    collect.add_argument(
+        "--idle-exit", type=number(float, 0), metavar="S", help="stop after S seconds with no data"
+    )
+    collect.add_argument(
+        "--round", type=number(int, 1, 999), metavar="N", help="the round, sent to every clock (set)"
+    )
+    collect.add_argument(
+        "--table", action="append", metavar="PORT=TABLE", help="the table of the clock on PORT (repeatable)"
+    )
+    collect.add_argument("--tables", metavar="FILE", help="tables of ports: lines of PORT TABLE")
+    collect.add_argument(
+        "--time",
+        action="append",
+        nargs=2,
+        metavar=("PORT", "SIDE=m:ss"),
+        help="a side's starting time for one game of the clock on PORT, the next to start (repeatable)",
+    )
+    collect.set_defaults(run=cmd_collect)
+
+    hall = commands.add_parser(
+        "hall", help="every clock through the hall's broker, and a live web page (director)"
+    )
+    hall.add_argument("--broker", required=True, metavar="HOST", help="the hall's mosquitto")
+    hall.add_argument("--port", type=number(int, 1, 65535), default=1883, help="its port (default 1883)")
+    hall.add_argument("--password", help="the director's password on the broker")
+    hall.add_argument("--password-file", metavar="FILE", help="read the password from FILE instead")
+    hall.add_argument("--tls-ca", metavar="FILE", help="TLS to the broker, checked against this CA file")
+    hall.add_argument("--out", default="tileclock-records", help="folder for game files and results.csv")
+    hall.add_argument("--serial", action="append", metavar="PORT", help="also collect from a serial port")
+    hall.add_argument(
+        "--web",
+        default="127.0.0.1:8080",
+        type=web_address,
+        metavar="HOST:PORT",
+        help="where the page is served",
+    )
+    hall.set_defaults(run=cmd_hall)
+
+    demo = commands.add_parser("hall-demo", help="a private broker, simulated clocks playing, and the page")
+    demo.add_argument("--clocks", type=number(int, 1), default=20, help="how many clocks (default 20)")
+    demo.add_argument(
+        "--speed", type=number(float, 0.01), default=1.0, help="game time runs this many times real time"
+    )
+    demo.add_argument(
+        "--web",
+        default="127.0.0.1:8080",
+        type=web_address,
+        metavar="HOST:PORT",
+        help="where the page is served",
+    )
+    demo.add_argument(
+        "--out", metavar="DIR", help="where the broker, clocks and records live (default: a temp dir)"
+    )
+    demo.set_defaults(run=cmd_hall_demo)
+
+    hall_setup = commands.add_parser("hall-setup", help="write the hall's broker config, ACL and passwords")
+    hall_setup.add_argument("folder", help="where to write them")
+    hall_setup.add_argument(
+        "--clock", action="append", default=[], metavar="ID", help="a clock id (repeatable)"
+    )
+    hall_setup.set_defaults(run=cmd_hall_setup)
+
+    export = commands.add_parser("export", help="export the journal's games as CSV and JSON")
+    export.add_argument(
+        "--journal",
+        default="/var/lib/tileclock",
+        help="the clock's state directory (or its journal/ folder, or a single journal file)",
+    )
+    export.add_argument(
+        "--game", type=int, metavar="SEQ", help="only the game whose new_game record has this seq"
+    )
+    export.add_argument("out", help="a folder (e.g. a USB stick), or a file ending in .csv or .json")
+    export.add_argument(
+        "--no-pictures", action="store_true", help="into a folder: no PNG/SVG picture beside each game"
+    )
+    export.set_defaults(run=cmd_export)
+
+    replay = commands.add_parser("replay", help="what the screens showed at an instant of a recorded game")
+    replay.add_argument("log", help="a clock's state directory or journal, or a game file written by collect")
+    when = replay.add_mutually_exclusive_group(required=True)
+    when.add_argument("--at", metavar="TIME", help="time since the game's start: seconds or m:ss[.fff]")
+    when.add_argument("--after-seq", type=int, metavar="N", help="just after record N")
+    replay.add_argument(
+        "--game", type=int, metavar="SEQ", help="the game whose new_game has this seq (default: the last)"
+    )
+    replay.add_argument("--png", metavar="FILE", help="also draw both screens into FILE")
+    replay.add_argument(
+        "--plot", metavar="FILE", help="also draw the game's picture with the instant marked (.png or .svg)"
+    )
+    replay.set_defaults(run=cmd_replay)
+
+    sheet = commands.add_parser(
+        "sheet", help="the penalty sheet of a round: games matched to TSH or CSV pairings (director)"
+    )
+    sheet.add_argument("games", nargs="+", metavar="PATH", help="collect's folder, game files or journals")
+    source = sheet.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--tsh", nargs="+", metavar="FILE", help="TSH division files (.t), one per division (read only)"
+    )
+    source.add_argument("--pairings", metavar="CSV", help="a CSV of round,table,first,second")
+    sheet.add_argument(
+        "--round", type=int, metavar="N", help="the round (default: each round the games' records name)"
+    )
+    sheet.add_argument("--out", default="sheets", help="folder for round-N.csv, round-N.html and pictures")
+    sheet.add_argument("--no-pictures", action="store_true", help="no picture of each game")
+    sheet.set_defaults(run=cmd_sheet)
+
+    plot = commands.add_parser("plot", help="draw a recorded game: both sides' time, penalties, events")
+    plot.add_argument("log", help="a journal, or a game file written by collect")
+    plot.add_argument("out", help="the picture to write: FILE.png or FILE.svg")
+    plot.add_argument("--game", type=int, metavar="SEQ", help="the game whose new_game has this seq")
+    plot.add_argument("--at", metavar="TIME", help="mark this instant (seconds or m:ss[.fff])")
+    plot.add_argument("--title", help="a title above the picture")
+    plot.set_defaults(run=cmd_plot)
+
+    bench = commands.add_parser(
+        "bench", help="measure exactness, wake-ups, CPU, latency, bus bytes, start-up, memory"
+    )
+    bench.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    bench.add_argument("--quick", action="store_true", help="shorter runs (under a minute)")
+    bench.add_argument(
+        "--state-dir", metavar="DIR", help="where the measured service keeps its journal (default: on a disk)"
+    )
+    bench.set_defaults(run=cmd_bench)
+
+    hall_bench = commands.add_parser(
+        "hall-bench",
+        help="200 simulated clocks through one mosquitto to the director: loss, page latency, CPU, memory",
+    )
+    hall_bench.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    hall_bench.add_argument(
+        "--quick", action="store_true", help="20 clocks at 60 times real time, shorter phases (2 minutes)"
+    )
+    hall_bench.add_argument("--clocks", type=number(int, 1), help="how many clocks (default 200)")
+    hall_bench.add_argument("--processes", type=number(int, 1), help="in how many processes (default 4)")
+    hall_bench.add_argument(
+        "--speed", type=number(float, 0.01), help="game time runs this many times real time (default 30)"
+    )
+    hall_bench.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where the broker, journals and records live (default: a new folder on a disk)",
+    )
+    hall_bench.set_defaults(run=cmd_hall_bench)
+    return parser
+
+
+def number(kind, least, most=None):
+    """An argparse type: an int or float from `least` (to `most`), refused in one line naming the range."""
+    span = f"from {least:g} to {most:g}" if most is not None else f"of {least:g} or more"
+    word = "a whole number" if kind is int else "a number"
+
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not math.isfinite(value) or not least <= value <= (most or math.inf):
+            raise argparse.ArgumentTypeError(f"{text!r}: give {word} {span}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its own messages
+    return parse
+
+
+def web_address(text):
+    """`--web HOST:PORT` (or `:PORT`), checked here so a typo is one line, not a failed bind."""
+    host, _, port = text.rpartition(":")
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give HOST:PORT with a port from 0 to 65535, e.g. 127.0.0.1:8080"
+        )
+    return f"{host or '127.0.0.1'}:{int(port)}"
+
+
+def main(argv=None):
+    """Entry point of the `tileclock` command."""
+    args = build_parser().parse_args(argv)
+    try:
+        code = args.run(args)
+        sys.stdout.flush()  # here, so that a reader gone early is met below, not at exit
+        return code
+    except BrokenPipeError:
+        # the reader stopped reading (`| head`): nothing to say; stdout goes nowhere from now on
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except (ConfigError, ScriptError, ValueError, DirectorExtraMissing) as error:
+        print(f"tileclock: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"tileclock: {where}{error.strerror or error}", file=sys.stderr)
+        return 2

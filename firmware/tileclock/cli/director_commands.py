@@ -1,0 +1,166 @@
+"""The director's commands: `collect`, `hall`, `hall-demo`, `hall-setup`, `export`, `replay`, `plot`, `sheet`."""
+
+import sys
+
+from ..clock.timecode import NS_PER_MS, format_clock, parse_seconds
+from .paths import folder_to_make
+
+
+def cmd_collect(args):
+    """Collect records from clocks on serial ports (the director's computer)."""
+    from ..director.collect import collect, read_tables, scene_hello
+    from ..director.port import check_port
+    from ..director.start_times import read_start_times
+
+    folder_to_make(args.out, "--out")
+    tables = {}
+    if args.tables:
+        with open(args.tables, encoding="utf-8") as file:
+            tables.update(read_tables(file, args.tables))
+    tables.update(read_tables(args.table or [], "--table"))
+    start_times = read_start_times(args.time or [], args.ports)
+    for port in args.ports:  # last: a mistake in the options is said first, wherever the clocks are
+        check_port(port)
+    hello = scene_hello(args.round, tables)
+    collect(args.ports, args.out, stop_after_idle_s=args.idle_exit, hello=hello, start_times=start_times)
+    return 0
+
+
+def cmd_hall(args):
+    """The hall: every clock's records through the broker, and the director's web page."""
+    from ..director.hall import run_hall
+
+    folder_to_make(args.out, "--out")
+    return run_hall(args, sys.stdout)
+
+
+def cmd_hall_demo(args):
+    """The hall in one command: a private mosquitto, simulated clocks playing, the director's page."""
+    import secrets
+    import tempfile
+    import threading
+
+    from ..director.broker import BrokerError, LocalBroker
+    from ..director.hall import HallFeed
+    from ..director.web import HallPage
+    from ..sim.fleet import Fleet
+
+    host, _, port = args.web.rpartition(":")
+    folder_to_make(args.out, "--out")
+    folder = args.out or tempfile.mkdtemp(prefix="tileclock-hall-")
+    ids = [f"clock-{n}" for n in range(1, args.clocks + 1)]
+    users = {name: secrets.token_urlsafe(9) for name in ["director", *ids]}
+    try:
+        broker = LocalBroker(f"{folder}/broker", users).start()
+    except BrokerError as error:
+        print(f"tileclock: {error}", file=sys.stderr)
+        return 1
+    started = [broker.stop]  # what to stop, however far the start got
+    try:
+        feed = HallFeed("127.0.0.1", broker.port, users["director"], f"{folder}/records").start()
+        started.append(feed.close)
+        try:
+            page = HallPage(feed, host or "127.0.0.1", int(port)).start()
+        except OSError as error:
+            print(
+                f"tileclock: the page cannot listen on {args.web}: {error.strerror or error} "
+                "(choose another with --web HOST:PORT)",
+                file=sys.stderr,
+            )
+            return 1
+        started.append(page.close)
+        fleet = Fleet(
+            f"{folder}/clocks", "127.0.0.1", broker.port, users, args.clocks, speed=args.speed
+        ).start()
+        started.append(fleet.close)
+        print(
+            f"mosquitto on 127.0.0.1:{broker.port}; {args.clocks} clocks playing ({args.speed:g}x); "
+            f"records in {folder}"
+        )
+        print(f"the director's page: {page.address}   (Ctrl-C to stop)", flush=True)
+        feed.run(threading.Event().is_set)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for stop in reversed(started):
+            stop()
+    return 0
+
+
+def cmd_hall_setup(args):
+    """Write the hall's broker config, ACL and passwords."""
+    from ..director.broker import BrokerError, setup
+
+    folder_to_make(args.folder, "hall-setup")
+    try:
+        users = setup(args.folder, args.clock)
+    except BrokerError as error:
+        print(f"tileclock: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote tileclock.conf, tileclock.acl and tileclock.passwd in {args.folder}; the passwords:")
+    for name, password in users.items():
+        print(f"  {name} = {password}")
+    print("give each clock its own in its [hall] section (docs/hall.md); keep them out of sight")
+    return 0
+
+
+def cmd_export(args):
+    """Export the games of a journal as CSV and JSON (and each game's picture, with the director extra)."""
+    from ..director.export import export
+    from ..director.plot import available
+
+    pictures = not args.no_pictures and available()  # looking costs the plotting library's memory
+    written = export(args.journal, args.out, game=args.game, pictures=pictures)
+    for path in written:
+        print(path)
+    if not pictures and not args.no_pictures and not args.out.endswith((".csv", ".json")):
+        print("(no game pictures: they need the director extra, pip install 'tileclock[director]')")
+    return 0
+
+
+def cmd_sheet(args):
+    """The penalty sheet of a round: games matched to the pairings, as CSV and a printable page."""
+    from ..director.results import run_sheets
+
+    return run_sheets(args, sys.stdout)
+
+
+def cmd_plot(args):
+    """Draw the picture of a recorded game (PNG or SVG)."""
+    from ..director.plot import picture_format, write_picture
+    from ..director.replay import load_game
+
+    picture_format(args.out)  # a wrong ending is refused before anything is read
+    game = load_game(args.log, args.game)
+    at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
+    print(write_picture(game, args.out, title=args.title or f"{args.log}, game {game.seq}", at_ms=at_ms))
+    return 0
+
+
+def cmd_replay(args):
+    """Show what both screens showed at an instant of a recorded game."""
+    from ..device.render import Panel, render
+    from ..director.replay import describe, load_game, view_at, within_the_game
+
+    if args.plot:
+        from ..director.plot import picture_format
+
+        picture_format(args.plot)
+    game = load_game(args.log, args.game)
+    at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
+    at_ms, after_seq, note = within_the_game(game, at_ms, args.after_seq)
+    if note:
+        print(f"{note}: the state at the end")
+    view, record, at_ms = view_at(game, at_ms=at_ms, after_seq=after_seq)
+    print(describe(view, record, at_ms))
+    if args.png:
+        from ..sim.frames import side_by_side
+
+        side_by_side({side: render(view, Panel(faces=side)) for side in "AB"}).save(args.png)
+        print(f"both screens drawn in {args.png}")
+    if args.plot:
+        from ..director.plot import write_picture
+
+        write_picture(game, args.plot, title=f"{args.log} at {format_clock(at_ms // 1000)}", at_ms=at_ms)
+        print(f"the game's picture, with the instant marked, in {args.plot}")
+    return 0
