@@ -11,7 +11,9 @@ import threading
 from tileclock.bench import procstat
 from tileclock.bench.busbytes import measure as measure_bus
 from tileclock.bench.exactness import beside_a_ticking_clock, exact_max_error_ns, intervals, ticking_used_s
-from tileclock.bench.run import KEYS, Progress, measure_service, press_latencies, table, verdict
+from tileclock.bench.report import KEYS, table, verdict
+from tileclock.bench.run import Progress
+from tileclock.bench.service import measure_service, press_latencies
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 
 S = NS_PER_S
