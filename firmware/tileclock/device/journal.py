@@ -14,46 +14,39 @@ Nothing about the disk stops the clock. A record the disk does not take
 written, in order and once, when a retry gets through (at most `BACKLOG`
 records wait; older ones are then given up, and a `fault` says which). A
 damaged record costs that record alone: its segment's good records are kept,
-the damaged bytes are copied aside, never deleted. Seq numbers are never used
+the damaged bytes are copied aside, never deleted (`readback.py`). Seq numbers are never used
 twice: a mark kept `HEADROOM` seqs ahead of the newest record says where the
 next start must go on from if this one stops without closing the journal,
-and a `fault` record says what was skipped.
+and a `fault` record says what was skipped (`numbering.py`). Old games are pruned
+as `retention.py` says.
 """
 
 import errno
 import logging
 import os
-import secrets
-import time
 from collections import deque
-from itertools import groupby, islice
 
-from ..clock.history import opening_lost, reaches_last_game
+from ..clock.history import reaches_last_game
 from ..clock.protocol import frame, unframe
 from ..clock.records import encode
 from . import segments as files
 from . import writeback
-from .retention import Retention, SegmentInfo, choose
+from .numbering import HEADROOM, Numbering
+from .readback import ReadBack
+from .retention import Pruning, Retention
+from .writeback import SegmentWriter
 
 log = logging.getLogger(__name__)
 
 #: records kept in memory while the disk does not take them
-BACKLOG = 10_000
+BACKLOG = HEADROOM  # (no more than the seqs reserved ahead)
 #: records already on disk also kept in memory, for the line to send from
 RECENT = 2_000
-#: seqs reserved ahead of the newest record (at least what BACKLOG can hold)
-HEADROOM = BACKLOG
 #: records that need not wait for the card (they only bound what a power cut can lose)
 UNHURRIED_EVENTS = frozenset({"checkpoint"})
-#: no framed record is shorter: a damaged segment of N bytes held at most N / this many records
-MIN_RECORD_BYTES = 64
-#: where the used seqs cannot be known or marked (see `_far_block`): a run numbers from one of
-#: these blocks, chosen at random below the largest seq a segment's 12-digit name holds
-JUMP_BLOCK = 10**7
-LAST_SEQ = 10**12 - 1
 
 
-class Journal:
+class Journal(ReadBack, Numbering, SegmentWriter, Pruning):
     """Records by `seq`: on disk in `directory` (None: in memory only), the newest also in memory.
 
     `legacy` names a single-file journal of an earlier version, taken over on first start.
@@ -339,252 +332,10 @@ class Journal:
         self._close_fd()
         self._set_runtime_mark(self.next_seq - 1)
 
-    # ------------------------------------------------------------------ start-up
-
-    def _start(self, legacy):
-        try:
-            os.makedirs(self.directory, exist_ok=True)
-            if legacy and os.path.isfile(legacy):
-                self._take_over(legacy)
-            self._segments = files.list_segments(self.directory)
-            self._reserved = files.read_mark(self.directory, files.RESERVED) or 0
-            held = [files.read_mark(self.directory, m) for m in (files.COLLECTED, files.EXPORTED)]
-            self._held = max((h for h in held if h is not None), default=None)
-        except OSError as error:
-            self._fail(error)
-            self._blind = True
-            runtime = self._runtime_mark()
-            self.next_seq = runtime + 1 if runtime is not None else _far_block(0)
-            self._note_skipped(
-                0,
-                f"the journal cannot be read ({error.strerror}), so the seqs used before are unknown: "
-                + ("numbering goes on from this boot's last run" if runtime is not None else _JUMPED),
-            )
-            self._set_runtime_mark(self.next_seq - 1)
-            return
-        used_below, writable = self._read_back()
-        if self._segments:
-            self._first_disk_seq = self._segments[0]
-        if writable:  # never into a segment not read, or not repaired: new records start another
-            self._active = self._open_segment = self._segments[-1]
-        runtime = self._runtime_mark()
-        marked = self._reserved if runtime is None else runtime + 1
-        self.next_seq = max(used_below, marked)
-        if used_below > marked:  # the damaged bytes decide, not how the last run stopped
-            why = "damaged lines may have held records so numbered (their bytes are kept aside)"
-        else:
-            why = (
-                "records so numbered may have been sent: the last run stopped without closing the "
-                "journal (its disk may have failed meanwhile)"
-            )
-        try:
-            self._reserve()  # (pruning waits for the next game: a start reads no more than it must)
-        except OSError as error:
-            self._fail(error)
-            if runtime is None:  # a start in a later boot would go on from this same mark
-                self.next_seq = _far_block(self.next_seq)
-                why = f"the mark of the seqs used cannot be moved ({error.strerror}): {_JUMPED}"
-        # (up to a run of this boot's last seq, that run sent them or said it skipped them)
-        self._note_skipped(self._good_next if runtime is None else max(self._good_next, runtime + 1), why)
-        self._set_runtime_mark(self.next_seq - 1)
-
-    def _note_skipped(self, start, why):
-        """Say that the seqs from `start` to the next one are never used, and why."""
-        if self.next_seq > start:
-            last = self.next_seq - 1
-            self._note(f"seq {start}-{last} skipped: {why}", {"skipped": [start, last]})
-
-    def _read_back(self):
-        """Read segments from the newest back until the last game's start; returns the seq above
-        every one the journal may have held, and whether new records may go on in the newest segment
-        (it could be read, and repaired if it had to be)."""
-        used_below, records, writable = 0, [], False
-        for first in reversed(self._segments):
-            segment = self._load(first)
-            if first == self._segments[-1]:
-                used_below = self._used_below(first, segment)
-            if segment is None:
-                continue
-            if first == self._segments[-1]:
-                writable = segment.repaired
-                self._active_has_game = any(r["ev"] != "boot" for _, _, r in segment.entries)
-                self._size = len(segment.clean_bytes) if segment.needs_repair else len(segment.data)
-            records[:0] = [record for _, _, record in segment.entries]
-            if reaches_last_game(records) or opening_lost(records, first):
-                break  # (a game whose opening is damaged still begins at its segment)
-        self._recovery = records
-        self._last_game_first_seq = records[0]["seq"] if records else None
-        return used_below, writable
-
-    def _used_below(self, first, segment):
-        """Above every seq the newest segment may have held: after its last good record, or, with
-        lines damaged or unreadable, after as many records as its bytes could have held."""
-        good = self._good_next = (
-            segment.entries[-1][0] + 1 if segment is not None and segment.entries else first
-        )
-        if segment is not None and not segment.problems:
-            return good
-        try:
-            size = len(segment.data) if segment is not None else os.path.getsize(self._path(first))
-        except OSError:
-            size = HEADROOM * MIN_RECORD_BYTES
-        return max(good, first + size // MIN_RECORD_BYTES + 1)
-
-    def _load(self, first):
-        """Read one segment and repair it if it is damaged (good lines kept, the bytes kept aside)."""
-        path = self._path(first)
-        try:
-            segment = files.Segment(path)
-        except OSError as error:
-            self._note(f"{os.path.basename(path)} cannot be read ({error.strerror})", {})
-            return None
-        segment.repaired = not segment.needs_repair
-        if not segment.repaired:
-            self._repair(segment)
-        return segment
-
-    def _repair(self, segment, whys=None, later=False):
-        """Keep a damaged segment's bytes aside and write its good lines back; say so in a note.
-
-        If the disk will not take it, the segment waits (`_unrepaired`) and the repair is tried
-        again `later`, after each write that gets through (its note then), or at the next start."""
-        path, segment.repaired = segment.path, False
-        first = int(os.path.basename(path)[:-4])
-        try:
-            kept = segment.repair()
-            segment.repaired = True
-            self._unrepaired.pop(first, None)
-        except OSError as error:
-            kept = None
-            self._unrepaired[first] = whys or {}
-            if later:
-                log.warning("journal %s: repairing %s: %s", self.directory, path, error)
-                return
-            self._fail(error)
-        if segment.problems:
-            lines = ", ".join(f"line {number}: {what}" for number, what in segment.problems)
-            where = (
-                f"kept as {os.path.relpath(kept, self.directory)}"
-                if kept
-                else "not repaired yet: the disk fails (nothing is cut or added before its bytes are kept)"
-            )
-            self._note(f"{os.path.basename(path)} damaged ({lines}); the good records are kept; {where}", {})
-            log.warning("journal %s: %s damaged (%s)", self.directory, path, lines)
-
-    def _take_over(self, legacy):
-        """Split an earlier version's single-file journal into segments (the file is kept, renamed)."""
-        segment = files.Segment(legacy)
-        games = []
-        for entry in segment.entries:
-            starts = entry[2]["ev"] == "new_game" and games and any(e[2]["ev"] != "boot" for e in games[-1])
-            if starts or not games:
-                games.append([])
-            games[-1].append(entry)
-        for game in games:
-            data = b"".join(line.encode("ascii") + b"\n" for _, line, _ in game)
-            files.replace_file(self._path(game[0][0]), data)
-        if segment.problems:
-            segment.path = self._path(games[0][0][0] if games else 0)
-            segment.keep_aside()
-            lines = ", ".join(f"line {number}: {what}" for number, what in segment.problems)
-            self._note(f"{os.path.basename(legacy)} damaged ({lines}); the good records are kept", {})
-        os.replace(legacy, legacy + ".taken-over")
-        files.fsync_dir(os.path.dirname(legacy) or ".")
-
     # ------------------------------------------------------------------ the disk
 
     def _path(self, first):
         return os.path.join(self.directory, files.segment_name(first))
-
-    def _write_pending(self):
-        if self._blind:
-            self._see_again()
-        pending = islice(self._recent, len(self._recent) - self._unwritten, None)
-        urgent = self._unwritten_urgent > 0 or self.settle_ms is None
-        for segment, group in groupby(list(pending), key=lambda entry: entry[2]):
-            lines = [line for _, line, _ in group]
-            if segment != self._open_segment:
-                self._begin_segment(segment)
-            self._ensure_open()
-            data = memoryview(b"".join(line.encode("ascii") + b"\n" for line in lines))
-            offset = self._size
-            while data:
-                written = os.pwrite(self._fd, data, offset)
-                data, offset = data[written:], offset + written
-            if urgent:
-                os.fdatasync(self._fd)  # the segment's unhurried records before these stay with them
-            else:
-                writeback.start_writeback(self._fd)
-            self._unsynced = not urgent
-            self._size = offset
-            self._unwritten -= len(lines)
-        self._unwritten_urgent = 0
-        if self._fd is None:  # nothing was waiting: a retry after a failure checks the disk again
-            self._ensure_open()
-        self._reserve()
-
-    def _see_again(self):
-        """The folder could not be read at start. Now that it answers, write into it only if it holds
-        nothing this run may have numbered again."""
-        os.makedirs(self.directory, exist_ok=True)
-        if files.list_segments(self.directory) or files.read_mark(self.directory, files.RESERVED):
-            raise OSError(
-                errno.EEXIST,
-                "the journal can be read again and holds records from before "
-                "this start: restart tileclock to go on from them",
-            )
-        self._blind = False
-
-    def _begin_segment(self, first):
-        self._close_fd()
-        self._open_segment, self._size = first, 0
-        self._ensure_open()
-        files.fsync_dir(self.directory)
-        if first not in self._segments:
-            self._segments.append(first)
-            try:
-                self._prune()
-            except OSError as error:
-                log.warning("journal %s: pruning: %s", self.directory, error)
-
-    def _ensure_open(self):
-        """Open the segment being written, cut back to what is known to be on disk."""
-        if self._fd is not None or self._open_segment is None:
-            return
-        os.makedirs(self.directory, exist_ok=True)
-        fd = os.open(self._path(self._open_segment), os.O_WRONLY | os.O_CREAT, 0o644)
-        try:
-            size = os.fstat(fd).st_size
-            if size != self._size:
-                os.ftruncate(fd, self._size)  # a write cut off by the failure
-                if size < self._size:
-                    self._note(
-                        f"{files.segment_name(self._open_segment)} lost records the disk had taken", {}
-                    )
-                os.fdatasync(fd)
-        except OSError:
-            os.close(fd)
-            raise
-        self._fd = fd
-
-    def _close_fd(self):
-        if self._fd is not None:
-            try:
-                if self._unsynced:
-                    os.fdatasync(self._fd)  # what is closed, a stop or the next game's segment, stays
-            except OSError:
-                pass
-            self._unsynced = False
-            try:
-                os.close(self._fd)
-            except OSError:
-                pass
-            self._fd = None
-
-    def _reserve(self):
-        if self.next_seq + HEADROOM // 2 > self._reserved:
-            files.set_mark(self.directory, files.RESERVED, self.next_seq + HEADROOM)
-            self._reserved = self.next_seq + HEADROOM
 
     def _fail(self, error):
         if self.failing is None:
@@ -621,103 +372,6 @@ class Journal:
 
     def _note(self, detail, extra):
         self._notes.append((detail, extra))
-
-    # ------------------------------------------------------------------ retention
-
-    def _finished_segments(self):
-        infos = []
-        for first, following in zip(self._segments, self._segments[1:], strict=False):
-            if first in self._unrepaired:
-                continue  # its damaged bytes are not kept aside yet
-            try:
-                stat = os.stat(self._path(first))
-            except FileNotFoundError:
-                continue
-            infos.append(SegmentInfo(first, following - 1, stat.st_size, stat.st_mtime))
-        return infos
-
-    def _prune(self, need_bytes=0):
-        """Remove the games retention lets go; returns how many."""
-        chosen = choose(self._finished_segments(), self.retention, self._held, time.time(), need_bytes)
-        for info, unheld in chosen:
-            self._keep_damage_aside(self._path(info.first))  # damaged bytes are never deleted
-            os.unlink(self._path(info.first))
-            self._segments.remove(info.first)
-            if unheld:
-                self._note(
-                    f"seq {info.first}-{info.last} pruned before the director held it, to make room",
-                    {"pruned": [info.first, info.last]},
-                )
-        if chosen:
-            files.fsync_dir(self.directory)
-            self._first_disk_seq = self._segments[0] if self._segments else None
-        return len(chosen)
-
-    def _keep_damage_aside(self, path):
-        """Before a finished game goes: if its file was damaged after it was written (read back
-        only a line at a time since, which leaves bad lines out), copy it into `damaged/` and say so.
-        Raises OSError if the copy cannot be made: then the game is not pruned."""
-        segment = files.Segment(path)
-        if segment.needs_repair:
-            kept = segment.keep_aside()
-            lines = ", ".join(f"line {number}: {what}" for number, what in segment.problems) or "its end"
-            self._note(
-                f"{os.path.basename(path)} damaged ({lines}); pruned as retention says, its bytes "
-                f"kept as {os.path.relpath(kept, self.directory)}",
-                {},
-            )
-
-    def _make_room(self):
-        """The card is full: prune the oldest finished game (held ones first) to go on writing."""
-        try:
-            return self._prune(need_bytes=1) > 0
-        except OSError:
-            return False
-
-    # ------------------------------------------------------------------ this boot
-
-    def _runtime_path(self):
-        folder, _boot_id = self._runtime
-        return os.path.join(folder, "journal-sent")
-
-    def _runtime_mark(self):
-        """The highest seq a run in this boot may have sent, if a run in this boot left one."""
-        if self._runtime is None:
-            return None
-        try:
-            with open(self._runtime_path()) as file:
-                boot_id, seq = file.read().split()
-            return int(seq) if boot_id == self._runtime[1] else None
-        except (OSError, ValueError):
-            return None
-
-    def _set_runtime_mark(self, seq):
-        if self._runtime is None:
-            return
-        path = self._runtime_path()
-        try:
-            with open(path + ".new", "w") as file:
-                file.write(f"{self._runtime[1]} {seq}\n")
-            os.replace(path + ".new", path)  # memory only (tmpfs): no fsync needed
-        except OSError:
-            try:
-                os.unlink(path)  # better no mark than a wrong one: the reservation then holds
-            except OSError:
-                pass
-
-
-_JUMPED = "numbering goes on from a block of seqs chosen at random, far above any a start can have used"
-
-
-def _far_block(above):
-    """The first seq of a block no other start can have used: where a start can neither read nor
-    move the mark of used seqs, a start in a later boot would go on from the same place, so each
-    goes on from a block of `JUMP_BLOCK` seqs chosen at random (one of some 100,000) above `above`
-    and well clear of it, within the 12 digits of a segment's name."""
-    low, high = above // JUMP_BLOCK + 2, (LAST_SEQ + 1) // JUMP_BLOCK - 1
-    if low > high:
-        return above  # (over 10**12 records: not in a clock's life)
-    return (low + secrets.randbelow(high - low + 1)) * JUMP_BLOCK
 
 
 def _segment_of(segments, seq):

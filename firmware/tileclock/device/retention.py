@@ -7,7 +7,11 @@ not hold yet is pruned only to stay under `keep_mb` (or when the card is full),
 and each such game is reported in a `fault` record.
 """
 
+import os
+import time
 from dataclasses import dataclass
+
+from . import segments as files
 
 MB = 1024 * 1024
 DAY_S = 24 * 3600
@@ -58,3 +62,57 @@ def choose(segments, retention, held_through, now_s, need_bytes=0):
                 total -= segment.size
                 need_bytes -= segment.size
     return chosen
+
+
+class Pruning:
+    """Removing the games retention lets go from the journal's folder (a mixin of `Journal`)."""
+
+    def _finished_segments(self):
+        infos = []
+        for first, following in zip(self._segments, self._segments[1:], strict=False):
+            if first in self._unrepaired:
+                continue  # its damaged bytes are not kept aside yet
+            try:
+                stat = os.stat(self._path(first))
+            except FileNotFoundError:
+                continue
+            infos.append(SegmentInfo(first, following - 1, stat.st_size, stat.st_mtime))
+        return infos
+
+    def _prune(self, need_bytes=0):
+        """Remove the games retention lets go; returns how many."""
+        chosen = choose(self._finished_segments(), self.retention, self._held, time.time(), need_bytes)
+        for info, unheld in chosen:
+            self._keep_damage_aside(self._path(info.first))  # damaged bytes are never deleted
+            os.unlink(self._path(info.first))
+            self._segments.remove(info.first)
+            if unheld:
+                self._note(
+                    f"seq {info.first}-{info.last} pruned before the director held it, to make room",
+                    {"pruned": [info.first, info.last]},
+                )
+        if chosen:
+            files.fsync_dir(self.directory)
+            self._first_disk_seq = self._segments[0] if self._segments else None
+        return len(chosen)
+
+    def _keep_damage_aside(self, path):
+        """Before a finished game goes: if its file was damaged after it was written (read back
+        only a line at a time since, which leaves bad lines out), copy it into `damaged/` and say so.
+        Raises OSError if the copy cannot be made: then the game is not pruned."""
+        segment = files.Segment(path)
+        if segment.needs_repair:
+            kept = segment.keep_aside()
+            lines = ", ".join(f"line {number}: {what}" for number, what in segment.problems) or "its end"
+            self._note(
+                f"{os.path.basename(path)} damaged ({lines}); pruned as retention says, its bytes "
+                f"kept as {os.path.relpath(kept, self.directory)}",
+                {},
+            )
+
+    def _make_room(self):
+        """The card is full: prune the oldest finished game (held ones first) to go on writing."""
+        try:
+            return self._prune(need_bytes=1) > 0
+        except OSError:
+            return False

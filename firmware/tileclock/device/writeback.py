@@ -12,7 +12,14 @@ other record.
 """
 
 import ctypes
+import errno
+import logging
 import os
+from itertools import groupby, islice
+
+from . import segments as files
+
+log = logging.getLogger(__name__)
 
 #: sync_file_range's flag: start writing the dirty pages out, without waiting for them.
 SYNC_FILE_RANGE_WRITE = 2
@@ -81,3 +88,92 @@ def commit_interval_ms(path, mountinfo="/proc/self/mountinfo"):
             except ValueError:
                 return None
     return seconds * 1000
+
+
+class SegmentWriter:
+    """Writing the journal's records into its open segment (a mixin of `Journal`)."""
+
+    def _write_pending(self):
+        if self._blind:
+            self._see_again()
+        pending = islice(self._recent, len(self._recent) - self._unwritten, None)
+        urgent = self._unwritten_urgent > 0 or self.settle_ms is None
+        for segment, group in groupby(list(pending), key=lambda entry: entry[2]):
+            lines = [line for _, line, _ in group]
+            if segment != self._open_segment:
+                self._begin_segment(segment)
+            self._ensure_open()
+            data = memoryview(b"".join(line.encode("ascii") + b"\n" for line in lines))
+            offset = self._size
+            while data:
+                written = os.pwrite(self._fd, data, offset)
+                data, offset = data[written:], offset + written
+            if urgent:
+                os.fdatasync(self._fd)  # the segment's unhurried records before these stay with them
+            else:
+                start_writeback(self._fd)
+            self._unsynced = not urgent
+            self._size = offset
+            self._unwritten -= len(lines)
+        self._unwritten_urgent = 0
+        if self._fd is None:  # nothing was waiting: a retry after a failure checks the disk again
+            self._ensure_open()
+        self._reserve()
+
+    def _see_again(self):
+        """The folder could not be read at start. Now that it answers, write into it only if it holds
+        nothing this run may have numbered again."""
+        os.makedirs(self.directory, exist_ok=True)
+        if files.list_segments(self.directory) or files.read_mark(self.directory, files.RESERVED):
+            raise OSError(
+                errno.EEXIST,
+                "the journal can be read again and holds records from before "
+                "this start: restart tileclock to go on from them",
+            )
+        self._blind = False
+
+    def _begin_segment(self, first):
+        self._close_fd()
+        self._open_segment, self._size = first, 0
+        self._ensure_open()
+        files.fsync_dir(self.directory)
+        if first not in self._segments:
+            self._segments.append(first)
+            try:
+                self._prune()
+            except OSError as error:
+                log.warning("journal %s: pruning: %s", self.directory, error)
+
+    def _ensure_open(self):
+        """Open the segment being written, cut back to what is known to be on disk."""
+        if self._fd is not None or self._open_segment is None:
+            return
+        os.makedirs(self.directory, exist_ok=True)
+        fd = os.open(self._path(self._open_segment), os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size != self._size:
+                os.ftruncate(fd, self._size)  # a write cut off by the failure
+                if size < self._size:
+                    self._note(
+                        f"{files.segment_name(self._open_segment)} lost records the disk had taken", {}
+                    )
+                os.fdatasync(fd)
+        except OSError:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    def _close_fd(self):
+        if self._fd is not None:
+            try:
+                if self._unsynced:
+                    os.fdatasync(self._fd)  # what is closed, a stop or the next game's segment, stays
+            except OSError:
+                pass
+            self._unsynced = False
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
