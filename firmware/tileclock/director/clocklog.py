@@ -1,0 +1,230 @@
+"""One clock's records at the director: kept in seq order, written game by game to its board's folder.
+
+A `ClockLog` belongs to a `RecordStore` (`store.py`), which hands it each record of its
+clock and shares the notices and `results.csv` with it. Records ahead of a gap wait until
+the gap is filled or skipped; each game goes to `board-BOARD/game-SEQ-CLOCK.log`, and a
+game that ends adds its row to `results.csv`.
+"""
+
+import os
+
+from ..clock.history import GameSplitter, take_scene
+from ..clock.protocol import FrameError, unframe
+from ..device.identity import is_label
+from .history import summary_row
+
+#: how a clock refuses a resend of seqs it no longer holds (device/commands.py)
+REFUSED = "resend: the journal holds seq "
+
+
+def lines_on_disk(path):
+    """The whole lines of a game file; a line cut off by a kill mid-write is cut from the file."""
+    with open(path, "rb") as file:
+        data = file.read()
+    whole = data[: data.rfind(b"\n") + 1]
+    if len(whole) != len(data):
+        with open(path, "r+b") as file:
+            file.truncate(len(whole))
+    return [line for line in whole.decode("ascii", "replace").splitlines() if line.strip()]
+
+
+def shown(text, limit=200):
+    """Text from a clock made safe to show: printable characters only (no terminal escapes), cut short."""
+    text = str(text)
+    return "".join(c if c.isprintable() else "?" for c in text[:limit]) + ("..." if len(text) > limit else "")
+
+
+class ClockLog:
+    """One clock's records: kept in seq order (those ahead of a gap wait), written game by game."""
+
+    def __init__(self, clock_id, store):
+        self.clock_id = clock_id
+        self.store = store
+        self.board = None  # the board name its last `boot` gave (None until one arrives)
+        self.port = None  # where it was last heard
+        self.expected = 0  # the next seq to write
+        self.pending = {}  # seq -> (record, line) received ahead of a gap (None: a rejected one)
+        self.last = None  # the last record written
+        self.scene = None  # the round and table of its game then (None: no `new_game` seen yet)
+        self.written = 0
+        self.duplicates = 0
+        self.games = 0  # games that ended
+        self.faults = {}  # part -> detail, of the clock's faults not yet cleared
+        self._game_file = None
+        self._file_game = None  # the `Game` whose file is open
+        self._splitter = GameSplitter()  # which game each record belongs to: clock/history.py says
+        self._unsettled = {}  # seq -> line of a record the splitter has not placed yet (a boot)
+        self.unsent = []  # [first, last] runs of seqs the clock says it can never send
+
+    def take_up(self, lines, path, last):
+        """Read back a game file this store wrote before (its framed lines): the clock goes on
+        after its records; with `last`, into the same file."""
+        splitter = GameSplitter()
+        for line in lines:
+            try:
+                record = unframe(line)
+            except FrameError:
+                continue
+            self.expected = max(self.expected, record["seq"] + 1)
+            self.last = record
+            self.scene = take_scene(self.scene, record)
+            self.written += 1
+            if record["ev"] == "boot":
+                self.board = record.get("board")
+            elif record["ev"] == "fault":
+                self.faults[shown(record.get("part"))] = shown(record.get("detail"))
+            elif record["ev"] == "fault_cleared":
+                self.faults.pop(shown(record.get("part")), None)
+            splitter.add(record)
+        if last and splitter.game is not None:
+            self._splitter = splitter
+            self._file_game = splitter.game
+            self._game_file = open(path, "a", encoding="ascii")
+
+    def add(self, record, line):
+        """Take one record and its framed line; returns how many records it let through to the
+        files (0: held for a gap, or a duplicate)."""
+        return self._take(record["seq"], (record, line))
+
+    def add_rejected(self, seq):
+        """The clock's record `seq` came, but was rejected: it is not asked for again."""
+        return self._take(seq, None)
+
+    def _take(self, seq, entry):
+        if seq < self.expected or seq in self.pending:
+            self.duplicates += 1
+            return 0
+        self.pending[seq] = entry
+        return self._drain()
+
+    def gap(self):
+        """(first, last) of the first run of records missing before one that arrived, or None."""
+        if not self.pending:
+            return None
+        return self.expected, min(self.pending) - 1
+
+    def skip_to(self, seq, why):
+        """The clock no longer holds the records before `seq`: go on from there, and say so."""
+        if seq <= self.expected:
+            return 0
+        self.store.notice(f"clock {self.clock_id}: records {self.expected}-{seq - 1} skipped ({why})")
+        self.expected = seq
+        for stale in [s for s in self.pending if s < seq]:
+            del self.pending[stale]
+        return self._drain()
+
+    def note_unsent(self, record):
+        """Step over the seqs a clock says it can never send: those a `fault` names as skipped
+        (seqs never used after an unclean stop), lost or pruned, and those before what it still
+        holds when it refuses a resend. Call it with every record taken (a run may start later)."""
+        if record["ev"] == "fault":
+            self.unsent += [record[key] for key in ("skipped", "lost", "pruned") if key in record]
+        moved = True
+        while moved:
+            moved = False
+            for first, last in self.unsent:
+                if first <= self.expected <= last:
+                    self.skip_to(last + 1, "the clock says it can never send them")
+                    moved = True
+        detail = record.get("detail")
+        if record["ev"] == "error" and isinstance(detail, str) and detail.startswith(REFUSED):
+            first = detail[len(REFUSED) :].partition("-")[0]
+            if first.isdigit():
+                self.skip_to(int(first), "the clock no longer holds them")
+
+    @property
+    def board_label(self):
+        """The board name as the director's files show it (a label, or `unnamed`)."""
+        return self.board if is_label(self.board) else "unnamed"
+
+    def close(self):
+        """Close the game's file; a `boot` that led into nothing yet goes into it (or beside it)."""
+        held = [
+            self._unsettled.pop(boot["seq"])
+            for boot in self._splitter.pending()
+            if boot["seq"] in self._unsettled
+        ]
+        if held and self._game_file:
+            self._game_file.write("".join(line + "\n" for line in held))
+        elif held:
+            self._outside_games(held)
+        self._close_game()
+
+    def _close_game(self):
+        if self._game_file:
+            self._game_file.close()
+            self._game_file = None
+
+    def _drain(self):
+        moved = 0
+        while self.expected in self.pending:
+            entry = self.pending.pop(self.expected)
+            if entry is not None:
+                self._write(*entry)
+            self.expected += 1
+            moved += 1
+        return moved
+
+    def _write(self, record, line):
+        ev = record["ev"]
+        if ev == "fault":
+            self.faults[shown(record.get("part"))] = shown(record.get("detail"))
+        elif ev == "fault_cleared":
+            self.faults.pop(shown(record.get("part")), None)
+        elif ev == "boot":
+            self._name_board(record.get("board"))
+        self._unsettled[record["seq"]] = line
+        for game, settled in self._splitter.add(record):
+            self._file(game, settled, self._unsettled.pop(settled["seq"]))
+        self.last = record
+        self.scene = take_scene(self.scene, record)  # records come here in seq order
+        self.written += 1
+
+    def _file(self, game, record, line):
+        """Each game's file holds its records from `new_game` on, led by the `boot` that opened it."""
+        if game is None:
+            self._outside_games([line])
+            return
+        if game is not self._file_game:
+            self._open_game(game)
+        self._game_file.write(line + "\n")
+        if self.store.batching:
+            self.store.unflushed.add(self)
+        else:
+            self._game_file.flush()
+        if record["ev"] == "end":
+            self.flush()  # the game's file is whole on disk before its row names it
+            self.games += 1
+            self.store.add_result(summary_row(game, self.board_label))
+
+    def flush(self):
+        """Hand what was written to the game's file to the system (the store does it after each batch)."""
+        if self._game_file:
+            self._game_file.flush()
+
+    def _outside_games(self, lines):
+        """Records of a game whose `new_game` the clock no longer holds: kept in a file of their own."""
+        folder = os.path.join(self.store.outdir, f"board-{self.board_label}")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, f"before-games-{self.clock_id}.log"), "a", encoding="ascii") as file:
+            file.write("".join(line + "\n" for line in lines))
+
+    def _open_game(self, game):
+        folder = os.path.join(self.store.outdir, f"board-{self.board_label}")
+        os.makedirs(folder, exist_ok=True)
+        self._close_game()
+        self._game_file = open(
+            os.path.join(folder, f"game-{game.seq}-{self.clock_id}.log"), "a", encoding="ascii"
+        )
+        self._file_game = game
+
+    def _name_board(self, board):
+        if board == self.board:
+            return
+        if board is not None and not is_label(board):
+            self.store.notice(
+                f"clock {self.clock_id}: board name {str(board)[:40]!r} is not a label "
+                "(letters, digits, - and _): its games are filed under board-unnamed"
+            )
+        self.board = board
+        self.store.board_claimed(self)
