@@ -23,7 +23,6 @@ comes back before its publish call returned is kept in `_early` until the
 message id is registered.
 """
 
-import json
 import logging
 import os
 import threading
@@ -32,10 +31,11 @@ from collections import deque
 
 import paho.mqtt.client as mqtt
 
-from ...clock.history import take_scene
-from ...clock.protocol import CommandError, FrameError, parse_command, unframe
+from ...clock.protocol import CommandError, parse_command
 from ..hall import ALL, topic
 from ..ranges import Resends
+from .hall_acked import AckedOnDisk
+from .hall_state import RetainedState
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +43,11 @@ log = logging.getLogger(__name__)
 WINDOW = 200
 #: a broken connection shows as a fault only once it has lasted this long (Wi-Fi blips are not news)
 DOWN_GRACE_S = 5.0
-#: the acknowledged seq goes to disk at most this often
-SAVE_EVERY_S = 1.0
 #: commands waiting for the loop, at most (more are dropped, with a log line)
 MAX_COMMANDS = 32
 
 
-class HallLink:
+class HallLink(RetainedState, AckedOnDisk):
     """Publishes the journal's records to `tileclock/<clock id>/records` and reads the director's commands.
 
     `wake` is called (from paho's thread) when the loop has something to do:
@@ -215,56 +213,6 @@ class HallLink:
         with self._lock:
             self._next = min(self._next, seq)
 
-    # --- what the records say, for the retained state
-
-    def _take_up_records(self):
-        """Follow the journal's newest records: the game's round and table (`take_scene`: only
-        what applied to it) and the faults, for the state topic."""
-        newest = self.journal.settled_seq - 1
-        if self._last_record is not None and self._last_record["seq"] >= newest:
-            return
-        if self._last_record is not None:
-            first = self._last_record["seq"] + 1
-        else:  # at start, from the last game's opening: a restart mid-game keeps its round and table
-            first = self.journal.last_game_first_seq
-            first = newest if first is None else first
-        for _, line in self.journal.read(max(first, self.journal.first_seq), newest):
-            try:
-                record = unframe(line)
-            except FrameError:
-                continue
-            if record.get("ev") == "fault":
-                self._faults[str(record.get("part"))] = str(record.get("detail", ""))
-            elif record.get("ev") == "fault_cleared":
-                self._faults.pop(str(record.get("part")), None)
-            if "board" in record:
-                self._board_named = record["board"]
-            self._scene = take_scene(self._scene, record)  # never a `set` for the next game
-            self._last_record = record
-
-    def _publish_state(self):
-        record = self._last_record
-        if record is None:
-            return
-        scene = self._scene or {}
-        state = {
-            "clock": self.clock_id,
-            "board": self.board if self._board_named is None else self._board_named,
-            "round": scene.get("round"),
-            "table": scene.get("table"),
-            "seq": record["seq"],
-            "ev": record.get("ev"),
-            "state": record.get("state"),
-            "run": record.get("run"),
-            "A": record.get("A"),
-            "B": record.get("B"),
-            "faults": self._faults,
-        }
-        text = json.dumps(state, separators=(",", ":"), sort_keys=True)
-        if text != self._state:
-            self._publish(topic(self.clock_id, "state"), text, retain=True)
-            self._state = text
-
     def _publish(self, name, payload, retain=False):
         """Publish a message that is not a record (QoS 1)."""
         info = self.client.publish(name, payload, qos=1, retain=retain)
@@ -392,60 +340,6 @@ class HallLink:
             return
         self._commands.append(bytes(message.payload))
         self.wake()
-
-    # --- the acknowledged seq, on disk
-
-    def _load_acked(self):
-        """The last seq the broker acknowledged before this start, or -1 (send the whole journal)."""
-        if self._acked_path is None:
-            return self.journal.first_seq - 1
-        try:
-            with open(self._acked_path, encoding="ascii") as file:
-                acked = int(file.read().strip())
-        except FileNotFoundError:
-            return self.journal.first_seq - 1
-        except (OSError, ValueError, UnicodeDecodeError) as error:
-            log.warning("hall: %s unreadable (%s): sending the whole journal again", self._acked_path, error)
-            return self.journal.first_seq - 1
-        # a journal started afresh has nothing above its own end
-        return min(max(acked, self.journal.first_seq - 1), self.journal.next_seq - 1)
-
-    def _schedule_save(self):
-        with self._lock:
-            if self._save_timer is not None:
-                return
-            delay = max(0.0, self._saved_at + SAVE_EVERY_S - time.monotonic())
-            self._save_timer = threading.Timer(delay, self._save_acked)
-            self._save_timer.daemon = True
-            self._save_timer.start()
-
-    def _save_acked(self):
-        with self._save_lock:  # the timer's thread and `close` may both save
-            self._save_acked_now()
-
-    def _save_acked_now(self):
-        with self._lock:
-            self._save_timer = None
-            acked = self.acked
-        if self._acked_path is None or acked == self._saved:
-            return
-        temporary = self._acked_path + ".new"
-        try:
-            with open(temporary, "w", encoding="ascii") as file:
-                file.write(f"{acked}\n")
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, self._acked_path)
-        except OSError as error:
-            log.warning(
-                "hall: cannot save %s (%s); records after %d may be sent again",
-                self._acked_path,
-                error,
-                self._saved,
-            )
-            return
-        self._saved = acked
-        self._saved_at = time.monotonic()
 
 
 def _is_ack(line):

@@ -1,0 +1,63 @@
+"""The clock's retained state on the hall's broker (`tileclock/<clock id>/state`): what the
+journal's newest records say of the game (round, table, clocks) and of the clock's faults.
+
+A mixin of `HallLink` (hall_link.py): published again only when it changes.
+"""
+
+import json
+
+from ...clock.history import take_scene
+from ...clock.protocol import FrameError, unframe
+from ..hall import topic
+
+
+class RetainedState:
+    """Follows the journal's records and publishes the state they give, for `HallLink`."""
+
+    def _take_up_records(self):
+        """Follow the journal's newest records: the game's round and table (`take_scene`: only
+        what applied to it) and the faults, for the state topic."""
+        newest = self.journal.settled_seq - 1
+        if self._last_record is not None and self._last_record["seq"] >= newest:
+            return
+        if self._last_record is not None:
+            first = self._last_record["seq"] + 1
+        else:  # at start, from the last game's opening: a restart mid-game keeps its round and table
+            first = self.journal.last_game_first_seq
+            first = newest if first is None else first
+        for _, line in self.journal.read(max(first, self.journal.first_seq), newest):
+            try:
+                record = unframe(line)
+            except FrameError:
+                continue
+            if record.get("ev") == "fault":
+                self._faults[str(record.get("part"))] = str(record.get("detail", ""))
+            elif record.get("ev") == "fault_cleared":
+                self._faults.pop(str(record.get("part")), None)
+            if "board" in record:
+                self._board_named = record["board"]
+            self._scene = take_scene(self._scene, record)  # never a `set` for the next game
+            self._last_record = record
+
+    def _publish_state(self):
+        record = self._last_record
+        if record is None:
+            return
+        scene = self._scene or {}
+        state = {
+            "clock": self.clock_id,
+            "board": self.board if self._board_named is None else self._board_named,
+            "round": scene.get("round"),
+            "table": scene.get("table"),
+            "seq": record["seq"],
+            "ev": record.get("ev"),
+            "state": record.get("state"),
+            "run": record.get("run"),
+            "A": record.get("A"),
+            "B": record.get("B"),
+            "faults": self._faults,
+        }
+        text = json.dumps(state, separators=(",", ":"), sort_keys=True)
+        if text != self._state:
+            self._publish(topic(self.clock_id, "state"), text, retain=True)
+            self._state = text
