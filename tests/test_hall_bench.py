@@ -4,7 +4,7 @@
 tests/test_hall.py, which asserts that no record is lost or kept twice.)
 """
 
-from tileclock.bench.hall import record_to_page, table
+from tileclock.bench.hall_report import record_to_page, table
 
 MS = 1_000_000
 

@@ -20,201 +20,43 @@ started again, one child of clocks killed mid-game (a power cut of its clocks)
 and started again on its state; then a second steady phase. Then the play
 stops, every record is let through, and the director's game files are counted
 against every clock's journal.
+
+The clocks' processes are in `hall_clocks.py`; the page's watcher, the sampler and the
+table of figures in `hall_report.py`; here the run itself.
 """
 
-import bisect
-import contextlib
 import http.client
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-from ..clock.timecode import NS_PER_MS
 from ..director.broker import BrokerError, LocalBroker, free_port
 from ..director.history import read_records
 from ..director.store import count_on_disk
 from . import procstat
-from .run import Progress, pick_state_parent, verdict
-
-KEYS = (
-    "clocks",
-    "records",
-    "records_per_s",
-    "games_ended",
-    "fewest_games_a_clock",
-    "lost",
-    "duplicated",
-    "record_to_page_p50_ms",
-    "record_to_page_p99_ms",
-    "record_to_page_max_broker_restart_ms",
-    "record_to_page_max_director_restart_ms",
-    "record_to_page_max_clocks_killed_ms",
-    "director_cpu_percent",
-    "director_cpu_peak_percent",
-    "director_rss_mb",
-    "broker_cpu_percent",
-    "broker_cpu_peak_percent",
-    "broker_rss_mb",
-    "clocks_cpu_percent",
+from .hall_clocks import FleetProcess
+from .hall_report import (
+    PageWatcher,
+    Sampler,
+    Windows,
+    published,
+    quantile,
+    record_to_page,
+    table,
+    write_delays,
 )
-
-#: (comparison, target) for each figure that has one.
-TARGETS = {
-    "fewest_games_a_clock": (">=", 1),
-    "lost": ("==", 0),
-    "duplicated": ("==", 0),
-    "record_to_page_p99_ms": ("<", 1000),
-}
+from .run import Progress, pick_state_parent
 
 #: (clocks, processes, speed, s of the first steady phase, s to recover from each fault, s of the last)
 PLANS = {"full": (200, 4, 30.0, 60, 20, 90), "quick": (20, 2, 60.0, 15, 10, 40)}
 #: the faults, in the order the run makes them (each a window of the run)
 FAULTS = ("broker_restart", "director_restart", "clocks_killed")
-#: CPU peaks: the busiest this many seconds of the run
-PEAK_WINDOW_S = 10.0
-
-_SEQ = re.compile(r'"seq":(\d+)')
-
-
-def quantile(values, fraction):
-    """The `fraction` quantile of `values` (nearest rank), or None for none."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
-def record_to_page(published, shown):
-    """Each record's delay from its publish to the page first showing it or a later record of its
-    clock, in ms: {(clock, seq): ms}. `published` is {(clock, seq): ns}; `shown` is
-    {clock: [(ns, newest seq on the page), ...]}, seq rising. Records never shown are left out."""
-    delays = {}
-    seqs = {clock: [seq for _, seq in seen] for clock, seen in shown.items()}
-    for (clock, seq), sent_ns in published.items():
-        index = bisect.bisect_left(seqs.get(clock, []), seq)
-        if index < len(seqs.get(clock, [])):
-            delays[(clock, seq)] = max(0, shown[clock][index][0] - sent_ns) / NS_PER_MS
-    return delays
-
-
-# --- the clocks' processes
-
-
-def _fleet_child(spec_path):
-    """Run in a child process: one `Fleet`, noting each record's publish. `hold` and `quit` arrive
-    on stdin; `playing`, `held` and, at the end, the fleet's figures (JSON) go out on stdout."""
-    from ..sim.fleet import Fleet
-
-    with open(spec_path, encoding="utf-8") as file:
-        spec = json.load(file)
-    fleet = Fleet(
-        spec["state_dir"],
-        "127.0.0.1",
-        spec["port"],
-        spec["passwords"],
-        spec["count"],
-        first=spec["first"],
-        speed=spec["speed"],
-        seed=spec["seed"],
-    )
-    with open(spec["published"], "a", encoding="ascii") as notes:
-        lock = threading.Lock()
-        for clock_id, sim in fleet.clocks.items():
-            sim.uplink.client.publish = _timed(clock_id, sim.uplink.client.publish, notes, lock)
-        fleet.start()
-        print("playing", flush=True)
-        for line in sys.stdin:
-            if line.strip() == "hold":
-                fleet.hold()
-                print("held", flush=True)
-            elif line.strip() == "quit":
-                break
-        fleet.close()
-    print(json.dumps({"longest_step_s": fleet.longest_step_s}), flush=True)
-
-
-def _timed(clock_id, publish, notes, lock):
-    """paho's `publish`, noting `clock seq monotonic-ns` for each record on its way out."""
-
-    def timed_publish(name, payload=None, *args, **kwargs):
-        if name.endswith("/records"):
-            match = _SEQ.search(payload if isinstance(payload, str) else payload.decode("ascii"))
-            with lock:
-                notes.write(f"{clock_id} {match.group(1)} {time.monotonic_ns()}\n")
-                notes.flush()  # a killed child keeps what it noted
-        return publish(name, payload, *args, **kwargs)
-
-    return timed_publish
-
-
-class FleetProcess:
-    """A child process of `count` clocks, `clock-FIRST` on; started again after a kill, its clocks
-    take up their journals (a power cut)."""
-
-    def __init__(self, folder, clocks_dir, number, broker_port, passwords, count, first, speed):
-        self.number, self.count = number, count
-        self.spec_path = os.path.join(folder, f"fleet-{number}.json")
-        ids = [f"clock-{n}" for n in range(first, first + count)]
-        self.spec = {
-            "state_dir": clocks_dir,
-            "port": broker_port,
-            "passwords": {clock: passwords[clock] for clock in ids},
-            "count": count,
-            "first": first,
-            "speed": speed,
-            "published": os.path.join(folder, f"published-{number}.log"),
-        }
-        self.starts = 0
-        self.longest_step_s = 0.0
-        self.process = None
-
-    def start(self):
-        # a new seed each start: a clock started again plays on, not its first game over
-        spec = dict(self.spec, seed=self.number * 1000 + self.starts)
-        with open(self.spec_path, "w", encoding="utf-8") as file:
-            os.chmod(self.spec_path, 0o600)
-            json.dump(spec, file)
-        code = f"from tileclock.bench.hall import _fleet_child; _fleet_child({self.spec_path!r})"
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        self.starts += 1
-        return self
-
-    def expect(self, word):
-        line = self.process.stdout.readline()
-        if line.strip() != word:
-            raise RuntimeError(f"clock process {self.number}: no {word!r} (exit code {self.process.poll()})")
-
-    def tell(self, command, answer=None):
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-        if answer:
-            self.expect(answer)
-
-    def kill(self):
-        """Every clock of the process gone at once, mid-game."""
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-
-    def quit(self):
-        try:
-            self.tell("quit")
-            last = json.loads(self.process.stdout.readline() or "{}")
-            self.longest_step_s = max(self.longest_step_s, last.get("longest_step_s", 0.0))
-            self.process.wait(60)
-        except (OSError, ValueError, subprocess.TimeoutExpired):
-            self.process.kill()
-            self.process.wait()
 
 
 # --- the director's process and its page
@@ -268,122 +110,6 @@ class Director:
             self.process.wait()
 
 
-class PageWatcher:
-    """A client of the page's event stream: when each clock's newest record first shows there.
-    It connects again whenever the stream ends (the director restarting)."""
-
-    def __init__(self, port):
-        self.port = port
-        self.shown = {}  # clock -> [(monotonic ns, seq)], seq rising
-        self.boards = {}  # clock -> the board as last shown
-        self.events = 0
-        self._connection = None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="page-watcher", daemon=True)
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def close(self):
-        self._stop.set()
-        connection = self._connection
-        if connection is not None and connection.sock is not None:
-            connection.sock.shutdown(socket.SHUT_RDWR)  # out of its wait for the next event
-        self._thread.join(10)
-
-    def online(self):
-        """How many boards the page shows online with a record."""
-        return sum(1 for board in list(self.boards.values()) if board.get("online") and board.get("seq"))
-
-    def _run(self):
-        while not self._stop.is_set():
-            try:
-                self._follow()
-            except (OSError, http.client.HTTPException, ValueError):
-                pass  # the director is restarting: connect again
-            self._stop.wait(0.1)
-
-    def _follow(self):
-        connection = self._connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        try:
-            connection.request("GET", "/events")
-            response = connection.getresponse()
-            while not self._stop.is_set():
-                line = response.readline()
-                if not line:
-                    return
-                if line.startswith(b"data: "):
-                    self._seen(json.loads(line[6:]), time.monotonic_ns())
-        finally:
-            connection.close()
-
-    def _seen(self, snapshot, now_ns):
-        self.events += 1
-        for board in snapshot["boards"]:
-            clock, seq = board["clock"], board.get("seq")
-            self.boards[clock] = board
-            seen = self.shown.setdefault(clock, [])
-            if isinstance(seq, int) and (not seen or seq > seen[-1][1]):
-                seen.append((now_ns, seq))
-
-
-class Sampler:
-    """Each role's CPU time and peak memory, from /proc once a second; a role is one or more
-    processes, started again or not (`pids_of[role]()` says which now)."""
-
-    def __init__(self, pids_of):
-        self.pids_of = pids_of
-        self.cpu_s = {role: {} for role in pids_of}  # role -> pid -> CPU seconds when last read
-        self.rss_mb = dict.fromkeys(pids_of, 0.0)  # role -> the largest peak of any of its processes
-        self.readings = {role: [] for role in pids_of}  # role -> [(monotonic s, CPU seconds so far)]
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="sampler", daemon=True)
-        self.started = self.elapsed = None
-
-    def start(self):
-        self.started = time.monotonic()
-        self._thread.start()
-        return self
-
-    def _run(self):
-        while not self._stop.wait(1.0):
-            self.sample()
-
-    def sample(self):
-        for role, pids in self.pids_of.items():
-            for pid in pids():
-                cpu_s = procstat.cpu_seconds(pid)
-                try:
-                    rss_mb = procstat.peak_rss_mb(pid) or 0.0
-                except FileNotFoundError:
-                    cpu_s = None
-                if cpu_s is None:
-                    continue  # gone (killed, restarting): its last reading stands
-                self.cpu_s[role][pid] = cpu_s
-                self.rss_mb[role] = max(self.rss_mb[role], rss_mb)
-            self.readings[role].append((time.monotonic(), sum(self.cpu_s[role].values())))
-
-    def close(self):
-        self._stop.set()
-        self._thread.join(5)
-        self.sample()
-        self.elapsed = time.monotonic() - self.started
-
-    def percent(self, role):
-        """The role's CPU over the run, in % of one core."""
-        return 100 * sum(self.cpu_s[role].values()) / self.elapsed
-
-    def peak_percent(self, role, window_s=PEAK_WINDOW_S):
-        """The role's CPU in its busiest `window_s`, in % of one core."""
-        readings, peak = self.readings[role], 0.0
-        for index, (at, cpu_s) in enumerate(readings):
-            later = next(((t, c) for t, c in readings[index:] if t - at >= window_s), None)
-            if later:
-                peak = max(peak, 100 * (later[1] - cpu_s) / (later[0] - at))
-        return peak
-
-
 # --- the run
 
 
@@ -413,22 +139,6 @@ def journaled(clocks_dir):
         keys.update((clock, record["seq"]) for record in records)
         games[clock] = sum(1 for record in records if record["ev"] == "end")
     return keys, games
-
-
-def published(folder):
-    """{(clock, seq): its first publish's monotonic ns} from every child's notes."""
-    first = {}
-    for name in os.listdir(folder):
-        if not name.startswith("published-"):
-            continue
-        with open(os.path.join(folder, name), encoding="ascii") as file:
-            for line in file:
-                parts = line.split()
-                if len(parts) != 3:
-                    continue  # a note cut off by a kill
-                key, at_ns = (parts[0], int(parts[1])), int(parts[2])
-                first[key] = min(first.get(key, at_ns), at_ns)
-    return first
 
 
 class Hall:
@@ -548,7 +258,7 @@ def run(plan, folder, progress):
     sent = published(folder)
     delays = record_to_page(sent, watcher.shown)
     by_window = windows.split(delays, sent)
-    _write_delays(os.path.join(folder, "record-to-page.csv"), delays, sent, windows)
+    write_delays(os.path.join(folder, "record-to-page.csv"), delays, sent, windows)
     sampler = hall.sampler
     figures = {
         "clocks": clocks,
@@ -585,59 +295,6 @@ def run(plan, folder, progress):
     else:
         progress.say(f"the clocks' state directories are in {clocks_dir}")
     return figures
-
-
-class Windows:
-    """Named spans of time (monotonic ns), entered with `with windows(name):`; a name may recur."""
-
-    def __init__(self):
-        self.spans = []  # (name, from ns, to ns)
-
-    @contextlib.contextmanager
-    def __call__(self, name):
-        began = time.monotonic_ns()
-        try:
-            yield
-        finally:
-            self.spans.append((name, began, time.monotonic_ns()))
-
-    def name_at(self, at_ns):
-        return next((name for name, began, ended in self.spans if began <= at_ns <= ended), None)
-
-    def split(self, delays, sent):
-        """{window name: [delay ms of each record published in it]} (every name, empty or not)."""
-        split = {name: [] for name, _, _ in self.spans}
-        for key, ms in delays.items():
-            name = self.name_at(sent[key])
-            if name is not None:
-                split[name].append(ms)
-        return split
-
-
-def _write_delays(path, delays, sent, windows):
-    """Each timed record's delay, for a closer look: clock, seq, publish ns, ms, window."""
-    with open(path, "w", encoding="ascii") as file:
-        file.write("clock,seq,published_ns,record_to_page_ms,window\n")
-        for (clock, seq), ms in sorted(delays.items()):
-            at_ns = sent[(clock, seq)]
-            file.write(f"{clock},{seq},{at_ns},{ms:.1f},{windows.name_at(at_ns) or ''}\n")
-
-
-def _shown(value):
-    if value is None:
-        return "n/a"
-    return f"{value:,.1f}" if isinstance(value, float) else f"{value:,}"
-
-
-def table(figures):
-    """The figures as a plain-text table: value, target, met or missed."""
-    width = max(map(len, KEYS))
-    lines = [f"{'figure':{width}} {'value':>10}  target"]
-    for key in KEYS:
-        value = figures.get(key)
-        target = " ".join(map(str, TARGETS[key])) if key in TARGETS else ""
-        lines.append(f"{key:{width}} {_shown(value):>10}  {target:8} {verdict(key, value, TARGETS)}".rstrip())
-    return "\n".join(lines)
 
 
 def main(args):
