@@ -27,6 +27,7 @@ import paho.mqtt.client as mqtt
 from ..clock.protocol import FieldError, FrameError, unframe, with_crc
 from ..device.hall import ALL, DIRECTOR, ROOT, parse_topic, topic
 from .acks import AckPlan
+from .hall_board import Board, board_order
 from .resend import ResendPlan
 from .store import RecordStore, shown
 
@@ -36,67 +37,6 @@ CLIENT_ID = "tileclock-director"
 BATCH = 500
 #: how long `tileclock hall` waits at its start for the broker to take it in, or refuse it
 FIRST_CONNECT_S = 10.0
-
-
-class Board:
-    """What the director knows of one clock right now."""
-
-    def __init__(self, clock_id):
-        self.clock_id = clock_id
-        self.status = None  # "online" / "offline" as the clock (or its will) last said
-        self.state = {}  # the clock's retained state message
-        self.record = None  # the last record stored
-        self.received_at = None  # time.time() when that record arrived
-
-    def as_dict(self, log, now):
-        """The board as the page shows it (JSON-ready)."""
-        record = self.record or {}
-        faults = dict(log.faults) if log else {}
-        faults.update({shown(k): shown(v) for k, v in (self.state.get("faults") or {}).items()})
-        sides = {side: _side(record.get(side)) for side in "AB"}
-        # the game's own round and table, from the records on file (never a `set` for the next
-        # game); the clock's state says them before any of its game's records are on file
-        scene = log.scene if log and log.scene is not None else self.state
-        board = {
-            "clock": self.clock_id,
-            "board": log.board_label
-            if log and log.board is not None
-            else shown(self.state.get("board") or "?"),
-            "round": scene.get("round"),
-            "table": scene.get("table"),
-            "online": self.status != "offline",
-            "state": record.get("state"),
-            "run": record.get("run"),
-            "ev": record.get("ev"),
-            "seq": record.get("seq"),
-            "A": sides["A"],
-            "B": sides["B"],
-            "faults": faults,
-            "age_ms": None if self.received_at is None else int((now - self.received_at) * 1000),
-            "waiting": len(log.pending) if log else 0,
-        }
-        board["attention"] = _attention(board)
-        return board
-
-
-def _side(side):
-    if not isinstance(side, dict):
-        return {"used_ms": 0, "shown": "?", "pen": 0}
-    return {
-        "used_ms": side.get("used_ms", 0),
-        "shown": shown(side.get("shown", "?"), 8),
-        "pen": side.get("pen", 0),
-    }
-
-
-def _attention(board):
-    """0 needs the director now (offline, a fault, waiting for records), 1 look soon (overtime,
-    stopped mid-game), 2 playing, 3 nothing to do (ready, ended)."""
-    if not board["online"] or board["faults"] or board["waiting"]:
-        return 0
-    if board["state"] == "paused" or any(s["shown"].startswith("-") for s in (board["A"], board["B"])):
-        return 1
-    return 2 if board["state"] == "running" else 3
 
 
 class HallFeed:
@@ -213,7 +153,7 @@ class HallFeed:
         """Every board, those needing the director first (JSON-ready)."""
         now = time.time()
         boards = [board.as_dict(self.store.clocks.get(cid), now) for cid, board in list(self.boards.items())]
-        boards.sort(key=lambda b: (b["attention"], _board_order(b["board"]), b["clock"]))
+        boards.sort(key=lambda b: (b["attention"], board_order(b["board"]), b["clock"]))
         return {"version": self.version, "connected": self.down is None, "down": self.down, "boards": boards}
 
     def wait_for_change(self, version, timeout_s):
@@ -315,11 +255,6 @@ class HallFeed:
             due = plan.due(log.expected, log.gap(), now)
             if due:
                 self.command(f"resend {due[0]} {due[1]}", clock_id, crc=False)
-
-
-def _board_order(name):
-    """Boards in their natural order: 2 before 10."""
-    return (0, int(name), "") if str(name).isdigit() else (1, 0, str(name))
 
 
 def run_hall(args, out):
