@@ -51,7 +51,8 @@ from .hall_report import (
     table,
     write_delays,
 )
-from .run import Progress, pick_state_parent
+from .run import Progress
+from .service import pick_state_parent
 
 #: (clocks, processes, speed, s of the first steady phase, s to recover from each fault, s of the last)
 PLANS = {"full": (200, 4, 30.0, 60, 20, 90), "quick": (20, 2, 60.0, 15, 10, 40)}

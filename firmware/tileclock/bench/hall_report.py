@@ -13,7 +13,7 @@ import time
 
 from ..clock.timecode import NS_PER_MS
 from . import procstat
-from .run import verdict
+from .report import verdict
 
 KEYS = (
     "clocks",
