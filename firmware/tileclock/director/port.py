@@ -27,7 +27,8 @@ def check_port(name):
     if not os.path.exists(name):
         here = sorted(port.device for port in list_ports.comports())
         seen = f"serial ports here: {' '.join(here)}" if here else "no serial port is plugged in here"
-        raise ValueError(f"port {name}: no such port ({seen})")
+        shown = name if name.isprintable() else repr(name)  # a newline in the name: still one line
+        raise ValueError(f"port {shown}: no such port ({seen})")
     if not stat.S_ISCHR(os.stat(name).st_mode):
         kind = "a folder" if os.path.isdir(name) else "a file"
         raise ValueError(f"port {name}: {kind}, not a serial port (give a device, e.g. /dev/ttyUSB0)")
