@@ -5,6 +5,7 @@ artists (by their gid) and the SVG's element ids, not a stored image.
 """
 
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -99,6 +100,15 @@ def test_the_svg_keeps_every_mark_by_name(games):
         assert f'id="{gid}"' in svg
     assert "table 3" in svg
     assert game_svg(games[0]["3"], title="table 3", at_ms=3000_000) == svg  # the same game, the same file
+
+
+def test_record_text_is_drawn_as_written_never_as_mathtext(games):
+    """A forfeit reason is the clock's text: `$\\frac{$` in it once hung matplotlib's mathtext."""
+    game = games[0]["3"]
+    reason = "$\\frac{$ $x^2$"
+    records = [dict(r, reason=reason) if r["ev"] == "forfeit" else r for r in game.records]
+    svg = game_svg(dataclasses.replace(game, records=records), title="table $3$")
+    assert "forfeit ($\\frac{$ $x^2$)" in svg and "table $3$" in svg
 
 
 def _run(argv):

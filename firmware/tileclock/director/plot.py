@@ -128,10 +128,10 @@ def picture(game, title=""):
         elif ev == "forfeit":
             for side in SIDES if player == "both" else [player] if player in SIDES else []:
                 result.marks.append(
-                    Mark("forfeit", side, t_ms, left[side], f"forfeit ({record.get('reason', '')})")
+                    Mark("forfeit", side, t_ms, left[side], f"forfeit ({_text(record.get('reason', ''))})")
                 )
         elif ev == "end":
-            result.marks.append(Mark("end", None, t_ms, None, str(record.get("reason", "end"))))
+            result.marks.append(Mark("end", None, t_ms, None, _text(record.get("reason", "end"))))
         if ev == "late_start":
             absent_since, absent_side = t_ms, player
         elif absent_since is not None and (record.get("arrived") or ev in ("forfeit", "end")):
@@ -153,6 +153,12 @@ def picture(game, title=""):
     if absent_since is not None:
         result.spans.append(Span("absent", absent_since, result.end_ms, absent_side))
     return result
+
+
+def _text(value, limit=40):
+    """A record's text as a label: a string, at most `limit` characters (a reason is a word or two)."""
+    text = value if isinstance(value, str) else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _end_index(records):
@@ -254,6 +260,7 @@ def figure(pic, at_ms=None):
                         fontsize=7,
                         color=colour,
                         ha="right" if left else "left",
+                        parse_math=False,  # record text is never mathtext: `$\frac{$` hung the picture
                     )
         steps = pic.penalty[side] + [(pic.end_ms, pic.penalty[side][-1][1])]
         pens.step(
@@ -286,7 +293,7 @@ def figure(pic, at_ms=None):
     times.grid(alpha=0.3)
     pens.grid(alpha=0.3)
     if pic.title:
-        times.set_title(pic.title, fontsize=10)
+        times.set_title(pic.title, fontsize=10, parse_math=False)
     return fig
 
 
