@@ -8,7 +8,7 @@ import pytest
 
 from hall_helpers import wait_for
 from test_hall import CLOCKS, Clocks, director, settle
-from tileclock.director.web import HallPage
+from tileclock.director.pages.web import HallPage
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [

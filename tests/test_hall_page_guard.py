@@ -1,21 +1,33 @@
-"""The director's page takes commands only from its own script: no other site open in the same
-browser can end a round, and a malformed request gets a plain refusal, not a dead handler."""
+"""The director's page answers only its own: a Host it was not configured for (DNS rebinding) is
+refused before any route runs, a command needs this page's own Origin and header, a malformed
+request gets a plain refusal, and idle or too many clients cannot hold the page."""
 
 import http.client
+import socket
+import time
 
 import pytest
 
-from tileclock.director.web import COMMAND_HEADER, HallPage
+from tileclock.director.pages import guard, live
+from tileclock.director.pages.web import COMMAND_HEADER, MAX_CONNECTIONS, HallPage
 
 
 class Feed:
-    """Stands in for the hall's feed: it only notes the commands it is asked to send."""
+    """Stands in for the hall's feed: it notes the commands it is asked to send, and has boards."""
 
     def __init__(self):
         self.sent = []
+        self.version = 1
 
     def command(self, line):
         self.sent.append(line)
+
+    def snapshot(self):
+        return {"version": self.version, "connected": True, "down": None, "boards": []}
+
+    def wait_for_change(self, version, timeout_s):
+        time.sleep(min(timeout_s, 0.05))
+        return self.version
 
 
 @pytest.fixture
@@ -26,10 +38,9 @@ def page():
     server.close()
 
 
-def post(server, path, headers, body=b""):
-    host, port = server.server.server_address[:2]
-    connection = http.client.HTTPConnection(host, port, timeout=5)
-    connection.putrequest("POST", path)
+def request(server, method, path, headers, body=b""):
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    connection.putrequest(method, path, skip_host=True)
     for name, value in headers.items():
         connection.putheader(name, value)
     connection.endheaders(body)
@@ -39,28 +50,107 @@ def post(server, path, headers, body=b""):
     return status, text
 
 
+def own(server, **more):
+    """The headers of the page's own script, as the browser sends them."""
+    host = f"127.0.0.1:{server.port}"
+    return {"Host": host, "Origin": f"http://{host}", COMMAND_HEADER: "1", "Content-Length": "0", **more}
+
+
 def test_the_pages_own_script_ends_the_round(page):
     server, feed = page
-    status, _ = post(server, "/api/round/over", {COMMAND_HEADER: "1", "Content-Length": "0"})
+    status, _ = request(server, "POST", "/api/round/over", own(server))
     assert status == 200 and feed.sent == ["round over"]
 
 
+@pytest.mark.parametrize("name", ["localhost", "127.0.0.1", socket.gethostname()])
+def test_the_laptops_own_names_reach_the_page(page, name):
+    server, _ = page
+    status, text = request(server, "GET", "/api/boards", {"Host": f"{name}:{server.port}"})
+    assert status == 200 and '"boards": []' in text
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8080", "127.0.0.1.evil.example", ""])
+def test_a_page_on_another_site_resolving_to_the_laptop_is_refused(page, host):
+    """DNS rebinding: the attacker's page, its name now resolving to the laptop, sends its own
+    name as Host, and its own origin (which then equals http://Host)."""
+    server, feed = page
+    headers = {"Host": host, "Origin": f"http://{host}", COMMAND_HEADER: "1", "Content-Length": "0"}
+    status, text = request(server, "POST", "/api/round/over", headers)
+    assert status == 400 and "Invalid host header" in text and feed.sent == []
+    assert request(server, "GET", "/api/boards", {"Host": host})[0] == 400
+
+
+def test_the_director_names_the_hosts_the_page_answers_to():
+    feed = Feed()
+    server = HallPage(feed, port=0, allowed_hosts=["director.hall"]).start()
+    try:
+        assert request(server, "GET", "/api/boards", {"Host": f"director.hall:{server.port}"})[0] == 200
+        assert request(server, "GET", "/api/boards", {"Host": f"127.0.0.1:{server.port}"})[0] == 400
+    finally:
+        server.close()
+
+
 @pytest.mark.parametrize(
-    "headers",
+    "change",
     [
-        {"Content-Length": "0"},  # a plain form from anywhere: no command header
-        {COMMAND_HEADER: "1", "Origin": "http://evil.example", "Content-Length": "0"},
+        {COMMAND_HEADER: None},  # a plain form from anywhere: no command header
+        {"Origin": "http://evil.example"},  # a script on another site
+        {"Origin": None},  # no Origin: no command (a browser always sends one with a POST)
+        {"Origin": "null"},  # a sandboxed frame or a file
     ],
 )
-def test_another_site_cannot_end_the_round(page, headers):
+def test_another_site_cannot_end_the_round(page, change):
     server, feed = page
-    status, text = post(server, "/api/round/over", headers)
+    headers = {k: v for k, v in {**own(server), **change}.items() if v is not None}
+    status, text = request(server, "POST", "/api/round/over", headers)
     assert status == 403 and "own page" in text and feed.sent == []
 
 
 @pytest.mark.parametrize("length", ["abc", "-5", "999999"])
 def test_a_bad_length_is_refused_and_the_page_goes_on(page, length):
     server, feed = page
-    status, text = post(server, "/api/round/start", {COMMAND_HEADER: "1", "Content-Length": length})
-    assert status == 400 and "Content-Length" in text and feed.sent == []
-    assert post(server, "/api/round/over", {COMMAND_HEADER: "1", "Content-Length": "0"})[0] == 200
+    status, text = request(server, "POST", "/api/round/start", own(server, **{"Content-Length": length}))
+    # h11 refuses a malformed length itself ("Invalid HTTP request"); the page, one over 1024
+    assert status == 400 and ("Content-Length" in text or "Invalid HTTP" in text) and feed.sent == []
+    assert request(server, "POST", "/api/round/over", own(server))[0] == 200
+
+
+def test_a_client_that_never_finishes_its_request_is_cut_off(page, monkeypatch):
+    server, _ = page
+    monkeypatch.setattr(guard, "REQUEST_S", 0.5)
+    idle = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    idle.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
+    started = time.monotonic()
+    assert idle.recv(100) == b""  # the server closed it
+    assert time.monotonic() - started < guard.REQUEST_S + 2
+    idle.close()
+
+
+def test_clients_past_the_cap_are_told_to_come_back_and_the_page_goes_on(page):
+    server, _ = page
+    held = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(MAX_CONNECTIONS)]
+    try:
+        status, text = request(server, "GET", "/api/boards", {"Host": "127.0.0.1"})
+        assert status == 503
+    finally:
+        for connection in held:
+            connection.close()
+    deadline = time.monotonic() + 5
+    while request(server, "GET", "/api/boards", {"Host": "127.0.0.1"})[0] != 200:
+        assert time.monotonic() < deadline, "the page never came back"
+
+
+def test_viewers_past_the_cap_are_told_to_come_back(page, monkeypatch):
+    server, _ = page
+    monkeypatch.setattr(live, "MAX_VIEWERS", 2)
+    streams = []
+    for _ in range(2):
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        connection.request("GET", "/events")
+        response = connection.getresponse()
+        assert response.status == 200 and response.readline().startswith(b"data: ")
+        streams.append(connection)
+    status, text = request(server, "GET", "/events", {"Host": "127.0.0.1"})
+    assert status == 503 and "too many viewers" in text
+    for connection in streams:
+        connection.close()

@@ -121,6 +121,12 @@ def build_parser():
         metavar="HOST:PORT",
         help="where the page is served",
     )
+    hall.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="a name or address browsers may reach the page by (repeatable; default: this laptop's own)",
+    )
     hall.set_defaults(run=cmd_hall)
 
     demo = commands.add_parser("hall-demo", help="a private broker, simulated clocks playing, and the page")
@@ -134,6 +140,12 @@ def build_parser():
         type=web_address,
         metavar="HOST:PORT",
         help="where the page is served",
+    )
+    demo.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="a name or address browsers may reach the page by (repeatable; default: this laptop's own)",
     )
     demo.add_argument(
         "--out", metavar="DIR", help="where the broker, clocks and records live (default: a temp dir)"

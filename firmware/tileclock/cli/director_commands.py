@@ -42,7 +42,7 @@ def cmd_hall_demo(args):
 
     from ..director.broker import BrokerError, LocalBroker
     from ..director.hall import HallFeed
-    from ..director.web import HallPage
+    from ..director.pages.web import HallPage
     from ..sim.fleet import Fleet
 
     host, _, port = args.web.rpartition(":")
@@ -60,7 +60,7 @@ def cmd_hall_demo(args):
         feed = HallFeed("127.0.0.1", broker.port, users["director"], f"{folder}/records").start()
         started.append(feed.close)
         try:
-            page = HallPage(feed, host or "127.0.0.1", int(port)).start()
+            page = HallPage(feed, host or "127.0.0.1", int(port), args.allow_host).start()
         except OSError as error:
             print(
                 f"tileclock: the page cannot listen on {args.web}: {error.strerror or error} "

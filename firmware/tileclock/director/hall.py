@@ -283,12 +283,18 @@ def run_hall(args, out):
 def serve_hall(args, password, out):
     """`tileclock hall` once its arguments are checked: until interrupted."""
     from .collect import ClockFeed
-    from .web import HallPage
+
+    try:
+        from .pages.web import HallPage
+    except ImportError:
+        raise ValueError(
+            "the hall's page needs the director extra: pip install 'tileclock[director]'"
+        ) from None
 
     feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca).start()
     host, _, port = args.web.rpartition(":")
     try:
-        page = HallPage(feed, host or "127.0.0.1", int(port)).start()
+        page = HallPage(feed, host or "127.0.0.1", int(port), getattr(args, "allow_host", None)).start()
     except OSError as error:
         feed.close()
         raise ValueError(f"--web {args.web}: cannot serve the page there: {_why(error)}") from None

@@ -1,0 +1,214 @@
+"""The hall page's routes, as a Starlette app (docs/hall.md). Every asset is served from here: the
+page works in a hall with no internet.
+
+    GET  /                          every board, those needing attention first (hall_page/index.html)
+    GET  /events                    Server-Sent Events: the boards again whenever anything changes
+    GET  /api/boards                the boards, JSON
+    GET  /board/CLOCK               one board's game (hall_page/board.html)
+    GET  /api/board/CLOCK           that game's records, JSON
+    GET  /api/board/CLOCK/panels.png?at_ms=N   both panels at an instant, as the clock drew them
+    GET  /api/board/CLOCK/picture.svg          the game's picture (with the director extra)
+    POST /api/round/start  round=N  sets the round on every clock
+    POST /api/round/over            `round over` to every clock: it stops them (school rule 21)
+"""
+
+import asyncio
+import contextlib
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import parse_qs
+
+from sse_starlette.sse import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ...device.identity import is_label
+from .guard import origin_ok
+from .live import LiveBoards
+
+PAGES = Path(__file__).with_name("hall_page")
+#: the header the page's own script sends with each command (a cross-site form cannot set one)
+COMMAND_HEADER = "X-Tileclock-Command"
+#: the largest command form read (a round number)
+MAX_FORM_BYTES = 1024
+#: a command's body must arrive within this
+FORM_S = 5.0
+#: a picture or a panels image must be drawn within this; then 503 (it goes on in its thread)
+PICTURE_S = 10.0
+#: pictures drawn at once; a request past them is told to come back (503), never queued
+PICTURE_WORKERS = 2
+#: a viewer who has not taken an update within this is dropped
+SEND_S = 10.0
+#: the live stream's keep-alive comment, every this many seconds
+KEEPALIVE_S = 15
+
+
+def make_app(hall, allowed_hosts):
+    """The Starlette app of `hall` (a `HallPage`): routes behind the Host check."""
+    live = LiveBoards(hall.feed)
+    drawing = _Drawing()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        producer = asyncio.create_task(live.run())
+        try:
+            yield
+        finally:
+            producer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await producer
+            drawing.close()
+
+    async def index(_request):
+        return _file("index.html")
+
+    async def events(_request):
+        if live.full():
+            return _text(503, "too many viewers of the live page: close one and reload")
+        return EventSourceResponse(live.stream(), ping=KEEPALIVE_S, send_timeout=SEND_S)
+
+    async def boards(_request):
+        return _json(await asyncio.to_thread(hall.feed.snapshot))
+
+    async def board_page(request):
+        if not is_label(request.path_params["clock"]):
+            return _text(404, "not found")
+        return _file("board.html")
+
+    async def board_api(request):
+        clock = request.path_params["clock"]
+        board = await asyncio.to_thread(hall.board_json, clock) if is_label(clock) else None
+        return _json(board) if board else _text(404, "no game")
+
+    async def panels(request):
+        clock = request.path_params["clock"]
+        try:
+            at_ms = int(request.query_params.get("at_ms", "0")[:12])
+        except ValueError:
+            return _text(400, "at_ms: a whole number of milliseconds")
+        if not is_label(clock):
+            return _text(404, "no game")
+        status, body = await drawing.draw(hall.panels_png, clock, at_ms)
+        if status != 200:
+            return _text(status, body)
+        return Response(body, media_type="image/png", headers=_NO_STORE) if body else _text(404, "no game")
+
+    async def picture(request):
+        clock = request.path_params["clock"]
+        if not is_label(clock):
+            return _text(404, "no game")
+        status, body = await drawing.draw(hall.picture_svg, clock)
+        if status != 200:
+            return _text(status, body)
+        if body is None:
+            return _text(404, "no picture (install the director extra)")
+        return Response(body, media_type="image/svg+xml", headers=_NO_STORE)
+
+    async def round_start(request):
+        form, refused = await _command_form(request)
+        if refused:
+            return refused
+        number = form.get("round", [""])[0]
+        if not number.isdigit() or not 1 <= int(number) <= 99:
+            return _text(400, "round: a number from 1 to 99")
+        hall.feed.command(f"set round={int(number)}")
+        return _json({"sent": f"set round={int(number)}"})
+
+    async def round_over(request):
+        _form, refused = await _command_form(request)
+        if refused:
+            return refused
+        hall.feed.command("round over")
+        return _json({"sent": "round over"})
+
+    routes = [
+        Route("/", index),
+        Route("/events", events),
+        Route("/api/boards", boards),
+        Route("/board/{clock}", board_page),
+        Route("/api/board/{clock}", board_api),
+        Route("/api/board/{clock}/panels.png", panels),
+        Route("/api/board/{clock}/picture.svg", picture),
+        Route("/api/round/start", round_start, methods=["POST"]),
+        Route("/api/round/over", round_over, methods=["POST"]),
+    ]
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False)]
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.live = live
+    return app
+
+
+async def _command_form(request):
+    """The form of a command from this page's own script, or a refusal: the page sends a header
+    no plain form can, and the browser's Origin must be this page; the body is small and prompt."""
+    if request.headers.get(COMMAND_HEADER) != "1" or not origin_ok(request.headers):
+        return None, _text(403, "commands come from the director's own page")
+    try:
+        length = int(request.headers.get("content-length") or 0)
+    except ValueError:
+        length = -1
+    if not 0 <= length <= MAX_FORM_BYTES:
+        return None, _text(400, "Content-Length: a number of bytes up to 1024")
+    try:
+        body = await asyncio.wait_for(_read(request, length), FORM_S)
+    except TimeoutError:
+        return None, _text(408, "the command's body did not arrive in time")
+    return parse_qs(body.decode("ascii", "replace")), None
+
+
+async def _read(request, limit):
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            break
+    return body[:limit]
+
+
+class _Drawing:
+    """Pictures drawn in a few threads of their own, each with a time limit. A drawing past its
+    limit is answered 503 and finishes in its thread, still holding its place, so a picture that
+    never ends can hold at most `PICTURE_WORKERS` threads, never the page."""
+
+    def __init__(self):
+        self.pool = ThreadPoolExecutor(PICTURE_WORKERS, thread_name_prefix="hall-picture")
+        self.places = threading.BoundedSemaphore(PICTURE_WORKERS)
+
+    async def draw(self, function, *args):
+        if not self.places.acquire(blocking=False):
+            return 503, "pictures are busy: try again in a moment"
+
+        def run():
+            try:
+                return function(*args)
+            finally:
+                self.places.release()
+
+        future = asyncio.get_running_loop().run_in_executor(self.pool, run)
+        try:
+            return 200, await asyncio.wait_for(asyncio.shield(future), PICTURE_S)
+        except TimeoutError:
+            return 503, f"the picture took over {PICTURE_S:g} s"
+
+    def close(self):
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+def _file(name):
+    return Response((PAGES / name).read_bytes(), media_type="text/html; charset=utf-8", headers=_NO_STORE)
+
+
+def _json(data):
+    return Response(json.dumps(data), media_type="application/json", headers=_NO_STORE)
+
+
+def _text(status, text):
+    return Response(text, status_code=status, media_type="text/plain", headers=_NO_STORE)

@@ -1,0 +1,70 @@
+"""Who may ask the page anything (docs/hall.md, "What the hall trusts").
+
+- **Host**: only the names and addresses the director configured (`--allow-host`), by default
+  this laptop's own. A page on another site whose name resolves to the laptop (DNS rebinding)
+  sends its own name as Host, and is refused before any route runs (Starlette's
+  `TrustedHostMiddleware`).
+- **Origin** on every command: a browser sends it with every POST; it must be this page itself.
+- **Time limits**: a connection that has not sent a whole request within `REQUEST_S` is closed
+  (uvicorn itself waits for ever for the first one), so idle or slow clients cannot pile up
+  against the cap on connections.
+"""
+
+import socket
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+#: a client has this long to send each whole request (its line and headers)
+REQUEST_S = 10.0
+
+
+def own_hosts(bind_host=None):
+    """The names and addresses this laptop answers to: loopback, its host name (and `.local`, as
+    mDNS gives it), its fully qualified name, the addresses those resolve to, and `bind_host`."""
+    names = {"localhost", "127.0.0.1", "::1"}
+    host = socket.gethostname()
+    names.update({host, f"{host}.local"})
+    try:
+        names.add(socket.getfqdn())
+    except OSError:
+        pass
+    for name in list(names):
+        try:
+            names.update(info[4][0] for info in socket.getaddrinfo(name, None))
+        except (OSError, UnicodeError):
+            continue
+    if bind_host and bind_host not in ("0.0.0.0", "::", ""):
+        names.add(bind_host)
+    return sorted(name.lower() for name in names)
+
+
+def origin_ok(headers):
+    """Whether a command comes from this page itself: its Origin is exactly `http://` + its Host
+    (the Host already checked against the allowed names). No Origin, no command."""
+    origin, host = headers.get("origin"), headers.get("host")
+    return bool(origin and host) and origin.lower() == f"http://{host}".lower()
+
+
+class TimedH11(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with a deadline for each request: from the connection (or the
+    last answer) to a whole request line and headers, `REQUEST_S`. An answer being streamed (the
+    live page) is not a request waited for."""
+
+    def connection_made(self, transport):
+        super().connection_made(transport)
+        self._deadline = self.loop.call_later(REQUEST_S, self._too_slow)
+
+    def _too_slow(self):
+        if self.cycle is not None and not self.cycle.response_complete:
+            return  # a request is being answered: its own limits apply
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def on_response_complete(self):
+        super().on_response_complete()
+        self._deadline.cancel()
+        self._deadline = self.loop.call_later(REQUEST_S, self._too_slow)
+
+    def connection_lost(self, exc):
+        self._deadline.cancel()
+        super().connection_lost(exc)

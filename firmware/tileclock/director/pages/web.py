@@ -1,0 +1,147 @@
+"""The director's web page of the hall: every board live, each game in full (docs/hall.md).
+
+Starlette (`app.py`, its routes) served by uvicorn in a thread of its own, on a socket bound
+here (so a port already taken is an OSError at once). Behind it: the Host check against the
+names the director allows (`guard.py`), the shared live stream (`live.py`), a cap on connections
+and a time limit on each request. In the `director` extra: a clock installs none of it.
+"""
+
+import io
+import logging
+import socket
+import threading
+import time
+
+import uvicorn
+
+from ...clock.history import view_at
+from .app import COMMAND_HEADER, MAX_FORM_BYTES, make_app
+from .guard import TimedH11, own_hosts
+from .live import MAX_UPDATES_PER_S, MAX_VIEWERS
+
+__all__ = [
+    "COMMAND_HEADER",
+    "MAX_CONNECTIONS",
+    "MAX_FORM_BYTES",
+    "MAX_UPDATES_PER_S",
+    "MAX_VIEWERS",
+    "HallPage",
+]
+
+#: connections at once (viewers, pictures, commands); one more is answered 503
+MAX_CONNECTIONS = 200
+#: how long the server has to start listening
+START_S = 10.0
+
+log = logging.getLogger(__name__)
+
+
+class HallPage:
+    """Serves `feed` (a `HallFeed`) on `host`:`port` (0: any free port) from a thread of its own.
+
+    `allowed_hosts`: the names and addresses a browser may call the page by (its Host header);
+    None for this laptop's own (`guard.own_hosts`)."""
+
+    def __init__(self, feed, host="127.0.0.1", port=8080, allowed_hosts=None):
+        self.feed = feed
+        self.allowed_hosts = list(allowed_hosts) if allowed_hosts else own_hosts(host)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.socket = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self.socket.bind((host, port))
+            self.socket.listen(128)
+        except OSError:
+            self.socket.close()
+            raise
+        self.host, self.port = host, self.socket.getsockname()[1]
+        config = uvicorn.Config(
+            make_app(self, self.allowed_hosts),
+            http=TimedH11,
+            lifespan="on",
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            limit_concurrency=MAX_CONNECTIONS,
+            timeout_keep_alive=5,
+            timeout_graceful_shutdown=1,
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = None
+
+    @property
+    def address(self):
+        return f"http://{self.host}:{self.port}/"
+
+    def start(self):
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.socket]}, name="hall-page", daemon=True
+        )
+        self.thread.start()
+        deadline = time.monotonic() + START_S
+        while not self.server.started and self.thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not self.server.started:
+            raise OSError(f"the page did not start on {self.host}:{self.port}")
+        return self
+
+    def close(self):
+        self.server.should_exit = True
+        if self.thread is not None:
+            self.thread.join(5)
+        self.socket.close()
+
+    # --- what the routes answer
+
+    def game(self, clock_id):
+        """The game the store is writing for `clock_id` (a `clock.history.Game`), or None."""
+        log_ = self.feed.store.clocks.get(clock_id)
+        return getattr(log_, "_file_game", None) if log_ else None
+
+    def board_json(self, clock_id):
+        game = self.game(clock_id)
+        if game is None:
+            return None
+        board = next((b for b in self.feed.snapshot()["boards"] if b["clock"] == clock_id), {})
+        return {
+            "clock": clock_id,
+            "board": board.get("board"),
+            "game_seq": game.seq,
+            "records": game.records,
+            "corrections": [r for r in game.records if r["ev"] == "adjust"],
+            "end_ms": game.records[-1]["t_ms"],
+            "picture": _plot_available(),
+        }
+
+    def panels_png(self, clock_id, at_ms):
+        from PIL import Image
+
+        from ...device.render import Panel, render
+
+        game = self.game(clock_id)
+        if game is None:
+            return None
+        view, _record, _ = view_at(game, at_ms=max(0, at_ms))
+        frames = [render(view, Panel(faces=side)).convert("L") for side in "AB"]
+        width, height = frames[0].size
+        scale, gap = 3, 8
+        sheet = Image.new("L", (2 * width * scale + gap, height * scale), 60)
+        for number, frame in enumerate(frames):
+            sheet.paste(frame.resize((width * scale, height * scale)), (number * (width * scale + gap), 0))
+        out = io.BytesIO()
+        sheet.save(out, "PNG")
+        return out.getvalue()
+
+    def picture_svg(self, clock_id):
+        from .. import plot
+
+        game = self.game(clock_id)
+        if game is None or not plot.available():
+            return None
+        return plot.game_svg(game, title=f"clock {clock_id}, game {game.seq}")
+
+
+def _plot_available():
+    from .. import plot
+
+    return plot.available()
