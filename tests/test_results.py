@@ -110,7 +110,8 @@ def test_tsh_inconsistencies_are_listed_never_guessed(tmp_path):
         for text in round1.problems
     )
     assert any(
-        "Lee, Lou (#1, C) v Ng, Nat (#3, C): TSH does not say who goes first (p12 1 and 1)" in text
+        "Lee, Lou (#1, C) v Ng, Nat (#3, C) at table 8: TSH does not say who goes first (p12 1 and 1)"
+        in text
         for text in round2.problems
     )
     assert any(
@@ -122,7 +123,7 @@ def test_tsh_inconsistencies_are_listed_never_guessed(tmp_path):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("1500 2 3; 400\n", "not a player line"),
+        ("Lee, Lou; 400\n", "not a player line"),  # no rating
         ("Lee, Lou 1500 2 x; 400\n", "opponents must be whole numbers"),
         ("Lee, Lou 1500 2; four hundred\n", "scores must be whole numbers"),
     ],
@@ -216,7 +217,11 @@ def test_games_of_another_round_and_unstarted_games_are_left_out(played, tmp_pat
     fresh = play(str(tmp_path), "7", "0:05 until\n")
     games += [game_facts(r, board=b) for _, r, b in load_games([fresh])[0]]
     match = match_round(tsh_round([read_tsh(path) for path in TSH_FILES], 3), games)
-    assert "no game was recorded at table 1" in "\n".join(match.problems)
+    assert re.search(
+        r"round 3, table 1: board 1 \(clock \w+\), game 1 at table 1 was recorded as round 2, not round 3: "
+        r"it is not matched to round 3's pairing \(Anderson, Ann \(#1, A\) v Diaz, Dan \(#4, A\)\)",
+        "\n".join(match.problems),
+    )
     assert len(match.left_out) == 1
     assert re.fullmatch(
         r"board 7 \(clock \w+\), game 1: never started \(no press recorded\)", match.left_out[0]

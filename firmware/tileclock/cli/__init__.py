@@ -192,11 +192,7 @@ def build_parser():
         "sheet", help="the penalty sheet of a round: games matched to TSH or CSV pairings (director)"
     )
     sheet.add_argument("games", nargs="+", metavar="PATH", help="collect's folder, game files or journals")
-    source = sheet.add_mutually_exclusive_group(required=True)
-    source.add_argument(
-        "--tsh", nargs="+", metavar="FILE", help="TSH division files (.t), one per division (read only)"
-    )
-    source.add_argument("--pairings", metavar="CSV", help="a CSV of round,table,first,second")
+    pairing_options(sheet)
     sheet.add_argument(
         "--round", type=int, metavar="N", help="the round (default: each round the games' records name)"
     )
@@ -260,6 +256,30 @@ def number(kind, least, most=None):
 
     parse.__name__ = kind.__name__  # argparse names the type in its own messages
     return parse
+
+
+def pairing_options(parser):
+    """The options that say where a round's pairings come from (`sheet`, `scores`)."""
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--tsh", nargs="+", metavar="FILE", help="TSH division files (.t), one per division (read only)"
+    )
+    source.add_argument(
+        "--config", dest="tsh_config", metavar="config.tsh", help="TSH's config.tsh: every division it names"
+    )
+    source.add_argument("--pairings", metavar="CSV", help="a CSV of round,table,first,second")
+    parser.add_argument(
+        "--tables",
+        action="append",
+        metavar="DIV=FIRST-LAST",
+        help="the hall's tables of a division whose boards start at 1 again (repeatable): B=11-20",
+    )
+    parser.add_argument(
+        "--seat",
+        action="append",
+        metavar="TABLE=PLAYER",
+        help="the TSH player number who sat at side A of TABLE, where the pairings cannot say (repeatable)",
+    )
 
 
 def web_address(text):

@@ -3,7 +3,11 @@
 A game's round and table come from the director's link (the `set` command) when its records
 carry them; otherwise its table is its board name (boards fixed to tables) and its round the one
 the director names. The player going first in the pairings is the side whose clock first ran in
-play. Whatever does not fit exactly is a problem in words; nothing is guessed.
+play. Where the pairings cannot say who went first (TSH's must-draw tables) or no clock ran in
+play, whoever enters the score says which player sat at side A (`seats`). A game recorded as
+another round, at a table with no game of this round, is a mismatch naming both rounds: a sheet
+run with the wrong `--round` is loud. Whatever does not fit exactly is a problem in words; nothing
+is guessed.
 """
 
 from dataclasses import dataclass, field
@@ -43,17 +47,20 @@ def game_table(game):
     return game.table if game.table is not None else game.board
 
 
-def match_round(schedule, games, named=True):
+def match_round(schedule, games, named=True, seats=None):
     """Match `games` (`GameFacts`) to `schedule` (a `pairings.Round`); returns a `RoundMatch`.
 
     A game whose records name another round is not part of this one. A game that names none is
     when the director `named` this round (`--round`); otherwise it is left out, and said so.
+    `seats` ({table: TSH player number}) says who sat at side A where the score was entered.
     """
     number = schedule.number
     result = RoundMatch(number, problems=list(schedule.problems))
     at_table = {}
+    elsewhere = {}  # table -> games recorded as another round
     for game in games:
         if game.round is not None and game.round != number:
+            elsewhere.setdefault(game_table(game), []).append(game)
             continue
         if game.round is None and not named:
             result.left_out.append(
@@ -92,27 +99,65 @@ def match_round(schedule, games, named=True):
             continue
         pairing = pairings[0] if pairings else None
         game = here[0] if here else None
-        result.tables.append(_one_table(result, number, table, pairing, game))
+        seat = (seats or {}).get(table)
+        result.tables.append(_one_table(result, number, table, pairing, game, seat, elsewhere.get(table)))
     return result
 
 
-def _one_table(result, number, table, pairing, game):
+def _one_table(result, number, table, pairing, game, seat=None, other_rounds=None):
     entry = Table(number, table, pairing=pairing, game=game)
-    if game is None:
+    if game is None and pairing is not None and other_rounds:
+        for other in other_rounds:
+            entry.problems.append(
+                f"{other.name()} at table {table} was recorded as round {other.round}, not round {number}: "
+                f"it is not matched to round {number}'s pairing ({pairing.names()}); if the clocks were "
+                f"given the wrong round, say so on the sheet, else run it with --round {other.round}"
+            )
+    elif game is None:
         entry.problems.append(f"no game was recorded at table {table} ({pairing.names()})")
     elif pairing is None:
         entry.problems.append(
             f"{game.name()} was played at table {table}, which has no pairing in round {number}"
         )
-    elif game.first_side is None:
-        entry.problems.append(
-            f"{game.name()}: no clock ever ran in play, so which player sat at side A cannot be told "
-            f"({pairing.names()})"
-        )
-    elif pairing.first_known:
-        entry.names = {game.first_side: pairing.first, other_side(game.first_side): pairing.second}
+    else:
+        _name_sides(entry, pairing, game, seat)
     result.problems += [f"round {number}, table {table}: {text}" for text in entry.problems]
     return entry
+
+
+def _name_sides(entry, pairing, game, seat):
+    """Who sat at A and B: from the pairings and the clock, or from who entered the score (`seat`)."""
+    by_clock = None
+    if pairing.first_known and game.first_side is not None:
+        by_clock = {game.first_side: pairing.first, other_side(game.first_side): pairing.second}
+    if seat is not None:
+        at_a = [p for p in pairing.players if p.number == seat]
+        if not at_a:
+            entry.problems.append(
+                f"the score entry says #{seat} sat at side A, but the pairing is {pairing.names()}"
+            )
+            return
+        settled = {"A": at_a[0], "B": next(p for p in pairing.players if p is not at_a[0])}
+        if by_clock is not None and by_clock != settled:
+            entry.problems.append(
+                f"the score entry says {settled['A'].label()} sat at side A, but the pairings and the "
+                f"clock put {by_clock['A'].label()} there"
+            )
+            return
+        entry.names = settled
+    elif by_clock is not None:
+        entry.names = by_clock
+    elif not pairing.first_known:
+        entry.problems.append(
+            f"{pairing.why_unknown or 'the pairings do not say who goes first'}, so the clock's sides "
+            f"cannot be given names ({pairing.names()}): say which player sat at side A where the score "
+            "is entered"
+        )
+    else:
+        entry.problems.append(
+            f"{game.name()}: no clock ever ran in play, so which player sat at side A cannot be told "
+            f"({pairing.names()}): say which player sat at side A where the score is entered"
+        )
 
 
 def other_side(side):

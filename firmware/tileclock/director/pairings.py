@@ -1,29 +1,33 @@
 """Who plays whom, where, and who goes first: pairings from TSH `.t` files or a plain CSV.
 
 TSH (the Tournament Shell) keeps one `.t` file per division, one player a line, numbered by
-their order in the file (the first line is player 1):
+their order in the file (the first player line is player 1):
 
     Name, Given 1734 2 0 3; 402 50 388; board 1 0 2; p12 1 0 2
 
 the name, the rating, the opponent's player number in each round (0: no opponent, a bye or a
-forfeit), then after `;` the scores round by round, then optional `; key values...` fields. Two of
-those matter here: `board`, the board (table) of each round, and `p12`, per round 1 if the player
-went first, 2 if second, 0 for a bye (other values: not decided). Blank lines and lines starting
-with `#` are not players. The plain alternative is a CSV with the header `round,table,first,second`
-(an optional `division` column is kept).
+forfeit; `00`: not paired yet), then after `;` the scores round by round, then optional
+`; key values...` fields. Two of those matter here: `board`, the board of each round, and `p12`,
+per round 1 if the player went first, 2 if second, 0 for a bye, 3 if the two must draw for it.
+`tfile.py` reads the files exactly as TSH does (encoding, comments, escapes); `config.tsh` names the
+divisions. A division's board is the hall's table unless the director gives the division a range
+of tables (`--tables B=11-20`: B's board 1 is table 11), so two divisions never share a table by
+accident. The plain alternative is a CSV with the header `round,table,first,second` (an optional
+`division` column is kept).
 
 Reading never guesses: what does not add up (a pairing one side does not confirm, two boards for
-one game, no board, both players first) is returned as a problem, in words, with the file and line.
-`tileclock` only reads these files; it never writes into TSH's.
+one game, no board, first player not known) is returned as a problem, in words, with the file, line
+and table. `tileclock` only reads these files; it never writes into TSH's.
 """
 
 import csv
 import os
+import re
 from dataclasses import dataclass, field
 
+from .tfile import PairingsError, division_name, read_config, read_players
 
-class PairingsError(ValueError):
-    """A pairings file that cannot be read at all (the message names the file and line)."""
+__all__ = ["PairingsError"]  # re-exported: callers catch it from here
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class Pairing:
     players: tuple
     first_known: bool = True
     source: str = ""  # where it was read, for messages
+    why_unknown: str = ""  # when the first player is not known: why, in words
 
     @property
     def first(self):
@@ -69,9 +74,12 @@ class Bye:
     round: int
     player: Player
     score: int | None  # as entered in TSH (50 for a bye, -50 for a forfeit), None before entry
+    active: bool = True  # False for a player TSH counts as withdrawn (an `off` field)
 
     @property
     def kind(self):
+        if not self.active:
+            return "withdrawn"
         return "forfeit" if self.score is not None and self.score < 0 else "bye"
 
 
@@ -89,66 +97,66 @@ class Round:
 
 
 @dataclass
-class TshPlayer:
-    number: int
-    name: str
-    rating: int
-    opponents: list
-    scores: list
-    fields: dict  # extended fields: key -> list of words
-    line: int
-
-
-@dataclass
 class Division:
-    """One TSH `.t` file: its name (the file's name without `.t`) and its players in order."""
+    """One TSH `.t` file: its name (from config.tsh, else the file's name) and its players in order."""
 
     name: str
     path: str
     players: list
+    tables: tuple | None = None  # (first, last): the hall's tables this division plays at
 
     def rounds(self):
         """How many rounds are paired (the most any player has)."""
         return max((len(p.opponents) for p in self.players), default=0)
 
-
-def _ints(words, path, line, what):
-    try:
-        return [int(word) for word in words]
-    except ValueError:
-        raise PairingsError(
-            f"{path}, line {line}: {what} must be whole numbers: {' '.join(words)!r}"
-        ) from None
+    def table(self, board):
+        """The hall's table of `board` (text), or None when the board is outside the division's tables."""
+        if self.tables is None:
+            return table_key(board)
+        first, last = self.tables
+        number = int(board) if str(board).isdigit() else 0
+        return str(first + number - 1) if 1 <= number <= last - first + 1 else None
 
 
 def read_tsh(path, division=None):
-    """The `Division` in a TSH `.t` file; `PairingsError` for a line that is not a player."""
-    name = division or os.path.splitext(os.path.basename(path))[0].upper()
-    players = []
-    with open(path, encoding="utf-8", errors="replace") as file:
-        for number, text in enumerate(file, start=1):
-            text = text.strip()
-            if not text or text.startswith("#"):
-                continue
-            head, *rest = text.split(";")
-            words = head.split()
-            at = next((i for i, word in enumerate(words) if word.lstrip("-").isdigit()), None)
-            if not at:
-                raise PairingsError(
-                    f"{path}, line {number}: not a player line (a name, then a rating): {text[:60]!r}"
-                )
-            opponents = _ints(words[at + 1 :], path, number, "opponents")
-            scores = _ints(rest[0].split(), path, number, "scores") if rest else []
-            fields = {}
-            for part in rest[1:]:
-                key, *values = part.split() or [""]
-                if key:
-                    fields[key] = values
-            player_name = " ".join(words[:at])
-            players.append(
-                TshPlayer(len(players) + 1, player_name, int(words[at]), opponents, scores, fields, number)
+    """The `Division` in a TSH `.t` file; `PairingsError` for a line TSH could not read."""
+    name = division_name(division or os.path.splitext(os.path.basename(path))[0])
+    return Division(name, path, read_players(path))
+
+
+def read_tsh_config(path):
+    """Every `Division` that a TSH `config.tsh` names, with its real name."""
+    return [read_tsh(file, name) for name, file in read_config(path).divisions]
+
+
+def parse_table_ranges(texts):
+    """`["A=1-10", "B=11-20"]` as {division: (first, last)}; ValueError in words for anything else."""
+    ranges = {}
+    for text in texts or []:
+        found = re.fullmatch(r"\s*([^=\s]+)\s*=\s*(\d+)\s*-\s*(\d+)\s*", text)
+        if not found or int(found.group(2)) < 1 or int(found.group(2)) > int(found.group(3)):
+            raise ValueError(f"--tables {text!r}: give a division and its tables, as B=11-20")
+        ranges[division_name(found.group(1))] = (int(found.group(2)), int(found.group(3)))
+    return ranges
+
+
+def with_tables(divisions, ranges):
+    """`divisions` with the table ranges the director gave; a range for no division is an error."""
+    unknown = set(ranges) - {d.name for d in divisions}
+    if unknown:
+        raise ValueError(
+            f"--tables names {', '.join(sorted(unknown))}, but the divisions are "
+            f"{', '.join(d.name for d in divisions)}"
+        )
+    for division in divisions:
+        division.tables = ranges.get(division.name, division.tables)
+    spans = sorted((d.tables, d.name) for d in divisions if d.tables)
+    for (one, a), (two, b) in zip(spans, spans[1:], strict=False):
+        if two[0] <= one[1]:
+            raise ValueError(
+                f"--tables: divisions {a} ({one[0]}-{one[1]}) and {b} ({two[0]}-{two[1]}) overlap"
             )
-    return Division(name, path, players)
+    return divisions
 
 
 def _field(player, key, round_index):
@@ -162,15 +170,20 @@ def tsh_round(divisions, round_number):
     index = round_number - 1
     for division in divisions:
         by_number = {p.number: p for p in division.players}
+        paired = any(index < len(p.opponents) and p.opponents[index] is not None for p in division.players)
         for player in division.players:
-            if index >= len(player.opponents):
-                continue
             where = f"{division.path}, line {player.line}"
             me = Player(player.name, player.number, division.name)
-            opponent_number = player.opponents[index]
+            opponent_number = player.opponents[index] if index < len(player.opponents) else None
+            if opponent_number is None:
+                if paired and player.active:
+                    result.problems.append(
+                        f"{where}: {me.label()} has no pairing in round {round_number} yet, though others do"
+                    )
+                continue
             if opponent_number == 0:
                 score = player.scores[index] if index < len(player.scores) else None
-                result.byes.append(Bye(round_number, me, score))
+                result.byes.append(Bye(round_number, me, score, player.active))
                 continue
             opponent = by_number.get(opponent_number)
             if opponent is None:
@@ -190,36 +203,65 @@ def tsh_round(divisions, round_number):
                 continue  # each game once, from its lower-numbered player
             them = Player(opponent.name, opponent.number, division.name)
             result.pairings.append(
-                _tsh_pairing(result, round_number, index, player, opponent, me, them, where)
+                _tsh_pairing(result, division, index, (player, opponent), (me, them), where)
             )
+    _shared_tables(result, divisions)
     return result
 
 
-def _tsh_pairing(result, round_number, index, player, opponent, me, them, where):
+def _tsh_pairing(result, division, index, lines, players, where):
+    round_number = index + 1
+    (player, opponent), (me, them) = lines, players
+    game = f"round {round_number}, {me.label()} v {them.label()}"
     boards = {_field(player, "board", index), _field(opponent, "board", index)} - {None}
     table = None
     if len(boards) == 1:
-        table = table_key(boards.pop())
+        board = boards.pop()
+        table = division.table(board)
+        if table is None:
+            result.problems.append(
+                f"{where}: {game}: board {board} is outside division {division.name}'s tables "
+                f"{division.tables[0]}-{division.tables[1]}"
+            )
     elif boards:
         result.problems.append(
-            f"{where}: round {round_number}, {me.label()} v {them.label()}: TSH gives two boards "
-            f"({' and '.join(sorted(boards))}); fix the .t file"
+            f"{where}: {game}: TSH gives two boards ({' and '.join(sorted(boards))}); fix the .t file"
         )
     else:
         result.problems.append(
-            f"{where}: round {round_number}, {me.label()} v {them.label()}: no board in the .t file, "
-            "so no clock can be matched to this game"
+            f"{where}: {game}: no board in the .t file, so no clock can be matched to this game"
         )
     firsts = (_field(player, "p12", index), _field(opponent, "p12", index))
-    if firsts == ("1", "2"):
+    if firsts in (("1", "2"), ("1", None), (None, "2")):
         return Pairing(round_number, table, (me, them), True, where)
-    if firsts == ("2", "1"):
+    if firsts in (("2", "1"), ("2", None), (None, "1")):
         return Pairing(round_number, table, (them, me), True, where)
+    if "3" in firsts:
+        why = "they must draw for first (p12 3)"
+    elif "4" in firsts:
+        why = "TSH has not decided who goes first yet (p12 4)"
+    else:
+        why = f"TSH does not say who goes first (p12 {firsts[0] or '-'} and {firsts[1] or '-'})"
+    at = f"table {table}" if table is not None else "no table"
     result.problems.append(
-        f"{where}: round {round_number}, {me.label()} v {them.label()}: TSH does not say who goes first "
-        f"(p12 {firsts[0] or '-'} and {firsts[1] or '-'}), so the clock's sides cannot be given names"
+        f"{where}: {game} at {at}: {why}; say which player sat at side A where the score is entered"
     )
-    return Pairing(round_number, table, (me, them), False, where)
+    return Pairing(round_number, table, (me, them), False, where, why)
+
+
+def _shared_tables(result, divisions):
+    """Two divisions at one table, with no table ranges given: said, with how to fix it."""
+    seen = {}
+    for pairing in result.pairings:
+        if pairing.table is not None:
+            seen.setdefault(pairing.table, set()).add(pairing.players[0].division)
+    for table, names in sorted(seen.items()):
+        if len(names) > 1:
+            example = " ".join(f"--tables {d.name}=..." for d in divisions if d.name in names)
+            result.problems.append(
+                f"round {result.number}, table {table}: divisions {' and '.join(sorted(names))} both play "
+                f"at board {table}: give each division its tables ({example})"
+            )
 
 
 # --- CSV

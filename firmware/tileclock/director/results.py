@@ -11,7 +11,16 @@ from functools import partial
 from .facts import game_facts
 from .gamefiles import load_games
 from .matching import match_round
-from .pairings import csv_round, read_pairings_csv, read_tsh, tsh_round
+from .pairings import (
+    csv_round,
+    parse_table_ranges,
+    read_pairings_csv,
+    read_tsh,
+    read_tsh_config,
+    table_key,
+    tsh_round,
+    with_tables,
+)
 from .plot import available, write_pictures
 from .sheet import write_sheet
 
@@ -56,24 +65,50 @@ def _picture_stem(table):
     return _safe(f"table-{table.table or 'none'}-board-{game.board}-game-{game.game_seq}{clock}")
 
 
+def read_divisions(args):
+    """The TSH divisions `args` name (`--tsh` files or `--config`), with `--tables` applied."""
+    if getattr(args, "tsh_config", None):
+        divisions = read_tsh_config(args.tsh_config)
+    else:
+        divisions = [read_tsh(path) for path in args.tsh]
+    return with_tables(divisions, parse_table_ranges(args.tables))
+
+
+def read_schedule(args):
+    """(the paired rounds, round number -> `pairings.Round`) from the pairings `args` name."""
+    if args.tsh or getattr(args, "tsh_config", None):
+        divisions = read_divisions(args)
+        paired = sorted(set(range(1, max((d.rounds() for d in divisions), default=0) + 1)))
+        return paired, partial(tsh_round, divisions)
+    if args.tables:
+        raise ValueError("--tables is for TSH's divisions; a CSV names the hall's tables itself")
+    pairings = read_pairings_csv(args.pairings)
+    return sorted({p.round for p in pairings}), partial(csv_round, pairings)
+
+
+def parse_seats(texts):
+    """`--seat 5=12` as {"5": 12}: TSH player 12 sat at side A of table 5."""
+    seats = {}
+    for text in texts or []:
+        table, _, player = text.partition("=")
+        if not table.strip() or not player.strip().isdigit():
+            raise ValueError(f"--seat {text!r}: give a table and the TSH player number at side A, as 5=12")
+        seats[table_key(table)] = int(player)
+    return seats
+
+
 def run_sheets(args, out):
     """Read the games and pairings `args` name, write each round's sheet; prints what it wrote and found."""
     found, problems = load_games(args.games)
     facts = [game_facts(game, source=source, board=board) for source, game, board in found]
-    if args.tsh:
-        divisions = [read_tsh(path) for path in args.tsh]
-        paired = sorted(set(range(1, max((d.rounds() for d in divisions), default=0) + 1)))
-        schedule_of = partial(tsh_round, divisions)
-    else:
-        pairings = read_pairings_csv(args.pairings)
-        paired = sorted({p.round for p in pairings})
-        schedule_of = partial(csv_round, pairings)
+    paired, schedule_of = read_schedule(args)
+    seats = parse_seats(args.seat)
     for text in problems:
         print(f"left out: {text}", file=out)
     drawing = available() and not args.no_pictures
     for number in _rounds(args, facts, paired):
         schedule = schedule_of(number)
-        match = match_round(schedule, facts, named=args.round is not None)
+        match = match_round(schedule, facts, named=args.round is not None, seats=seats)
         pictures = {}
         if drawing:
             folder = os.path.join(args.out, f"round-{number}-pictures")
