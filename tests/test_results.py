@@ -110,8 +110,7 @@ def test_tsh_inconsistencies_are_listed_never_guessed(tmp_path):
         for text in round1.problems
     )
     assert any(
-        "Lee, Lou (#1, C) v Ng, Nat (#3, C) at table 8: TSH does not say who goes first (p12 1 and 1)"
-        in text
+        "Lee, Lou (#1, C) v Ng, Nat (#3, C) at table 8: TSH does not say who goes first (p12 1 and 1)" in text
         for text in round2.problems
     )
     assert any(
