@@ -8,12 +8,14 @@ Each panel faces one player. Layout of the 128x64 panel:
     row 48-63   whose turn it is: a solid white band reading YOUR TURN when
                 this side's clock runs, so it shows across the board
 
-Pillow's built-in scalable font is used: every digit is the same width, and
+Aileron, the font Pillow 10.1+ has built in, shipped in fonts/: every digit is the same width, and
 times are right-aligned, so nothing jitters as the seconds change.
 """
 
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from importlib.resources import files
+from io import BytesIO
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -36,10 +38,16 @@ class Panel:
     height: int = HEIGHT
 
 
+#: Aileron Regular (CC0), the subset Pillow 10.1+ embeds as its default scalable font, shipped here
+#: so the screens look the same on Debian's Pillow 9.4 (32-bit Pi OS installs Debian's, having no wheel)
+FONT = files(__package__).joinpath("fonts", "aileron-regular.ttf")
+
+
 @cache
 def font(size):
-    """Pillow's built-in scalable font at `size` pixels."""
-    return ImageFont.load_default(size=size)
+    """Aileron at `size` pixels, laid out as `ImageFont.load_default(size)` does (the same pixels)."""
+    with FONT.open("rb") as data:
+        return ImageFont.truetype(BytesIO(data.read()), size, layout_engine=ImageFont.Layout.BASIC)
 
 
 @lru_cache(maxsize=128)
