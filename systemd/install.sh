@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install tileclock on Raspberry Pi OS (Bookworm or later) and start it at every power-on.
+# Install tileclock on Raspberry Pi OS (Bookworm or later; 64- or 32-bit) or Debian on a Pi, and start it
+# at every power-on. Into an image (a chroot, systemd not running) it enables the service for the first boot.
 #
 #   sudo systemd/install.sh               # from a checkout of tileclock, on the Pi
 #   systemd/install.sh --dry-run DIR      # write every file under DIR, list the commands, run none
@@ -38,16 +39,46 @@ fi
 
 say "1/6 packages"
 run apt-get update
-# lgpio from Pi OS (built for its kernel); a compiler for RPi.GPIO, which older images use
-run apt-get install -y python3-venv python3-dev gcc python3-lgpio i2c-tools
+# Debian's architecture name: armhf and armel are 32-bit Pi OS (armv7l, armv6l)
+ARCH=$(dpkg --print-architecture 2>/dev/null || uname -m)
+packages=(python3 python3-venv i2c-tools)
+case "$ARCH" in
+  armhf | armel)
+    # no wheels there: Debian's Pillow and cbor2 (the venv sees them), never a C or Rust build of
+    # either; a compiler only for the gpiod bindings, which are small C
+    packages+=(python3-pil python3-cbor2 python3-dev gcc)
+    ;;
+esac
+# Pi OS's lgpio (built for its kernel), for buttons.backend = "lgpio"; plain Debian has none, and
+# gpiod, the default wherever /dev/gpiochip* exists, needs it not
+if [ "$DRY" = 1 ] || apt-cache show python3-lgpio >/dev/null 2>&1; then
+  packages+=(python3-lgpio)
+else
+  say "    no python3-lgpio in this archive (Pi OS has it): the gpiod backend does without"
+fi
+run env DEBIAN_FRONTEND=noninteractive apt-get install -y "${packages[@]}"
 
 say "2/6 the service user, with the groups for GPIO, I2C, SPI and the serial port"
 if ! id "$USER_NAME" >/dev/null 2>&1 || [ "$DRY" = 1 ]; then
   run useradd --system --user-group --home-dir /nonexistent --shell /usr/sbin/nologin "$USER_NAME"
 fi
+# Pi OS has these groups and the device rules that use them; plain Debian has neither
+missing=0
+for group in gpio i2c spi dialout; do
+  if [ "$DRY" = 1 ] || ! getent group "$group" >/dev/null; then
+    run groupadd --force --system "$group"
+    missing=1
+  fi
+done
+if [ "$missing" = 1 ]; then
+  # Pi OS's own rules (99-com.rules) do this; elsewhere the devices would stay root's alone
+  mkdir -p "$ROOT/etc/udev/rules.d"
+  install -m 0644 "$SRC/systemd/60-tileclock-devices.rules" "$ROOT/etc/udev/rules.d/60-tileclock-devices.rules"
+fi
 run usermod -a -G gpio,i2c,spi,dialout "$USER_NAME"
-# the group reads the journal (the service writes it 0640 in a 0750 directory): the login that ran
-# sudo joins it, so `tileclock export` works without sudo from its next login
+# the group reads the journal (the service writes it 0640 in a 0750 directory) and the config: the
+# login that ran sudo joins it, so `tileclock export` and `tileclock doctor` work without sudo from
+# its next login
 if [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
   run usermod -a -G "$USER_NAME" "$SUDO_USER"
   say "    $SUDO_USER joins the group $USER_NAME (reads finished games) from the next login"
@@ -59,7 +90,9 @@ run rm -rf "$PREFIX/src"
 run cp -r "$SRC" "$PREFIX/src"
 # system site packages: Pi OS's own lgpio build matches its kernel
 run python3 -m venv --system-site-packages "$PREFIX/venv"
-run "$PREFIX/venv/bin/pip" install --upgrade "$PREFIX/src"
+# --only-binary: Pillow and cbor2 come as wheels or from Debian (above), never built here (a C or
+# Rust build on a Pi takes an hour or fails)
+run "$PREFIX/venv/bin/pip" install --upgrade --only-binary pillow,cbor2 "$PREFIX/src"
 run "$PREFIX/venv/bin/python" -m compileall -q "$PREFIX/venv"
 # `tileclock` on everyone's PATH
 mkdir -p "$ROOT/usr/local/bin"
@@ -70,8 +103,16 @@ mkdir -p "$ROOT/etc/tileclock"
 if [ -e "$ROOT/etc/tileclock/config.toml" ]; then
   say "    /etc/tileclock/config.toml kept as it is"
 else
-  install -m 0644 "$SRC/systemd/config.toml" "$ROOT/etc/tileclock/config.toml"
+  install -m 0640 "$SRC/systemd/config.toml" "$ROOT/etc/tileclock/config.toml"
+  # a Pi 5's record line is UART0 (/dev/ttyAMA0); its /dev/serial0 is the debug connector
+  if grep -qs '^Raspberry Pi 5' "$ROOT/proc/device-tree/model"; then
+    sed -i 's|^port = "/dev/serial0"|port = "/dev/ttyAMA0"|' "$ROOT/etc/tileclock/config.toml"
+    say "    a Pi 5: the record line is /dev/ttyAMA0 (GPIO 14/15)"
+  fi
 fi
+# it may hold the hall's password: root writes it, the service's group reads it, nobody else
+run chown root:"$USER_NAME" /etc/tileclock/config.toml
+run chmod 0640 /etc/tileclock/config.toml
 
 say "5/6 I2C at 400 kHz and the UART, in the boot config"
 # Bookworm keeps the boot config in /boot/firmware; older images in /boot
@@ -79,18 +120,40 @@ BOOT=/boot/firmware
 if [ ! -d "$ROOT$BOOT" ] && [ -e "$ROOT/boot/config.txt" ]; then BOOT=/boot; fi
 mkdir -p "$ROOT$BOOT"
 touch "$ROOT$BOOT/config.txt"
+CONFIG_TXT="$ROOT$BOOT/config.txt"
+# a line appended after a [pi4] or [cm5] section would apply to that board alone
+last_section=$(grep -E '^\[[^]]*\]' "$CONFIG_TXT" | tail -n 1 || true)
+appended=0
+# enable_uart=1 also fixes the VPU core clock on a Pi 3 and Zero 2 W: the I2C clock is divided from
+# it, and where it scales the panels' bus runs slower than set (docs/build-guide.md)
 for line in dtparam=i2c_arm=on dtparam=i2c_arm_baudrate=400000 enable_uart=1; do
   key=${line%%=*}
   [ "$key" = dtparam ] && key=${line%=*}
-  if grep -q "^$key=" "$ROOT$BOOT/config.txt"; then
-    sed -i "s|^$key=.*|$line|" "$ROOT$BOOT/config.txt"
+  if grep -q "^$key=" "$CONFIG_TXT"; then
+    sed -i "s|^$key=.*|$line|" "$CONFIG_TXT"
   else
-    printf '%s\n' "$line" >> "$ROOT$BOOT/config.txt"
+    if [ "$appended" = 0 ] && [ -n "$last_section" ] && [ "$last_section" != "[all]" ]; then
+      printf '[all]\n' >> "$CONFIG_TXT"
+    fi
+    appended=1
+    printf '%s\n' "$line" >> "$CONFIG_TXT"
   fi
 done
+# a Pi 5's GPIO 14/15 is UART0, off unless asked for (its /dev/serial0 is the debug connector)
+if ! grep -q '^dtparam=uart0=on' "$CONFIG_TXT"; then
+  printf '[pi5]\ndtparam=uart0=on\n[all]\n' >> "$CONFIG_TXT"
+fi
 # the UART carries records, not a login console
 if [ -e "$ROOT$BOOT/cmdline.txt" ]; then
-  sed -i 's/console=serial0,[0-9]* //; s/console=ttyAMA0,[0-9]* //' "$ROOT$BOOT/cmdline.txt"
+  read -r -a words < "$ROOT$BOOT/cmdline.txt" || true
+  kept=()
+  for word in "${words[@]}"; do
+    case "$word" in
+      console=serial0* | console=ttyAMA0* | console=ttyS0* | console=ttyAMA10*) ;;
+      *) kept+=("$word") ;;
+    esac
+  done
+  printf '%s\n' "${kept[*]}" > "$ROOT$BOOT/cmdline.txt"
 fi
 if [ "$DRY" = 0 ]; then
   grep -q '^i2c-dev' /etc/modules 2>/dev/null || echo i2c-dev >> /etc/modules
@@ -109,8 +172,15 @@ if grep -q '^\[hall\]' "$ROOT/etc/tileclock/config.toml"; then
 else
   rm -f "$ROOT/etc/systemd/system/tileclock.service.d/hall.conf"
 fi
-run systemctl daemon-reload
-run systemctl enable --now tileclock.service
+if [ "$DRY" = 1 ] || [ -d /run/systemd/system ]; then
+  run systemctl daemon-reload
+  run systemctl enable --now tileclock.service
+else
+  # installing into an image (a chroot): enabled for its first boot, as `systemctl enable` does
+  mkdir -p /etc/systemd/system/multi-user.target.wants
+  ln -sfn /etc/systemd/system/tileclock.service /etc/systemd/system/multi-user.target.wants/tileclock.service
+  say "    systemd is not running here (an image?): the service is enabled and starts at its first boot"
+fi
 
 say "done. Check it with: tileclock doctor"
 say "A changed boot config takes effect after a reboot."

@@ -3,13 +3,17 @@
 import os
 import shutil
 import subprocess
+import tomllib
+from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from tileclock.device.config import Config, load_config
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTALL = os.path.join(HERE, "systemd", "install.sh")
+PYPROJECT = Path(HERE) / "pyproject.toml"
 
 
 def dry_run(root):
@@ -54,6 +58,66 @@ def test_the_login_that_ran_sudo_may_read_the_games(pi):
     assert "director joins the group tileclock" in result.stdout
     unit = (pi / "etc" / "systemd" / "system" / "tileclock.service").read_text()
     assert "StateDirectoryMode=0750" in unit and "UMask=0027" in unit  # the group reads, nobody else
+
+
+def test_the_config_holds_a_password_so_only_root_and_the_service_group_read_it(pi):
+    dry_run(pi)
+    config = pi / "etc" / "tileclock" / "config.toml"
+    assert config.stat().st_mode & 0o777 == 0o640
+    commands = (pi / "commands.txt").read_text().splitlines()
+    assert "chown root:tileclock /etc/tileclock/config.toml" in commands
+    assert "chmod 0640 /etc/tileclock/config.toml" in commands  # an old 0644 install is tightened too
+
+
+def fake_dpkg(tmp_path, arch):
+    """`dpkg --print-architecture` answering `arch`, first on the PATH."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "dpkg").write_text(f"#!/bin/sh\necho {arch}\n")
+    (folder / "dpkg").chmod(0o755)
+    return dict(os.environ, PATH=f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+@pytest.mark.parametrize("arch", ["armhf", "armel", "arm64"])
+def test_pillow_and_cbor2_come_from_debian_where_they_have_no_wheel_and_are_never_built(pi, tmp_path, arch):
+    subprocess.run(["bash", INSTALL, "--dry-run", str(pi)], check=True, env=fake_dpkg(tmp_path, arch))
+    commands = (pi / "commands.txt").read_text().splitlines()
+    apt = next(line.split() for line in commands if "apt-get install" in line)
+    if arch == "arm64":  # wheels for all of it: no compiler on the card
+        assert "python3-pil" not in apt and "gcc" not in apt
+    else:
+        assert {"python3-pil", "python3-cbor2"} <= set(apt)
+    assert any("pip install --upgrade --only-binary pillow,cbor2 " in line for line in commands)
+
+
+def test_plain_debian_gets_the_groups_and_the_device_rules_pi_os_has(pi):
+    dry_run(pi)
+    commands = (pi / "commands.txt").read_text()
+    assert "groupadd --force --system gpio" in commands
+    rules = (pi / "etc" / "udev" / "rules.d" / "60-tileclock-devices.rules").read_text()
+    assert 'KERNEL=="gpiochip*", GROUP="gpio"' in rules and 'SUBSYSTEM=="i2c-dev", GROUP="i2c"' in rules
+
+
+def test_the_pin_libraries_install_on_every_pi_and_nowhere_else():
+    """The markers compare whole machine names (`in '...'` was a substring test: true for `arm`)."""
+    requirements = [
+        Requirement(line) for line in tomllib.loads(PYPROJECT.read_text())["project"]["dependencies"]
+    ]
+    gpiod = next(r for r in requirements if r.name == "gpiod")
+    cbor2 = next(r for r in requirements if r.name == "cbor2")
+    for machine, on_a_pi, thirty_two in [
+        ("aarch64", True, False),
+        ("armv7l", True, True),
+        ("armv6l", True, True),
+        ("arm", False, False),
+        ("v7", False, False),
+        ("x86_64", False, False),
+    ]:
+        where = {"platform_machine": machine, "sys_platform": "linux"}
+        assert gpiod.marker.evaluate(where) is on_a_pi, machine
+        assert cbor2.marker.evaluate(where) is thirty_two, machine
+    assert not gpiod.marker.evaluate({"platform_machine": "aarch64", "sys_platform": "darwin"})
+    assert all(r.name not in ("lgpio", "RPi.GPIO") for r in requirements)  # extras: gpiod does without
 
 
 def test_the_config_it_writes_is_valid_and_is_the_defaults(pi):
