@@ -2,6 +2,9 @@
 
 import errno
 import os
+import pwd
+
+import pytest
 
 from cable import Plug
 from tileclock.cli import main
@@ -29,6 +32,14 @@ class FakeSMBus:
 
 def by_what(checks):
     return {check.what: check for check in checks}
+
+
+@pytest.fixture(autouse=True)
+def the_service_runs_as_whoever_runs_the_tests(monkeypatch):
+    """The state directory is judged for the service's user: here, the tests' own, so a machine where
+    the installer made a `tileclock` user (who may not write in root's tmp_path) gives the same findings.
+    Judging for another user is tested in test_storage_faults.py."""
+    monkeypatch.setattr(doctor, "SERVICE_USER", pwd.getpwuid(os.geteuid()).pw_name)
 
 
 def test_off_a_pi_it_says_plainly_what_it_could_not_find(tmp_path, capsys):
@@ -61,7 +72,9 @@ def test_with_parts_that_answer_it_finds_the_one_that_does_not(tmp_path, monkeyp
     plug = Plug(str(tmp_path), "ttyCLOCK")
     config = tmp_path / "config.toml"
     config.write_text(f'[buttons]\nbackend = "mock"\n[serial]\nport = "{plug.path}"\n')
-    checks = by_what(run_checks(str(config), str(tmp_path), smbus=FakeSMBus))
+    (tmp_path / "proc").mkdir()  # the machine's own files (serial number, boot config) read under root
+    (tmp_path / "proc" / "cpuinfo").write_text("Serial\t\t: 10000000a3b2c1d0\n")
+    checks = by_what(run_checks(str(config), str(tmp_path), smbus=FakeSMBus, root=str(tmp_path)))
     plug.pull()
     assert checks["config"].status == OK and checks["pin backend"].status == OK
     assert "mock (set in the config" in checks["pin backend"].seen  # which backend, and why

@@ -38,7 +38,12 @@ def check_config(path):
     try:
         return load_config(path), Check(OK, "config", path)
     except ConfigError as error:
-        return None, Check(FAIL, "config", str(error), f"edit {path}: see systemd/config.toml for every key")
+        if not os.access(path, os.R_OK) and os.path.isfile(path):
+            # 0640 root:tileclock: it may hold the hall's password
+            fix = "sudo tileclock doctor, or join the tileclock group: sudo usermod -a -G tileclock $USER, log in again"
+        else:
+            fix = f"edit {path}: see systemd/config.toml for every key"
+        return None, Check(FAIL, "config", str(error), fix)
 
 
 def check_buttons(config, environ=os.environ):
@@ -314,19 +319,27 @@ def check_wall_clock():
     )
 
 
-def run_checks(config_path, state_dir, smbus=None):
-    """Every check, in the order a builder would fix things."""
+def run_checks(config_path, state_dir, smbus=None, service_user=None, root="/"):
+    """Every check, in the order a builder would fix things. `service_user`: the user the service
+    runs as (default SERVICE_USER); `root`: where the Pi's own files are read (boot config, model)."""
+    from . import doctor_pi
+
     config, first = check_config(config_path)
     checks = [first]
     if config is None:
         return checks
+    checks.append(doctor_pi.check_config_mode(config_path, config))
+    checks.append(doctor_pi.check_clock_id(config, state_dir, root))
+    checks += doctor_pi.check_boot(config, root)
+    if doctor_pi.pi_model(root):
+        checks.append(doctor_pi.check_core_clock())
     checks += check_buttons(config)
     checks += check_panels(config, smbus)
     checks.append(check_serial(config))
-    checks += check_state_dir(state_dir)
+    checks += check_state_dir(state_dir, service_user or SERVICE_USER)
     checks.append(check_service())
     checks.append(check_wall_clock())
-    return checks
+    return [check for check in checks if check is not None]
 
 
 def report(checks):
