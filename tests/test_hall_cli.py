@@ -41,3 +41,38 @@ def test_a_demo_whose_page_port_is_taken_says_so_and_leaves_no_broker_running(tm
     assert f"the page cannot listen on {web}" in capsys.readouterr().err
     left = subprocess.run(["pgrep", "-f", f"mosquitto -c {tmp_path}"], capture_output=True, text=True)
     assert left.stdout == "", "the demo's broker was left running"
+
+
+class Terminal(io.StringIO):
+    def __init__(self, tty):
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self):
+        return self.tty
+
+
+def hall_args(*argv):
+    from tileclock.cli import build_parser
+
+    return build_parser().parse_args(["hall", "--broker", "127.0.0.1", *argv])
+
+
+def test_the_director_s_password_never_has_to_be_on_the_command_line(tmp_path, capsys):
+    """A password in argv is read by every user of the machine (/proc/PID/cmdline): a file, the
+    environment, or a prompt; the old `--password VALUE` still works, with a warning."""
+    from tileclock.director.hall import director_password
+
+    secret = tmp_path / "director"
+    secret.write_text("from-file\n")
+    env = {"TILECLOCK_HALL_PASSWORD": "from-env"}
+    assert director_password(hall_args("--password-file", str(secret)), env) == "from-file"
+    assert director_password(hall_args(), env) == "from-env"
+    assert director_password(hall_args(), {}) is None  # a broker without passwords
+    asked = director_password(hall_args("--password"), {}, stdin=Terminal(True), ask=lambda prompt: "typed")
+    assert asked == "typed" and capsys.readouterr().err == ""
+    with pytest.raises(ValueError, match="no terminal to ask on"):
+        director_password(hall_args("--password"), {}, stdin=Terminal(False), ask=lambda prompt: "never")
+    assert director_password(hall_args("--password", "old-way"), {}) == "old-way"
+    warning = capsys.readouterr().err
+    assert "visible to every user" in warning and "old-way" not in warning

@@ -180,9 +180,10 @@ def test_run_off_a_pi_says_why_in_one_line_without_gpiozero_s_warnings(tmp_path)
     )
 
 
-def test_hall_refused_by_the_broker_says_so_and_stops(broker, tmp_path):
+def test_hall_refused_by_the_broker_says_so_and_stops(broker, tmp_path, monkeypatch):
     """A wrong password: the broker refuses the director's login; the command stops with one line."""
-    argv = ["hall", "--broker", "127.0.0.1", "--port", str(broker.port), "--password", "wrong"]
+    monkeypatch.setenv("TILECLOCK_HALL_PASSWORD", "wrong")  # never on the command line (ps shows it)
+    argv = ["hall", "--broker", "127.0.0.1", "--port", str(broker.port)]
     with bounded(15):
         code, _, err = run([*argv, "--out", str(tmp_path / "records"), "--web", "127.0.0.1:0"])
     assert f"the broker at 127.0.0.1:{broker.port} refused the director" in one_line_error(code, err)

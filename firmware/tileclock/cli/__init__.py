@@ -109,8 +109,19 @@ def build_parser():
     )
     hall.add_argument("--broker", required=True, metavar="HOST", help="the hall's mosquitto")
     hall.add_argument("--port", type=number(int, 1, 65535), default=1883, help="its port (default 1883)")
-    hall.add_argument("--password", help="the director's password on the broker")
-    hall.add_argument("--password-file", metavar="FILE", help="read the password from FILE instead")
+    hall.add_argument(
+        "--password",
+        nargs="?",
+        const=True,
+        metavar="VALUE",
+        help="alone: ask for the director's password on the broker (a VALUE here is seen by every user: "
+        "it works, with a warning)",
+    )
+    hall.add_argument(
+        "--password-file",
+        metavar="FILE",
+        help="read the password from FILE (default: $TILECLOCK_HALL_PASSWORD, else none)",
+    )
     hall.add_argument("--tls-ca", metavar="FILE", help="TLS to the broker, checked against this CA file")
     hall.add_argument("--out", default="tileclock-records", help="folder for game files and results.csv")
     hall.add_argument("--serial", action="append", metavar="PORT", help="also collect from a serial port")
@@ -155,7 +166,11 @@ def build_parser():
     hall_setup = commands.add_parser("hall-setup", help="write the hall's broker config, ACL and passwords")
     hall_setup.add_argument("folder", help="where to write them")
     hall_setup.add_argument(
-        "--clock", action="append", default=[], metavar="ID", help="a clock id (repeatable)"
+        "--clock",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="a clock id (repeatable): `tileclock doctor` on each clock prints it (its `clock id` line)",
     )
     hall_setup.set_defaults(run=cmd_hall_setup)
 

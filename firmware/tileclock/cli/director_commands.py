@@ -101,6 +101,8 @@ def cmd_hall_setup(args):
     for name, password in users.items():
         print(f"  {name} = {password}")
     print("give each clock its own in its [hall] section (docs/hall.md); keep them out of sight")
+    if not args.clock:
+        print("no --clock given: `tileclock doctor` on each clock prints its id (the `clock id` line)")
     return 0
 
 

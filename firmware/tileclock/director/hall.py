@@ -15,10 +15,12 @@ paho's thread only queues what arrives; `step` does the work on the caller's
 thread; `boards()` is the live picture the web page shows.
 """
 
+import getpass
 import json
 import os
 import queue
 import socket
+import sys
 import threading
 import time
 
@@ -263,13 +265,7 @@ def run_hall(args, out):
     a ValueError naming the argument, before anything runs."""
     from .port import check_port
 
-    password = args.password
-    if args.password_file:
-        try:
-            with open(args.password_file, encoding="utf-8") as file:
-                password = file.read().strip()
-        except (OSError, UnicodeDecodeError) as error:
-            raise ValueError(f"--password-file {args.password_file}: {_why(error)}") from None
+    password = director_password(args)
     if args.tls_ca and not os.path.isfile(args.tls_ca):
         raise ValueError(
             f"--tls-ca {args.tls_ca}: {'a folder' if os.path.isdir(args.tls_ca) else 'no such file'}"
@@ -278,6 +274,36 @@ def run_hall(args, out):
         check_port(port)
     reach(args.broker, args.port)
     return serve_hall(args, password, out)
+
+
+#: where `tileclock hall` finds the director's password when no file is given
+PASSWORD_VARIABLE = "TILECLOCK_HALL_PASSWORD"
+
+
+def director_password(args, environ=os.environ, stdin=sys.stdin, ask=getpass.getpass):
+    """The director's password from --password-file, else $TILECLOCK_HALL_PASSWORD, else asked for
+    (`--password` alone, on a terminal). Never from the command line, where every user of the machine
+    reads it (/proc/PID/cmdline): `--password VALUE` still works, with a warning."""
+    if args.password_file:
+        try:
+            with open(args.password_file, encoding="utf-8") as file:
+                return file.read().strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise ValueError(f"--password-file {args.password_file}: {_why(error)}") from None
+    if args.password is True:  # `--password` alone: ask
+        if not stdin.isatty():
+            raise ValueError(
+                f"--password: no terminal to ask on: use --password-file FILE or ${PASSWORD_VARIABLE}"
+            )
+        return ask("the director's password on the broker: ")
+    if args.password is not None:
+        print(
+            "tileclock: warning: a password on the command line is visible to every user of this machine "
+            f"(ps, /proc): use --password-file FILE, ${PASSWORD_VARIABLE}, or --password alone to be asked",
+            file=sys.stderr,
+        )
+        return args.password
+    return environ.get(PASSWORD_VARIABLE)
 
 
 def serve_hall(args, password, out):
@@ -306,7 +332,7 @@ def serve_hall(args, password, out):
         feed.close()
         raise ValueError(
             f"the broker at {args.broker}:{args.port} refused the director: {feed.refused} "
-            "(check --password or --password-file)"
+            "(check --password-file, $TILECLOCK_HALL_PASSWORD or --password)"
         )
     serial = [ClockFeed(port, feed.store) for port in args.serial or []]
     out.write(f"tileclock hall: records into {args.out}; the page is at {page.address}\n")
