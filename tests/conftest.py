@@ -7,8 +7,8 @@ import pytest
 from hypothesis import settings
 
 from tileclock.cli import main
-from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_S
+from tileclock.wire.protocol import unframe
 
 # No per-example deadline: the properties are about behaviour, and a loaded machine is slow.
 settings.register_profile("tileclock", deadline=None)
@@ -71,7 +71,7 @@ def broker(tmp_path):
     Its accounts are `BROKER_USERS`. Where mosquitto is not installed the test is skipped with a
     reason, except in CI, which installs it (`.ci/run`): there a missing broker fails the test.
     """
-    from tileclock.director.broker import INSTALL_HINT, LocalBroker, mosquitto_binary
+    from tileclock.director.follow.broker import INSTALL_HINT, LocalBroker, mosquitto_binary
 
     if mosquitto_binary() is None:
         if os.environ.get("CI"):

@@ -6,8 +6,8 @@ import time
 import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS
-from tileclock.clock.protocol import unframe
 from tileclock.device.config import HallConfig
+from tileclock.wire.protocol import unframe
 
 
 def wait_for(predicate, timeout_s=10.0, what="the condition"):

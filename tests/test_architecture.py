@@ -1,6 +1,8 @@
 """The layers of docs/architecture.md, read off the source: no import points from a lower layer to a higher one.
 
 Every import counts, also one inside a function (a command that loads a layer only when it needs it).
+The house rules beside them (issue 26): each layer a folder, the director's modules in rooms, no
+director module importing the device, no module over 400 lines.
 """
 
 import ast
@@ -13,13 +15,18 @@ PACKAGE = Path(__file__).resolve().parent.parent / "firmware" / "tileclock"
 
 #: Each part of the package, and the parts it must never import (docs/architecture.md#what-lives-where).
 NEVER = {
+    "wire": {"clock", "device", "director", "sim", "bench", "cli"},
     "clock": {"device", "director", "sim", "bench", "cli"},
     "device": {"director", "sim", "bench", "cli"},
-    "director": {"device.hardware", "sim", "bench", "cli"},
+    "director": {"device", "sim", "bench", "cli"},
     "sim": {"director", "bench", "cli"},
     "bench": {"cli"},
     "cli": set(),
 }
+#: The director's rooms (docs/architecture.md#what-lives-where): every director module lies in one.
+DIRECTOR_ROOMS = {"records", "follow", "pages", "event"}
+#: The most lines a module may have: past it, a module is split by what it owns.
+MAX_LINES = 400
 #: Standard modules the pure core must not touch: real time, sleeping, threads, files, devices.
 NOT_IN_THE_CORE = {"time", "threading", "asyncio", "os", "io", "socket", "select", "subprocess", "signal"}
 
@@ -86,11 +93,49 @@ def test_the_core_imports_nothing_but_itself_and_plain_standard_modules(name):
     for target in imports(name, MODULES[name]):
         top = target.split(".")[0]
         if top == "tileclock":
-            if target != "tileclock" and not within(target, "clock"):
+            if target != "tileclock" and not (within(target, "clock") or within(target, "wire")):
                 outside.append(target)
         elif top not in sys.stdlib_module_names or top in NOT_IN_THE_CORE:
             outside.append(target)
     assert outside == [], f"{name} is the pure core: it may not import {outside}"
+
+
+@pytest.mark.parametrize("name", sorted(name for name in MODULES if part_of(name) == "wire"))
+def test_the_wire_imports_only_itself_and_standard_modules(name):
+    outside = []
+    for target in imports(name, MODULES[name]):
+        top = target.split(".")[0]
+        if (top == "tileclock" and not within(target, "wire")) or (
+            top != "tileclock" and top not in sys.stdlib_module_names
+        ):
+            outside.append(target)
+    assert outside == [], f"{name} is the ground floor: it may not import {outside}"
+
+
+def test_every_layer_is_a_folder():
+    loose = sorted(
+        path.name for path in PACKAGE.glob("*.py") if path.name not in ("__init__.py", "__main__.py")
+    )
+    assert loose == [], f"modules {loose} at the package's top: each belongs in a layer's folder"
+    folders = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()}
+    assert folders == set(NEVER), "each layer of NEVER is a folder of the package, and no other"
+
+
+def test_every_director_module_lies_in_a_room():
+    director = PACKAGE / "director"
+    loose = sorted(path.name for path in director.glob("*.py") if path.name != "__init__.py")
+    assert loose == [], f"director/{loose}: put each in the room it belongs to ({sorted(DIRECTOR_ROOMS)})"
+    rooms = {path.name for path in director.iterdir() if (path / "__init__.py").exists()}
+    assert rooms == DIRECTOR_ROOMS, "a new room of director/: name it here and in docs/architecture.md"
+
+
+def test_no_module_is_over_the_limit():
+    long = {
+        name: lines
+        for name, path in MODULES.items()
+        if (lines := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert long == {}, f"modules over {MAX_LINES} lines: split each by what it owns"
 
 
 def talks_to_hardware_libraries(name):

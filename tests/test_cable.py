@@ -6,8 +6,8 @@ import sys
 
 import serial
 
-from tileclock.clock.protocol import unframe_any
 from tileclock.sim.cable import Cable
+from tileclock.wire.protocol import unframe_any
 
 
 def test_bytes_cross_the_cable_both_ways_and_it_leaves_nothing_behind(tmp_path):

@@ -11,15 +11,15 @@ import pytest
 from cable import Cable, Plug
 from conftest import tap
 from tileclock.cli import main
-from tileclock.clock.protocol import unframe, with_crc
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.journal import Journal
-from tileclock.director.collect import ClockFeed, snapshot
-from tileclock.director.history import read_records
-from tileclock.director.store import RecordStore
-from tileclock.director.table import screen_lines
+from tileclock.director.follow.collect import ClockFeed, snapshot
+from tileclock.director.follow.store import RecordStore
+from tileclock.director.follow.table import screen_lines
+from tileclock.director.records.history import read_records
 from tileclock.sim.simulator import Simulator
+from tileclock.wire.protocol import unframe, with_crc
 
 S = NS_PER_S
 GAME = "0 press B\n10 press A\n25 press B\n30 press STOP\n40 hold STOP 2.5\n43 press STOP\n"

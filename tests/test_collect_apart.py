@@ -13,13 +13,13 @@ import pytest
 from cable import Cable, Plug
 from test_collect import GAME, journal_of
 from tileclock.cli import main
-from tileclock.clock.protocol import frame, unframe
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
-from tileclock.director.collect import ClockFeed, scene_hello, snapshot
-from tileclock.director.store import RecordStore
-from tileclock.director.table import screen_lines
+from tileclock.director.follow.collect import ClockFeed, scene_hello, snapshot
+from tileclock.director.follow.store import RecordStore
+from tileclock.director.follow.table import screen_lines
 from tileclock.sim.simulator import Simulator
+from tileclock.wire.protocol import frame, unframe
 
 
 def reframed(line, change):
@@ -225,7 +225,7 @@ def test_a_bad_tables_file_is_refused_by_line(tmp_path, capsys, line):
 
 
 def test_a_line_flipping_between_clocks_cannot_flood_the_notices(tmp_path, monkeypatch):
-    monkeypatch.setattr("tileclock.director.store.MAX_SIDE_FILE_BYTES", 4000)
+    monkeypatch.setattr("tileclock.director.follow.store.MAX_SIDE_FILE_BYTES", 4000)
     out = tmp_path / "out"
     plug = Plug(str(tmp_path), "ttyUSB0")
     lines = journal_of(board="4")

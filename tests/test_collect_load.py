@@ -9,8 +9,8 @@ import time
 from cable import Plug
 from test_collect import journal_of
 from tileclock.bench.director import fleet, resend_catch_up
-from tileclock.director.collect import collect
-from tileclock.director.table import Row, Snapshot, screen_lines
+from tileclock.director.follow.collect import collect
+from tileclock.director.follow.table import Row, Snapshot, screen_lines
 
 
 def test_a_fresh_collector_catches_up_a_long_journal_over_a_paced_line_asking_once():

@@ -11,8 +11,8 @@ from tileclock.cli import main
 from tileclock.clock.timecode import NS_PER_S, parse_clock
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
-from tileclock.director.collect import ClockFeed, scene_hello
-from tileclock.director.start_times import StartTimes
+from tileclock.director.follow.collect import ClockFeed, scene_hello
+from tileclock.director.follow.start_times import StartTimes
 from tileclock.sim.simulator import Simulator
 
 END_THEN_NEW_GAME = [("STOP", 0, 0.1), ("STOP", 2, 2.5), ("STOP", 5, 0.1), ("STOP", 8, 2.5)]
@@ -124,7 +124,7 @@ def test_bad_extra_times_are_refused_before_collecting(tmp_path, capsys, monkeyp
     assert main(["collect", port, "--out", str(tmp_path), *twice]) == 2
     assert "already given" in capsys.readouterr().err
     given = {}
-    monkeypatch.setattr("tileclock.director.collect.collect", lambda *a, **kw: given.update(kw))
+    monkeypatch.setattr("tileclock.director.follow.collect.collect", lambda *a, **kw: given.update(kw))
     assert main(["collect", port, "--time", port, "B=30:00", "--time", port, "A=26:30"]) == 0
     assert given["start_times"][port].command == "set A=26:30 B=30:00"
     os.close(leader)

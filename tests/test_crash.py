@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 from cable import Plug
-from tileclock.clock.protocol import unframe
 from tileclock.device.journal import Journal
+from tileclock.wire.protocol import unframe
 
 KILLS = int(os.environ.get("TILECLOCK_KILLS", "8"))  # more on demand: TILECLOCK_KILLS=100
 

@@ -14,13 +14,13 @@ import threading
 import pytest
 from gpiozero.pins.mock import MockFactory
 
-from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.assembly import RunningClock, simulated_parts
 from tileclock.device.config import Config
 from tileclock.device.hardware.buttons import ButtonBoard
 from tileclock.device.hardware.virtual import VirtualFactory, VirtualTime
 from tileclock.device.loop import DEADLINE_GRACE_NS
+from tileclock.wire.protocol import unframe
 
 S, MS = NS_PER_S, NS_PER_MS
 PINS = {"A": 17, "STOP": 27, "B": 22}

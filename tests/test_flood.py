@@ -15,12 +15,12 @@ import pytest
 from cable import Plug
 from conftest import charged, tap, used_at_switches
 from tileclock.bench.history import make_history, sample_game
-from tileclock.clock.protocol import unframe, unframe_any
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal
 from tileclock.sim.simulator import Simulator
+from tileclock.wire.protocol import unframe, unframe_any
 
 S = NS_PER_S
 

@@ -9,14 +9,14 @@ import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS, tap
 from hall_helpers import hall_config, wait_for
-from tileclock.clock.protocol import frame, with_crc
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device import segments
 from tileclock.device.config import Config
 from tileclock.device.journal import Journal
-from tileclock.director.hall import HallFeed
-from tileclock.director.store import count_on_disk
+from tileclock.director.follow.hall import HallFeed
+from tileclock.director.follow.store import count_on_disk
 from tileclock.sim.simulator import Simulator
+from tileclock.wire import segments
+from tileclock.wire.protocol import frame, with_crc
 
 S = NS_PER_S
 CLOCKS = ("c1", "c2", "c3")

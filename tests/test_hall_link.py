@@ -13,10 +13,10 @@ import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS, tap
 from hall_helpers import Listener, hall_config, wait_for
-from tileclock.clock.protocol import with_crc
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.sim.simulator import Simulator
+from tileclock.wire.protocol import with_crc
 
 S = NS_PER_S
 
@@ -263,7 +263,7 @@ def test_without_a_hall_section_the_clock_loads_no_network_client():
 def test_after_an_unclean_stop_the_uplink_steps_over_the_skipped_seqs_in_one_read(
     broker, tmp_path, monkeypatch
 ):
-    from tileclock.device import segments
+    from tileclock.wire import segments
 
     listener = Listener(broker)
     sim = clock_on(broker, tmp_path)

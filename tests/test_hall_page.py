@@ -8,6 +8,7 @@ import pytest
 
 from hall_helpers import wait_for
 from test_hall import CLOCKS, Clocks, director, settle
+from tileclock.cli.director_commands import draw_panel
 from tileclock.director.pages.web import HallPage
 
 CHROMIUM = "/usr/bin/chromium"
@@ -56,7 +57,7 @@ def hall(broker, tmp_path):
     stop = threading.Event()
     stepper = threading.Thread(target=feed.run, args=(stop.is_set,), daemon=True)
     stepper.start()
-    page = HallPage(feed, port=0).start()
+    page = HallPage(feed, port=0, draw_panel=draw_panel).start()
     yield clocks, feed, page
     stop.set()
     stepper.join(5)

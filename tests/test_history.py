@@ -6,10 +6,10 @@ from hypothesis import strategies as st
 
 from tileclock.clock.core import GameClock
 from tileclock.clock.history import GameSplitter, last_game, split_games, view_at
-from tileclock.clock.protocol import FrameError, frame, unframe
-from tileclock.clock.records import RecordError, decode, encode
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_MS, format_clock, parse_clock
+from tileclock.wire.protocol import FrameError, frame, unframe
+from tileclock.wire.records import RecordError, decode, encode
 
 SIDE = {"used_ms": 0, "shown": "25:00", "pen": 0}
 

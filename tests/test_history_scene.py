@@ -4,9 +4,9 @@ import pytest
 
 from tileclock.clock.core import GameClock
 from tileclock.clock.history import last_game, view_at
-from tileclock.clock.records import decode, encode
 from tileclock.clock.rules import profile
 from tileclock.clock.timecode import NS_PER_S
+from tileclock.wire.records import decode, encode
 
 
 def test_starting_times_set_before_the_first_press_are_the_ones_replay_shows():
@@ -23,7 +23,7 @@ def test_starting_times_set_before_the_first_press_are_the_ones_replay_shows():
 
 
 def test_the_games_picture_starts_from_the_starting_times_the_director_set():
-    plot = pytest.importorskip("tileclock.director.plot", reason="the director extra (matplotlib)")
+    plot = pytest.importorskip("tileclock.director.records.plot", reason="the director extra (matplotlib)")
     clock = GameClock(profile("naspa"))
     made = clock.new_game(0, boot={"board": "1"})
     made += clock.set_scene(1 * NS_PER_S, times_s={"A": 5 * 60, "B": 5 * 60})

@@ -4,12 +4,12 @@ import os
 
 import pytest
 
-from tileclock.clock.protocol import unframe, unframe_any
 from tileclock.device.assembly import RunningClock, device_parts, simulated_parts
 from tileclock.device.config import Config, ConfigError, parse_config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.identity import ID_FILE, hardware_clock_id, is_label, stored_clock_id
 from tileclock.sim.simulator import Simulator
+from tileclock.wire.protocol import unframe, unframe_any
 
 PI_CPUINFO = (
     "processor\t: 0\nHardware\t: BCM2835\nRevision\t: 902120\nSerial\t\t: 00000000{}\nModel\t\t: Pi\n"

@@ -11,14 +11,15 @@ from hypothesis import strategies as st
 
 from conftest import charged, tap, used_at_switches
 from tileclock.bench.history import make_history, sample_game
-from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device import segments, writeback
+from tileclock.device import writeback
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal
 from tileclock.device.retention import Retention
 from tileclock.sim.simulator import Simulator
+from tileclock.wire import segments
+from tileclock.wire.protocol import unframe
 
 S = NS_PER_S
 GAME = ((0, "B"), (10, "A"), (20, "B"))
@@ -132,7 +133,7 @@ def test_a_bad_record_in_the_middle_costs_that_record_alone(tmp_path):
 
 
 def test_a_record_with_good_integrity_but_missing_or_mistyped_fields_is_damage(tmp_path):
-    from tileclock.clock.protocol import frame
+    from tileclock.wire.protocol import frame
 
     folder = str(tmp_path / "journal")
     play(Journal(folder))
@@ -482,7 +483,7 @@ def rich_game():
     if not _RICH:
         import tempfile
 
-        from tileclock.clock.protocol import with_crc
+        from tileclock.wire.protocol import with_crc
 
         folder = os.path.join(tempfile.mkdtemp(prefix="tileclock-rich-"), "journal")
         sim = Simulator(Config(), journal=Journal(folder), time=VirtualTime(0, "boot-1"), checkpoints=True)
@@ -569,7 +570,7 @@ def write_game(folder, lines):
 
 def reframed(line, **changes):
     """`line` with `changes` to its fields, framed again with a good integrity field."""
-    from tileclock.clock.protocol import frame
+    from tileclock.wire.protocol import frame
 
     record = {key: value for key, value in json.loads(line).items() if key != "crc"}
     return frame(json.dumps(record | changes, separators=(",", ":")))

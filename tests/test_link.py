@@ -8,10 +8,10 @@ import pytest
 
 from cable import Plug
 from conftest import tap
-from tileclock.clock.protocol import unframe, unframe_any, with_crc
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.sim.simulator import Simulator
+from tileclock.wire.protocol import unframe, unframe_any, with_crc
 
 S = NS_PER_S
 

@@ -60,7 +60,7 @@ def paths(tmp_path):
     (tmp_path / "a-folder").mkdir()
     (tmp_path / "bad.toml").write_text("[clock\n")
     (tmp_path / "bad-key.toml").write_text("[clock]\ncolour = 3\n")
-    from tileclock.director.broker import free_port
+    from tileclock.director.follow.broker import free_port
 
     return {
         "file": tmp_path / "a-file",
@@ -201,9 +201,9 @@ RUNNING = {
     "hall-setup": ["--clock"],
 }  # fmt: skip  # one command a line
 STUBS = {
-    "tileclock.director.collect.collect": lambda *args, **kwargs: [],
-    "tileclock.director.hall.reach": lambda host, port: None,
-    "tileclock.director.hall.serve_hall": lambda args, password, out: 0,
+    "tileclock.director.follow.collect.collect": lambda *args, **kwargs: [],
+    "tileclock.director.follow.hall.reach": lambda host, port: None,
+    "tileclock.director.follow.hall.serve_hall": lambda args, password, out, draw_panel=None: 0,
     "tileclock.device.service.Service": lambda *args, **kwargs: type(
         "Stub", (), {"run": lambda *a, **k: 0}
     )(),

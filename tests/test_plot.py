@@ -14,9 +14,9 @@ import sys
 import pytest
 
 from tileclock.cli import main
-from tileclock.director.gamefiles import load_games
-from tileclock.director.history import read_records, split_games
-from tileclock.director.plot import figure, game_svg, picture
+from tileclock.director.records.gamefiles import load_games
+from tileclock.director.records.history import read_records, split_games
+from tileclock.director.records.plot import figure, game_svg, picture
 from tournament import ROUND_3, play
 
 pytest.importorskip("matplotlib")

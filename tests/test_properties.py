@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tileclock.clock.core import ButtonTiming, GameClock
-from tileclock.clock.records import SIDES
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_MS
+from tileclock.wire.records import SIDES
 
 BUTTON = st.sampled_from(["A", "B", "STOP"])
 SIDE = st.sampled_from(["A", "B"])

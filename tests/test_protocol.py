@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tileclock.clock.protocol import CommandError, FrameError, frame, parse_command, unframe, with_crc
+from tileclock.wire.protocol import CommandError, FrameError, frame, parse_command, unframe, with_crc
 
 SIDE = '{"used_ms":1000,"shown":"24:59","pen":0}'
 RECORD = (
@@ -96,7 +96,7 @@ def test_printable_junk_is_refused_or_read_as_a_read_only_command(text):
 
 
 def test_round_over_needs_its_crc():
-    from tileclock.clock.protocol import CommandError, parse_command, with_crc
+    from tileclock.wire.protocol import CommandError, parse_command, with_crc
 
     assert parse_command(with_crc("round over").encode()).name == "round_over"
     with pytest.raises(CommandError, match="CRC"):

@@ -5,13 +5,13 @@ import os
 import pytest
 
 from conftest import events, tap
-from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal
 from tileclock.device.render import notice_text
 from tileclock.sim.simulator import Simulator
+from tileclock.wire.protocol import unframe
 
 S = NS_PER_S
 

@@ -13,12 +13,8 @@ import tomllib
 import pytest
 
 from tileclock.cli import main
-from tileclock.clock.protocol import unframe
-from tileclock.director.facts import game_facts
-from tileclock.director.gamefiles import load_games
-from tileclock.director.history import read_records, split_games
-from tileclock.director.matching import match_round
-from tileclock.director.pairings import (
+from tileclock.director.event.matching import match_round
+from tileclock.director.event.pairings import (
     PairingsError,
     Player,
     csv_round,
@@ -26,7 +22,11 @@ from tileclock.director.pairings import (
     read_tsh,
     tsh_round,
 )
-from tileclock.director.store import RecordStore
+from tileclock.director.follow.store import RecordStore
+from tileclock.director.records.facts import game_facts
+from tileclock.director.records.gamefiles import load_games
+from tileclock.director.records.history import read_records, split_games
+from tileclock.wire.protocol import unframe
 from tournament import PAIRINGS_CSV, ROUND_3, TSH_FILES, play, play_round
 
 ROOT = os.path.dirname(os.path.dirname(__file__))

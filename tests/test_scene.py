@@ -6,12 +6,12 @@ import pytest
 
 from cable import Plug
 from test_link import command, records, tap
-from tileclock.clock.protocol import with_crc
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import open_journal
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.sim.simulator import Simulator
+from tileclock.wire.protocol import with_crc
 
 S = NS_PER_S
 WALL = 1_717_430_400_000  # 2024-06-03 16:00:00 UTC

@@ -17,7 +17,6 @@ from PIL import Image, ImageDraw
 
 from conftest import tap
 from tileclock.clock.core import GameClock
-from tileclock.clock.protocol import unframe
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
@@ -35,6 +34,7 @@ from tileclock.device.hardware.screens import PanelOutput
 from tileclock.device.idle import IdlePolicy
 from tileclock.device.render import BIG, SMALL, TIME_RIGHT, Panel, draw_text, font, render
 from tileclock.sim.simulator import Simulator
+from tileclock.wire.protocol import unframe
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 S = NS_PER_S

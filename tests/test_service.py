@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from cable import Plug
-from tileclock.clock.protocol import unframe, unframe_any
 from tileclock.device.journal import Journal
 from tileclock.device.sdnotify import Notifier
+from tileclock.wire.protocol import unframe, unframe_any
 
 
 @pytest.fixture

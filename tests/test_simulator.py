@@ -6,11 +6,11 @@ import sys
 import pytest
 
 from conftest import tap
-from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.sim.simulator import Simulator
 from tileclock.sim.terminal import frame_to_text, screen_text, status_text
+from tileclock.wire.protocol import unframe
 
 
 @pytest.fixture

@@ -19,13 +19,13 @@ import tempfile
 import pytest
 
 from conftest import charged, events, tap, used_at_switches
-from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.doctor import FAIL, OK, check_state_dir
 from tileclock.device.journal import Journal
-from tileclock.director.history import iter_records
+from tileclock.director.records.history import iter_records
 from tileclock.sim.simulator import Simulator
+from tileclock.wire.protocol import unframe
 
 S = NS_PER_S
 ROOT = os.geteuid() == 0

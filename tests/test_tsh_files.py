@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tileclock.cli import main
-from tileclock.director.pairings import (
+from tileclock.director.event.pairings import (
     PairingsError,
     parse_table_ranges,
     read_tsh,
@@ -24,7 +24,7 @@ from tileclock.director.pairings import (
     tsh_round,
     with_tables,
 )
-from tileclock.director.tfile import decode, parse_line, read_config
+from tileclock.director.event.tfile import decode, parse_line, read_config
 from tournament import DATA, END, play
 
 EVENT = os.path.join(DATA, "tsh", "event")

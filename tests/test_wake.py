@@ -11,14 +11,14 @@ from dataclasses import replace
 
 import pytest
 
-from tileclock.clock.protocol import unframe
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device import service
 from tileclock.device.config import Config
 from tileclock.device.journal import Journal
 from tileclock.device.service import SerialWaker
-from tileclock.director.history import iter_records
+from tileclock.director.records.history import iter_records
 from tileclock.sim.simulator import Simulator
+from tileclock.wire.protocol import unframe
 
 S = NS_PER_S
 

@@ -26,13 +26,13 @@ import time
 import tty
 from dataclasses import replace
 
-from ..clock.protocol import FrameError, unframe
 from ..clock.timecode import NS_PER_S
 from ..device.config import Config
 from ..device.hardware.virtual import VirtualTime
 from ..device.identity import ID_FILE
 from ..device.journal import Journal
 from ..sim.simulator import Simulator
+from ..wire.protocol import FrameError, unframe
 
 S = NS_PER_S
 TICK_S = 0.01
@@ -282,7 +282,7 @@ def _one_game():
 
 def _renamed(game, clock_id, board):
     """The game's records as another clock with another board name would have sent them."""
-    from ..clock.protocol import frame
+    from ..wire.protocol import frame
 
     lines = []
     for record in game:

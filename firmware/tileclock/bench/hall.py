@@ -36,9 +36,9 @@ import sys
 import tempfile
 import time
 
-from ..director.broker import BrokerError, LocalBroker, free_port
-from ..director.history import read_records
-from ..director.store import count_on_disk
+from ..director.follow.broker import BrokerError, LocalBroker, free_port
+from ..director.follow.store import count_on_disk
+from ..director.records.history import read_records
 from . import procstat
 from .hall_clocks import FleetProcess
 from .hall_report import (

@@ -10,9 +10,9 @@ reframed, one segment a game, as the journal itself lays them out.
 import json
 import os
 
-from ..clock.protocol import frame, unframe
 from ..clock.timecode import NS_PER_S
-from ..device import segments
+from ..wire import segments
+from ..wire.protocol import frame, unframe
 
 
 def sample_game(minutes=50, turn_s=20):

@@ -25,8 +25,8 @@ import tempfile
 import threading
 import time
 
-from ..clock.protocol import unframe
 from ..clock.timecode import NS_PER_MS
+from ..wire.protocol import unframe
 from . import procstat
 from .history import make_history, sample_game
 

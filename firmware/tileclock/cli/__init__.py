@@ -12,7 +12,7 @@ import sys
 from .. import __version__
 from ..clock.rules import PROFILES
 from ..device.config import ConfigError
-from ..director.plot import DirectorExtraMissing
+from ..director.records.plot import DirectorExtraMissing
 from ..sim.script import ScriptError
 from .clock_commands import cmd_bench, cmd_doctor, cmd_hall_bench, cmd_run, cmd_sim
 from .director_commands import (

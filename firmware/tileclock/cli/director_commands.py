@@ -6,11 +6,19 @@ from ..clock.timecode import NS_PER_MS, format_clock, parse_seconds
 from .paths import folder_to_make
 
 
+def draw_panel(view, side):
+    """One panel of `view` as the clock draws it (the hall page's panel pictures): the device's
+    renderer, handed to the director's page from here, so `director/` never imports `device/`."""
+    from ..device.render import Panel, render
+
+    return render(view, Panel(faces=side))
+
+
 def cmd_collect(args):
     """Collect records from clocks on serial ports (the director's computer)."""
-    from ..director.collect import collect, read_tables, scene_hello
-    from ..director.port import check_port
-    from ..director.start_times import read_start_times
+    from ..director.follow.collect import collect, read_tables, scene_hello
+    from ..director.follow.port import check_port
+    from ..director.follow.start_times import read_start_times
 
     folder_to_make(args.out, "--out")
     tables = {}
@@ -28,10 +36,10 @@ def cmd_collect(args):
 
 def cmd_hall(args):
     """The hall: every clock's records through the broker, and the director's web page."""
-    from ..director.hall import run_hall
+    from ..director.follow.hall import run_hall
 
     folder_to_make(args.out, "--out")
-    return run_hall(args, sys.stdout)
+    return run_hall(args, sys.stdout, draw_panel)
 
 
 def cmd_hall_demo(args):
@@ -40,8 +48,8 @@ def cmd_hall_demo(args):
     import tempfile
     import threading
 
-    from ..director.broker import BrokerError, LocalBroker
-    from ..director.hall import HallFeed
+    from ..director.follow.broker import BrokerError, LocalBroker
+    from ..director.follow.hall import HallFeed
     from ..director.pages.web import HallPage
     from ..sim.fleet import Fleet
 
@@ -60,7 +68,7 @@ def cmd_hall_demo(args):
         feed = HallFeed("127.0.0.1", broker.port, users["director"], f"{folder}/records").start()
         started.append(feed.close)
         try:
-            page = HallPage(feed, host or "127.0.0.1", int(port), args.allow_host).start()
+            page = HallPage(feed, host or "127.0.0.1", int(port), args.allow_host, draw_panel).start()
         except OSError as error:
             print(
                 f"tileclock: the page cannot listen on {args.web}: {error.strerror or error} "
@@ -89,7 +97,7 @@ def cmd_hall_demo(args):
 
 def cmd_hall_setup(args):
     """Write the hall's broker config, ACL and passwords."""
-    from ..director.broker import BrokerError, setup
+    from ..director.follow.broker import BrokerError, setup
 
     folder_to_make(args.folder, "hall-setup")
     try:
@@ -108,8 +116,8 @@ def cmd_hall_setup(args):
 
 def cmd_export(args):
     """Export the games of a journal as CSV and JSON (and each game's picture, with the director extra)."""
-    from ..director.export import export
-    from ..director.plot import available
+    from ..director.records.export import export
+    from ..director.records.plot import available
 
     pictures = not args.no_pictures and available()  # looking costs the plotting library's memory
     written = export(args.journal, args.out, game=args.game, pictures=pictures)
@@ -122,15 +130,15 @@ def cmd_export(args):
 
 def cmd_sheet(args):
     """The penalty sheet of a round: games matched to the pairings, as CSV and a printable page."""
-    from ..director.results import run_sheets
+    from ..director.event.results import run_sheets
 
     return run_sheets(args, sys.stdout)
 
 
 def cmd_plot(args):
     """Draw the picture of a recorded game (PNG or SVG)."""
-    from ..director.plot import picture_format, write_picture
-    from ..director.replay import load_game
+    from ..director.records.plot import picture_format, write_picture
+    from ..director.records.replay import load_game
 
     picture_format(args.out)  # a wrong ending is refused before anything is read
     game = load_game(args.log, args.game)
@@ -142,10 +150,10 @@ def cmd_plot(args):
 def cmd_replay(args):
     """Show what both screens showed at an instant of a recorded game."""
     from ..device.render import Panel, render
-    from ..director.replay import describe, load_game, view_at, within_the_game
+    from ..director.records.replay import describe, load_game, view_at, within_the_game
 
     if args.plot:
-        from ..director.plot import picture_format
+        from ..director.records.plot import picture_format
 
         picture_format(args.plot)
     game = load_game(args.log, args.game)
@@ -161,7 +169,7 @@ def cmd_replay(args):
         side_by_side({side: render(view, Panel(faces=side)) for side in "AB"}).save(args.png)
         print(f"both screens drawn in {args.png}")
     if args.plot:
-        from ..director.plot import write_picture
+        from ..director.records.plot import write_picture
 
         write_picture(game, args.plot, title=f"{args.log} at {format_clock(at_ms // 1000)}", at_ms=at_ms)
         print(f"the game's picture, with the instant marked, in {args.plot}")

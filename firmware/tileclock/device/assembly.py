@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..clock.core import GameClock
-from ..clock.protocol import VERSION
+from ..wire.protocol import VERSION
 from .hardware.buttons import ButtonBoard
 from .hardware.pins import pin_factory
 from .hardware.screens import PanelOutput, RecordingPanels, open_device
@@ -192,7 +192,7 @@ class RunningClock:
 
     def _hall_link(self, config):
         """The uplink to the hall's broker (imported only when the config names one)."""
-        from .hall import valid_clock_id
+        from ..wire.topics import valid_clock_id
         from .hardware.hall_link import HallLink
 
         if not valid_clock_id(self.clock_id):

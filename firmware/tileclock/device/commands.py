@@ -13,9 +13,9 @@ that asked, not journaled; resends are streamed by the link, merged; and the
 
 import json
 
-from ..clock.protocol import CommandError, frame, parse_command
-from ..clock.records import SIDES
 from ..clock.timecode import ms
+from ..wire.protocol import CommandError, frame, parse_command
+from ..wire.records import SIDES
 from .ratelimit import AnswerBudget
 
 

@@ -10,9 +10,9 @@ import tomllib
 from dataclasses import dataclass, field, fields, replace
 
 from ..clock.core import ButtonTiming
-from ..clock.records import SIDES
 from ..clock.rules import DEFAULT_PROFILE, profile
 from ..clock.timecode import NS_PER_S, parse_clock_time
+from ..wire.records import SIDES
 from .identity import is_label
 from .idle import IdlePolicy
 from .retention import Retention

@@ -13,7 +13,7 @@ import os
 import re
 import secrets
 
-from ..clock.protocol import is_label
+from ..wire.protocol import is_label
 
 log = logging.getLogger(__name__)
 

@@ -27,9 +27,9 @@ import os
 from collections import deque
 
 from ..clock.history import reaches_last_game
-from ..clock.protocol import frame, unframe
-from ..clock.records import encode
-from . import segments as files
+from ..wire import segments as files
+from ..wire.protocol import frame, unframe
+from ..wire.records import encode
 from . import writeback
 from .numbering import HEADROOM, Numbering
 from .readback import ReadBack

@@ -11,7 +11,7 @@ chosen at random far above any used (`far_block`). A `fault` says what was skipp
 import os
 import secrets
 
-from . import segments as files
+from ..wire import segments as files
 
 #: seqs reserved ahead of the newest record (at least what the journal's backlog can hold)
 HEADROOM = 10_000

@@ -10,7 +10,7 @@ import logging
 import os
 
 from ..clock.history import opening_lost, reaches_last_game
-from . import segments as files
+from ..wire import segments as files
 from .numbering import HEADROOM, JUMPED, far_block
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from . import segments as files
+from ..wire import segments as files
 
 MB = 1024 * 1024
 DAY_S = 24 * 3600

@@ -17,7 +17,7 @@ import logging
 import os
 from itertools import groupby, islice
 
-from . import segments as files
+from ..wire import segments as files
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ decreasing from one line to the next.
 
 from dataclasses import dataclass, field
 
-from ..clock.protocol import with_crc
-from ..clock.records import BUTTONS
 from ..clock.timecode import NS_PER_MS, parse_seconds
+from ..wire.protocol import with_crc
+from ..wire.records import BUTTONS
 
 PRESS_NS = 100 * NS_PER_MS
 

@@ -31,8 +31,8 @@ from collections import deque
 
 import paho.mqtt.client as mqtt
 
-from ...clock.protocol import CommandError, parse_command
-from ..hall import ALL, topic
+from ...wire.protocol import CommandError, parse_command
+from ...wire.topics import ALL, topic
 from ..ranges import Resends
 from .hall_acked import AckedOnDisk
 from .hall_state import RetainedState

@@ -7,8 +7,8 @@ A mixin of `HallLink` (hall_link.py): published again only when it changes.
 import json
 
 from ...clock.history import take_scene
-from ...clock.protocol import FrameError, unframe
-from ..hall import topic
+from ...wire.protocol import FrameError, unframe
+from ...wire.topics import topic
 
 
 class RetainedState:

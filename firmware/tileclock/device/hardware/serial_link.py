@@ -15,7 +15,7 @@ from collections import deque
 
 import serial
 
-from ...clock.protocol import MAX_COMMAND
+from ...wire.protocol import MAX_COMMAND
 from ..ranges import Resends
 
 log = logging.getLogger(__name__)

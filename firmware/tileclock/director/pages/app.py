@@ -27,7 +27,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ...device.identity import is_label
+from ...wire.protocol import is_label
 from .guard import origin_ok
 from .live import LiveBoards
 

@@ -40,10 +40,13 @@ class HallPage:
     """Serves `feed` (a `HallFeed`) on `host`:`port` (0: any free port) from a thread of its own.
 
     `allowed_hosts`: the names and addresses a browser may call the page by (its Host header);
-    None for this laptop's own (`guard.own_hosts`)."""
+    None for this laptop's own (`guard.own_hosts`). `draw_panel(view, side)` draws one panel as the
+    clock does (a Pillow image): the command line hands in the clock's own renderer, so the
+    director's rooms never import the device's; without it the page has no panel pictures (404)."""
 
-    def __init__(self, feed, host="127.0.0.1", port=8080, allowed_hosts=None):
+    def __init__(self, feed, host="127.0.0.1", port=8080, allowed_hosts=None, draw_panel=None):
         self.feed = feed
+        self.draw_panel = draw_panel
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts else own_hosts(host)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
@@ -116,13 +119,11 @@ class HallPage:
     def panels_png(self, clock_id, at_ms):
         from PIL import Image
 
-        from ...device.render import Panel, render
-
         game = self.game(clock_id)
-        if game is None:
+        if game is None or self.draw_panel is None:
             return None
         view, _record, _ = view_at(game, at_ms=max(0, at_ms))
-        frames = [render(view, Panel(faces=side)).convert("L") for side in "AB"]
+        frames = [self.draw_panel(view, side).convert("L") for side in "AB"]
         width, height = frames[0].size
         scale, gap = 3, 8
         sheet = Image.new("L", (2 * width * scale + gap, height * scale), 60)
@@ -133,7 +134,7 @@ class HallPage:
         return out.getvalue()
 
     def picture_svg(self, clock_id):
-        from .. import plot
+        from ..records import plot
 
         game = self.game(clock_id)
         if game is None or not plot.available():
@@ -142,6 +143,6 @@ class HallPage:
 
 
 def _plot_available():
-    from .. import plot
+    from ..records import plot
 
     return plot.available()

@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..device.hall import DIRECTOR, valid_clock_id
+from ...wire.topics import DIRECTOR, valid_clock_id
 
 SHIPPED = Path(__file__).with_name("hall_broker")
 INSTALL_HINT = (

@@ -9,7 +9,7 @@ import csv
 import html
 import os
 
-from ..clock.records import SIDES
+from ...wire.records import SIDES
 from .matching import other_side
 
 COLUMNS = [

@@ -12,7 +12,7 @@ is guessed.
 
 from dataclasses import dataclass, field
 
-from ..clock.records import SIDES
+from ...wire.records import SIDES
 
 
 @dataclass

@@ -9,9 +9,9 @@ record shows it took the times; never after that, so a cable put back or a power
 never gives the next game the extra time as well.
 """
 
-from ..clock.protocol import CommandError, parse_command, with_crc
-from ..clock.records import SIDES
-from ..clock.timecode import NS_PER_S, format_clock, parse_clock_time
+from ...clock.timecode import NS_PER_S, format_clock, parse_clock_time
+from ...wire.protocol import CommandError, parse_command, with_crc
+from ...wire.records import SIDES
 
 
 class StartTimes:

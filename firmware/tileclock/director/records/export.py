@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from ..device import segments
+from ...wire import segments
 from .history import (
     CSV_FIELDS,
     csv_safe,

@@ -8,10 +8,9 @@ game that ends adds its row to `results.csv`.
 
 import os
 
-from ..clock.history import GameSplitter, take_scene
-from ..clock.protocol import FrameError, unframe
-from ..device.identity import is_label
-from .history import summary_row
+from ...clock.history import GameSplitter, take_scene
+from ...wire.protocol import FrameError, is_label, unframe
+from ..records.history import summary_row
 
 #: how a clock refuses a resend of seqs it no longer holds (device/commands.py)
 REFUSED = "resend: the journal holds seq "

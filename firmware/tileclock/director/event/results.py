@@ -8,8 +8,9 @@ import os
 import re
 from functools import partial
 
-from .facts import game_facts
-from .gamefiles import load_games
+from ..records.facts import game_facts
+from ..records.gamefiles import load_games
+from ..records.plot import available, write_pictures
 from .matching import match_round
 from .pairings import (
     csv_round,
@@ -21,7 +22,6 @@ from .pairings import (
     tsh_round,
     with_tables,
 )
-from .plot import available, write_pictures
 from .sheet import write_sheet
 
 

@@ -10,10 +10,10 @@ import os
 import re
 from bisect import bisect_right
 
-from ..clock.history import GameSplitter, game_scene, reaches_last_game, split_games
-from ..clock.protocol import FrameError, unframe
-from ..clock.records import RecordError, decode
-from ..device import segments
+from ...clock.history import GameSplitter, game_scene, reaches_last_game, split_games
+from ...wire import segments
+from ...wire.protocol import FrameError, unframe
+from ...wire.records import RecordError, decode
 
 __all__ = [
     "CSV_FIELDS",

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-from ..clock.protocol import FieldError, FrameError, is_label, unframe, unframe_any, with_crc
+from ...wire.protocol import FieldError, FrameError, is_label, unframe, unframe_any, with_crc
 from .acks import AckPlan
 from .port import SerialPort
 from .resend import ResendPlan

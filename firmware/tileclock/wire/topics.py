@@ -11,7 +11,7 @@ A clock id is also the clock's user name and client id on the broker, so it
 must be a plain topic level: letters, digits, `-` and `_`, and never `all`.
 """
 
-from .identity import is_label
+from .protocol import is_label
 
 ROOT = "tileclock"
 ALL = "all"

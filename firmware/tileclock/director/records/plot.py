@@ -14,8 +14,8 @@ import io
 import os
 from dataclasses import dataclass, field
 
-from ..clock.records import SIDES
-from ..clock.timecode import format_clock
+from ...clock.timecode import format_clock
+from ...wire.records import SIDES
 
 COLOURS = {"A": "#1f5fa8", "B": "#c85a00"}
 

@@ -4,8 +4,8 @@ The view at an instant is `clock/history.py`'s: the game's state rebuilt from
 its records up to then, as the clock itself rebuilds it after a restart.
 """
 
-from ..clock.history import view_at
-from ..clock.timecode import format_clock
+from ...clock.history import view_at
+from ...clock.timecode import format_clock
 from .history import iter_games, iter_records, last_game_records, no_game_at
 
 __all__ = ["describe", "load_game", "pick_game", "view_at", "within_the_game"]

@@ -26,8 +26,8 @@ import time
 
 import paho.mqtt.client as mqtt
 
-from ..clock.protocol import FieldError, FrameError, unframe, with_crc
-from ..device.hall import ALL, DIRECTOR, ROOT, parse_topic, topic
+from ...wire.protocol import FieldError, FrameError, unframe, with_crc
+from ...wire.topics import ALL, DIRECTOR, ROOT, parse_topic, topic
 from .acks import AckPlan
 from .hall_board import Board, board_order
 from .resend import ResendPlan
@@ -259,10 +259,10 @@ class HallFeed:
                 self.command(f"resend {due[0]} {due[1]}", clock_id, crc=False)
 
 
-def run_hall(args, out):
-    """`tileclock hall`: the broker's records (and any serial ports') into one store, and the page.
-    A mistake in its arguments (a file, a port, a broker nobody answers for, a refused password) is
-    a ValueError naming the argument, before anything runs."""
+def run_hall(args, out, draw_panel=None):
+    """`tileclock hall`: the broker's records (and any serial ports') into one store, and the page
+    (`draw_panel`: see `HallPage`). A mistake in its arguments (a file, a port, a broker nobody
+    answers for, a refused password) is a ValueError naming the argument, before anything runs."""
     from .port import check_port
 
     password = director_password(args)
@@ -273,7 +273,7 @@ def run_hall(args, out):
     for port in args.serial or []:
         check_port(port)
     reach(args.broker, args.port)
-    return serve_hall(args, password, out)
+    return serve_hall(args, password, out, draw_panel)
 
 
 #: where `tileclock hall` finds the director's password when no file is given
@@ -306,12 +306,12 @@ def director_password(args, environ=os.environ, stdin=sys.stdin, ask=getpass.get
     return environ.get(PASSWORD_VARIABLE)
 
 
-def serve_hall(args, password, out):
+def serve_hall(args, password, out, draw_panel=None):
     """`tileclock hall` once its arguments are checked: until interrupted."""
     from .collect import ClockFeed
 
     try:
-        from .pages.web import HallPage
+        from ..pages.web import HallPage
     except ImportError:
         raise ValueError(
             "the hall's page needs the director extra: pip install 'tileclock[director]'"
@@ -320,7 +320,9 @@ def serve_hall(args, password, out):
     feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca).start()
     host, _, port = args.web.rpartition(":")
     try:
-        page = HallPage(feed, host or "127.0.0.1", int(port), getattr(args, "allow_host", None)).start()
+        page = HallPage(
+            feed, host or "127.0.0.1", int(port), getattr(args, "allow_host", None), draw_panel
+        ).start()
     except OSError as error:
         feed.close()
         raise ValueError(f"--web {args.web}: cannot serve the page there: {_why(error)}") from None

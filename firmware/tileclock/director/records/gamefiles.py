@@ -11,9 +11,9 @@ import json
 import os
 import re
 
-from ..device.segments import DAMAGED
+from ...wire.segments import DAMAGED
+from ..follow.store import SIDE_FILES
 from .history import read_records, split_games
-from .store import SIDE_FILES
 
 _BOARD_FOLDER = re.compile(r"^board-(.+)$")
 

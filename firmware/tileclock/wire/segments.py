@@ -20,7 +20,7 @@ import os
 import re
 import zlib
 
-from ..clock.protocol import FrameError, unframe
+from .protocol import FrameError, unframe
 
 SEGMENT = re.compile(r"^(\d{12,})\.log$")
 RESERVED, COLLECTED, EXPORTED = "reserved-", "collected-", "exported-"

@@ -29,12 +29,11 @@ import re
 import time
 from collections import deque
 
-from ..clock.protocol import unframe
-from ..clock.records import SIDES
-from ..device.identity import is_label
+from ...wire.protocol import is_label, unframe
+from ...wire.records import SIDES
+from ..records.history import CSV_FIELDS, csv_safe
 from .clocklog import ClockLog, lines_on_disk
 from .clocklog import shown as shown  # (re-exported: the hall's table takes it from here)
-from .history import CSV_FIELDS, csv_safe
 
 #: `game-SEQ-CLOCK.log`: a game's file, named by its `new_game` seq and its clock's id (and
 #: `before-games-CLOCK.log`, records of a game the clock no longer held the start of)

@@ -7,10 +7,10 @@ from the records, so games from every firmware read alike.
 
 from dataclasses import dataclass, field
 
-from ..clock.history import game_scene
-from ..clock.records import SIDES
-from ..clock.timecode import format_clock
-from .pairings import table_key
+from ...clock.history import game_scene
+from ...clock.timecode import format_clock
+from ...wire.records import SIDES
+from ..event.pairings import table_key
 
 IN_PLAY = ("start", "resume", "switch")
 

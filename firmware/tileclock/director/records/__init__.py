@@ -1,0 +1,1 @@
+"""Reading records back: record files and result rows, game files, facts, export, replay, pictures."""

@@ -1,0 +1,208 @@
+"""The serial protocol, version 2: framed records out, checked commands in (docs/protocol.md).
+
+A record is one line of JSON ending in an integrity field, `"crc":"xxxxxxxx"`:
+the CRC-32 (as zlib computes it) of the line's bytes with that field removed,
+in eight lower-case hex digits. Every line stays valid JSON.
+
+A command is one line of ASCII: `status`, `resend FROM [TO]`, `adjust SIDE DELTA_MS*CRC`,
+`round over*CRC`, `late A|B|both*CRC`, `reopen*CRC`, `set KEY=VALUE ...*CRC` or `ack SEQ*CRC`,
+where CRC is the CRC-32 of the text before `*`. A command that changes the game (or what the clock
+may delete) must carry its CRC, so line noise can never make one. The answer to `status` is a
+framed line without a `seq`: it is not a record.
+"""
+
+import json
+import re
+import zlib
+from dataclasses import dataclass
+
+from .records import SIDES, RecordError, decode
+
+VERSION = 2
+#: The longest command line accepted, in bytes; longer ones are refused whole.
+MAX_COMMAND = 120
+_CRC_TAIL = re.compile(r',"crc":"([0-9a-f]{8})"\}$')
+_ADJUST_LIMIT_MS = 10 * 60 * 1000
+#: What a board name, a table or a clock id may be.
+LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
+#: A time of day the clock takes: 2020 to 2100 (a director's computer with its clock unset is refused).
+_WALL_MS_RANGE = (1_577_836_800_000, 4_102_444_800_000)
+_START_TIME = re.compile(r"\d{1,2}:[0-5]\d")
+
+
+class FrameError(ValueError):
+    """A record line that is cut off, altered or not a record."""
+
+
+class FieldError(FrameError):
+    """A line whose integrity field is good but whose record is not one a clock writes (a field
+    missing or of the wrong kind): it came whole from the clock, so it is kept aside, not noise.
+    `record` is the JSON object it holds, or None if it is not one."""
+
+    def __init__(self, message, record=None):
+        super().__init__(message)
+        self.record = record
+
+
+class CommandError(ValueError):
+    """A command line the clock refuses; the message says why."""
+
+
+def crc32(text):
+    """The CRC-32 of `text`'s ASCII bytes, as eight lower-case hex digits."""
+    return f"{zlib.crc32(text.encode('ascii', 'replace')):08x}"
+
+
+def frame(body):
+    """Add the integrity field to one record's compact JSON object text."""
+    return f'{body[:-1]},"crc":"{crc32(body)}"}}'
+
+
+def unframe(line):
+    """The record a framed line stands for (through `records.decode`); FrameError if its CRC or JSON
+    is wrong, FieldError (a FrameError) if its integrity is good but its fields are not."""
+    body = _checked_body(line)
+    try:
+        return decode(body)
+    except RecordError as error:
+        try:
+            record = json.loads(body)
+        except ValueError:
+            record = None
+        raise FieldError(str(error), record if isinstance(record, dict) else None) from None
+
+
+def unframe_any(line):
+    """The JSON object a framed line stands for, a record or an answer (the answer to `status` has
+    no `seq`: it is not a record); FrameError if its CRC or JSON is wrong."""
+    try:
+        value = json.loads(_checked_body(line))
+    except json.JSONDecodeError as error:
+        raise FrameError(f"not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise FrameError("not a JSON object")
+    return value
+
+
+def _checked_body(line):
+    """A framed line's JSON text without its integrity field; FrameError if the field is missing or wrong."""
+    line = line.strip()
+    match = _CRC_TAIL.search(line)
+    if not match:
+        raise FrameError("no integrity field")
+    body = line[: match.start()] + "}"
+    if crc32(body) != match.group(1):
+        raise FrameError("integrity check failed")
+    return body
+
+
+@dataclass(frozen=True)
+class Command:
+    """One director's command: `status`, `resend` (first, last), `adjust` (side, delta_ms),
+    `round_over`, `late` (player,), `reopen`, `set` (values,: `set_scene`'s keyword arguments)
+    or `ack` (seq,)."""
+
+    name: str
+    args: tuple = ()
+
+
+def with_crc(text):
+    """A command line with its CRC, as the director's tools send it (no line ending)."""
+    return f"{text}*{crc32(text)}"
+
+
+def parse_command(raw):
+    """Parse one command line (bytes, without its line ending); CommandError says what is wrong."""
+    if len(raw) > MAX_COMMAND:
+        raise CommandError(f"line too long ({len(raw)} bytes, at most {MAX_COMMAND})")
+    try:
+        text = raw.decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise CommandError("not ASCII") from None
+    if not text.isprintable():
+        raise CommandError("control characters in the line")
+    checked = False
+    if "*" in text:
+        text, _, crc = text.rpartition("*")
+        if crc.lower() != crc32(text):
+            raise CommandError("integrity check failed")
+        checked = True
+    words = text.split()
+    if not words:
+        raise CommandError("empty command")
+    name, args = words[0].lower(), words[1:]
+    if name == "status" and not args:
+        return Command("status")
+    if name == "resend" and 1 <= len(args) <= 2 and all(a.isdigit() for a in args):
+        first = int(args[0])
+        last = int(args[1]) if len(args) == 2 else None
+        if last is not None and last < first:
+            raise CommandError("resend: the last seq is before the first")
+        return Command("resend", (first, last))
+    if name == "ack" and len(args) == 1 and args[0].isdigit():
+        if not checked:
+            raise CommandError("ack lets the clock prune games: it needs its CRC (ack 1234*xxxxxxxx)")
+        return Command("ack", (int(args[0]),))
+    if name == "adjust" and len(args) == 2:
+        side = args[0].upper()
+        if side not in SIDES or not re.fullmatch(r"[+-]\d{1,7}", args[1]):
+            raise CommandError("usage: adjust A|B +60000|-60000 (milliseconds, signed)")
+        delta_ms = int(args[1])
+        if delta_ms == 0 or delta_ms % 1000 or abs(delta_ms) > _ADJUST_LIMIT_MS:
+            raise CommandError("adjust: whole seconds, not zero, at most 10 minutes")
+        if not checked:
+            raise CommandError("adjust changes the game: it needs its CRC (adjust A +60000*xxxxxxxx)")
+        return Command("adjust", (side, delta_ms))
+    if name == "round" and [a.lower() for a in args] == ["over"]:
+        return _checked(Command("round_over"), checked, "round over ends the game", "round over")
+    if name == "reopen" and not args:
+        return _checked(Command("reopen"), checked, "reopen changes the game", "reopen")
+    if name == "late" and len(args) == 1:
+        player = args[0].upper() if args[0].upper() in SIDES else args[0].lower()
+        if player not in (*SIDES, "both"):
+            raise CommandError("usage: late A|B|both (the absent side, or both)")
+        return _checked(Command("late", (player,)), checked, "late starts a clock", f"late {player}")
+    if name == "set":
+        values = _set_values(args)
+        return _checked(Command("set", (values,)), checked, "set changes the game", "set round=3")
+    raise CommandError(
+        f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS, round over, "
+        "late A|B|both, reopen, set KEY=VALUE..., ack SEQ)"
+    )
+
+
+def _checked(command, checked, what, example):
+    """`command`, if its line carried its CRC (a command that changes the game must)."""
+    if not checked:
+        raise CommandError(f"{what}: it needs its CRC ({example}*xxxxxxxx)")
+    return command
+
+
+def _set_values(args):
+    """`set`'s KEY=VALUE words as the clock's `set_scene` arguments; CommandError says what is wrong."""
+    values = {}
+    for word in args:
+        key, _, value = word.partition("=")
+        key = key.lower()
+        if key == "wall" and value.isdigit() and _WALL_MS_RANGE[0] <= int(value) <= _WALL_MS_RANGE[1]:
+            values["wall_ms"] = int(value)
+        elif key == "round" and value.isdigit() and 1 <= int(value) <= 999:
+            values["round"] = int(value)
+        elif key == "table" and is_label(value):
+            values["table"] = value
+        elif key in ("a", "b") and _START_TIME.fullmatch(value):
+            minutes, seconds = value.split(":")
+            values.setdefault("times_s", {})[key.upper()] = int(minutes) * 60 + int(seconds)
+        else:
+            raise CommandError(
+                f"set: {word[:30]!r} (known: wall=MS_SINCE_1970, round=1-999, table=LABEL, A=m:ss, B=m:ss)"
+            )
+    if not values:
+        raise CommandError("set: nothing to set")
+    return values
+
+
+def is_label(text):
+    """Whether `text` is a label: a board name, a table or a clock id (1 to 32 letters, digits,
+    `-` or `_`, starting with a letter or digit, so it is safe in a file name and a CSV cell)."""
+    return isinstance(text, str) and LABEL.fullmatch(text) is not None

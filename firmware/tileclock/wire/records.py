@@ -1,0 +1,214 @@
+"""The clock's records: every event and its fields, declared once, and their one encoder and decoder.
+
+Every consumer (journal, serial link, simulator output, tests, director tools)
+writes records through `encode` and reads them back through `decode` (the
+framed form through `protocol.unframe`, which ends in `decode`), so a record
+has one text form and one check of its fields.
+"""
+
+import json
+from dataclasses import dataclass, field
+
+SIDES = ("A", "B")
+BUTTONS = ("A", "B", "STOP")
+STATES = ("ready", "running", "paused", "ended")
+
+
+class RecordError(ValueError):
+    """A line that is JSON but not a record this clock could have written; the message says why."""
+
+
+# --- field kinds: each a name for messages and a test of a decoded JSON value
+
+
+def _integer(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _natural(value):
+    return _integer(value) and value >= 0
+
+
+KINDS = {
+    "int": _integer,
+    "natural": _natural,
+    "natural_or_null": lambda value: value is None or _natural(value),
+    "str": lambda value: isinstance(value, str),
+    "str_or_null": lambda value: value is None or isinstance(value, str),
+    "bool": lambda value: isinstance(value, bool),
+    "side": lambda value: value in SIDES,
+    "side_or_both": lambda value: value in SIDES or value == "both",
+    "button": lambda value: value in BUTTONS,
+    "sides_ms": lambda value: isinstance(value, dict) and all(_natural(value.get(side)) for side in SIDES),
+    "some_sides_ms": lambda value: (
+        isinstance(value, dict) and value and all(side in SIDES and _natural(v) for side, v in value.items())
+    ),
+    "dict": lambda value: isinstance(value, dict),
+    "state": lambda value: value in STATES,
+    "run": lambda value: value is None or value in SIDES,
+    "seqs": lambda value: isinstance(value, list) and len(value) == 2 and all(map(_natural, value)),
+}
+
+
+@dataclass(frozen=True)
+class Event:
+    """One kind of record: its name, the fields it always carries and those it may carry (name -> kind)."""
+
+    name: str
+    fields: dict = field(default_factory=dict)
+    optional: dict = field(default_factory=dict)
+
+
+def _events(*events):
+    return {event.name: event for event in events}
+
+
+#: Where a game sits in the tournament (scene.py): on `new_game`, `end` and `set` records.
+_SCENE = {"round": "natural_or_null", "table": "str_or_null", "wall_ms": "natural_or_null"}
+
+#: Every event a clock writes, with its own fields (docs/protocol.md). `at_ns` (the exact instant, in
+#: ns since the game's start) is on every record that starts or stops a clock: see `TRANSITIONS`.
+EVENTS = _events(
+    Event(
+        "boot", {}, {"board": "str", "firmware": "str", "rules": "str", "protocol": "int", "boot_id": "str"}
+    ),
+    Event(
+        "new_game",
+        {"rules": "str", "time_ms": "sides_ms"},
+        {"mono_ns": "int", "boot_id": "str", "rules_set": "dict", **_SCENE},
+    ),
+    # a side's press runs the other side: the side pressed and the side that runs are each A or B
+    Event("start", {"button": "side", "run": "side"}),
+    Event("switch", {"button": "side", "run": "side"}, {"arrived": "side"}),
+    Event("resume", {"button": "side", "run": "side"}),
+    Event("pause", {"button": "button"}, {"arrived": "side"}),
+    Event("late_start", {"player": "side_or_both"}, {"button": "button", "source": "str"}),
+    Event("arrived", {"player": "side", "button": "button"}),
+    Event("ignored", {"button": "button", "reason": "str"}),
+    Event("overtime", {"player": "side"}),
+    Event("penalty", {"player": "side", "kind": "str"}),
+    Event("forfeit", {"player": "side_or_both", "reason": "str"}),
+    Event("adjust", {"player": "side", "delta_ms": "int"}, {"source": "str"}),
+    Event("end", {"reason": "str", "summary": "dict"}, {"supersedes": "natural", **_SCENE}),
+    Event("reopen", {"source": "str"}, {"reopens": "natural"}),
+    Event(  # a `set` carries only what was set: never a null round, table or time of day
+        "set",
+        {"applies": "str"},
+        {
+            "round": "natural",
+            "table": "str",
+            "wall_ms": "natural",
+            "wall_mono_ns": "int",
+            "start_wall_ms": "natural_or_null",
+            "time_ms": "some_sides_ms",
+        },
+    ),
+    Event("status"),
+    Event("checkpoint"),
+    Event(
+        "recovered",
+        {"reason": "str", "was_running": "run"},
+        {"mono_ns": "int", "down_ms": "int", "uncertain_ms": "natural_or_null"},
+    ),
+    Event("error", {"detail": "str"}, {"line": "str", "dropped": "natural"}),
+    Event("fault", {"part": "str", "detail": "str"}, {"skipped": "seqs", "lost": "seqs", "pruned": "seqs"}),
+    Event("fault_cleared", {"part": "str"}),
+)
+
+#: Records that start or stop a clock carry `at_ns`, their exact instant, so a restart can rebuild
+#: the game to the nanosecond from the journal.
+TRANSITIONS = (
+    "new_game", "start", "switch", "resume", "pause", "late_start", "arrived", "forfeit", "end", "reopen", "recovered",
+)  # fmt: skip  # one line reads as the list it is
+
+#: Instants a record may carry (`at_ns` on `TRANSITIONS`, `mono_ns` on a game's origin), checked on any record.
+_INSTANTS = {"at_ns": "natural", "mono_ns": "int"}
+#: The fields every record carries, after its event's own (the order `encode` writes them in).
+_COMMON = {"seq": "natural", "ev": "str", "t_ms": "int", "state": "state", "run": "run"}
+_SIDE_FIELDS = {"used_ms": "natural", "shown": "str", "pen": "natural"}
+_SIDE_OPTIONAL = {"late_pen": "natural"}
+
+
+@dataclass(frozen=True)
+class SideState:
+    """One side as a record reports it."""
+
+    used_ms: int
+    shown: str
+    #: the whole penalty, and the part of it that is the late penalty
+    pen: int
+    late_pen: int = 0
+
+    def as_dict(self):
+        return {"used_ms": self.used_ms, "shown": self.shown, "pen": self.pen, "late_pen": self.late_pen}
+
+
+@dataclass(frozen=True)
+class Record:
+    """Something that happened on the clock, at an exact instant of its game."""
+
+    seq: int
+    ev: str
+    t_ms: int
+    state: str
+    run: str | None
+    A: SideState
+    B: SideState
+    extra: dict = field(default_factory=dict)
+    #: the id of the clock that made it (the device stamps it; the core knows no identity)
+    clock: str | None = None
+
+    def as_dict(self):
+        """The record's fields in their documented order."""
+        body = {"seq": self.seq} if self.clock is None else {"seq": self.seq, "clock": self.clock}
+        body.update(ev=self.ev, t_ms=self.t_ms)
+        body.update(self.extra)
+        body.update(state=self.state, run=self.run, A=self.A.as_dict(), B=self.B.as_dict())
+        return body
+
+
+def encode(record):
+    """One line of compact JSON, without the line ending."""
+    return json.dumps(record.as_dict(), separators=(",", ":"))
+
+
+def decode(line):
+    """The record (a dict) one line of `encode` output stands for, its fields checked.
+
+    `line` may also be an already parsed JSON value. RecordError says what is wrong: not JSON, a
+    common field missing or of the wrong kind, or a field of a known event missing or wrong. An
+    unknown `ev` (a newer clock's event) passes with its common fields checked.
+    """
+    if isinstance(line, str | bytes):
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise RecordError(f"not JSON: {error}") from None
+    else:
+        record = line
+    if not isinstance(record, dict):
+        raise RecordError("not a record (a JSON object)")
+    _check(record, _COMMON)
+    _check(record, {"clock": "str"} if "clock" in record else {})
+    event = EVENTS.get(record["ev"])
+    if event is not None:
+        _check(record, event.fields)
+        _check(record, {name: kind for name, kind in event.optional.items() if name in record})
+    # the instants a restart rebuilds a game from, whatever record carries them
+    _check(record, {name: kind for name, kind in _INSTANTS.items() if name in record})
+    for side in SIDES:
+        if not isinstance(record.get(side), dict):
+            raise RecordError(f"{record['ev']}: field {side!r} missing or not an object")
+        where = f"{record['ev']}.{side}"
+        _check(record[side], _SIDE_FIELDS, where)
+        _check(record[side], {k: v for k, v in _SIDE_OPTIONAL.items() if k in record[side]}, where)
+    return record
+
+
+def _check(record, wanted, where=None):
+    where = where or str(record.get("ev", "record"))
+    for name, kind in wanted.items():
+        if name not in record:
+            raise RecordError(f"{where}: field {name!r} missing")
+        if not KINDS[kind](record[name]):
+            raise RecordError(f"{where}: field {name!r} = {record[name]!r} is not a {kind.replace('_', ' ')}")
