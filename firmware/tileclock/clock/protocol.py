@@ -3,7 +3,7 @@
 Re-exported here for code written against the old place; new code imports `tileclock.wire.protocol`.
 """
 
-from ..wire.protocol import (  # noqa: F401
+from ..wire.protocol import (  # noqa: F401  re-exported for the old import path
     LABEL,
     MAX_COMMAND,
     VERSION,

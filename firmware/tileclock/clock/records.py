@@ -4,7 +4,7 @@ Re-exported here so the core's modules, which are being reworked apart, keep the
 code imports `tileclock.wire.records`.
 """
 
-from ..wire.records import (  # noqa: F401
+from ..wire.records import (  # noqa: F401  re-exported for the old import path
     BUTTONS,
     EVENTS,
     KINDS,
