@@ -51,6 +51,10 @@ def test_press_latency_adds_the_bus_time_worked_out_from_the_bytes():
     bus = (600 * 9 + 20 * 2) / 400  # ms
     assert found["bus"] == [bus]
     assert found["panel"] == [2 + bus] and found["record"] == [5 + bus]
+    # the turn marks went first: 90 bytes in 8 transactions on the two panels' shared bus
+    rows[0].update(turn_ns=edge + NS_PER_MS, turn_buses=[[50, 4], [40, 4]])
+    found = press_latencies(rows, 400_000)
+    assert found["turn"] == [1 + (90 * 9 + 8 * 2) / 400] and found["panel"] == [2 + bus]
 
 
 def test_proc_readings_see_every_thread_and_the_filesystem(tmp_path):
@@ -81,7 +85,8 @@ def test_the_table_shows_each_figure_beside_its_target_and_marks_it():
     assert rows["exact_max_error_ns"] == ["0", "==", "0", "met"]
     assert rows["wakeups_per_s"] == ["1.300", "<=", "1.1", "MISSED"]
     assert rows["cpu_percent"] == ["0.250", "<", "0.5", "met"]
-    assert rows["press_to_panel_p99_ms"] == ["n/a", "<", "20"]  # not measured this time: no mark
+    assert rows["press_to_panel_p99_ms"] == ["n/a", "<", "25"]  # not measured this time: no mark
+    assert rows["press_to_turn_shown_p99_ms"] == ["n/a", "<", "10"]
     assert rows["bus_bytes_per_switch"] == ["n/a"]  # shown, with no target
     assert rows["rss_mb"] == ["41.500", "<", "45", "met"]
 
@@ -109,6 +114,7 @@ def test_a_short_run_of_the_service_measures_every_press(tmp_path):
         figures["presses_measured"] == figures["switches_made"] == 6
     )  # every press switched, and was measured
     assert figures["press_to_panel_p99_ms"] > figures["press_to_frame_p99_ms"] > 0
+    assert figures["press_to_panel_p99_ms"] > figures["press_to_turn_shown_p99_ms"] > 0
     assert figures["wakeups_per_s"] > 0 and figures["startup_s"] > 0 and figures["rss_mb"] > 0
     assert "service up" in stream.getvalue()
     assert os.listdir(tmp_path) == []  # its scratch folder is gone

@@ -177,7 +177,7 @@ def test_a_whole_frame_is_byte_for_byte_what_luma_sends(ours, luma):
         assert data(our_bus) == data(reference_bus) == b"".join(pack_pages(image))
 
 
-def test_an_unchanged_frame_sends_nothing_and_a_changed_digit_sends_only_its_span():
+def test_an_unchanged_frame_sends_nothing_and_a_changed_digit_sends_only_its_window():
     bus = RecordingBus()
     device = PagedSSD1306(i2c(bus=bus))
     first = random_frame(2)
@@ -192,13 +192,13 @@ def test_an_unchanged_frame_sends_nothing_and_a_changed_digit_sends_only_its_spa
     assert (
         bus.writes
         == [
-            (0x3C, 0x00, bytes([0xB2, 40 & 0x0F, 0x10 | 40 >> 4])),  # page 2, column 40 (page addressing)
+            (0x3C, 0x00, bytes([0x21, 40, 43, 0x22, 2, 2])),  # columns 40-43 of page 2: a window
             (0x3C, 0x40, bytes(pack_pages(second)[2][40:44])),
         ]
     )
 
 
-def test_changed_runs_far_apart_go_as_two_spans_and_close_ones_as_one():
+def test_changed_runs_far_apart_go_as_two_windows_and_close_ones_as_one():
     bus = RecordingBus()
     device = PagedSSD1306(pi_i2c(bus, 0x3C))
     blank = Image.new("1", (128, 64))
@@ -209,18 +209,34 @@ def test_changed_runs_far_apart_go_as_two_spans_and_close_ones_as_one():
     bus.writes.clear()
     device.display(frame)
     assert [(control, payload) for _, control, payload in bus.writes] == [
-        (0x00, bytes([0xB0, 10, 0x10])),
+        (0x00, bytes([0x21, 10, 12, 0x22, 0, 0])),
         (0x40, bytes([1, 0, 1])),
-        (0x00, bytes([0xB0, 60 & 0x0F, 0x10 | 60 >> 4])),
+        (0x00, bytes([0x21, 60, 60, 0x22, 0, 0])),
         (0x40, bytes([1])),
     ]
-    # as luma does on the Pi's own bus: each span's data is one transaction, however long
+    # every page changed: one window, as luma does on the Pi's own bus (its data one transaction)
     bus.writes.clear()
     transactions, wire_bytes = bus.transactions, bus.bytes_on_wire()
     device.display(Image.new("1", (128, 64), 1))
-    assert [len(payload) for _, control, payload in bus.writes if control == 0x40] == [128] * 8
-    assert bus.transactions - transactions == len(bus.writes) == 16
-    assert bus.bytes_on_wire() - wire_bytes == 8 * (2 + 3) + 8 * (2 + 128)
+    assert [len(payload) for _, control, payload in bus.writes if control == 0x40] == [1024]
+    assert bus.transactions - transactions == len(bus.writes) == 2
+    assert bus.bytes_on_wire() - wire_bytes == (2 + 6) + (2 + 1024)
+
+
+def test_a_digit_over_four_pages_goes_as_one_window_on_the_ssd1306_and_four_spans_on_the_sh1106():
+    blank = Image.new("1", (128, 64))
+    frame = blank.copy()
+    ImageDraw.Draw(frame).rectangle((70, 20, 83, 45), fill=1)  # pages 2-5, columns 70-83
+    sent = {}
+    for driver in (PagedSSD1306, PagedSH1106):
+        bus = RecordingBus()
+        device = driver(pi_i2c(bus, 0x3C))
+        device.display(blank)
+        bus.writes.clear()
+        device.display(frame)
+        sent[driver] = [(control, len(payload)) for _, control, payload in bus.writes]
+    assert sent[PagedSSD1306] == [(0x00, 6), (0x40, 4 * 14)]
+    assert sent[PagedSH1106] == [(0x00, 3), (0x40, 14)] * 4
 
 
 def test_bus_time_comes_from_the_bytes_and_transactions_at_the_bus_speed():
@@ -250,7 +266,9 @@ def test_a_mounting_rotated_half_a_turn_sends_the_frame_upside_down():
     device.display(Image.new("1", (128, 64)))  # the panel holds a blank frame
     bus.writes.clear()
     device.display(frame)
-    assert bus.writes[0][2] == bytes([0xB7, 0x0F, 0x17]) and bus.writes[1][2] == b"\x80"  # page 7, column 127
+    assert (
+        bus.writes[0][2] == bytes([0x21, 127, 127, 0x22, 7, 7]) and bus.writes[1][2] == b"\x80"
+    )  # page 7, column 127
 
 
 def test_after_a_bus_error_the_next_frame_goes_out_whole():

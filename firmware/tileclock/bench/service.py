@@ -53,20 +53,25 @@ def press_script(idle_s, presses, every_s=PRESS_EVERY_S, hold_s=PRESS_HOLD_S):
 
 def press_latencies(rows, hz):
     """From the service's timings: for each press that switched the running side, the times from its
-    edge's stamp (the switch record's exact instant) to the panels, the journal and the links, with
-    the panel bus time worked out from the wake's bytes and transactions at `hz`."""
-    found = {"frame": [], "panel": [], "record": [], "sent": [], "bus": []}
+    edge's stamp (the switch record's exact instant) to the turn marks shown, the panels, the
+    journal and the links, with the panel bus time worked out from the wake's bytes and transactions
+    at `hz` (both panels on one bus: each write blocks on the Pi, so the bus time adds)."""
+    found = {"frame": [], "turn": [], "panel": [], "record": [], "sent": [], "bus": [], "turn_bus": []}
     for row in rows:
         pressed = [instant for _, ev, instant in row["records"] if ev == "switch" and instant is not None]
         if not pressed:
             continue
         # the wake's panel bytes carry every switch it made (two presses can share a wake when the loop is late)
         bus_ms = bus_ns(row["bus_bytes"], row["bus_transactions"], hz) / NS_PER_MS
+        turn = row.get("turn_buses") or [[0, 0]]
+        turn_ms = bus_ns(sum(b for b, _ in turn), sum(t for _, t in turn), hz) / NS_PER_MS
         found["bus"].append(bus_ms)
+        found["turn_bus"].append(turn_ms)
         for edge in pressed:
             frame = (row["panels_ns"] - edge) / NS_PER_MS
             found["frame"].append(frame)
-            found["panel"].append(frame + bus_ms)  # each bus write blocks on the Pi: the bus time adds
+            found["turn"].append((row.get("turn_ns", row["panels_ns"]) - edge) / NS_PER_MS + turn_ms)
+            found["panel"].append(frame + bus_ms)
             found["record"].append((row["journaled_ns"] - edge) / NS_PER_MS + bus_ms)  # the fsync follows it
             found["sent"].append((row["sent_ns"] - edge) / NS_PER_MS + bus_ms)
     return found
@@ -198,9 +203,16 @@ def measure_service(
     figures["switches_made"] = sum(ev == "switch" for row in rows for _, ev, _ in row["records"])
     for name in ("frame", "panel", "record", "sent"):
         figures[f"press_to_{name}_p99_ms"] = p99(latencies[name])
+    figures["press_to_turn_shown_p99_ms"] = p99(latencies["turn"])
+    figures["press_to_turn_shown_median_ms"] = (
+        statistics.median(latencies["turn"]) if latencies["turn"] else None
+    )
     figures["press_to_panel_median_ms"] = (
         statistics.median(latencies["panel"]) if latencies["panel"] else None
     )
     figures["bus_ms_per_switch"] = statistics.mean(latencies["bus"]) if latencies["bus"] else None
+    figures["turn_bus_ms_per_switch"] = (
+        statistics.mean(latencies["turn_bus"]) if latencies["turn_bus"] else None
+    )
     figures["i2c_hz"] = i2c_hz
     return figures

@@ -197,7 +197,13 @@ class Daemon:
             view = replace(view, faults=view.faults + tuple(sorted(self._faulty)))
         idle_ns = self._idle_ns(now_ns)
         for output in self.panels:
-            self.frames[output.panel.faces] = output.show(view, idle_ns)
+            self.frames[output.panel.faces] = output.prepare(view, idle_ns)
+        for output in self.panels:  # whose turn it is, on every panel, before anything else
+            output.send(first=True)
+        if self.timings:
+            self.timings.mark("turn")
+        for output in self.panels:
+            output.send()
         if self.timings:
             self.timings.mark("panels")
         if self.on_frames:

@@ -3,10 +3,16 @@
 Each panel faces one player. Layout of the 128x64 panel:
 
     row  0-11   alert or state (left); the opponent's time and penalty (right),
-                with a pointer when the opponent's clock runs
+                with a pointer when the opponent's clock runs; when this side's
+                clock runs, the same pointer at the far left (the turn mark)
     row 12-47   this side's time, 24 px digits, and its penalty beside it
     row 48-63   whose turn it is: a solid white band reading YOUR TURN when
                 this side's clock runs, so it shows across the board
+
+The pointer at the top left is the turn mark: small, so that after a switch
+it is the first bytes on the bus (gone from one panel, drawn on the other) and
+both panels say whose turn it is before the rest of the frame follows
+(`turn_marks` gives its box).
 
 Aileron, the font Pillow 10.1+ has built in, shipped in fonts/: every digit is the same width, and
 times are right-aligned, so nothing jitters as the seconds change.
@@ -27,6 +33,10 @@ WIDTH, HEIGHT = 128, 64
 BIG, SMALL = 34, 12  # font sizes: 34 px gives 24 px tall digits
 TIME_RIGHT = 100  # the big time's right edge; the penalty sits to its right
 BAND_TOP = 48
+#: a pointer's corners from its left edge and the top: 6 columns by 9 rows, within pages 0 and 1
+POINTER = ((0, 2), (5, 6), (0, 10))
+#: how far the top left text moves right when this side's turn mark is beside it
+MARK_ROOM = 8
 
 
 @dataclass(frozen=True)
@@ -149,23 +159,52 @@ def _fit(text, width, face):
     return text.rstrip()
 
 
+def _theirs_text(view, opponent):
+    theirs = view.side(opponent)
+    return f"{opponent} {theirs.shown}" + (f" -{theirs.pen}" if theirs.pen else "")
+
+
+def _pointers(view, panel, dx):
+    """The left edges of the pointers this panel shows: at the far left when this side's clock
+    runs, before the opponent's time when theirs does."""
+    opponent = "B" if panel.faces == "A" else "A"
+    if view.run == panel.faces:
+        return [dx]
+    if view.run == opponent:
+        return [panel.width - 1 + dx - font(SMALL).getlength(_theirs_text(view, opponent)) - 8]
+    return []
+
+
+def turn_marks(view, panel, shift=(0, 0)):
+    """Boxes `(x0, y0, x1, y1)` (inclusive) of what says whose turn it is on this panel: the pointer
+    at the top left while this side's clock runs (none on the other panel). A switch sends what
+    changed inside them (old and new) on both panels before anything else."""
+    dx, dy = shift
+    if view.run != panel.faces:
+        return []
+    xs = [x for x, _ in POINTER]
+    ys = [y for _, y in POINTER]
+    return [(dx + min(xs), dy + min(ys), dx + max(xs), dy + max(ys))]
+
+
 def render(view, panel, shift=(0, 0)):
     """Draw `view` for `panel`: a mode-"1" image the size of the panel, moved by `shift` pixels."""
     side = panel.faces
     opponent = "B" if side == "A" else "A"
-    mine, theirs = view.side(side), view.side(opponent)
+    mine = view.side(side)
     image = Image.new("1", (panel.width, panel.height), 0)
     draw = ImageDraw.Draw(image)
     dx, dy = shift
     small = font(SMALL)
 
-    theirs_text = f"{opponent} {theirs.shown}" + (f" -{theirs.pen}" if theirs.pen else "")
+    theirs_text = _theirs_text(view, opponent)
     theirs_width = small.getlength(theirs_text) + (8 if view.run == opponent else 0)
-    draw_text(image, (dx, dy), _fit(top_left_text(view), panel.width - theirs_width - 6, small), SMALL)
+    room = MARK_ROOM if view.run == side else 0
+    left_text = _fit(top_left_text(view), panel.width - theirs_width - 6 - room, small)
+    draw_text(image, (dx + room, dy), left_text, SMALL)
     draw_text(image, (panel.width - 1 + dx, dy), theirs_text, SMALL, anchor="ra")
-    if view.run == opponent:
-        left = panel.width - 1 + dx - small.getlength(theirs_text) - 8
-        draw.polygon([(left, dy + 2), (left + 5, dy + 6), (left, dy + 10)], fill=1)
+    for left in _pointers(view, panel, dx):
+        draw.polygon([(left + x, dy + y) for x, y in POINTER], fill=1)
 
     draw_text(image, (TIME_RIGHT + dx, 47 + dy), mine.shown, BIG, anchor="rs")
     if mine.pen:

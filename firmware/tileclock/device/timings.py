@@ -3,9 +3,10 @@
 For every wake that did something (an edge, a record, bytes to the panels),
 one JSON line: the edges it applied with their stamps, the records it made,
 the instants (monotonic ns) its panels were done, its records were written
-and fsynced, and they were handed to the links, and the panel bus's bytes and
-transactions (when the panels are simulated: a real bus takes its time inside
-the panels' step). Kept in memory while the clock runs, written when it stops,
+and fsynced, and they were handed to the links, and each panel bus's bytes and
+transactions, in all and up to the `turn` mark (the turn marks sent first;
+when the panels are simulated: a real bus takes its time inside the panels'
+step). Kept in memory while the clock runs, written when it stops,
 so measuring costs the loop a few clock reads a wake and no I/O.
 """
 
@@ -27,8 +28,11 @@ class WakeTimings:
         self.rows = deque(maxlen=LIMIT)
         self._row = None
 
-    def _bus(self):
-        return sum(bus.bytes_on_wire() for bus in self.buses), sum(bus.transactions for bus in self.buses)
+    def _per_bus(self):
+        return [(bus.bytes_on_wire(), bus.transactions) for bus in self.buses]
+
+    def _since_begin(self):
+        return [[b - b0, t - t0] for (b, t), (b0, t0) in zip(self._per_bus(), self._bus_before, strict=True)]
 
     def begin(self, edges):
         """A wake starts, with these `(t_ns, button, down)` edges."""
@@ -37,7 +41,7 @@ class WakeTimings:
             "edges": [[button, down, t_ns] for t_ns, button, down in edges if button is not None],
             "records": [],
         }
-        self._bus_before = self._bus()
+        self._bus_before = self._per_bus()
 
     def records(self, records, t0_ns):
         """The records made, each with its exact instant (monotonic ns) where it carries one."""
@@ -48,17 +52,20 @@ class WakeTimings:
             ]
 
     def mark(self, name):
-        """`name`_ns: now (`panels`, `journaled`, `sent`)."""
+        """`name`_ns: now (`turn`, `panels`, `journaled`, `sent`); at `turn`, each bus's bytes and
+        transactions so far in this wake (`turn_buses`)."""
         if self._row is not None:
             self._row[f"{name}_ns"] = self.now_ns()
+            if name == "turn":
+                self._row["turn_buses"] = self._since_begin()
 
     def end(self):
         row, self._row = self._row, None
         if row is None:
             return
-        wire_bytes, transactions = self._bus()
-        row["bus_bytes"] = wire_bytes - self._bus_before[0]
-        row["bus_transactions"] = transactions - self._bus_before[1]
+        row["buses"] = self._since_begin()
+        row["bus_bytes"] = sum(nbytes for nbytes, _ in row["buses"])
+        row["bus_transactions"] = sum(transactions for _, transactions in row["buses"])
         if row["edges"] or row["records"] or row["bus_bytes"]:
             self.rows.append(row)
 

@@ -1,23 +1,33 @@
-"""SSD1306 and SH1106 panels that send only the 8-pixel pages (and columns) that changed.
+"""SSD1306 and SH1106 panels that send only what changed, a given part of it first.
 
 luma.oled's drivers resend the whole 1024-byte frame on every `display()`.
 A clock tick changes a few digits, so these subclasses keep what the panel
-holds and send, for each page that differs, only the runs of columns that
-changed, with the controller's own page-addressing commands, through luma's
-serial interface objects. Two runs closer than the cost of opening a new one
-go out as one.
+holds and send only the columns that changed, with the controller's own
+addressing commands, through luma's serial interface objects:
+
+- the SSD1306 stays in luma's horizontal addressing mode and gets windows (a
+  column range over a range of pages: one command and one data transaction
+  for a whole rectangle, the digits of a tick or the band of a switch);
+- the SH1106 has page addressing only: one span of columns a page.
+
+Runs of changed columns closer than the cost of opening another window go out
+as one, and so do spans on pages one under the other. `display_part` sends the
+changes inside some boxes of the frame first (what says whose turn it is, on a
+switch); the next `display` sends the rest.
 """
 
 import re
 
 from luma.oled.device import sh1106, ssd1306
-from PIL import Image
+from PIL import Image, ImageDraw
 
 PAGE_ROWS = 8
-#: Bytes it costs to open a span on I2C: the addressing command's transaction (address, control
-#: byte, three command bytes) and the data transaction's address and control byte. A gap of
-#: unchanged columns shorter than this is cheaper to send again than to skip.
+#: Bytes it costs to open a span on I2C in page addressing: the addressing command's transaction
+#: (address, control byte, three command bytes) and the data transaction's address and control
+#: byte. A gap of unchanged columns shorter than this is cheaper to send again than to skip.
 SPAN_OVERHEAD = 7
+#: The same for a window (SSD1306): six command bytes (column range, page range) instead of three.
+WINDOW_OVERHEAD = 10
 #: Clocks on the wire: 9 a byte (8 bits and the acknowledge), and about 2 a transaction for its
 #: start and stop conditions and the bus-free time between transactions.
 CLOCKS_PER_BYTE = 9
@@ -62,53 +72,131 @@ def changed_spans(old, new, overhead=SPAN_OVERHEAD):
     return spans
 
 
-def bus_ns(nbytes, transactions, hz):
-    """Nanoseconds the I2C bus takes to clock out `nbytes` in `transactions` at `hz`."""
-    return (CLOCKS_PER_BYTE * nbytes + CLOCKS_PER_TRANSACTION * transactions) * 1_000_000_000 // hz
+def _window_cost(top, bottom, first, last):
+    """Bus clocks of one window: its overhead bytes, its data, and its two transactions."""
+    data = (bottom - top + 1) * (last - first + 1)
+    return CLOCKS_PER_BYTE * (WINDOW_OVERHEAD + data) + 2 * CLOCKS_PER_TRANSACTION
+
+
+def windows(spans):
+    """Page spans grouped into windows `(top page, bottom page, first column, last column)`: a span
+    joins the window that ends on the page above it when one window costs the bus no more clocks
+    than two (the columns it adds to the other pages count), so a digit's four pages go as one."""
+    done, open_ = [], []  # open: windows ending on the page before the span's
+    page_now = None
+    for page, first, last in sorted(spans):
+        if page != page_now:
+            done += [w for w in open_ if w[1] < page - 1]
+            open_ = [w for w in open_ if w[1] >= page - 1]
+            page_now = page
+        best, saving = None, 0
+        for index, (top, bottom, left, right) in enumerate(open_):
+            if bottom != page - 1:
+                continue
+            merged = (top, page, min(left, first), max(right, last))
+            gain = _window_cost(top, bottom, left, right) + _window_cost(page, page, first, last)
+            gain -= _window_cost(*merged)
+            if gain >= saving:
+                best, saving = index, gain
+        if best is None:
+            open_.append((page, page, first, last))
+        else:
+            top, _, left, right = open_[best]
+            open_[best] = (top, page, min(left, first), max(right, last))
+    return sorted(done + open_)
+
+
+def bus_ns(nbytes, transactions, hz, clocks_per_byte=CLOCKS_PER_BYTE):
+    """Nanoseconds a bus takes to clock out `nbytes` in `transactions` at `hz` (I2C: 9 clocks a
+    byte; SPI: 8, `clocks_per_byte=8`)."""
+    return (clocks_per_byte * nbytes + CLOCKS_PER_TRANSACTION * transactions) * 1_000_000_000 // hz
+
+
+#: a byte of a mask page to a whole column: any bit set takes the column's byte
+_WHOLE_COLUMN = bytes([0] + [0xFF] * 255)
+
+
+def _blend(old, new, mask):
+    """`old` pages with the columns `mask` marks (any bit set) taken from `new`."""
+    blended = []
+    for before, after, marked in zip(old, new, mask, strict=True):
+        if not any(marked):
+            blended.append(before)
+            continue
+        take = int.from_bytes(marked.translate(_WHOLE_COLUMN), "big")
+        keep = ~take & ((1 << 8 * len(before)) - 1)
+        mixed = (int.from_bytes(after, "big") & take) | (int.from_bytes(before, "big") & keep)
+        blended.append(mixed.to_bytes(len(before), "big"))
+    return blended
 
 
 class _PageDiff:
-    """Mixin: `display()` sends only changed spans, in page addressing mode; `forget()` makes the
-    next frame go out whole."""
+    """Mixin: `display()` sends only what changed; `display_part()` a part of it first; `forget()`
+    makes the next frame go out whole."""
 
     #: where the glass's column 0 sits in the controller's RAM
     _column_offset = 0
+    #: what opening a span costs (bytes), below which a gap of unchanged columns is sent again
+    _overhead = SPAN_OVERHEAD
 
     def forget(self):
         """The panel's content is unknown (after a bus error): send everything next time."""
         self._held = None
 
     def display(self, image):
+        """Send what changed since the last frame (the whole frame if the panel's content is unknown)."""
         assert image.mode == self.mode and image.size == self.size
+        self._send(pack_pages(self.preprocess(image)))
+
+    def display_part(self, image, boxes):
+        """Send now only the changes inside `boxes` (`(x0, y0, x1, y1)`, inclusive, in the frame's
+        own coordinates); the next `display()` sends the rest. Nothing if the content is unknown."""
+        assert image.mode == self.mode and image.size == self.size
+        held = getattr(self, "_held", None)
+        if held is None or not boxes:
+            return
+        mask = Image.new("1", image.size, 0)
+        draw = ImageDraw.Draw(mask)
+        for box in boxes:
+            draw.rectangle(box, fill=1)
         pages = pack_pages(self.preprocess(image))
+        self._send(_blend(held, pages, pack_pages(self.preprocess(mask))))
+
+    def _send(self, pages):
         held = getattr(self, "_held", None)
         try:
-            for page, first, last in changed_spans(held, pages):
-                self._send_span(page, first, last, pages[page][first : last + 1])
+            self._send_changes(held, pages)
         except Exception:
             self._held = None
             raise
         self._held = pages
 
-    def _send_span(self, page, first, last, data):
-        column = first + self._column_offset
-        self.command(0xB0 | page, column & 0x0F, 0x10 | (column >> 4))  # page, column low and high nibble
-        self.data(list(data))
+    def _send_changes(self, held, pages):
+        for page, first, last in changed_spans(held, pages, self._overhead):
+            column = first + self._column_offset
+            self.command(0xB0 | page, column & 0x0F, 0x10 | (column >> 4))  # page, column low and high nibble
+            self.data(list(pages[page][first : last + 1]))
 
 
 class PagedSSD1306(_PageDiff, ssd1306):
-    """luma's SSD1306 driver, switched to page addressing (three command bytes a span, against six
-    for a horizontal-mode window)."""
+    """luma's SSD1306 driver in its own horizontal addressing mode, sending windows: a rectangle of
+    changed columns over several pages is one command and one data transaction."""
+
+    _overhead = WINDOW_OVERHEAD
 
     def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **kwargs)  # luma's init clears the panel through our `display`
         self._column_offset = self._colstart
-        self.command(0x20, 0x02)  # memory addressing mode: page
-        self.forget()  # luma cleared it in horizontal mode: the first frame goes out whole, in page mode
+
+    def _send_changes(self, held, pages):
+        for top, bottom, first, last in windows(changed_spans(held, pages, self._overhead)):
+            offset = self._column_offset
+            self.command(0x21, first + offset, last + offset, 0x22, top, bottom)  # column and page ranges
+            self.data([byte for page in pages[top : bottom + 1] for byte in page[first : last + 1]])
 
 
 class PagedSH1106(_PageDiff, sh1106):
-    """luma's SH1106 driver (page addressing is its only mode)."""
+    """luma's SH1106 driver (page addressing is its only mode: one span of columns a page)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -129,6 +217,9 @@ class RecordingBus:
         self.writes = []  # (address, control byte, payload bytes), if kept
         self.keep = keep
         self.fail = None  # set to an OSError to make every write fail
+        #: called with (bus, address, control, payload) for every transaction, or None: a test
+        #: that follows several buses sees the order of their writes
+        self.tap = None
         self.transactions = 0
         self.wire_bytes = 0
 
@@ -146,6 +237,8 @@ class RecordingBus:
             self._note(message.addr, data[0], data[1:])
 
     def _note(self, address, control, payload):
+        if self.tap is not None:
+            self.tap(self, address, control, payload)
         self.transactions += 1
         self.wire_bytes += 2 + len(payload)
         if self.keep:

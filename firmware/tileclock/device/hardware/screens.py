@@ -15,7 +15,7 @@ import logging
 from luma.core.error import Error as LumaError
 
 from ..idle import IdlePolicy
-from ..render import render
+from ..render import render, turn_marks
 
 log = logging.getLogger(__name__)
 
@@ -38,25 +38,47 @@ class PanelOutput:
         self.faults = 0
         self.failing = None  # the last error, while the panel does not answer
         self._mode = None  # (dimmed, blank) as last set on the device
+        self._marks = []  # the turn marks' boxes in the frame the panel holds
+        self._pending = None  # (frame, its turn marks, mode) prepared and not sent yet
 
     def show(self, view, idle_ns=None):
         """Render `view` and send it unless the panel already shows exactly that. Returns the frame."""
+        frame = self.prepare(view, idle_ns)
+        self.send(first=True)
+        self.send()
+        return frame
+
+    def prepare(self, view, idle_ns=None):
+        """Render `view` (nothing is sent yet: `send`). Returns the frame."""
         dimmed, shift, blank = self.idle.phase(idle_ns)
         frame = render(view, self.panel, shift)
-        if frame.tobytes() == (self.last_frame.tobytes() if self.last_frame else None) and self._mode == (
-            dimmed,
-            blank,
-        ):
-            return frame
+        marks = turn_marks(view, self.panel, shift)
+        same = self.last_frame is not None and frame.tobytes() == self.last_frame.tobytes()
+        self._pending = None if same and self._mode == (dimmed, blank) else (frame, marks, (dimmed, blank))
+        return frame
+
+    def send(self, first=False):
+        """Send the prepared frame: with `first`, only what changed where the turn marks were and
+        are (a switch shows whose turn it is before anything else); else the rest, or all of it."""
+        if self._pending is None:
+            return
+        frame, marks, mode = self._pending
         try:
             if self.device is None:
                 self.device = self.opener()
-            if self._mode != (dimmed, blank):
+            if first:
+                part = getattr(self.device, "display_part", None)
+                if part is not None and self._mode == mode and self.last_frame is not None:
+                    part(frame, self._marks + marks)
+                return
+            if self._mode != mode:
+                dimmed, blank = mode
                 self.device.contrast(self.idle.dim_contrast if dimmed else self.contrast)
                 (self.device.hide if blank else self.device.show)()
-                self._mode = (dimmed, blank)
+                self._mode = mode
             self.device.display(frame)
         except (OSError, LumaError, ImportError) as error:  # ImportError: spidev missing off the Pi
+            self._pending = None
             self.faults += 1
             self.failing = str(error) or type(error).__name__
             self.last_frame = None
@@ -67,11 +89,12 @@ class PanelOutput:
             if forget:
                 forget()
             log.warning("panel facing %s did not answer: %s", self.panel.faces, error)
-            return frame
+            return
+        self._pending = None
         self.failing = None
         self.last_frame = frame
+        self._marks = marks
         self.frames_sent += 1
-        return frame
 
 
 def open_device(spec, bus=None):
