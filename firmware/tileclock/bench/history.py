@@ -56,3 +56,17 @@ def make_history(state_dir, games, game=None):
     open(os.path.join(folder, f"{segments.RESERVED}{seq}"), "w").close()
     unframe(lines[-1])  # the copies are records the clock reads back
     return seq
+
+
+def make_legacy(state_dir, games, game=None):
+    """Write `games` whole games into `state_dir` as an earlier version kept them: one file,
+    `journal.log`, every record renumbered. Returns the seq the next record would carry."""
+    game = game or sample_game()
+    os.makedirs(state_dir, exist_ok=True)
+    seq = 0
+    with open(os.path.join(state_dir, "journal.log"), "w", encoding="ascii") as file:
+        for _ in range(games):
+            for record in game:
+                file.write(frame(json.dumps(dict(record, seq=seq), separators=(",", ":"))) + "\n")
+                seq += 1
+    return seq

@@ -20,6 +20,8 @@ KEYS = (
     "rss_mb_1000_games",
     "export_rss_mb_1000_games",
     "replay_rss_mb_1000_games",
+    "takeover_s",
+    "takeover_rss_mb",
     "flood_rss_mb",
     "flood_press_to_line_max_ms",
 )
@@ -36,6 +38,7 @@ TARGETS = {
     "rss_mb": ("<", 45),
     "export_rss_mb_1000_games": ("<", 60),
     "replay_rss_mb_1000_games": ("<", 60),
+    "takeover_rss_mb": ("<", 60),
     "flood_rss_mb": ("<", 100),
     "flood_press_to_line_max_ms": ("<", 100),
 }
@@ -77,6 +80,8 @@ def beside(key, figures):
             f"no history {_shown(none)} ({_shown(100 * (f(key) / none - 1), 1)} %), "
             f"one game {_shown(one)} ({_shown(100 * (f(key) / one - 1), 1)} %)"
         )
+    if key == "takeover_s" and f("takeover_mb"):
+        return f"a 300-game single-file journal of {_shown(f('takeover_mb'), 0)} MB; READY=1 after it"
     if key == "flood_press_to_line_max_ms" and f("flood_presses_timed"):
         return (
             f"{f('flood_presses_timed')} presses; {f('flood_lines_resent'):,} lines resent for 500 requests"

@@ -6,6 +6,8 @@
   starts taken by turns.
 - The director's tools on that history: peak resident memory of `tileclock
   export` (every game, to a folder) and `tileclock replay` (the last game).
+- An earlier version's single-file journal of 300 games taken over into segments
+  at the service's first start: the time to READY=1 and the peak resident memory.
 - A flood: 500 `resend 0` requests in 5 s on the record line of a clock whose
   journal holds 2,000 records, while its buttons are pressed every 250 ms:
   the service's peak resident memory, and the time from each press's edge to
@@ -28,7 +30,7 @@ import time
 from ..clock.timecode import NS_PER_MS
 from ..wire.protocol import unframe
 from . import procstat
-from .history import make_history, sample_game
+from .history import make_history, make_legacy, sample_game
 
 STARTS = 5
 FLOOD_REQUESTS, FLOOD_S, FLOOD_PRESS_EVERY_S, FLOOD_AT_S = 500, 5.0, 0.25, 4.0
@@ -152,6 +154,25 @@ def measure_history(progress, scratch, games=1000):
     )
     figures[f"replay_rss_mb_{games}_games"] = tool_peak_rss_mb("replay", full, "--at", "10:00")
     return figures
+
+
+def measure_takeover(progress, scratch, games=300):
+    """The service's first start on an earlier version's single-file journal of `games` games: the
+    time to READY=1 (the take-over included) and its peak resident memory."""
+    state = os.path.join(scratch, "legacy")
+    made = make_legacy(state, games, sample_game())
+    size_mb = os.path.getsize(os.path.join(state, "journal.log")) / 2**20
+    progress.say(
+        f"an old single-file journal: {games} games, {made:,} records, {size_mb:.0f} MB; taking it over"
+    )
+    service = Service(scratch, state)
+    try:
+        time.sleep(1.0)
+        rss = service.peak_rss_mb()
+    finally:
+        service.stop()
+    progress.say(f"taken over: READY after {service.startup_s:.3f} s, peak memory {rss:.1f} MB")
+    return {"takeover_s": service.startup_s, "takeover_rss_mb": rss, "takeover_mb": size_mb}
 
 
 def measure_flood(progress, scratch, records=2000):
@@ -291,6 +312,7 @@ def run(progress, state_parent):
     try:
         progress.say(f"history and flood on {procstat.filesystem(scratch)[0]} in {scratch}")
         figures = measure_history(progress, scratch)
+        figures.update(measure_takeover(progress, scratch))
         figures.update(measure_flood(progress, scratch))
         figures.update(measure_card_writes(progress, scratch))
         return figures

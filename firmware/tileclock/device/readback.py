@@ -3,7 +3,8 @@
 A damaged segment costs its damaged records alone: its good lines are written
 back and its bytes kept aside (`damaged/`), never deleted; if the disk will not
 take the repair it waits, and nothing is written into that segment meanwhile.
-A single-file journal of an earlier version is split into segments on first start.
+A single-file journal of an earlier version is split into segments on first start
+(`takeover.py`: streamed, in constant memory, and a kill meanwhile loses nothing).
 """
 
 import logging
@@ -12,6 +13,7 @@ import os
 from ..clock.history import opening_lost, reaches_last_game
 from ..wire import segments as files
 from .numbering import HEADROOM, JUMPED, far_block
+from .takeover import take_over
 
 log = logging.getLogger(__name__)
 
@@ -147,21 +149,7 @@ class ReadBack:
             log.warning("journal %s: %s damaged (%s)", self.directory, path, lines)
 
     def _take_over(self, legacy):
-        """Split an earlier version's single-file journal into segments (the file is kept, renamed)."""
-        segment = files.Segment(legacy)
-        games = []
-        for entry in segment.entries:
-            starts = entry[2]["ev"] == "new_game" and games and any(e[2]["ev"] != "boot" for e in games[-1])
-            if starts or not games:
-                games.append([])
-            games[-1].append(entry)
-        for game in games:
-            data = b"".join(line.encode("ascii") + b"\n" for _, line, _ in game)
-            files.replace_file(self._path(game[0][0]), data)
-        if segment.problems:
-            segment.path = self._path(games[0][0][0] if games else 0)
-            segment.keep_aside()
-            lines = ", ".join(f"line {number}: {what}" for number, what in segment.problems)
-            self._note(f"{os.path.basename(legacy)} damaged ({lines}); the good records are kept", {})
-        os.replace(legacy, legacy + ".taken-over")
-        files.fsync_dir(os.path.dirname(legacy) or ".")
+        """Split an earlier version's single-file journal into segments, streamed (takeover.py)."""
+        note = take_over(legacy, self.directory)
+        if note:
+            self._note(note, {})
