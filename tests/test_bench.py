@@ -11,7 +11,7 @@ import threading
 from tileclock.bench import procstat
 from tileclock.bench.busbytes import measure as measure_bus
 from tileclock.bench.exactness import beside_a_ticking_clock, exact_max_error_ns, intervals, ticking_used_s
-from tileclock.bench.report import KEYS, table, verdict
+from tileclock.bench.report import KEYS, table, targets, verdict
 from tileclock.bench.run import Progress
 from tileclock.bench.service import measure_service, press_latencies
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
@@ -105,6 +105,17 @@ def test_the_table_names_every_figure_and_marks_each_target():
     assert verdict("rss_mb_1000_games", 39.0) == ""  # nothing to compare with
 
 
+def test_the_json_gives_every_target_and_whether_it_was_met():
+    figures = {"press_to_turn_shown_p99_ms": 12.0, "takeover_rss_mb": 36.0, "rss_mb_1000_games": 36.0}
+    figures["rss_mb_0_games"] = 35.0
+    found = targets(figures)
+    assert found["press_to_turn_shown_p99_ms"] == {"target": "< 10", "met": False}
+    assert found["takeover_rss_mb"] == {"target": "< 60", "met": True}
+    assert found["rss_mb_1000_games"] == {"target": "<= 1.1x rss_mb_0_games", "met": True}
+    assert found["press_to_panel_p99_ms"] == {"target": "< 25", "met": None}  # not measured
+    assert set(found) <= set(KEYS) and "bus_bytes_per_switch" not in found  # (no target)
+
+
 def test_a_short_run_of_the_service_measures_every_press(tmp_path):
     stream = io.StringIO()
     figures = measure_service(
@@ -116,6 +127,8 @@ def test_a_short_run_of_the_service_measures_every_press(tmp_path):
     assert figures["press_to_panel_p99_ms"] > figures["press_to_frame_p99_ms"] > 0
     assert figures["press_to_panel_p99_ms"] > figures["press_to_turn_shown_p99_ms"] > 0
     assert figures["wakeups_per_s"] > 0 and figures["startup_s"] > 0 and figures["rss_mb"] > 0
+    # boot to clock: READY=1, plus the panels' start-up and first frame on the bus (both whole)
+    assert figures["boot_to_clock_s"] > figures["startup_s"] + 2 * 1024 * 9 / 400_000
     assert "service up" in stream.getvalue()
     assert os.listdir(tmp_path) == []  # its scratch folder is gone
 

@@ -15,6 +15,7 @@ KEYS = (
     "bus_bytes_per_tick",
     "bus_bytes_per_switch",
     "startup_s",
+    "boot_to_clock_s",
     "rss_mb",
     "startup_s_1000_games",
     "rss_mb_1000_games",
@@ -65,10 +66,31 @@ def verdict(key, value, targets=TARGETS, figures=None):
     return "met" if _COMPARISONS[comparison](value, target) else "MISSED"
 
 
+def target_text(key):
+    """A figure's target as the table shows it (`< 10`, `<= 1.1x` of another figure), or ''."""
+    if key in RELATIVE_TARGETS:
+        return f"<= {RELATIVE_TARGETS[key][1]}x {RELATIVE_TARGETS[key][0]}"
+    return " ".join(map(str, TARGETS[key])) if key in TARGETS else ""
+
+
+def targets(figures):
+    """Every figure that has a target: the target and whether this run met it (None: not measured)."""
+    found = {}
+    for key in KEYS:
+        if key in TARGETS or key in RELATIVE_TARGETS:
+            met = verdict(key, figures.get(key), figures=figures)
+            found[key] = {"target": target_text(key), "met": {"met": True, "MISSED": False}.get(met)}
+    return found
+
+
 def _shown(value, digits=3):
     if value is None:
         return "n/a"
     return f"{value:,.{digits}f}" if isinstance(value, float) else f"{value:,}"
+
+
+def _runs(values):
+    return "/".join(f"{value:.3g}" for value in values or [])
 
 
 def beside(key, figures):
@@ -78,8 +100,12 @@ def beside(key, figures):
     if key in ("startup_s_1000_games", "rss_mb_1000_games") and f(key) and none and one:
         return (
             f"no history {_shown(none)} ({_shown(100 * (f(key) / none - 1), 1)} %), "
-            f"one game {_shown(one)} ({_shown(100 * (f(key) / one - 1), 1)} %)"
+            f"one game {_shown(one)} ({_shown(100 * (f(key) / one - 1), 1)} %); medians of "
+            f"{len(f(key + '_runs') or [])} starts, each: {_runs(f(key + '_runs'))} against "
+            f"{_runs(f(key.replace('1000_games', '0_games') + '_runs'))}"
         )
+    if key == "boot_to_clock_s" and f("boot_bus_ms") is not None:
+        return f"READY=1 after {_shown(f('startup_s'), 3)} s + the panels' start-up on the bus {_shown(f('boot_bus_ms'), 1)} ms"
     if key == "takeover_s" and f("takeover_mb"):
         return f"a 300-game single-file journal of {_shown(f('takeover_mb'), 0)} MB; READY=1 after it"
     if key == "flood_press_to_line_max_ms" and f("flood_presses_timed"):

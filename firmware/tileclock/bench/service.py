@@ -17,6 +17,7 @@ from ..clock.timecode import NS_PER_MS, NS_PER_S
 from ..device.config import Config
 from ..device.hardware.oled import bus_ns
 from ..device.timings import load as load_timings
+from ..device.timings import load_boot
 from . import procstat
 
 PRESS_EVERY_S = 0.05  # a press every 50 ms, alternating A and B: well over a switch's bus time apart
@@ -182,6 +183,7 @@ def measure_service(
         if child.returncode:
             raise RuntimeError(f"the service exited with {child.returncode}: {errors.decode()[-500:]}")
         rows = load_timings(timings_path)
+        boot = load_boot(timings_path)
     finally:
         if child.poll() is None:
             child.kill()
@@ -215,4 +217,7 @@ def measure_service(
         statistics.mean(latencies["turn_bus"]) if latencies["turn_bus"] else None
     )
     figures["i2c_hz"] = i2c_hz
+    if boot:  # the panels' start-up and first frame, on the bus before READY=1 on the Pi
+        figures["boot_bus_ms"] = bus_ns(sum(b for b, _ in boot), sum(t for _, t in boot), i2c_hz) / NS_PER_MS
+        figures["boot_to_clock_s"] = figures["startup_s"] + figures["boot_bus_ms"] / 1000
     return figures

@@ -87,18 +87,30 @@ class Service:
         os.close(self.clock_end)
 
 
-def start_figures(folder, state_dirs):
+def start_figures(folder, state_dirs, progress=None, names=None, starts=STARTS):
     """For each state directory: the median time to READY=1 and peak resident memory a second
-    after, over `STARTS` starts, taken by turns so that the machine's load falls on each alike."""
+    after, over `starts` starts, taken by turns so that the machine's load falls on each alike;
+    and every start's own figures (each said on `progress` as it is taken)."""
     startups, rss = {d: [] for d in state_dirs}, {d: [] for d in state_dirs}
-    for _ in range(STARTS):
+    names = names or state_dirs
+    for number in range(starts):
         for state_dir in state_dirs:
             service = Service(folder, state_dir)
             time.sleep(1.0)
             startups[state_dir].append(service.startup_s)
             rss[state_dir].append(service.peak_rss_mb())
             service.stop()
-    return [(statistics.median(startups[d]), statistics.median(rss[d])) for d in state_dirs]
+        if progress:
+            progress.say(
+                f"start {number + 1}/{starts} (load average {os.getloadavg()[0]:.1f}): "
+                + ", ".join(
+                    f"{name} {startups[d][-1]:.3f} s {rss[d][-1]:.1f} MB"
+                    for name, d in zip(names, state_dirs, strict=True)
+                )
+            )
+    return [
+        (statistics.median(startups[d]), statistics.median(rss[d]), startups[d], rss[d]) for d in state_dirs
+    ]
 
 
 _PEAK_AT_EXIT = """
@@ -137,16 +149,18 @@ def measure_history(progress, scratch, games=1000):
     progress.say(
         f"{games:,} games written ({made:,} records, {size_mb:.0f} MB); starting on none, one and them"
     )
-    starts = start_figures(scratch, [empty, one, full])
-    for (startup_s, rss_mb), name in zip(starts, ("0_games", "1_game", f"{games}_games"), strict=True):
+    names = ("0_games", "1_game", f"{games}_games")
+    starts = start_figures(scratch, [empty, one, full], progress, ("none", "one game", f"{games:,} games"))
+    for (startup_s, rss_mb, each_s, each_mb), name in zip(starts, names, strict=True):
         figures[f"startup_s_{name}"], figures[f"rss_mb_{name}"] = startup_s, rss_mb
+        figures[f"startup_s_{name}_runs"], figures[f"rss_mb_{name}_runs"] = each_s, each_mb
     figures["history_records"], figures["history_mb"] = made, size_mb
     progress.say(
         "READY after "
-        + ", ".join(f"{startup_s:.3f} s" for startup_s, _ in starts)
+        + ", ".join(f"{start[0]:.3f} s" for start in starts)
         + "; peak memory "
-        + ", ".join(f"{rss_mb:.1f} MB" for _, rss_mb in starts)
-        + f" (none, one game, {games:,}); now export and replay"
+        + ", ".join(f"{start[1]:.1f} MB" for start in starts)
+        + f" (medians of {STARTS} starts: none, one game, {games:,}); now export and replay"
     )
     out = os.path.join(scratch, "export")
     figures[f"export_rss_mb_{games}_games"] = tool_peak_rss_mb(

@@ -7,7 +7,9 @@ and fsynced, and they were handed to the links, and each panel bus's bytes and
 transactions, in all and up to the `turn` mark (the turn marks sent first;
 when the panels are simulated: a real bus takes its time inside the panels'
 step). Kept in memory while the clock runs, written when it stops,
-so measuring costs the loop a few clock reads a wake and no I/O.
+so measuring costs the loop a few clock reads a wake and no I/O. The first
+line says what the panels' buses carried before the first wake: each panel's
+start-up and the first game's frame (`boot_buses`), the bench's boot to clock.
 """
 
 import json
@@ -27,6 +29,8 @@ class WakeTimings:
         self.now_ns = now_ns
         self.rows = deque(maxlen=LIMIT)
         self._row = None
+        #: what each bus carried before the loop's first wake: the panels' start-up, the first frame
+        self.boot_buses = [list(counts) for counts in self._per_bus()]
 
     def _per_bus(self):
         return [(bus.bytes_on_wire(), bus.transactions) for bus in self.buses]
@@ -72,11 +76,21 @@ class WakeTimings:
     def save(self):
         """Write every row kept, one JSON object a line."""
         with open(self.path, "w", encoding="ascii") as file:
+            file.write(json.dumps({"boot_buses": self.boot_buses}) + "\n")
             for row in self.rows:
                 file.write(json.dumps(row, separators=(",", ":")) + "\n")
 
 
 def load(path):
-    """The rows a run wrote."""
+    """The wakes' rows a run wrote."""
+    return [row for row in _lines(path) if "boot_buses" not in row]
+
+
+def load_boot(path):
+    """What each panel bus carried before the first wake (`[bytes, transactions]` a bus), or None."""
+    return next((row["boot_buses"] for row in _lines(path) if "boot_buses" in row), None)
+
+
+def _lines(path):
     with open(path, encoding="ascii") as file:
         return [json.loads(line) for line in file if line.strip()]
