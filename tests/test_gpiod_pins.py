@@ -3,9 +3,15 @@
 Off a Pi, against a fake chip at the `gpiod` API boundary (tests/fake_gpiod.py says why).
 """
 
+import errno
 import logging
+import os
+import platform
 import queue
 import select
+import threading
+import time
+import types
 
 import pytest
 
@@ -137,3 +143,89 @@ def test_auto_prefers_gpiod_where_the_kernel_has_a_gpio_chip():
     chosen, why = choose_backend("auto", environ={"GPIOZERO_PIN_FACTORY": "lgpio"}, chips=["/dev/gpiochip0"])
     assert chosen is None and "GPIOZERO_PIN_FACTORY=lgpio" in why
     assert choose_backend("lgpio", environ={})[0] == "lgpio"
+
+
+# -- letting go of the lines and taking them again (issue 24: EBUSY on a real kernel) -----------
+
+#: The poll syscalls by machine (x86_64: poll, ppoll; aarch64 has only ppoll), as /proc/.../syscall numbers them.
+POLL_SYSCALLS = {"x86_64": {"7", "271"}, "aarch64": {"73"}}.get(platform.machine(), set())
+
+
+def blocked_in_poll(thread):
+    """Whether `thread` sleeps in a poll syscall, as /proc shows it."""
+    base = f"/proc/self/task/{thread.native_id}"
+    with open(f"{base}/stat") as stat, open(f"{base}/syscall") as syscall:
+        state = stat.read().rsplit(")", 1)[1].split()[0]
+        return state == "S" and syscall.read().split()[0] in POLL_SYSCALLS
+
+
+def until_the_reader_waits(factory):
+    """Return once the edge reader is blocked in poll() on its descriptors (within 5 s)."""
+    deadline = time.monotonic() + 5
+    while not blocked_in_poll(factory._reader):
+        assert time.monotonic() < deadline, "the edge reader never went back to poll()"
+        os.sched_yield()
+
+
+@pytest.mark.skipif(not POLL_SYSCALLS, reason="poll syscall numbers known for x86_64 and aarch64 only")
+def test_the_lines_are_let_go_and_taken_again_50_times_without_ebusy(chip):
+    """A restart, a reload, the service stopped and started: each lets go of the lines while the
+    reader sits in poll() on the request's descriptor. The kernel keeps a request whose file a
+    poll holds, and refuses its lines to the next request (EBUSY): the reader must be out first."""
+    for round_ in range(50):
+        edges = queue.Queue()
+        factory = GpiodFactory(chip=chip.path, gpiod=chip.module, revision=PI_3B)
+        board = ButtonBoard(PINS, lambda *edge, edges=edges: edges.put(edge), pin_factory=factory)
+        until_the_reader_waits(factory)
+        board.buttons["STOP"].close()  # one line let go: A and B requested again under the reader
+        until_the_reader_waits(factory)
+        chip.press(17, t_ns=1_000 + round_)
+        assert edges.get(timeout=5) == ("A", True, 1_000 + round_)
+        board.close()
+        assert [chip.holder(offset) for offset in PINS.values()] == [None, None, None]
+        assert not factory._reader.is_alive()
+    assert chip.refused == []
+    assert len(chip.requests) == 50 * 5  # a round: 1, 2 and 3 lines, then A and B, then B alone
+
+
+def test_the_fake_chip_refuses_what_the_kernel_refuses(chip):
+    """The fake is as strict as gpio-sim: a held line is EBUSY (errno 16) whoever holds it, a request
+    closed under a blocked poll() is held until that poll returns, a released descriptor gets
+    nothing more, and a released request refuses every call."""
+    both = gpiod.LineSettings(edge_detection=gpiod.line.Edge.BOTH)
+    other = chip.hold([27], consumer="gpiomon")
+    with pytest.raises(OSError) as refused:
+        chip.request_lines(chip.path, {17: both, 27: both}, consumer="tileclock")
+    assert refused.value.errno == errno.EBUSY == 16
+    with chip.open(chip.path) as handle:
+        info = handle.get_line_info(27)
+        assert info.used and info.consumer == "gpiomon" and not handle.get_line_info(17).used
+    other.release()
+    request = chip.request_lines(chip.path, {17: both, 27: both}, consumer="tileclock")
+
+    woke = queue.Queue()
+    fd = request.fd
+
+    def reader():
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        woke.put(poller.poll())
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    until_the_reader_waits(types.SimpleNamespace(_reader=thread))
+    request.release()
+    request.release()  # a second release does nothing, as gpiod's own
+    with pytest.raises(OSError) as refused:
+        chip.request_lines(chip.path, {17: both}, consumer="tileclock")
+    assert refused.value.errno == errno.EBUSY  # the poll still holds the file
+    chip.press(17, t_ns=5)  # the kernel still delivers to it: the poll returns, the file goes
+    thread.join(timeout=5)
+    assert woke.get_nowait() and chip.holder(17) is None
+    for call in (lambda: request.fd, lambda: request.read_edge_events(), lambda: request.wait_edge_events(0)):
+        with pytest.raises(gpiod.RequestReleasedError):
+            call()
+    again = chip.request_lines(chip.path, {17: both}, consumer="tileclock")
+    chip.release(17, t_ns=6)
+    assert again.wait_edge_events(0) and [event.timestamp_ns for event in again.read_edge_events()] == [6]
+    assert not request.held

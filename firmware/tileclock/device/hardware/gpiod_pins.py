@@ -75,6 +75,10 @@ class GpiodFactory(LocalPiFactory):
         self._lines = {}  # line offset -> GpiodPin, for every pin this factory holds
         self._request = None
         self._lock = threading.RLock()
+        self._reader_moved = threading.Condition(self._lock)  # the reader changed what it polls
+        self._polled = None  # the request whose descriptor the reader polls (or is about to)
+        self._retiring = False  # a request is being released: the reader must let go of its fd
+        self._changing = threading.RLock()  # one change of the request at a time (see `_release`)
         self._wake_read, self._wake_write = os.pipe()
         self._closing = False
         self._reader = threading.Thread(target=self._read_edges, name="gpiod-edges", daemon=True)
@@ -101,11 +105,13 @@ class GpiodFactory(LocalPiFactory):
         """Release the lines and stop the edge reader."""
         with self._lock:
             self._closing = True
-        super().close()
-        with self._lock:
-            self._release()
         self._poke()
-        self._reader.join(timeout=5)
+        if threading.current_thread() is not self._reader:
+            self._reader.join()  # it returns at the poke; only then may the request's file be freed
+        with self._changing:
+            super().close()
+            with self._lock:
+                self._release()
         for fd in (self._wake_read, self._wake_write):
             os.close(fd)
         self._wake_read = self._wake_write = None
@@ -115,7 +121,7 @@ class GpiodFactory(LocalPiFactory):
     def _configure(self, pin):
         """(Re)apply `pin`'s settings: reconfigure the request, or request the lines afresh when the
         set of lines changed."""
-        with self._lock:
+        with self._changing, self._lock:
             added = pin._offset not in self._lines
             self._lines[pin._offset] = pin
             if self._closing:
@@ -130,7 +136,7 @@ class GpiodFactory(LocalPiFactory):
         self._poke()  # the reader watches the new request's descriptor from now on
 
     def _forget(self, pin):
-        with self._lock:
+        with self._changing, self._lock:
             if self._lines.pop(pin._offset, None) is None:
                 return
             self._release()
@@ -140,12 +146,27 @@ class GpiodFactory(LocalPiFactory):
         self._poke()
 
     def _release(self):
-        if self._request is not None:
-            try:
-                self._request.release()
-            except Exception:  # already released, or the chip is gone: nothing left to free
-                pass
-            self._request = None
+        """Release the request, once the reader is out of its `poll()` on the descriptor (lock held).
+
+        A `poll()` holds a reference on every file it waits on, so a request closed under a
+        blocked reader stays alive in the kernel with its lines requested until the next edge, and
+        requesting them again meanwhile fails with EBUSY. So the reader is woken first and lets go
+        of the descriptor; the wait gives up the lock meanwhile (and `_changing` keeps any other
+        change out until this one is done).
+        """
+        request = self._request
+        if request is None:
+            return
+        if self._reader.is_alive() and threading.current_thread() is not self._reader:
+            self._retiring = True
+            self._poke()
+            self._reader_moved.wait_for(lambda: self._polled is not request)
+            self._retiring = False
+        try:
+            request.release()
+        except Exception:  # the chip is gone: nothing left to free
+            pass
+        self._request = None
 
     def _value(self, offset):
         with self._lock:
@@ -167,23 +188,32 @@ class GpiodFactory(LocalPiFactory):
         poller = select.poll()
         poller.register(self._wake_read, select.POLLIN)
         watched = None
-        while True:
+        try:
+            while True:
+                with self._lock:
+                    if self._closing:
+                        return
+                    request = self._request
+                    if request is None or self.failure is not None or self._retiring:
+                        request = None  # nothing to watch, or a request on its way out: let go of it
+                    fd = request.fd if request is not None else None
+                    if fd != watched:
+                        if watched is not None:
+                            poller.unregister(watched)
+                        if fd is not None:
+                            poller.register(fd, select.POLLIN | select.POLLPRI)
+                        watched = fd
+                    self._polled = request
+                    self._reader_moved.notify_all()
+                for ready, _ in poller.poll():  # no timeout: an edge or a poke wakes it
+                    if ready == self._wake_read:
+                        os.read(self._wake_read, 512)
+                    elif ready == watched:
+                        self._take_edges(request)
+        finally:  # out of poll() for good: nothing it held may keep a request alive
             with self._lock:
-                if self._closing:
-                    return
-                request = self._request
-                fd = request.fd if request is not None and self.failure is None else None
-            if fd != watched:
-                if watched is not None:
-                    poller.unregister(watched)
-                if fd is not None:
-                    poller.register(fd, select.POLLIN | select.POLLPRI)
-                watched = fd
-            for ready, _ in poller.poll():  # no timeout: an edge or a poke wakes it
-                if ready == self._wake_read:
-                    os.read(self._wake_read, 512)
-                elif ready == watched:
-                    self._take_edges(request)
+                self._polled = None
+                self._reader_moved.notify_all()
 
     def flush_edges(self):
         """Pass on, on the caller's thread, every edge the kernel has queued for these lines.
