@@ -11,41 +11,62 @@ may delete) must carry its CRC, so line noise can never make one. The answer to 
 framed line without a `seq`: it is not a record.
 """
 
-import json
 import re
 import zlib
 from dataclasses import dataclass
 
+from .decoder import LIMITS, Reason, WireError, load, load_object, text_of
+from .labels import LABEL, is_label
 from .records import SIDES, RecordError, decode
+
+__all__ = [
+    "LABEL",
+    "MAX_COMMAND",
+    "VERSION",
+    "Command",
+    "CommandError",
+    "FieldError",
+    "FrameError",
+    "crc32",
+    "frame",
+    "is_label",
+    "parse_command",
+    "unframe",
+    "unframe_any",
+    "with_crc",
+]
 
 VERSION = 2
 #: The longest command line accepted, in bytes; longer ones are refused whole.
 MAX_COMMAND = 120
 _CRC_TAIL = re.compile(r',"crc":"([0-9a-f]{8})"\}$')
 _ADJUST_LIMIT_MS = 10 * 60 * 1000
-#: What a board name, a table or a clock id may be.
-LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 #: A time of day the clock takes: 2020 to 2100 (a director's computer with its clock unset is refused).
 _WALL_MS_RANGE = (1_577_836_800_000, 4_102_444_800_000)
 _START_TIME = re.compile(r"\d{1,2}:[0-5]\d")
 
 
-class FrameError(ValueError):
-    """A record line that is cut off, altered or not a record."""
+class FrameError(WireError):
+    """A record line that is cut off, altered or not a record: `reason` says which (no_crc,
+    bad_crc, too_large, not_text...), the message says it for a person."""
 
 
 class FieldError(FrameError):
-    """A line whose integrity field is good but whose record is not one a clock writes (a field
-    missing or of the wrong kind): it came whole from the clock, so it is kept aside, not noise.
-    `record` is the JSON object it holds, or None if it is not one."""
+    """A line whose integrity field is good but whose record is not one a clock writes (too deep, a
+    number out of range, a field missing or of the wrong kind): it came whole from the clock, so it
+    is kept aside, not noise. `record` is the JSON object it holds, or None if it is not one (or
+    could not be read within the decoder's limits)."""
 
-    def __init__(self, message, record=None):
-        super().__init__(message)
+    def __init__(self, reason, detail, record=None, field=None):
+        super().__init__(reason, detail, field)
         self.record = record
 
 
-class CommandError(ValueError):
+class CommandError(WireError):
     """A command line the clock refuses; the message says why."""
+
+    def __init__(self, detail):
+        super().__init__(Reason.BAD_COMMAND, detail)
 
 
 def crc32(text):
@@ -58,41 +79,47 @@ def frame(body):
     return f'{body[:-1]},"crc":"{crc32(body)}"}}'
 
 
-def unframe(line):
-    """The record a framed line stands for (through `records.decode`); FrameError if its CRC or JSON
-    is wrong, FieldError (a FrameError) if its integrity is good but its fields are not."""
-    body = _checked_body(line)
+def unframe(line, limits=LIMITS):
+    """The record a framed line (str or bytes) stands for, through the one decoder
+    (`decoder.load`, then `records.decode`'s schema); FrameError if it is too large, not text or
+    its CRC is wrong, FieldError (a FrameError) if its integrity is good but its content is not."""
+    body = _checked_body(line, limits)
     try:
-        return decode(body)
+        return decode(body, limits)
     except RecordError as error:
         try:
-            record = json.loads(body)
-        except ValueError:
+            record = load(body, limits)  # the same limits: a record too deep to check is not read twice
+        except WireError:
             record = None
-        raise FieldError(str(error), record if isinstance(record, dict) else None) from None
+        raise FieldError(
+            error.reason, str(error), record if isinstance(record, dict) else None, error.field
+        ) from None
 
 
-def unframe_any(line):
+def unframe_any(line, limits=LIMITS):
     """The JSON object a framed line stands for, a record or an answer (the answer to `status` has
-    no `seq`: it is not a record); FrameError if its CRC or JSON is wrong."""
+    no `seq`: it is not a record); FrameError if it is too large, its CRC or its JSON is wrong."""
     try:
-        value = json.loads(_checked_body(line))
-    except json.JSONDecodeError as error:
-        raise FrameError(f"not JSON: {error}") from None
-    if not isinstance(value, dict):
-        raise FrameError("not a JSON object")
-    return value
+        return load_object(_checked_body(line, limits), limits)
+    except FrameError:
+        raise
+    except WireError as error:
+        raise FrameError(error.reason, error.detail, error.field) from None
 
 
-def _checked_body(line):
-    """A framed line's JSON text without its integrity field; FrameError if the field is missing or wrong."""
-    line = line.strip()
+def _checked_body(line, limits=LIMITS):
+    """A framed line's JSON text without its integrity field; FrameError if it is too large or not
+    text (checked first, before any work on it), or the field is missing or wrong."""
+    try:
+        line = text_of(line, limits).strip()
+    except WireError as error:
+        raise FrameError(error.reason, error.detail) from None
     match = _CRC_TAIL.search(line)
     if not match:
-        raise FrameError("no integrity field")
+        raise FrameError(Reason.NO_CRC, "no integrity field")
     body = line[: match.start()] + "}"
     if crc32(body) != match.group(1):
-        raise FrameError("integrity check failed")
+        raise FrameError(Reason.BAD_CRC, "integrity check failed")
     return body
 
 
@@ -200,9 +227,3 @@ def _set_values(args):
     if not values:
         raise CommandError("set: nothing to set")
     return values
-
-
-def is_label(text):
-    """Whether `text` is a label: a board name, a table or a clock id (1 to 32 letters, digits,
-    `-` or `_`, starting with a letter or digit, so it is safe in a file name and a CSV cell)."""
-    return isinstance(text, str) and LABEL.fullmatch(text) is not None

@@ -3,39 +3,38 @@
 Every consumer (journal, serial link, simulator output, tests, director tools)
 writes records through `encode` and reads them back through `decode` (the
 framed form through `protocol.unframe`, which ends in `decode`), so a record
-has one text form and one check of its fields.
+has one text form and one check: the decoder's limits (`decoder.py`), then
+this module's schema of its event (`schema.py`).
 """
 
 import json
+import re
 from dataclasses import dataclass, field
+
+from .decoder import LIMITS, Reason, WireError, load
+from .labels import is_label
+from .schema import BASIC, ListOf, Nullable, Obj, check_fields, integer, natural
 
 SIDES = ("A", "B")
 BUTTONS = ("A", "B", "STOP")
 STATES = ("ready", "running", "paused", "ended")
+#: what a panel shows of a side's time: `25:00`, `0:07`, `-1:23` (docs/screens.md)
+DISPLAY_TIME = re.compile(r"-?\d{1,4}:\d\d")
 
 
-class RecordError(ValueError):
-    """A line that is JSON but not a record this clock could have written; the message says why."""
+class RecordError(WireError):
+    """A line that is JSON but not a record this clock could have written: `reason` (a
+    `decoder.Reason`) says which check failed, the message says why."""
 
 
 # --- field kinds: each a name for messages and a test of a decoded JSON value
 
-
-def _integer(value):
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _natural(value):
-    return _integer(value) and value >= 0
-
+_integer, _natural = integer, natural
 
 KINDS = {
-    "int": _integer,
-    "natural": _natural,
-    "natural_or_null": lambda value: value is None or _natural(value),
-    "str": lambda value: isinstance(value, str),
-    "str_or_null": lambda value: value is None or isinstance(value, str),
-    "bool": lambda value: isinstance(value, bool),
+    **BASIC,
+    "label": is_label,
+    "display_time": lambda value: isinstance(value, str) and DISPLAY_TIME.fullmatch(value) is not None,
     "side": lambda value: value in SIDES,
     "side_or_both": lambda value: value in SIDES or value == "both",
     "button": lambda value: value in BUTTONS,
@@ -43,11 +42,50 @@ KINDS = {
     "some_sides_ms": lambda value: (
         isinstance(value, dict) and value and all(side in SIDES and _natural(v) for side, v in value.items())
     ),
-    "dict": lambda value: isinstance(value, dict),
     "state": lambda value: value in STATES,
     "run": lambda value: value is None or value in SIDES,
     "seqs": lambda value: isinstance(value, list) and len(value) == 2 and all(map(_natural, value)),
 }
+
+#: One side in an `end` record's summary (docs/protocol.md): what the director's tools rely on,
+#: then what a newer clock adds (an older clock's summary may lack those).
+_SUMMARY_SIDE = Obj(
+    {
+        "used_ms": "int",
+        "pen": "int",
+        "shown": "display_time",
+        "overtime_s": "int",
+        "turns": "int",
+        "lost_on_time": "bool",
+    },
+    {
+        "start_ms": "int",
+        "corrections_ms": "int",
+        "overtime_pen": "int",
+        "late_pen": "int",
+        "absent_ms": "int",
+        "lost_absent": "bool",
+    },
+)
+#: An `end` record's summary: the game's result, as `clock/accounting.py` makes it.
+SUMMARY = Obj(
+    {
+        "A": _SUMMARY_SIDE,
+        "B": _SUMMARY_SIDE,
+        "stopped_ms": "int",
+        "corrections": ListOf(Obj({"player": "side", "delta_ms": "int", "t_ms": "int"})),
+    },
+    {
+        "reason": "str_or_null",
+        "forfeit": Nullable(Obj({"player": "side_or_both", "reason": "str"})),
+        "first": Nullable("side"),
+        "shared_ms": "int",
+        "round": "natural_or_null",
+        "table": "str_or_null",
+        "wall_start_ms": "natural_or_null",
+        "wall_end_ms": "natural_or_null",
+    },
+)
 
 
 @dataclass(frozen=True)
@@ -89,7 +127,7 @@ EVENTS = _events(
     Event("penalty", {"player": "side", "kind": "str"}),
     Event("forfeit", {"player": "side_or_both", "reason": "str"}),
     Event("adjust", {"player": "side", "delta_ms": "int"}, {"source": "str"}),
-    Event("end", {"reason": "str", "summary": "dict"}, {"supersedes": "natural", **_SCENE}),
+    Event("end", {"reason": "str", "summary": SUMMARY}, {"supersedes": "natural", **_SCENE}),
     Event("reopen", {"source": "str"}, {"reopens": "natural"}),
     Event(  # a `set` carries only what was set: never a null round, table or time of day
         "set",
@@ -125,8 +163,10 @@ TRANSITIONS = (
 _INSTANTS = {"at_ns": "natural", "mono_ns": "int"}
 #: The fields every record carries, after its event's own (the order `encode` writes them in).
 _COMMON = {"seq": "natural", "ev": "str", "t_ms": "int", "state": "state", "run": "run"}
-_SIDE_FIELDS = {"used_ms": "natural", "shown": "str", "pen": "natural"}
-_SIDE_OPTIONAL = {"late_pen": "natural"}
+#: Each side's state, on every record.
+_SIDE = Obj({"used_ms": "natural", "shown": "display_time", "pen": "natural"}, {"late_pen": "natural"})
+#: The fields every record carries, the instants it may carry, and each side's state.
+_RECORD = Obj({**_COMMON, "A": _SIDE, "B": _SIDE}, {"clock": "label", **_INSTANTS})
 
 
 @dataclass(frozen=True)
@@ -172,43 +212,27 @@ def encode(record):
     return json.dumps(record.as_dict(), separators=(",", ":"))
 
 
-def decode(line):
+def decode(line, limits=LIMITS):
     """The record (a dict) one line of `encode` output stands for, its fields checked.
 
-    `line` may also be an already parsed JSON value. RecordError says what is wrong: not JSON, a
-    common field missing or of the wrong kind, or a field of a known event missing or wrong. An
-    unknown `ev` (a newer clock's event) passes with its common fields checked.
+    `line` may also be an already parsed JSON value. RecordError (a `decoder.WireError`) says what
+    is wrong: too large or deep, not JSON, a number out of range, a common field missing or of the
+    wrong kind, or a field of a known event missing or wrong. An unknown `ev` (a newer clock's
+    event) passes with its common fields checked.
     """
-    if isinstance(line, str | bytes):
-        try:
-            record = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise RecordError(f"not JSON: {error}") from None
-    else:
-        record = line
-    if not isinstance(record, dict):
-        raise RecordError("not a record (a JSON object)")
-    _check(record, _COMMON)
-    _check(record, {"clock": "str"} if "clock" in record else {})
-    event = EVENTS.get(record["ev"])
-    if event is not None:
-        _check(record, event.fields)
-        _check(record, {name: kind for name, kind in event.optional.items() if name in record})
-    # the instants a restart rebuilds a game from, whatever record carries them
-    _check(record, {name: kind for name, kind in _INSTANTS.items() if name in record})
-    for side in SIDES:
-        if not isinstance(record.get(side), dict):
-            raise RecordError(f"{record['ev']}: field {side!r} missing or not an object")
-        where = f"{record['ev']}.{side}"
-        _check(record[side], _SIDE_FIELDS, where)
-        _check(record[side], {k: v for k, v in _SIDE_OPTIONAL.items() if k in record[side]}, where)
+    try:
+        record = load(line, limits) if isinstance(line, str | bytes) else line
+        if not isinstance(record, dict):
+            raise RecordError(Reason.NOT_OBJECT, "not a record (a JSON object)")
+        ev = record.get("ev")
+        check_fields(record, Obj(_COMMON), KINDS, ev if isinstance(ev, str) and len(ev) <= 20 else "record")
+        where = record["ev"]
+        event = EVENTS.get(where)
+        if event is not None:
+            check_fields(record, Obj(event.fields, event.optional), KINDS, where)
+        check_fields(record, _RECORD, KINDS, where)
+    except RecordError:
+        raise
+    except WireError as error:
+        raise RecordError(error.reason, error.detail, error.field) from None
     return record
-
-
-def _check(record, wanted, where=None):
-    where = where or str(record.get("ev", "record"))
-    for name, kind in wanted.items():
-        if name not in record:
-            raise RecordError(f"{where}: field {name!r} missing")
-        if not KINDS[kind](record[name]):
-            raise RecordError(f"{where}: field {name!r} = {record[name]!r} is not a {kind.replace('_', ' ')}")

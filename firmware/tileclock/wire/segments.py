@@ -20,6 +20,7 @@ import os
 import re
 import zlib
 
+from .decoder import Reason
 from .protocol import FrameError, unframe
 
 SEGMENT = re.compile(r"^(\d{12,})\.log$")
@@ -92,7 +93,7 @@ def parse_line(raw):
     try:
         text = raw.decode("ascii")
     except UnicodeDecodeError:
-        raise FrameError("not ASCII") from None
+        raise FrameError(Reason.NOT_TEXT, "not ASCII") from None
     return unframe(text)
 
 

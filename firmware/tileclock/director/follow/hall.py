@@ -16,7 +16,6 @@ thread; `boards()` is the live picture the web page shows.
 """
 
 import getpass
-import json
 import os
 import queue
 import socket
@@ -26,6 +25,7 @@ import time
 
 import paho.mqtt.client as mqtt
 
+from ...wire.decoder import WireError, load
 from ...wire.protocol import FieldError, FrameError, unframe, with_crc
 from ...wire.topics import ALL, DIRECTOR, ROOT, parse_topic, topic
 from .acks import AckPlan
@@ -189,8 +189,8 @@ class HallFeed:
             return []
         if kind == "state":
             try:
-                state = json.loads(payload)
-            except (ValueError, UnicodeDecodeError):
+                state = load(payload)  # the one decoder: size, depth and numbers checked first
+            except WireError:
                 return []
             if isinstance(state, dict):
                 self._board(clock_id).state = state

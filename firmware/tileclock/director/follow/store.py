@@ -30,7 +30,6 @@ import time
 from collections import deque
 
 from ...wire.protocol import is_label, unframe
-from ...wire.records import SIDES
 from ..records.history import CSV_FIELDS, csv_safe
 from .clocklog import ClockLog, lines_on_disk
 from .clocklog import shown as shown  # (re-exported: the hall's table takes it from here)
@@ -43,7 +42,6 @@ _GAME_FILE = re.compile(r"(?:game-(\d+)|before-games)-(.+)\.log")
 MAX_SIDE_FILE_BYTES = 10 * 1024 * 1024
 #: Notices kept in memory for the live table (all of them are in notices.log, up to its limit).
 KEPT_NOTICES = 100
-_SHOWN = re.compile(r"-?\d{1,4}:\d\d")
 #: the files beside the board folders that hold no game (readers of the folder leave them alone)
 REJECTS, NOTICES, RESULTS = "rejects.log", "notices.log", "results.csv"
 SIDE_FILES = (REJECTS, NOTICES, RESULTS)
@@ -68,46 +66,6 @@ def clock_of(record, port=None):
     if not is_label(clock_id):
         raise Rejected(f"field 'clock' = {str(clock_id)[:40]!r} is not a clock id")
     return clock_id
-
-
-def check_record(record):
-    """`Rejected` says what is wrong in a record (its common fields already checked by
-    `records.decode`) of what the director's tools rely on: display times that are times (they
-    are shown on the director's terminal) and an `end` record's whole summary."""
-    for side in SIDES:
-        if not _SHOWN.fullmatch(record[side]["shown"]):
-            raise Rejected(f"{record['ev']}.{side}: field 'shown' is not a display time")
-    if record["ev"] == "end":
-        _check_summary(record.get("summary"))
-
-
-def _check_side(side, where, extra=()):
-    if not isinstance(side, dict):
-        raise Rejected(f"{where}: missing or not an object")
-    wanted = {"used_ms": _whole, "pen": _whole, "shown": lambda v: isinstance(v, str) and _SHOWN.fullmatch(v)}
-    wanted.update(extra)
-    for name, ok in wanted.items():
-        if not ok(side.get(name)):
-            raise Rejected(f"{where}: field {name!r} missing or not valid")
-
-
-def _check_summary(summary):
-    if not isinstance(summary, dict):
-        raise Rejected("end: field 'summary' missing or not an object")
-    extra = {"overtime_s": _whole, "turns": _whole, "lost_on_time": lambda v: isinstance(v, bool)}
-    for side in SIDES:
-        _check_side(summary.get(side), f"end.summary.{side}", extra)
-    corrections = summary.get("corrections")
-    if not _whole(summary.get("stopped_ms")) or not isinstance(corrections, list):
-        raise Rejected("end.summary: 'stopped_ms' or 'corrections' missing or not valid")
-    for correction in corrections:
-        if not (
-            isinstance(correction, dict)
-            and correction.get("player") in SIDES
-            and _whole(correction.get("delta_ms"))
-            and _whole(correction.get("t_ms"))
-        ):
-            raise Rejected("end.summary: a correction is not valid")
 
 
 def count_on_disk(outdir):
@@ -165,9 +123,8 @@ class RecordStore:
     def add(self, record, line, source=None):
         """Take one framed line and its record from `source` (a port name); returns the clock's
         `ClockLog`, or None if the record was rejected (it is then in the rejects file)."""
-        try:
+        try:  # its fields were checked by the one decoder (`wire.records.decode`, through `unframe`)
             log = self._log(record, source)
-            check_record(record)
         except Rejected as error:
             self.reject(record, line, str(error), source)
             return None

@@ -7,13 +7,12 @@ are still read. A path that is not there, or holds no game at all, is an error: 
 would say that no game was played anywhere.
 """
 
-import json
 import os
 import re
 
 from ...wire.segments import DAMAGED
 from ..follow.store import SIDE_FILES
-from .history import read_records, split_games
+from .history import exported_games, read_records, split_games
 
 _BOARD_FOLDER = re.compile(r"^board-(.+)$")
 
@@ -46,13 +45,8 @@ def _boot_board(records, game):
 
 
 def _exported_games(path):
-    with open(path, encoding="utf-8") as file:
-        data = json.load(file)
-    if not isinstance(data, list) or not all(
-        isinstance(g, dict) and isinstance(g.get("records"), list) for g in data
-    ):
-        raise ValueError(f"{path}: not a tileclock export (a list of games with their records)")
-    return [(g["records"], str(g.get("board") or "") or None) for g in data if g["records"]]
+    with open(path, "rb") as file:
+        return exported_games(path, file.read())
 
 
 def load_games(paths):

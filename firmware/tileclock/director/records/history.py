@@ -5,13 +5,13 @@ Splitting records into games and rebuilding a game's state is `clock/history.py`
 turns a game into the row `export` and `collect` write.
 """
 
-import json
 import os
 import re
 from bisect import bisect_right
 
 from ...clock.history import GameSplitter, game_scene, reaches_last_game, split_games
 from ...wire import segments
+from ...wire.decoder import FILE_LIMITS, load
 from ...wire.protocol import FrameError, unframe
 from ...wire.records import RecordError, decode
 
@@ -138,12 +138,24 @@ def _file_records(path):
 
 def _exported_records(path, data):
     """The records of a file `tileclock export` wrote as JSON: a list of games, each with its records."""
+    return [record for records, _board in exported_games(path, data) for record in records]
+
+
+def exported_games(path, data):
+    """[(records, board or None)] of each game in `data`, a file `tileclock export` wrote as JSON,
+    every record through the one decoder; ValueError naming `path` if it is not one."""
     try:
-        games = json.loads(data)
-        if not all(isinstance(game, dict) and isinstance(game.get("records"), list) for game in games):
+        games = load(data, FILE_LIMITS)
+        if not isinstance(games, list) or not all(
+            isinstance(game, dict) and isinstance(game.get("records"), list) for game in games
+        ):
             raise ValueError("expected a list of games, each with its records")
-        return [decode(json.dumps(record)) for game in games for record in game["records"]]
-    except (ValueError, RecordError) as error:  # json's errors are ValueErrors, with line and column
+        return [
+            ([decode(record) for record in game["records"]], str(game.get("board") or "") or None)
+            for game in games
+            if game["records"]
+        ]
+    except ValueError as error:  # a WireError is one: it says which check failed
         raise ValueError(f"{path}: not a journal, a game file or export's JSON: {error}") from None
 
 
