@@ -93,11 +93,11 @@ def fenced_commands():
 @pytest.fixture(scope="module")
 def director_folder(tmp_path_factory):
     """A folder as a director's would be after round 3: records/, the TSH files, a pairings CSV."""
-    from tournament import PAIRINGS_CSV, TSH_FILES, play_round
+    from tournament import DATA, PAIRINGS_CSV, TSH_FILES, play_round
 
     folder = tmp_path_factory.mktemp("director")
     play_round(str(folder))
-    for path in (*TSH_FILES, PAIRINGS_CSV):
+    for path in (*TSH_FILES, PAIRINGS_CSV, os.path.join(DATA, "scores", "round-3-slips.csv")):
         shutil.copy(path, folder)
     (folder / ".venv").symlink_to(ROOT / ".venv")
     (folder / "docs").symlink_to(ROOT / "docs")

@@ -23,6 +23,7 @@ from .director_commands import (
     cmd_hall_setup,
     cmd_plot,
     cmd_replay,
+    cmd_scores,
     cmd_sheet,
 )
 
@@ -215,6 +216,22 @@ def build_parser():
     sheet.add_argument("--no-pictures", action="store_true", help="no picture of each game")
     sheet.set_defaults(run=cmd_sheet)
 
+    scores = commands.add_parser(
+        "scores", help="a round's final scores, penalties applied, as lines for TSH's score entry (director)"
+    )
+    scores.add_argument("games", nargs="+", metavar="PATH", help="collect's folder, game files or journals")
+    pairing_options(scores, csv=False)
+    scores.add_argument("--round", type=int, required=True, metavar="N", help="the round to enter")
+    scores.add_argument(
+        "--entries",
+        "--slips",
+        metavar="CSV",
+        help="the scores as written on the slips: table,score_a,score_b (optional seat_a, by, at)",
+    )
+    scores.add_argument("--out", default="scores", help="folder for round-N-DIV.tsh and round-N-scores.csv")
+    scores.add_argument("--dry-run", action="store_true", help="show what would be entered; write nothing")
+    scores.set_defaults(run=cmd_scores)
+
     plot = commands.add_parser("plot", help="draw a recorded game: both sides' time, penalties, events")
     plot.add_argument("log", help="a journal, or a game file written by collect")
     plot.add_argument("out", help="the picture to write: FILE.png or FILE.svg")
@@ -273,7 +290,7 @@ def number(kind, least, most=None):
     return parse
 
 
-def pairing_options(parser):
+def pairing_options(parser, csv=True):
     """The options that say where a round's pairings come from (`sheet`, `scores`)."""
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(
@@ -282,7 +299,8 @@ def pairing_options(parser):
     source.add_argument(
         "--config", dest="tsh_config", metavar="config.tsh", help="TSH's config.tsh: every division it names"
     )
-    source.add_argument("--pairings", metavar="CSV", help="a CSV of round,table,first,second")
+    if csv:
+        source.add_argument("--pairings", metavar="CSV", help="a CSV of round,table,first,second")
     parser.add_argument(
         "--tables",
         action="append",

@@ -1,4 +1,5 @@
-"""The director's commands: `collect`, `hall`, `hall-demo`, `hall-setup`, `export`, `replay`, `plot`, `sheet`."""
+"""The director's commands: `collect`, `hall`, `hall-demo`, `hall-setup`, `export`, `replay`, `plot`, `sheet`,
+`scores`."""
 
 import sys
 
@@ -133,6 +134,13 @@ def cmd_sheet(args):
     from ..director.event.results import run_sheets
 
     return run_sheets(args, sys.stdout)
+
+
+def cmd_scores(args):
+    """A round's final scores with every penalty applied, as lines for TSH's score entry and a CSV."""
+    from ..director.event.scores import run_scores
+
+    return run_scores(args, sys.stdout)
 
 
 def cmd_plot(args):

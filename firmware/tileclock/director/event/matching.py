@@ -147,6 +147,8 @@ def _name_sides(entry, pairing, game, seat):
         entry.names = settled
     elif by_clock is not None:
         entry.names = by_clock
+    elif game.forfeit and game.forfeit[0] == "both":
+        pass  # a double forfeit: both lose alike, whoever sat where
     elif not pairing.first_known:
         entry.problems.append(
             f"{pairing.why_unknown or 'the pairings do not say who goes first'}, so the clock's sides "

@@ -1,0 +1,187 @@
+"""`tileclock scores`: a round's final scores, every penalty applied by rule, as lines for TSH.
+
+From the recorded games, the TSH pairings and the score entries (the slips' scores, by side), it
+writes per division `round-N-DIV.tsh` (paste at TSH's `tsh>` prompt: `a N DIV`, a line a game,
+an empty line), `round-N-DIV-forfeits.tsh` when a forfeit needs a pairing changed first (the
+`pair` commands, then the forfeit lines: read it, then paste it), and `round-N-scores.csv` (a row
+a table: the slip, each step, the final scores, the TSH line or why there is none). `--dry-run`
+prints what would be entered beside each table's slip values and writes nothing. It never writes
+into the `.t` files.
+"""
+
+import csv
+import os
+
+from ..records.facts import game_facts
+from ..records.gamefiles import load_games
+from .matching import match_round
+from .pairings import table_key, tsh_round
+from .results import parse_seats, read_divisions
+from .scoring import Entry, chosen_entry, settle
+from .tfile import read_config
+from .tsh_entry import division_entry, settings
+
+ENTRY_COLUMNS = ("table", "score_a", "score_b")
+CSV_COLUMNS = [
+    "round", "division", "table", "status", "tsh_line",
+    "first_number", "first_name", "first_entered", "first_final",
+    "second_number", "second_name", "second_entered", "second_final",
+    "steps", "reasons", "entries",
+]  # fmt: skip  # grouped as a director reads them
+
+
+def read_entries(path):
+    """Score entries from a CSV `table,score_a,score_b` (optional `seat_a`, `by`, `at`), in order."""
+    entries = []
+    with open(path, newline="", encoding="utf-8-sig") as file:
+        reader = csv.DictReader(file)
+        header = [name.strip().lower() for name in reader.fieldnames or []]
+        missing = [name for name in ENTRY_COLUMNS if name not in header]
+        if missing:
+            raise ValueError(
+                f"{path}: the header must name {', '.join(ENTRY_COLUMNS)} (missing: {', '.join(missing)})"
+            )
+        reader.fieldnames = header
+        for row in reader:
+            values = {key: (row.get(key) or "").strip() for key in header}
+            if not any(values.values()):
+                continue
+            try:
+                # no scores at all: an entry that only says who sat at A (an absence forfeit)
+                scores = {s: int(values[f"score_{s.lower()}"]) for s in "AB" if values[f"score_{s.lower()}"]}
+                seat = int(values["seat_a"]) if values.get("seat_a") else None
+            except ValueError:
+                raise ValueError(
+                    f"{path}, line {reader.line_num}: scores and seat_a must be whole numbers"
+                ) from None
+            if not values["table"]:
+                raise ValueError(f"{path}, line {reader.line_num}: table is empty")
+            entries.append(
+                Entry(
+                    table_key(values["table"]),
+                    scores,
+                    values.get("by") or "director",
+                    values.get("at", ""),
+                    seat,
+                )
+            )
+    return entries
+
+
+def run_scores(args, out):
+    """Settle round `args.round` and write (or, with `--dry-run`, show) the lines for TSH."""
+    found, problems = load_games(args.games)
+    facts = [game_facts(game, source=source, board=board) for source, game, board in found]
+    divisions = read_divisions(args)
+    values = settings(read_config(args.tsh_config) if args.tsh_config else None)
+    entries = read_entries(args.entries) if args.entries else []
+    by_table = {}
+    for entry in entries:
+        by_table.setdefault(entry.table, []).append(entry)
+    seats = {t: e.seat_a for t, es in by_table.items() if (e := chosen_entry(es)[0]) and e.seat_a}
+    seats.update(parse_seats(args.seat))
+    schedule = tsh_round(divisions, args.round)
+    match = match_round(schedule, facts, named=True, seats=seats)
+    rules = {t.table: t.game.rules for t in match.tables if t.game is not None}
+    results = []
+    for division in divisions:
+        tables = [
+            (t.table, settle(t, by_table.get(t.table, []), rules.get(t.table, "")), t.pairing, t.game)
+            for t in match.tables
+            if t.pairing is not None and t.pairing.players[0].division == division.name
+        ]
+        results.append(division_entry(division, args.round, tables, schedule.byes, values))
+    for text in problems:
+        print(f"left out: {text}", file=out)
+    for text in match.problems:
+        print(f"MISMATCH {text}", file=out)
+    _report(results, out)
+    if not args.dry_run:
+        for path in write_scores(args.out, args.round, results):
+            print(path, file=out)
+    return 0
+
+
+def _report(results, out):
+    """The dry run: each table's slip beside what is entered, and why a table gets nothing."""
+    for division in results:
+        print(f"division {division.name}, round {division.round}:", file=out)
+        if division.refused:
+            print(f"  NOTHING ENTERED: {division.refused}", file=out)
+        for line in division.lines + division.forfeits:
+            where = f"table {line.table}" if line.table else "bye"
+            settled = line.settled
+            slip = ""
+            if settled is not None and settled.entered:
+                slip = " slip " + ", ".join(
+                    f"{side} {settled.names[side].name} {score}"
+                    for side, score in sorted(settled.entered.items())
+                )
+            print(f"  {where}:{slip}", file=out)
+            for step in settled.steps if settled is not None else []:
+                print(f"    {step}", file=out)
+            if line.text:
+                shown = line.text.replace("\n", " / ")
+                extra = {
+                    "forfeit": " (after the pairing change: see the forfeits file)",
+                    "bye": f" ({line.players[0][1]}'s bye; had they forfeited instead, it is -50)",
+                }.get(line.what, "")
+                print(f"    enter: {shown}{extra}", file=out)
+            elif line.what == "already in TSH":
+                print("    already in TSH as these scores: nothing to enter", file=out)
+            for reason in line.reasons:
+                print(f"    NOT ENTERED: {reason}" if line.what != "bye" else f"    {reason}", file=out)
+
+
+def write_scores(outdir, round_number, results):
+    """Write each division's paste file (and forfeits file), and the round's CSV; returns the paths."""
+    os.makedirs(outdir, exist_ok=True)
+    written = []
+    for division in results:
+        for suffix, text in (("", division.paste()), ("-forfeits", division.confirm())):
+            path = os.path.join(outdir, f"round-{round_number}-{division.name}{suffix}.tsh")
+            if text:
+                with open(path, "w", encoding="utf-8", newline="\n") as file:
+                    file.write(text)
+                written.append(path)
+            elif os.path.exists(path):
+                os.remove(path)  # an old file must never be pasted again by mistake
+    path = os.path.join(outdir, f"round-{round_number}-scores.csv")
+    with open(path, "w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        for division in results:
+            for line in division.lines + division.forfeits:
+                writer.writerow({k: _cell(v) for k, v in _row(round_number, division, line).items()})
+    written.append(path)
+    return written
+
+
+def _row(round_number, division, line):
+    row = dict.fromkeys(CSV_COLUMNS, "")
+    row.update(round=round_number, division=division.name, table=line.table, status=line.what)
+    row["tsh_line"] = line.text.replace("\n", " / ")
+    settled = line.settled
+    by_number = {}
+    if settled is not None:
+        for side, player in settled.names.items():
+            by_number[player.number] = side
+        row["steps"] = "; ".join(settled.steps)
+        row["entries"] = "; ".join(
+            f"{e.by}{'@' + e.at if e.at else ''}: A {e.scores.get('A', '-')} B {e.scores.get('B', '-')}"
+            + (f" seat A #{e.seat_a}" if e.seat_a else "")
+            for e in settled.entries
+        )
+    for place, (pn, name, score) in zip(("first", "second"), line.players, strict=False):
+        side = by_number.get(pn)
+        row[f"{place}_number"], row[f"{place}_name"], row[f"{place}_final"] = pn, name, score
+        if settled is not None and side in settled.entered:
+            row[f"{place}_entered"] = settled.entered[side]
+    row["reasons"] = "; ".join(line.reasons)
+    return row
+
+
+def _cell(value):
+    text = str(value)
+    formula = text[:1] in ("=", "+", "-", "@", "\t", "\r") and not text.lstrip("-").isdigit()
+    return "'" + text if formula else text
