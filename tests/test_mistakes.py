@@ -182,6 +182,10 @@ READERS = [
     ["plot", "{path}", "{out}.svg"],
     ["sheet", "{path}", "--pairings", "{path}", "--round", "1", "--out", "{out}"],
     ["sheet", "{path}", "--tsh", "{path}", "--out", "{out}"],
+    ["sheet", "{path}", "--config", "{path}", "--out", "{out}"],
+    ["scores", "{path}", "--tsh", "{path}", "--round", "1", "--out", "{out}"],
+    ["scores", "{path}", "--config", "{path}", "--round", "1", "--out", "{out}"],
+    ["scores", "{path}", "--tsh", "{path}", "--round", "1", "--entries", "{path}", "--dry-run"],
 ]
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
@@ -213,7 +217,8 @@ OPTIONS = {
     "replay": ["--at", "--after-seq", "--game", "--png", "--plot"],
     "export": ["--journal", "--game", "--no-pictures"],
     "plot": ["--game", "--at", "--title"],
-    "sheet": ["--tsh", "--pairings", "--round", "--out", "--no-pictures"],
+    "sheet": ["--tsh", "--config", "--pairings", "--tables", "--seat", "--round", "--out", "--no-pictures"],
+    "scores": ["--tsh", "--config", "--tables", "--seat", "--round", "--entries", "--out", "--dry-run"],
     "sim": ["--script", "--rules", "--time", "--config", "--frames"],
 }
 WORDS = st.one_of(

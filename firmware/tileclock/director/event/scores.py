@@ -32,6 +32,13 @@ CSV_COLUMNS = [
 
 def read_entries(path):
     """Score entries from a CSV `table,score_a,score_b` (optional `seat_a`, `by`, `at`), in order."""
+    try:
+        return _read_entries(path)
+    except csv.Error as error:
+        raise ValueError(f"{path}: not a CSV of score entries ({error})") from None
+
+
+def _read_entries(path):
     entries = []
     with open(path, newline="", encoding="utf-8-sig") as file:
         reader = csv.DictReader(file)
