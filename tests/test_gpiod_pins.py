@@ -229,3 +229,46 @@ def test_the_fake_chip_refuses_what_the_kernel_refuses(chip):
     chip.release(17, t_ns=6)
     assert again.wait_edge_events(0) and [event.timestamp_ns for event in again.read_edge_events()] == [6]
     assert not request.held
+
+
+def test_the_edge_reader_is_named_in_proc_so_its_wake_ups_can_be_counted(chip, board):
+    tid = board.pin_factory._reader.native_id
+    with open(f"/proc/self/task/{tid}/comm") as comm:
+        assert comm.read().strip() == "gpiod-edges"
+
+
+def test_doctor_names_the_program_that_holds_a_buttons_line(chip, tmp_path):
+    """Another program holds STOP's line: the clock cannot start, and doctor says which program,
+    from the consumer label of its request and the processes with a line request open."""
+    from tileclock.device.config import Config
+    from tileclock.device.doctor import FAIL, WARN, check_buttons
+    from tileclock.device.hardware.gpio_holders import line_holders
+
+    proc = tmp_path / "proc"
+    for pid, name, link in ((4242, "gpiomon", "anon_inode:gpio-line"), (77, "bash", "/dev/pts/0")):
+        (proc / str(pid) / "fd").mkdir(parents=True)
+        (proc / str(pid) / "fd" / "3").symlink_to(link)
+        (proc / str(pid) / "comm").write_text(name + "\n")
+    config = Config(pin_backend="gpiod")
+
+    def doctor():
+        return check_buttons(
+            config,
+            environ={},
+            open_pins=lambda: GpiodFactory(chip=chip.path, gpiod=chip.module, revision=PI_3B),
+            holders=lambda offsets: line_holders(offsets, chip.path, chip.module, proc=str(proc)),
+        )
+
+    other = chip.hold([27], consumer="gpiomon")
+    [found] = doctor()
+    assert found.status == FAIL
+    assert found.seen == "GPIO27 (STOP) is held by 'gpiomon' (pid 4242 gpiomon)"
+    assert chip.request is other  # doctor let go of what it had taken
+    other.release()
+    service = chip.hold(PINS.values(), consumer="tileclock")
+    [found] = doctor()
+    assert found.status == WARN and "the service has them" in found.seen, found
+    service.release()
+    assert [check.status for check in doctor()] == ["ok"] * 4, [
+        (o, chip.holder(o) and chip.holder(o).consumer) for o in PINS.values()
+    ]

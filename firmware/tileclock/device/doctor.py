@@ -46,28 +46,26 @@ def check_config(path):
         return None, Check(FAIL, "config", str(error), fix)
 
 
-def check_buttons(config, environ=os.environ):
+def check_buttons(config, environ=os.environ, open_pins=None, holders=None):
+    """The pin backend and each button's level. `open_pins` () -> a pin factory and `holders`
+    (offsets -> `gpio_holders.line_holders`) stand in for the real ones in tests."""
     from .hardware.buttons import ButtonBoard
     from .hardware.pins import choose_backend, pin_factory
 
     chosen, why = choose_backend(config.pin_backend, environ)
     named = f"{chosen or 'gpiozero chooses'} ({why})"
+    factory = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # gpiozero warns for each backend it falls back from
-            factory = pin_factory(config.pin_backend, environ)
+            factory = (open_pins or (lambda: pin_factory(config.pin_backend, environ)))()
             board = ButtonBoard(config.pins, lambda *edge: None, pin_factory=factory)
     except Exception as error:  # gpiozero raises a different error for each backend that is missing
+        if factory is not None:
+            factory.close()
         text = str(error) or type(error).__name__
-        if "in use" in text.lower() or "busy" in text.lower():
-            return [
-                Check(
-                    WARN,
-                    "buttons",
-                    f"pins in use ({text}): the service has them",
-                    "sudo systemctl stop tileclock, then run doctor again to test the buttons",
-                )
-            ]
+        if getattr(error, "errno", None) == errno.EBUSY or "in use" in text.lower() or "busy" in text.lower():
+            return [_held(config, chosen, text, holders)]
         return [
             Check(
                 FAIL,
@@ -97,6 +95,40 @@ def check_buttons(config, environ=os.environ):
             )
     board.close()
     return checks
+
+
+def _held(config, chosen, text, holders=None):
+    """The buttons' lines are taken: by the service (a warning), or by another program, named from
+    the consumer label its request gave the kernel, with the processes that hold line requests."""
+    held = {}
+    if chosen == "gpiod" or holders is not None:
+        try:
+            if holders is None:
+                from .hardware.gpio_holders import line_holders
+
+                holders = line_holders
+            held = holders(sorted(config.pins.values()))
+        except Exception:  # no chip to ask, no gpiod: say what the backend said
+            held = {}
+    others = {gpio: holder for gpio, holder in held.items() if holder[0] != "tileclock"}
+    if not others:
+        return Check(
+            WARN,
+            "buttons",
+            f"pins in use ({text}): the service has them",
+            "sudo systemctl stop tileclock, then run doctor again to test the buttons",
+        )
+    names = {gpio: name for name, gpio in config.pins.items()}
+    said = []
+    for gpio, (consumer, processes) in sorted(others.items()):
+        who = ", ".join(f"pid {pid} {name}" for pid, name in processes) or "no process seen"
+        said.append(f"GPIO{gpio} ({names[gpio]}) is held by {consumer!r} ({who})")
+    return Check(
+        FAIL,
+        "buttons",
+        "; ".join(said),
+        "another program has the buttons' lines: stop it, or wire the buttons to free GPIOs and set [buttons]",
+    )
 
 
 def check_panels(config, smbus=None):

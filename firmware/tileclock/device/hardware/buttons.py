@@ -31,7 +31,15 @@ class StampedButton(DigitalInputDevice):
 
     def __init__(self, pin, *, when_edge, pin_factory=None):
         self.when_edge = when_edge
-        super().__init__(pin, pull_up=True, bounce_time=None, pin_factory=pin_factory)
+        try:
+            super().__init__(pin, pull_up=True, bounce_time=None, pin_factory=pin_factory)
+        except Exception:
+            # gpiozero reserves the pin before the backend opens it and keeps the reservation when
+            # that fails (a line taken by another program): let go of it, or the pin stays "in use"
+            factory = getattr(self, "pin_factory", None)
+            if factory is not None:
+                factory.release_all(self)
+            raise
 
     # gpiozero's private hooks, read in its source for 2.0, 2.0.1 and 2.0.1.post3 (identical there;
     # pyproject.toml keeps gpiozero below 2.1): DigitalInputDevice.__init__ sets
@@ -51,12 +59,19 @@ class ButtonBoard:
         #: or None behind gpiozero's own factories (lgpio, RPi.GPIO), which cannot
         self.flush_edges = getattr(pin_factory, "flush_edges", None)
         self.buttons = {}
-        for name, pin in pins.items():
-            self.buttons[name] = StampedButton(
-                pin,
-                when_edge=lambda down, t_ns, name=name: post(name, down, t_ns),
-                pin_factory=pin_factory,
-            )
+        try:
+            for name, pin in pins.items():
+                self.buttons[name] = StampedButton(
+                    pin,
+                    when_edge=lambda down, t_ns, name=name: post(name, down, t_ns),
+                    pin_factory=pin_factory,
+                )
+        except (
+            Exception
+        ):  # a pin refused (taken, say): let go of those built, or gpiozero keeps them reserved
+            for button in self.buttons.values():
+                button.close()
+            raise
 
     def close(self):
         """Let go of the pins, and of the pin factory given (its edge thread with it)."""
