@@ -17,7 +17,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: sim test lint clean hall-demo tools
+.PHONY: sim test lint clean hall-demo tools pi-kernel-check
 
 sim: $(STAMP)
 	$(VENV)/bin/tileclock sim $(ARGS)
@@ -34,6 +34,11 @@ hall-demo: $(STAMP)
 	@[ -x /usr/sbin/mosquitto ] || command -v mosquitto >/dev/null || { \
 	  echo "the demo needs Debian's broker: sudo apt-get install mosquitto"; exit 1; }
 	$(VENV)/bin/tileclock hall-demo $(ARGS)
+
+# the gpiod buttons on a real Linux kernel: Debian's kernel in QEMU, gpio-sim lines, the real
+# `tileclock run` (docs/reliability.md, "The buttons on a real kernel"; root on Debian bookworm amd64)
+pi-kernel-check: $(STAMP)
+	bash hw/kernel-check/run.sh
 
 # ruff: the same format and lint rules on the whole tree (CI runs this before the tests)
 lint: $(STAMP)

@@ -1,6 +1,6 @@
 """A GPIO chip at the `gpiod` 2.x API boundary, for testing the gpiod pin factory off a Pi.
 
-The real thing is the kernel's gpio-sim (in a VM, as issue 24 asks); this
+The real thing is the kernel's gpio-sim, in a VM (`make pi-kernel-check`); this
 stands in for the chip in the fast suite. `gpiod`'s own enums, `LineSettings`,
 `EdgeEvent` and `LineInfo` are used as they are, and it refuses what the kernel
 refuses:
