@@ -98,7 +98,7 @@ def test_the_page_shows_every_board_live_and_its_game(hall, page):
     # a board opens to its game: every record, and both panels as the clock drew them
     card.click()
     page.wait_for_selector("#records tr")
-    assert page.locator("#records tr").count() == len(feed.store.clocks["c1"]._file_game.records)
+    assert page.locator("#records tr").count() == len(feed.store.clocks["c1"].game.records)
     image = page.context.request.get(server.address + "api/board/c1/panels.png?at_ms=1000")
     assert image.ok and image.body()[:8] == b"\x89PNG\r\n\x1a\n"
     assert page.evaluate("document.getElementById('panels').naturalWidth") > 0

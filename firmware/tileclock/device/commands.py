@@ -142,12 +142,13 @@ class CommandHandler:
         link.resend(max(first, journal.first_seq), min(last, newest))  # streamed by the link, merged
         self._resending[link] = True
         if first < journal.first_seq or last > newest:
-            return self._error(now_ns, f"resend: the journal holds seq {journal.first_seq}-{newest}")
+            held = [journal.first_seq, newest]  # as a field, so the director reads no prose
+            return self._error(now_ns, f"resend: the journal holds seq {held[0]}-{held[1]}", holds=held)
         return 0
 
-    def _error(self, now_ns, detail, line=None):
+    def _error(self, now_ns, detail, line=None, **fields):
         if not self.errors.allow(now_ns):
             return 0
         dropped = self.errors.take_dropped()
-        more = {"dropped": dropped} if dropped else {}
+        more = {"dropped": dropped, **fields} if dropped else fields
         return self.publish(self.clock.error(now_ns, detail, line, **more))

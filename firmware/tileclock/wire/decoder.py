@@ -38,6 +38,7 @@ class Reason(StrEnum):
     MISSING_FIELD = "missing_field"
     WRONG_KIND = "wrong_kind"
     BAD_COMMAND = "bad_command"
+    FOREIGN_CLOCK = "foreign_clock"
 
 
 class WireError(ValueError):

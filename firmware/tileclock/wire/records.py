@@ -148,7 +148,8 @@ EVENTS = _events(
         {"reason": "str", "was_running": "run"},
         {"mono_ns": "int", "down_ms": "int", "uncertain_ms": "natural_or_null"},
     ),
-    Event("error", {"detail": "str"}, {"line": "str", "dropped": "natural"}),
+    # `holds`: on a refused resend, the seqs the journal still holds (first, last)
+    Event("error", {"detail": "str"}, {"line": "str", "dropped": "natural", "holds": "seqs"}),
     Event("fault", {"part": "str", "detail": "str"}, {"skipped": "seqs", "lost": "seqs", "pruned": "seqs"}),
     Event("fault_cleared", {"part": "str"}),
 )

@@ -125,11 +125,19 @@ class ClockLog:
                 if first <= self.expected <= last:
                     self.skip_to(last + 1, "the clock says it can never send them")
                     moved = True
-        detail = record.get("detail")
+        if record["ev"] == "error" and "holds" in record:  # a refused resend: it holds from there
+            self.skip_to(record["holds"][0], "the clock no longer holds them")
+            return
+        detail = record.get("detail")  # a clock before the `holds` field says it in words only
         if record["ev"] == "error" and isinstance(detail, str) and detail.startswith(REFUSED):
             first = detail[len(REFUSED) :].partition("-")[0]
             if first.isdigit():
                 self.skip_to(int(first), "the clock no longer holds them")
+
+    @property
+    def game(self):
+        """The `Game` whose file is open (the clock's latest game on file), or None."""
+        return self._file_game
 
     @property
     def board_label(self):
@@ -187,10 +195,7 @@ class ClockLog:
         if game is not self._file_game:
             self._open_game(game)
         self._game_file.write(line + "\n")
-        if self.store.batching:
-            self.store.unflushed.add(self)
-        else:
-            self._game_file.flush()
+        self.store.wrote(self)
         if record["ev"] == "end":
             self.flush()  # the game's file is whole on disk before its row names it
             self.games += 1

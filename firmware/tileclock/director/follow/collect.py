@@ -3,9 +3,10 @@
 Three parts, each in its own module: a `SerialPort` reads a port in lines
 (`port.py`), the `RecordStore` keeps every clock's records in order and writes
 the files (`store.py`), and the `LiveView` draws the table (`table.py`). Here a
-`ClockFeed` joins a port to the store: it checks each line's integrity field,
-hands the record over, says when the clock on a port changes, and asks the
-clock for what it is missing, without storms (`resend.py`). `collect` reads
+`ClockFeed` joins a port to the store: it checks each line through the one
+decoder, hands the record to the `ClockSession` of its clock (`session.py`: its
+seq, gaps, resends and acks, as the hall's are), says when the clock on a port
+changes, and gives it the scene and its starting times. `collect` reads
 every port in one loop that waits on all of them at once; the table is drawn
 by its own thread, so a slow terminal never holds up the reading.
 """
@@ -16,10 +17,9 @@ import threading
 import time
 
 from ...wire.protocol import FieldError, FrameError, is_label, unframe, unframe_any, with_crc
-from .acks import AckPlan
 from .port import SerialPort
-from .resend import ResendPlan
-from .store import RecordStore
+from .session import ClockSession
+from .store import RecordStore, Rejected, clock_of
 from .table import LiveView, Row, Snapshot, screen_lines
 
 #: How often the loop looks at ports that are down and at resends due, when no data comes.
@@ -40,15 +40,12 @@ class ClockFeed:
         self.store = store if isinstance(store, RecordStore) else RecordStore(store)
         self.clock = clock
         self.hello = hello or (lambda feed: ["status"])
-        #: clock id -> the highest seq heard from it here, or named by its answer to `status` (a new
-        #: boot is above it; the records up to it are asked for)
-        self.highest = {}
         self.link = SerialPort(port, clock, on_open=self._opened)
         self.bad_lines = 0
         self.current = None  # the `ClockLog` of the clock last heard on this port
-        self.plans = {}  # clock id -> its `ResendPlan`
+        #: clock id -> its `ClockSession` over this port (a port may see another clock plugged in)
+        self.sessions = {}
         self._answered = None  # the clock id of the last status answer heard here
-        self.acks = AckPlan()  # when to tell each clock its games are on file
         self.start_times = start_times
 
     @property
@@ -86,30 +83,28 @@ class ClockFeed:
         self.ask()
         return len(lines)
 
-    def ask(self):
-        """Ask the clock on this port for its missing records, if it is time to (see `resend.py`).
+    def session(self, clock_id):
+        """The `ClockSession` of `clock_id` over this port (made on first need)."""
+        session = self.sessions.get(clock_id)
+        if session is None:
+            session = self.sessions[clock_id] = ClockSession(clock_id, self.store, self.link, self.clock)
+        return session
 
-        A gap is a run missing before a record that arrived, or the records up to the newest one
-        the clock's answer to `status` named (a fresh collector on a quiet clock)."""
-        log = self.current
-        clock_id = log.clock_id if log is not None else self._answered
+    def ask(self):
+        """Ask the clock on this port for its missing records, if it is time to (`ClockSession.ask`):
+        a run missing before a record that arrived, or the records up to the newest one the clock's
+        answer to `status` named (a fresh collector on a quiet clock)."""
+        clock_id = self.current.clock_id if self.current is not None else self._answered
         if clock_id is None or self.link.port is None:
             return
-        log = log or self.store.clocks.get(clock_id)
-        expected = log.expected if log is not None else 0
-        gap = log.gap() if log is not None else None
-        if gap is None and self.highest.get(clock_id, -1) >= expected:
-            gap = (expected, self.highest[clock_id])
-        plan = self.plans.setdefault(clock_id, ResendPlan())
-        wanted = plan.due(expected, gap, self.clock())
-        if wanted:
-            self.link.send(f"resend {wanted[0]} {wanted[1]}")
+        self.session(clock_id).ask()
 
     def close(self):
         self.link.close()
 
     def _opened(self):
-        self.plans.clear()  # whatever was asked before the port closed is lost with it
+        for session in self.sessions.values():  # whatever was asked before the port closed is lost with it
+            session.reconnected()
         if self.start_times:
             self.start_times.again()
         for line in self.hello(self):
@@ -124,27 +119,28 @@ class ClockFeed:
                 return
             record = unframe(line)
         except FieldError as error:  # whole from the clock, but not a record it should write
-            self.store.reject(error.record, line, str(error), self.link.name)
+            self.store.reject(error.record, line, error, self.link.name)
             return
         except (UnicodeDecodeError, FrameError):
             self.bad_lines += 1  # noise or a damaged line: the gap it leaves is asked for
             return
-        log = self.store.add(record, line, self.link.name)
+        try:
+            session = self.session(clock_of(record, self.link.name))
+        except Rejected as error:
+            self.store.reject(record, line, error, self.link.name)
+            return
+        log = session.take(record, line)
         if log is None:
             return  # rejected, and kept in the rejects file
-        live = record["seq"] > self.highest.get(log.clock_id, -1)  # not a resend of older ones
+        live = session.heard(record)  # not a resend of older ones
         if record["ev"] == "boot" and live:
             if self.start_times:
                 self.start_times.again()
             for line in self.hello(self):  # it started again (a power cut): tell it the scene again
                 self.link.send(line)
-        self.highest[log.clock_id] = max(record["seq"], self.highest.get(log.clock_id, -1))
         if live:
             self._give_start_times(record["state"], record)
-        log.note_unsent(record)
-        ack = self.acks.due(log)
-        if ack:  # a game ended, everything up to it on file: the clock may prune it
-            self.link.send(with_crc(ack))
+        session.settle(record)  # the seqs it will never send stepped over; its `ack`, if one is due
         if log is not self.current:
             if self.current is not None:
                 self.store.notice(
@@ -156,7 +152,7 @@ class ClockFeed:
     def _status_answer(self, answer):
         clock_id, newest = answer.get("clock", "?"), answer.get("last_seq")
         if isinstance(clock_id, str) and isinstance(newest, int):
-            self.highest[clock_id] = max(self.highest.get(clock_id, -1), newest)
+            self.session(clock_id).named(newest)
             self._answered = clock_id
             self._give_start_times(answer.get("state"))
 

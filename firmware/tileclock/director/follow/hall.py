@@ -6,10 +6,11 @@ every clock's records, state and status. Each record goes into the same
 once, in order, in the same game files and `results.csv`; the broker's copy is
 acknowledged only once the store has it on disk (paho's manual
 acknowledgement), so a director killed mid-stream gets the rest again from the
-broker's queue. A gap (the broker lost records, say in a crash) is asked for
-again on the clock's command topic, with the same plan as `collect`'s resends;
-and once a game has ended and is on file, the clock is sent `ack` there, as
-`collect` sends it on the serial line (`acks.py`), so its journal may prune it.
+broker's queue. Each clock has a `ClockSession` (`session.py`) over its command
+topic, the same as `collect` keeps over a serial port: a gap (the broker lost
+records, say in a crash) is asked for again there with the same plan, and once a
+game has ended and is on file, the clock is sent `ack` there, so its journal may
+prune it.
 
 paho's thread only queues what arrives; `step` does the work on the caller's
 thread; `boards()` is the live picture the web page shows.
@@ -28,10 +29,9 @@ import paho.mqtt.client as mqtt
 from ...wire.decoder import WireError, load
 from ...wire.protocol import FieldError, FrameError, unframe, with_crc
 from ...wire.topics import ALL, DIRECTOR, ROOT, parse_topic, topic
-from .acks import AckPlan
 from .hall_board import Board, board_order
-from .resend import ResendPlan
-from .store import RecordStore, shown
+from .session import ClockSession
+from .store import RecordStore
 
 #: the director's client id on the broker: one persistent session across restarts
 CLIENT_ID = "tileclock-director"
@@ -60,8 +60,7 @@ class HallFeed:
         self.clock = clock
         self.inbox = queue.SimpleQueue()
         self.boards = {}
-        self.plans = {}
-        self.acks = AckPlan()  # when to tell each clock its games are on file
+        self.sessions = {}  # clock id -> its `ClockSession` over the broker
         self.bad_lines = 0
         self.connected = threading.Event()
         self.down = "not connected yet"
@@ -175,6 +174,14 @@ class HallFeed:
             board = self.boards[clock_id] = Board(clock_id)
         return board
 
+    def session(self, clock_id):
+        """The `ClockSession` of `clock_id` over its topics (made on first need)."""
+        session = self.sessions.get(clock_id)
+        if session is None:
+            transport = _Topics(self, clock_id)
+            session = self.sessions[clock_id] = ClockSession(clock_id, self.store, transport, self.clock)
+        return session
+
     def _handle(self, message):
         try:
             where = parse_topic(message.topic)
@@ -194,14 +201,15 @@ class HallFeed:
                 return []
             if isinstance(state, dict):
                 self._board(clock_id).state = state
-                self._tail_lost(clock_id, state.get("seq"))
+                self.session(clock_id).tail_lost(state.get("seq"))
             return []
         if kind != "records":
             return []
         return self._record(clock_id, payload)
 
     def _record(self, clock_id, payload):
-        source = f"hall:{clock_id}"
+        session = self.session(clock_id)
+        source = session.transport.name
         try:
             line = payload.decode("ascii").strip()
             record = unframe(line)
@@ -212,51 +220,37 @@ class HallFeed:
                 if isinstance(error.record, dict) and error.record.get("clock") == clock_id
                 else None
             )
-            self.store.reject(own, payload.decode("ascii", "replace"), str(error), source)
+            self.store.reject(own, payload.decode("ascii", "replace"), error, source)
             return []
         except (UnicodeDecodeError, FrameError):
             self.bad_lines += 1
             return []
-        if record.get("clock") != clock_id:  # the ACL lets a clock publish only under its own id
-            # not `record`: a forged record must not mark the named clock's seq as seen
-            self.store.reject(
-                None,
-                line,
-                f"record of clock {shown(record.get('clock'), 40)!r} on {clock_id}'s topic",
-                source,
-            )
-            return []
-        log = self.store.add(record, line, source)
+        log = session.take(record, line)  # the ACL lets a clock publish only under its own id
         if log is None:
             return []
-        log.note_unsent(record)  # seqs the clock will never send (skipped after an unclean stop...)
-        ack = self.acks.due(log)
-        if ack:  # a game ended, everything up to it on file: the clock may prune it, as after `collect`
-            self.command(ack, clock_id)
+        session.heard(record)
+        session.settle(record)  # the seqs it will never send stepped over; its `ack`, if one is due
         board = self._board(clock_id)
         if log.last is not None and (board.record is None or log.last["seq"] != board.record["seq"]):
             board.record = log.last
             board.received_at = time.time()
         return [(clock_id, record["seq"], record)]
 
-    def _tail_lost(self, clock_id, seq):
-        """The clock's state names a record the store has not had and nothing is on its way: the
-        broker lost the tail of the stream (say in a crash). Ask for it."""
-        log = self.store.clocks.get(clock_id)
-        if log is None or not isinstance(seq, int) or seq < log.expected or log.pending:
-            return
-        self.command(f"resend {log.expected} {seq}", clock_id, crc=False)
-
     def _ask_for_gaps(self):
-        now = self.clock()
         for clock_id in list(self.boards):  # the clocks heard on the broker (serial ones ask on their port)
-            log = self.store.clocks.get(clock_id)
-            if log is None:
-                continue
-            plan = self.plans.setdefault(clock_id, ResendPlan())
-            due = plan.due(log.expected, log.gap(), now)
-            if due:
-                self.command(f"resend {due[0]} {due[1]}", clock_id, crc=False)
+            if self.store.clocks.get(clock_id) is not None:
+                self.session(clock_id).ask()
+
+
+class _Topics:
+    """A clock's command topic on the broker, as its session's transport (`session.Transport`)."""
+
+    def __init__(self, feed, clock_id):
+        self.feed, self.clock_id = feed, clock_id
+        self.name = f"hall:{clock_id}"
+
+    def send(self, line):
+        return self.feed.command(line, self.clock_id, crc=False)
 
 
 def run_hall(args, out, draw_panel=None):

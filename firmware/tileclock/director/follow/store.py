@@ -29,6 +29,7 @@ import re
 import time
 from collections import deque
 
+from ...wire.decoder import Reason, WireError
 from ...wire.protocol import is_label, unframe
 from ..records.history import CSV_FIELDS, csv_safe
 from .clocklog import ClockLog, lines_on_disk
@@ -47,8 +48,9 @@ REJECTS, NOTICES, RESULTS = "rejects.log", "notices.log", "results.csv"
 SIDE_FILES = (REJECTS, NOTICES, RESULTS)
 
 
-class Rejected(ValueError):
-    """A record with a good integrity field that the director cannot use; the message says why."""
+class Rejected(WireError):
+    """A record with a good integrity field that the director cannot use: `reason` (a
+    `wire.decoder.Reason`) says which check failed, the message says why."""
 
 
 def _whole(value, low=None):
@@ -59,12 +61,14 @@ def clock_of(record, port=None):
     """The clock id of a record (a clock of protocol 1 has none: it is named after its `port`);
     `Rejected` if it is not a label or the record has no valid `seq`."""
     if not _whole(record.get("seq"), 0):
-        raise Rejected("field 'seq' missing or not a whole number")
+        raise Rejected(Reason.WRONG_KIND, "field 'seq' missing or not a whole number", "seq")
     clock_id = record.get("clock")
     if clock_id is None:
         return "port-" + hashlib.sha256((port or "").encode()).hexdigest()[:8]
     if not is_label(clock_id):
-        raise Rejected(f"field 'clock' = {str(clock_id)[:40]!r} is not a clock id")
+        raise Rejected(
+            Reason.WRONG_KIND, f"field 'clock' = {str(clock_id)[:40]!r} is not a clock id", "clock"
+        )
     return clock_id
 
 
@@ -96,7 +100,7 @@ class RecordStore:
         #: with `batching`, game files are flushed by `flush()` after a batch of lines (collect
         #: does, after each read of a port), not after every line
         self.batching = False
-        self.unflushed = set()  # the `ClockLog`s with lines written since the last `flush`
+        self._unflushed = set()  # the `ClockLog`s with lines written since the last `flush`
         self.rejects = 0
         self.notices = deque(maxlen=KEPT_NOTICES)  # (when, text), newest last
         self._side_bytes = {}  # file name -> bytes this store wrote to it
@@ -126,21 +130,32 @@ class RecordStore:
         try:  # its fields were checked by the one decoder (`wire.records.decode`, through `unframe`)
             log = self._log(record, source)
         except Rejected as error:
-            self.reject(record, line, str(error), source)
+            self.reject(record, line, error, source)
             return None
         log.add(record, line)
         return log
 
-    def reject(self, record, line, reason, source=None):
+    def reject(self, record, line, error, source=None):
         """Keep a line the director cannot use in the rejects file, with where it came from and
-        why. `record` is what it holds (None if not a JSON object): if it names its clock and
-        seq, that record is not asked for again."""
+        why: `error` (a `WireError`) gives the reason code, the field at fault and the words.
+        `record` is what it holds (None if not a JSON object): if it names its clock and seq, that
+        record is not asked for again."""
         self.rejects += 1
         try:
             self._log(record or {}, source).add_rejected(record["seq"])
         except Rejected:
             pass
-        entry = json.dumps({"at": round(self.clock(), 3), "from": source, "reason": reason, "line": line})
+        coded = isinstance(error, WireError)  # (words alone, from code written before the codes)
+        entry = json.dumps(
+            {
+                "at": round(self.clock(), 3),
+                "from": source,
+                "reason": str(error.reason) if coded else None,
+                "field": error.field if coded else None,
+                "detail": str(error),
+                "line": line,
+            }
+        )
         self._side_file(REJECTS, entry)
 
     def _log(self, record, source):
@@ -186,11 +201,18 @@ class RecordStore:
                 writer.writeheader()
             writer.writerow(csv_safe(row))
 
+    def wrote(self, log):
+        """`log` wrote a line to its game file: flushed now, or after the batch when `batching`."""
+        if self.batching:
+            self._unflushed.add(log)
+        else:
+            log.flush()
+
     def flush(self):
         """Flush every game file written to since the last time (after each batch of lines)."""
-        for log in self.unflushed:
+        for log in self._unflushed:
             log.flush()
-        self.unflushed.clear()
+        self._unflushed.clear()
 
     def close(self):
         for log in self.clocks.values():
