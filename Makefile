@@ -17,13 +17,17 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: sim test lint clean hall-demo tools pi-kernel-check
+.PHONY: sim test test-slow lint clean hall-demo tools pi-kernel-check
 
 sim: $(STAMP)
 	$(VENV)/bin/tileclock sim $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest $(ARGS)
+
+# the slow runs: many more hypothesis examples (chatter on every gesture), large loads
+test-slow: $(STAMP)
+	$(PY) -m pytest -m slow $(ARGS)
 
 # the director's tools on a laptop (collect, sheet, replay, plot, hall), in .venv
 tools: $(STAMP)

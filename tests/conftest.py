@@ -7,7 +7,8 @@ import pytest
 from hypothesis import settings
 
 from tileclock.cli import main
-from tileclock.clock.timecode import NS_PER_S
+from tileclock.clock.gestures import ButtonTiming
+from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.wire.protocol import unframe
 
 # No per-example deadline: the properties are about behaviour, and a loaded machine is slow.
@@ -86,9 +87,16 @@ def tap(target, button, t_s, hold_s=0.1):
     """Press `button` at `t_s` seconds and release it `hold_s` later.
 
     `target` is a `Simulator` (the edges go through its GPIO pins) or a bare `GameClock`
-    (straight into its `edge`); for a `GameClock` the records it made are returned.
+    (straight into its `edge`); for a `GameClock` the records it made are returned. A release
+    counts once the contact has held open the glitch window (5 ms): the clock is run on to then.
     """
     edge = target.set_button if hasattr(target, "set_button") else target.edge
     down_ns = int(t_s * NS_PER_S)
-    made = [edge(button, True, down_ns), edge(button, False, down_ns + int(hold_s * NS_PER_S))]
+    up_ns = down_ns + int(hold_s * NS_PER_S)
+    made = [edge(button, True, down_ns), edge(button, False, up_ns)]
+    settled_ns = up_ns + ButtonTiming().min_press_ms * NS_PER_MS
+    if hasattr(target, "run_to"):
+        target.run_to(settled_ns + 1)  # run_to stops short of its instant
+    else:
+        made.append(target.advance(settled_ns))
     return [record for records in made if records for record in records]

@@ -13,7 +13,7 @@ from tileclock.clock.timecode import parse_clock
 A_ONE_MINUTE = ("--time", "A=1:00")
 #: A's clock runs from 0 with a minute: at 10:31 A shows -9:31; STOP stops it there.
 A_NEAR_THE_CAP = "0 press B\n10:31 press STOP\n"
-TAKE_A_MINUTE_OFF_A = "10:40 down STOP\n10:41 hold A 1.2\n10:43 up STOP\n"
+TAKE_A_MINUTE_OFF_A = "10:40 down STOP\n10:42.2 hold A 1.2\n10:44 up STOP\n"  # dated at A's press
 
 
 def never_past_the_cap(records):
@@ -74,7 +74,7 @@ def test_a_correction_after_the_end_reissues_the_summary(sim):
 
 # --- late arrival (NASPA III.C; school rule 25)
 
-LATE_A = "0 down STOP\n0.9 press B\n1.5 up STOP\n"  # A is late from 1.0 s
+LATE_A = "0 down STOP\n1 press B\n1.5 up STOP\n"  # A is late from 1.0 s, B's press (not its release)
 
 
 @pytest.mark.parametrize("rules", ["naspa", "nsa1997"])
@@ -118,7 +118,7 @@ def test_school_absence_costs_points_only_and_the_penalties_stay_apart(sim):
     assert all(r["A"]["pen"] - r["A"]["late_pen"] >= 0 for r in records)
 
 
-BOTH_LATE = "0 down STOP\n0.6 down A\n0.7 down B\n0.8 up A\n1.0 up B\n1.5 up STOP\n"  # both late from 1.0 s
+BOTH_LATE = "0 down STOP\n1.0 down A\n1.1 down B\n1.2 up A\n1.3 up B\n1.5 up STOP\n"  # both late from 1.0 s, A's press
 
 
 @pytest.mark.parametrize("first, second", [("A", "B"), ("B", "A")])
@@ -294,7 +294,7 @@ def test_a_two_millisecond_pulse_is_noise(sim):
 def test_ending_takes_a_confirmation_and_a_director_can_reopen_until_the_next_game(sim):
     records = sim("0 press B\n20 press STOP\n" + "30 hold STOP 2.5\n40 until\n")
     assert not events(records, "end")  # not confirmed: nothing changed
-    reopen_by_buttons = "40 down STOP\n40.6 down A\n40.7 down B\n40.8 up A\n40.9 up B\n41 up STOP\n"
+    reopen_by_buttons = "40 down STOP\n40.9 down A\n40.95 down B\n41 up A\n41.1 up B\n41.2 up STOP\n"
     records = sim("0 press B\n20 press STOP\n" + END + reopen_by_buttons + "50 press B\n55 until\n")
     end, reopen = events(records, "end", "reopen")
     assert reopen["reopens"] == end["seq"] and reopen["state"] == "paused" and reopen["t_ms"] == 40_900

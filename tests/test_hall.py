@@ -39,9 +39,7 @@ class Clocks:
         for clock, sim in self.sims.items():
             for _ in range(turns):
                 self.t[clock] += 3
-                button = "AB"[self.t[clock] % 2]
-                sim.set_button(button, True, self.t[clock] * S)
-                sim.set_button(button, False, self.t[clock] * S + S // 10)
+                tap(sim, "AB"[self.t[clock] % 2], self.t[clock])  # its release taken 5 ms after
 
     def end_game(self, clock):
         """End `clock`'s game as its players do: STOP, hold STOP and let go, STOP to confirm."""

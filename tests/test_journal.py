@@ -323,7 +323,7 @@ def test_bytes_flipped_anywhere_never_stop_the_clock_nor_reuse_a_seq(tmp_path_fa
     if made[-1].state == "ended":  # the open game's opening was lost: back to the one before,
         assert which == -1 and good != before  # only when the open game's segment is damaged,
         made += clock.edge("STOP", True, 1001 * S) + clock.advance(1004 * S)  # and one hold opens
-        made += clock.edge("STOP", False, 1004 * S)  # the next, as ever
+        made += clock.edge("STOP", False, 1004 * S) + clock.advance(1005 * S)  # the next, as ever
     taken_up = (made[-1].A.used_ms, made[-1].B.used_ms)
     presses = [(1010, "B"), (1017.25, "A"), (1020, "B")]  # the game goes on: a turn each
     for t_s, button in presses:

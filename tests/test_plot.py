@@ -70,16 +70,16 @@ def test_the_time_lines_follow_the_clock(games):
 def test_a_correction_is_a_step_at_its_instant(games):
     fig = figure(picture(games[0]["2"]))
     xs, ys = _xy(fig, "remaining-B")
-    at = xs.index(605.7)
-    assert xs[at + 1] == 605.7 and ys[at + 1] - ys[at] == 60.0
-    assert _xy(fig, "corrections-B") == ([605.7], [ys[at + 1]])
+    at = xs.index(605.6)
+    assert xs[at + 1] == 605.6 and ys[at + 1] - ys[at] == 60.0
+    assert _xy(fig, "corrections-B") == ([605.6], [ys[at + 1]])
 
 
 def test_stops_absence_and_late_penalties_are_marked(games):
     fig = figure(picture(games[0]["5"]))
     (absent,) = _drawn(fig, "absent-A")
-    assert (absent.get_x(), absent.get_x() + absent.get_width()) == pytest.approx((0.7, 390.0))
-    assert _xy(fig, "late-penalty-A")[0] == [180.7, 360.7]
+    assert (absent.get_x(), absent.get_x() + absent.get_width()) == pytest.approx((0.6, 390.0))
+    assert _xy(fig, "late-penalty-A")[0] == [180.6, 360.6]
     stops = sorted((round(s.get_x(), 1), round(s.get_x() + s.get_width(), 1)) for s in _drawn(fig, "stopped"))
     assert stops[0] == (390.0, 400.0)  # arrival (STOP) to the first move
     assert _xy(fig, "arrived-A")[0] == [390.0]

@@ -289,7 +289,7 @@ def test_forfeits_are_spelled_out(sheet):
 
 def test_corrections_and_the_out_play_note_are_on_the_sheet(sheet):
     rows, _, _ = sheet
-    assert rows["2"]["corrections"] == "Fox, Fay (#6, A) +1:00 at 10:05.7"
+    assert rows["2"]["corrections"] == "Fox, Fay (#6, A) +1:00 at 10:05.6"
     note = rows["2"]["notes"]
     assert "NSA VII.J.2" in note
     assert "Brown, Bob (#2, A)'s penalty is 10 as of it, not the 20 the clock ended with" in note

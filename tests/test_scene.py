@@ -88,6 +88,7 @@ def test_a_set_during_a_game_is_for_the_next_one_and_its_starting_times_for_that
     end_game(sim, 10)
     sim.set_button("STOP", True, int(20 * S))  # hold STOP on the ended game: a new game
     sim.set_button("STOP", False, int(22.5 * S))
+    sim.run_to(23 * S)  # the release counts once STOP has held open 5 ms
     lines = plug.drain()
     end, new_game = by_ev(lines, "end")[0], by_ev(lines, "new_game")[0]
     assert (end["round"], end["table"]) == (None, None)  # the game in play keeps its place
@@ -96,6 +97,7 @@ def test_a_set_during_a_game_is_for_the_next_one_and_its_starting_times_for_that
     end_game(sim, 30)
     sim.set_button("STOP", True, int(40 * S))
     sim.set_button("STOP", False, int(42.5 * S))
+    sim.run_to(43 * S)
     third = by_ev(plug.drain(), "new_game")[0]
     assert third["time_ms"] == {"A": 1_500_000, "B": 1_500_000}  # extra time was for one game
     assert (third["round"], third["table"]) == (4, "Hall-B_7")  # round and table stay

@@ -55,12 +55,14 @@ def scenes():
     yield "paused", clock.view(1627 * S)
     clock.edge("STOP", True, 1630 * S)
     tap(clock, "B", 1631)
+    clock.advance(1632 * S)  # B's release is taken once it has held open 5 ms
     yield "correction", clock.view(1632 * S)
     clock.edge("STOP", False, 1634 * S)
     clock.edge("STOP", True, 16345 * S // 10)
     clock.advance(1637 * S)
     yield "hint", clock.view(1637 * S)  # STOP held 2.5 s on a stopped clock: release asks to confirm
     clock.edge("STOP", False, 1638 * S)
+    clock.advance(1639 * S)
     yield "confirm_end", clock.view(1639 * S)  # a STOP press within 5 s would end the game
     clock.advance(1644 * S)  # not confirmed: nothing changes
     yield "link_down", replace(clock.view(1644 * S), faults=("serial",))
@@ -70,12 +72,14 @@ def scenes():
     late = GameClock(PROFILES["naspa"])
     late.new_game(0)
     late.edge("STOP", True, 0)
-    tap(late, "B", 0.9)  # STOP held, B tapped: A is late from 1 s
+    tap(late, "B", 0.9)  # STOP held, B tapped: A is late from B's press, 0.9 s
+    late.edge("STOP", False, int(1.5 * S))
+    late.advance(91 * S)
     yield "late_start", late.view(91 * S)
     school = GameClock(PROFILES["school"])
     school.new_game(0)
     school.edge("STOP", True, 0)
-    tap(school, "A", 0.9)  # B is late from 1 s: its absence counts up, its 25:00 is untouched
+    tap(school, "A", 0.9)  # B is late from 0.9 s: its absence counts up, its 25:00 is untouched
     school.edge("STOP", False, int(1.5 * S))
     school.advance(391 * S)
     yield "absent", school.view(391 * S)

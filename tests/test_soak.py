@@ -205,19 +205,19 @@ class Model:
         self.advance(t)
         if x not in self.chord:
             return
-        since = self.chord.pop(x)
+        since = self.chord.pop(x)  # a chord takes effect at its side's first edge, not its release
         if self.state == "ready":
-            self.late, self.late_since = other(x), t
-            self.round_start = t
+            self.late, self.late_since = other(x), since
+            self.round_start = since
             if self.p["absence_runs_clock"]:
-                self.go(other(x), t)
+                self.go(other(x), since)
             else:
-                self.state, self.since = "running", t
-            self.emit("late_start", t, player=other(x))
+                self.state, self.since = "running", since
+            self.emit("late_start", since, player=other(x))
         elif self.state == "paused" or (self.state == "ended" and not self.forfeited):
-            self.correct(x, -60 * S if t - since >= S else 60 * S, t)
+            self.correct(x, -60 * S if t - since >= S else 60 * S, since)
         elif self.state == "ended":
-            self.emit("error", t)  # a forfeit stands: no correction
+            self.emit("error", since)  # a forfeit stands: no correction
 
     def correct(self, x, delta, t):
         shown_before, pen_before = self.limit[x] // S - self.used[x] // S, self.over_pen(x, t)
@@ -338,16 +338,31 @@ def edges_for(t, action, args):
     return []
 
 
-def feed_model(model, edges, contacts):
-    """Give the model the presses in `edges`: an edge within 20 ms of the last on its button is bounce;
-    a press while the panels are dark (30 idle minutes) only wakes them, and so does its release."""
-    held = {}
-    for t, button, down in edges:
-        last, level = contacts.get(button, (None, False))
-        quiet = last is None or t - last >= 20 * MS
-        contacts[button] = (t, down if quiet else level)
-        if not quiet or down == level:
+def settled(edges, contacts):
+    """The presses and releases the clock takes from `edges`: a contact's new level counts once it
+    has held 5 ms, dated at the first edge that left the old one; shorter pulses are chatter.
+    `contacts` keeps each button's (settled level, raw level, first edge of an undecided change)."""
+    out = []
+    for i, (t, button, down) in enumerate(edges):
+        level, raw, since = contacts.get(button, (False, False, None))
+        if down == raw:
             continue
+        since = t if since is None else since
+        after = next((e[0] for e in edges[i + 1 :] if e[1] == button), None)
+        if after is not None and after - t < 5 * MS:
+            contacts[button] = (level, down, since)  # not held yet: the change is undecided
+            continue
+        if down != level:
+            out.append((since, button, down))
+        contacts[button] = (down, down, None)
+    return sorted(out, key=lambda change: change[0])
+
+
+def feed_model(model, edges, contacts):
+    """Give the model the presses and releases in `edges` (see `settled`): a press while the panels
+    are dark (30 idle minutes) only wakes them, and so does its release."""
+    held = {}
+    for t, button, down in settled(edges, contacts):
         if model.woke(button, down, t):
             continue
         if button == "STOP":
@@ -399,6 +414,8 @@ def play(seed, games, rules):
             edges = edges_for(t, action, args)
             for edge in edges:
                 sim.set_button(edge[1], edge[2], edge[0])
+            if edges:
+                sim.run_to(edges[-1][0] + 5 * MS + 1)  # the last change counts once held 5 ms
             feed_model(model, edges, contacts)
         got = journal.records(checked)
         checked = journal.next_seq

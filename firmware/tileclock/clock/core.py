@@ -25,6 +25,7 @@ that say so. The gestures are tabled in docs/rules.md.
 
 import heapq
 import itertools
+from dataclasses import replace
 
 from .accounting import Accounting
 from .due import DueWork
@@ -146,8 +147,9 @@ class GameClock(Recovery, DirectorRequests, Readings, DueWork):
         taken at that instant: the clock never goes back in time.
         """
         t_ns = self._catch_up(t_ns)
-        for button_, down_, at in self.contacts.edge(button, down, t_ns, self._done_ns):
-            self._enqueue(at, self._transition, button_, down_)
+        order = next(self._order)  # edges at one instant are taken in the order they came
+        for button_, down_, at, order_ in self.contacts.edge(button, down, t_ns, self._done_ns, order):
+            self._enqueue(at, self._transition, button_, down_, order=order_)
         self._process(t_ns)
         return self._flush()
 
@@ -197,8 +199,9 @@ class GameClock(Recovery, DirectorRequests, Readings, DueWork):
         self._process(t_ns)
         return self._flush()
 
-    def _enqueue(self, t_ns, action, *args, **kwargs):
-        heapq.heappush(self._queue, (t_ns, next(self._order), action, args, kwargs))
+    def _enqueue(self, t_ns, action, *args, order=None, **kwargs):
+        order = next(self._order) if order is None else order
+        heapq.heappush(self._queue, (t_ns, order, action, args, kwargs))
 
     def _process(self, t_ns):
         """Everything up to `t_ns`, in time order: contact timers first (they only make inputs),
@@ -207,17 +210,17 @@ class GameClock(Recovery, DirectorRequests, Readings, DueWork):
         while True:
             contact = earliest(self.contacts.timers())
             if contact is not None and contact.at_ns <= t_ns:
-                for button, down, at in self.contacts.fire(contact, self._done_ns):
-                    self._enqueue(at, self._transition, button, down)
+                for button, down, at, order in self.contacts.fire(contact, self._done_ns):
+                    self._enqueue(at, self._transition, button, down, order=order)
                 continue
             safe = self.contacts.safe_until()
-            limit = t_ns if safe is None else min(t_ns, safe)
+            limit = t_ns if safe is None else min(t_ns, safe[0])
             timer = earliest(self._timers())
             waiting = self._queue[0] if self._queue else None
             if timer is not None and timer.at_ns <= limit and (waiting is None or timer.at_ns <= waiting[0]):
                 self._done_ns = max(self._done_ns, timer.at_ns)
                 self._handlers[timer.kind](timer.at_ns, timer.subject)
-            elif waiting is not None and waiting[0] <= limit:
+            elif waiting is not None and waiting[0] <= limit and (safe is None or waiting[:2] < safe):
                 at, _, action, args, kwargs = heapq.heappop(self._queue)
                 self._done_ns = max(self._done_ns, at)
                 action(self._done_ns, *args, **kwargs)
@@ -257,10 +260,20 @@ class GameClock(Recovery, DirectorRequests, Readings, DueWork):
 
     def _act(self, intents):
         for intent in intents:
+            if isinstance(intent, Chord | BothChord):
+                intent = self._dated_in_order(intent)
             try:
                 self._intent(intent)
             except Refused as why:
                 self._emit("error", intent.t_ns, detail=str(why))
+
+    def _dated_in_order(self, chord):
+        """A chord is known only at its release but takes effect at its first edge (CLOCK_RULES
+        §10); whatever was recorded while it was held stays before it (it is dated no earlier than
+        the last record), and what falls due after its instant is then fired at its own instant."""
+        t_ns = max(chord.t_ns, self._last_t_ns)
+        self._done_ns = min(self._done_ns, t_ns)
+        return replace(chord, t_ns=t_ns)
 
     def _intent(self, intent):
         game = self.game

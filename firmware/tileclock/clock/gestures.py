@@ -21,9 +21,11 @@ STOP = "STOP"
 class ButtonTiming:
     """How presses are told apart: settings of the clock, not of a rulebook."""
 
-    #: Edges closer together than this are contact bounce.
+    #: Accepted so that older configs load; no longer used: since CLOCK_RULES §10 one window,
+    #: `min_press_ms`, tells a change from bounce and chatter in both directions.
     bounce_ms: int = 20
-    #: A contact must stay closed this long to be a press (it still counts from its first edge).
+    #: The glitch window: a contact must stay closed this long to be a press, and open this long to
+    #: be a release (each still counts from its first edge); shorter pulses are chatter.
     min_press_ms: int = 5
     #: A side's press ends its turn only once its clock has run this long (collisions).
     min_turn_ms: int = 250
@@ -75,7 +77,10 @@ class ConfirmEnd:
 
 @dataclass(frozen=True)
 class Chord:
-    """STOP held, and `side` tapped (or `held` long) and let go: a late start or a correction."""
+    """STOP held, and `side` tapped (or `held` long) and let go: a late start or a correction.
+
+    Dated at the first edge of the side's press (CLOCK_RULES §10), though known only at its release.
+    """
 
     t_ns: int
     side: str
@@ -84,7 +89,10 @@ class Chord:
 
 @dataclass(frozen=True)
 class BothChord:
-    """STOP held, and both sides pressed together and let go: both late, or reopen an ended game."""
+    """STOP held, and both sides pressed together and let go: both late, or reopen an ended game.
+
+    Dated at the first edge of the first side's press.
+    """
 
     t_ns: int
 
@@ -124,54 +132,45 @@ class _StopHold:
 class Contacts:
     """The three contacts: raw edges in, presses and releases that really happened out.
 
-    Debounce decides whether a change happened (never when); a press is real only once its
-    contact has stayed closed `min_press` without a break, and is dated at its first edge. Until
-    then it is *pending*: `safe_until()` says from when the clock must not act on anything else,
-    so a press is never applied after something that happened after its first edge.
-    Nothing here depends on the game: that is `Gestures`'s part.
+    Debounce decides whether a change happened (never when): a press or a release is real only
+    once its contact has held the new level for the glitch window (`min_press`), and is dated at
+    its first edge (debounce.py). Until then the contact is *unsettled*: `safe_until()` says from
+    when the clock must not act on anything else, so a change is never applied after something
+    that happened after its first edge. Nothing here depends on the game: that is `Gestures`'s part.
     """
 
     def __init__(self, timing):
-        self.min_press_ns = timing.min_press_ms * NS_PER_MS
-        self._buttons = {name: Debouncer(timing.bounce_ms * NS_PER_MS) for name in BUTTONS}
-        self._pending = {}  # button -> first edge of a contact not yet closed long enough to be a press
+        window_ns = timing.min_press_ms * NS_PER_MS
+        self._buttons = {name: Debouncer(window_ns) for name in BUTTONS}
 
-    def edge(self, button, down, t_ns, not_before_ns):
-        """One raw edge: the (button, down, t_ns) transitions it makes real (often none)."""
-        change = self._buttons[button].edge(down, t_ns)
-        return self._debounced(button, *change, not_before_ns) if change else []
+    def edge(self, button, down, t_ns, not_before_ns, order):
+        """One raw edge (`order`: its place among all edges): the (button, down, t_ns, order)
+        transitions it makes real (often none)."""
+        return self._settled(button, self._buttons[button].edge(down, t_ns, order), not_before_ns)
 
     def timers(self):
-        """A bounce train's end; a pending press that will have stayed closed `min_press`."""
+        """Each unsettled contact's deadline: when its change is decided (or found to be chatter)."""
         for name, debouncer in self._buttons.items():
             if debouncer.deadline() is not None:
                 yield Timer(debouncer.deadline(), TimerKind.SETTLE, name)
-        for name in self._pending:
-            closed_since = self._buttons[name].closed_since
-            if closed_since is not None:
-                yield Timer(closed_since + self.min_press_ns, TimerKind.PRESS, name)
 
     def fire(self, timer, not_before_ns):
         """The transitions a contact timer makes real."""
-        if timer.kind == TimerKind.PRESS:
-            return [(timer.subject, True, self._pending.pop(timer.subject))]
-        change = self._buttons[timer.subject].settle(timer.at_ns)
-        return self._debounced(timer.subject, *change, not_before_ns) if change else []
+        return self._settled(timer.subject, self._buttons[timer.subject].settle(timer.at_ns), not_before_ns)
 
     def safe_until(self):
-        """The first edge of the earliest pending press (nothing after it may be acted on yet), or None."""
-        return min(self._pending.values(), default=None)
+        """(t_ns, order) of the first edge of the earliest undecided change, or None: nothing after
+        it may be acted on yet (an input at its very instant only if it came before it)."""
+        unsettled = [d.unsettled for d in self._buttons.values() if d.unsettled is not None]
+        return min(unsettled, default=None)
 
-    def _debounced(self, button, down, t_ns, not_before_ns):
-        t_ns = max(t_ns, not_before_ns)  # a change a bounce train hid is never dated before what is done
-        if down:
-            if not self.min_press_ns:
-                return [(button, True, t_ns)]
-            self._pending[button] = t_ns
+    @staticmethod
+    def _settled(button, change, not_before_ns):
+        if change is None:
             return []
-        if self._pending.pop(button, None) is not None:
-            return []  # let go before it stayed closed min_press: a glitch, not a press
-        return [(button, False, t_ns)]
+        down, t_ns, order = change
+        # an edge stamped before what is already done (delivered late) is taken at that instant
+        return [(button, down, max(t_ns, not_before_ns), order)]
 
 
 class Gestures:
@@ -191,6 +190,7 @@ class Gestures:
         self._stop_hold = None
         self._chord = {}  # side -> when it went down under a held STOP
         self._both = False  # both sides were down together in this chord
+        self._chord_from_ns = None  # the first edge of the chord's first side press
         self._chord_activity_ns = None  # the last chord edge: a STOP in use is not stuck
         self._confirm_until = None  # a STOP press before this confirms the end
 
@@ -198,6 +198,7 @@ class Gestures:
         """A new game begins: no chord or pending confirmation carries over into it."""
         self._chord = {}
         self._both = False
+        self._chord_from_ns = None
         self._confirm_until = None
 
     def transition(self, button, down, t_ns, state):
@@ -303,6 +304,8 @@ class Gestures:
             return [SidePress(t_ns, side)]  # STOP touched just before: the press counts on its own
         if other(side) in self._chord:
             self._both = True
+        else:
+            self._chord_from_ns = t_ns
         self._chord[side] = t_ns
         self._chord_activity_ns = t_ns
         return []
@@ -316,6 +319,6 @@ class Gestures:
             if any(s in self._chord for s in SIDES):
                 return []  # the chord ends when both sides are let go
             self._both = False
-            return [BothChord(t_ns)]
+            return [BothChord(self._chord_from_ns)]
         held = t_ns - since >= self.timing.correction_hold_ms * NS_PER_MS
-        return [Chord(t_ns, side, held)]
+        return [Chord(since, side, held)]

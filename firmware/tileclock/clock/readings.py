@@ -95,6 +95,12 @@ class Readings:
             game.end_reason,
         )
 
+    def contacts_decided_by(self):
+        """When every contact change made so far will have been decided (held the glitch window or
+        found to be chatter), or None if none is undecided."""
+        deadlines = [timer.at_ns for timer in self.contacts.timers()]
+        return max(deadlines, default=None)
+
     def next_deadline(self):
         """The next instant anything changes without an input: a record, a displayed digit, a hint."""
         safe = self.contacts.safe_until()
@@ -103,7 +109,7 @@ class Readings:
         candidates = [
             self.accounting.next_display_change(self.game, self.now_ns),
             self.gestures.next_hint_change(self.now_ns),
-            timer.at_ns if timer and (safe is None or timer.at_ns <= safe) else None,
+            timer.at_ns if timer and (safe is None or timer.at_ns <= safe[0]) else None,
             contact.at_ns if contact else None,
         ]
         candidates = [c for c in candidates if c is not None]

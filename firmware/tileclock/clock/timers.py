@@ -9,8 +9,7 @@ class TimerKind(IntEnum):
 
     RULE = 0  # a penalty step, overtime, a forfeit (subject: {(side, kind), ...})
     ROUND = 1  # the round limit ends the game
-    SETTLE = 2  # a bounce train ended: the button's debounced level catches up (subject: button)
-    PRESS = 3  # a contact closed long enough ago to be a press, not a glitch (subject: button)
+    SETTLE = 2  # a contact has held its level a glitch window: a change decided (subject: button)
     STUCK = 4  # a button held down too long is a fault (subject: button)
     CHECKPOINT = 5  # a checkpoint record while a side runs
 

@@ -81,10 +81,15 @@ class Simulator(RunningClock):
         self._read_port()
 
     def finish(self, t_ns):
-        """Run on to `t_ns` and publish the final `status` record."""
+        """Run on to `t_ns` and publish the final `status` record (dated `t_ns`). A contact that
+        changed so late that its change is not decided by then (a release at the script's last
+        instant) holds the status back until it is, a glitch window later, as on the clock."""
         self.run_to(t_ns)
         self.time.set(t_ns)
         self.daemon.finish(t_ns)
+        decided_by = self.clock.contacts_decided_by()
+        if decided_by is not None:
+            self.run_to(decided_by + 1)
         self._read_port()
 
     def view(self):
