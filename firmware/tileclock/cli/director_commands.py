@@ -49,6 +49,7 @@ def cmd_hall_demo(args):
     import tempfile
     import threading
 
+    from ..director.event.entries import ScoreBook
     from ..director.follow.broker import BrokerError, LocalBroker
     from ..director.follow.hall import HallFeed
     from ..director.pages.web import HallPage
@@ -69,7 +70,8 @@ def cmd_hall_demo(args):
         feed = HallFeed("127.0.0.1", broker.port, users["director"], f"{folder}/records").start()
         started.append(feed.close)
         try:
-            page = HallPage(feed, host or "127.0.0.1", int(port), args.allow_host, draw_panel).start()
+            scores = ScoreBook(f"{folder}/records/scores")
+            page = HallPage(feed, host or "127.0.0.1", int(port), args.allow_host, draw_panel, scores).start()
         except OSError as error:
             print(
                 f"tileclock: the page cannot listen on {args.web}: {error.strerror or error} "

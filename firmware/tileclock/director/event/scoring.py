@@ -15,7 +15,8 @@ The order of the steps, as the rulebooks have it:
    The clock's penalties do not apply.
 
 Entries: several may be made for one table (a phone at each side, the director). The director's
-latest entry, if any, counts; otherwise every entry must agree, or the table is flagged.
+latest entry, if any, counts; otherwise both sides must have entered (two different `by`), and
+every entry must agree, or the table is flagged.
 """
 
 from dataclasses import dataclass, field
@@ -65,6 +66,8 @@ def chosen_entry(entries):
     if directors:
         return directors[-1], ""
     first = entries[0]
+    if len({e.by for e in entries}) < 2:
+        return None, f"only {first.by} has entered: waiting for the other side's entry or the director's"
     for other in entries[1:]:
         if other.scores != first.scores or (other.seat_a, first.seat_a) not in _seats_agreeing(first, other):
             return None, (

@@ -302,6 +302,7 @@ def director_password(args, environ=os.environ, stdin=sys.stdin, ask=getpass.get
 
 def serve_hall(args, password, out, draw_panel=None):
     """`tileclock hall` once its arguments are checked: until interrupted."""
+    from ..event.entries import ScoreBook
     from .collect import ClockFeed
 
     try:
@@ -314,8 +315,9 @@ def serve_hall(args, password, out, draw_panel=None):
     feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca).start()
     host, _, port = args.web.rpartition(":")
     try:
+        scores = ScoreBook(os.path.join(args.out, "scores"))  # the score entries, beside the records
         page = HallPage(
-            feed, host or "127.0.0.1", int(port), getattr(args, "allow_host", None), draw_panel
+            feed, host or "127.0.0.1", int(port), getattr(args, "allow_host", None), draw_panel, scores
         ).start()
     except OSError as error:
         feed.close()

@@ -10,6 +10,8 @@ page works in a hall with no internet.
     GET  /api/board/CLOCK/picture.svg          the game's picture (with the director extra)
     POST /api/round/start  round=N  sets the round on every clock
     POST /api/round/over            `round over` to every clock: it stops them (school rule 21)
+
+and the score entry's routes (`score_routes.py`): the phones' form, the director's scores page.
 """
 
 import asyncio
@@ -30,6 +32,7 @@ from starlette.routing import Route
 from ...wire.protocol import is_label
 from .guard import origin_ok
 from .live import LiveBoards
+from .score_routes import score_routes
 
 PAGES = Path(__file__).with_name("hall_page")
 #: the header the page's own script sends with each command (a cross-site form cannot set one)
@@ -136,6 +139,7 @@ def make_app(hall, allowed_hosts):
         Route("/api/board/{clock}/picture.svg", picture),
         Route("/api/round/start", round_start, methods=["POST"]),
         Route("/api/round/over", round_over, methods=["POST"]),
+        *score_routes(hall, _command_form, _file, _json, _text),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False)]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)

@@ -44,9 +44,10 @@ class HallPage:
     clock does (a Pillow image): the command line hands in the clock's own renderer, so the
     director's rooms never import the device's; without it the page has no panel pictures (404)."""
 
-    def __init__(self, feed, host="127.0.0.1", port=8080, allowed_hosts=None, draw_panel=None):
+    def __init__(self, feed, host="127.0.0.1", port=8080, allowed_hosts=None, draw_panel=None, scores=None):
         self.feed = feed
         self.draw_panel = draw_panel
+        self.scores = scores  # an event.entries.ScoreBook: the score entry's routes answer with it
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts else own_hosts(host)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
@@ -115,6 +116,14 @@ class HallPage:
             "end_ms": game.records[-1]["t_ms"],
             "picture": _plot_available(),
         }
+
+    def table_facts(self, table):
+        """What a table's score form shows: the penalties its game's clock applies, in words."""
+        from ..event.score_form import penalties_in_words
+
+        board = next((b for b in self.feed.snapshot()["boards"] if str(b.get("board")) == str(table)), None)
+        game = self.game(board["clock"]) if board else None
+        return {"penalties": penalties_in_words(game.records if game else None)}
 
     def panels_png(self, clock_id, at_ms):
         from PIL import Image

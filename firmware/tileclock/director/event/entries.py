@@ -1,0 +1,140 @@
+"""The score entries of a round, kept by the hall: who entered what, when, and the round's lock.
+
+Each table's game gets a token the hall makes (`issue`): eight characters of QR's upper-case
+alphanumerics, not guessable (`secrets`), valid for that table's game until the director locks the
+round. A phone at side A or B enters both scores as written on the slip with that token; the
+director enters or corrects any table from the page. Every entry is appended, never rewritten, to
+`round-N-entries.csv` in the hall's folder, in the form `tileclock scores --entries` reads:
+`table,score_a,score_b,seat_a,by,at`, so the history of a table is its rows in order. Locking a
+round (`round-N.locked`) ends entry for it: tokens stop working, the page refuses corrections.
+"""
+
+import csv
+import os
+import secrets
+import threading
+import time
+
+from .pairings import table_key
+from .scoring import DIRECTOR, Entry, chosen_entry
+
+#: QR's alphanumeric mode holds upper case and digits: the token is made of those (no 0/O, 1/I)
+TOKEN_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+TOKEN_LENGTH = 8
+#: the scores a slip may carry (TSH's own range, -149 to 1499, is checked when the lines are made)
+LOWEST, HIGHEST = -999, 9999
+FIELDS = ["table", "score_a", "score_b", "seat_a", "by", "at"]
+
+
+class EntryRefused(ValueError):
+    """An entry that is not taken, and why (for the phone or the director)."""
+
+
+class ScoreBook:
+    """The entries, tokens and locks of every round, kept in `folder`."""
+
+    def __init__(self, folder, clock=time.time):
+        self.folder = folder
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.tokens = {}  # token -> (round, table)
+        os.makedirs(folder, exist_ok=True)
+
+    def issue(self, round_number, table):
+        """A new token for the game at `table` in `round_number` (an earlier one for it stops working)."""
+        table = table_key(table)
+        token = "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(TOKEN_LENGTH))
+        with self.lock:
+            self.tokens = {t: g for t, g in self.tokens.items() if g != (round_number, table)}
+            self.tokens[token] = (round_number, table)
+        return token
+
+    def game_of(self, table, token):
+        """The round of the game `token` opens at `table`, or EntryRefused."""
+        found = self.tokens.get(str(token).upper())
+        if found is None or found[1] != table_key(table):
+            raise EntryRefused("this link is not (or no longer) valid for this table: ask the director")
+        if self.locked(found[0]):
+            raise EntryRefused(f"round {found[0]} is locked: ask the director")
+        return found[0]
+
+    def locked(self, round_number):
+        return os.path.exists(self._path(round_number, "locked"))
+
+    def lock_round(self, round_number):
+        """Lock `round_number`: no entry or correction is taken for it any more."""
+        with self.lock, open(self._path(round_number, "locked"), "a", encoding="utf-8") as file:
+            file.write(f"{self._now()}\n")
+
+    def enter(self, round_number, table, score_a, score_b, by, seat_a=None):
+        """Append an entry; EntryRefused (in words) when the round is locked or a score is not one."""
+        scores = {}
+        for side, value in (("A", score_a), ("B", score_b)):
+            text = str(value).strip()
+            if not (text.lstrip("-").isdigit() and len(text) <= 5 and LOWEST <= int(text) <= HIGHEST):
+                raise EntryRefused(f"side {side}'s score: a whole number as written on the slip")
+            scores[side] = int(text)
+        if seat_a is not None and not str(seat_a).isdigit():
+            raise EntryRefused("seat_a: the TSH number of the player at side A")
+        with self.lock:
+            if self.locked(round_number):
+                raise EntryRefused(f"round {round_number} is locked: ask the director")
+            path = self._path(round_number, "entries")
+            new = not os.path.exists(path)
+            with open(path, "a", newline="", encoding="utf-8") as file:
+                writer = csv.writer(file)
+                if new:
+                    writer.writerow(FIELDS)
+                writer.writerow([table_key(table), scores["A"], scores["B"], seat_a or "", by, self._now()])
+        return Entry(table_key(table), scores, by, "", int(seat_a) if seat_a else None)
+
+    def entries(self, round_number):
+        """Every entry of the round, in the order made: {table: [Entry, ...]}."""
+        path = self._path(round_number, "entries")
+        tables = {}
+        if not os.path.exists(path):
+            return tables
+        with self.lock, open(path, newline="", encoding="utf-8") as file:
+            for row in csv.DictReader(file):
+                entry = Entry(
+                    row["table"],
+                    {"A": int(row["score_a"]), "B": int(row["score_b"])},
+                    row["by"],
+                    row["at"],
+                    int(row["seat_a"]) if row["seat_a"] else None,
+                )
+                tables.setdefault(entry.table, []).append(entry)
+        return tables
+
+    def state(self, round_number):
+        """Per table: its entries (who, when, what) and whether they agree, for the page."""
+        tables = []
+        for table, entries in sorted(self.entries(round_number).items(), key=lambda i: _order(i[0])):
+            chosen, why = chosen_entry(entries)
+            if chosen is not None:
+                status = "settled" if chosen.by == DIRECTOR else "agreed"
+            else:
+                status = "waiting" if why.startswith("only ") else "disagree"
+            tables.append(
+                {
+                    "table": table,
+                    "status": status,
+                    "why": why,
+                    "scores": chosen.scores if chosen is not None else None,
+                    "history": [
+                        {"by": e.by, "at": e.at, "A": e.scores["A"], "B": e.scores["B"]} for e in entries
+                    ],
+                }
+            )
+        return {"round": round_number, "locked": self.locked(round_number), "tables": tables}
+
+    def _path(self, round_number, what):
+        ending = "entries.csv" if what == "entries" else "locked"
+        return os.path.join(self.folder, f"round-{int(round_number)}-{ending}")
+
+    def _now(self):
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock()))
+
+
+def _order(table):
+    return (0, int(table), "") if table.isdigit() else (1, 0, table)

@@ -1,0 +1,209 @@
+"""Scores entered at the board and on the director's page, kept with who and when, until the round
+is locked; then `tileclock scores` makes the TSH lines from them.
+
+The browser part runs Debian's chromium under Playwright (as tests/test_hall_page.py does): two
+phone-sized pages enter a table's scores with the game's token, the director's page shows the
+table agreed, corrects another, locks the round; the entries file then gives the lines for TSH.
+"""
+
+import http.client
+import io
+import json
+import re
+from contextlib import redirect_stdout
+
+import pytest
+
+from test_hall_page import browser  # noqa: F401  # the fixture: Debian's chromium, once a module
+from test_hall_page_guard import Feed
+from tileclock.cli import main
+from tileclock.director.event.entries import TOKEN_ALPHABET, TOKEN_LENGTH, EntryRefused, ScoreBook
+from tileclock.director.event.scores import read_entries
+from tileclock.director.pages.web import COMMAND_HEADER, HallPage
+from tournament import TSH_FILES, play_round
+
+
+class Clock:
+    """Wall time for the book, stepped by the test."""
+
+    def __init__(self):
+        self.now = 1_764_000_000
+
+    def __call__(self):
+        self.now += 7
+        return self.now
+
+
+@pytest.fixture
+def book(tmp_path):
+    return ScoreBook(str(tmp_path / "scores"), clock=Clock())
+
+
+def test_a_token_is_for_one_tables_game_and_ends_with_the_round(book):
+    token = book.issue(3, "12")
+    assert len(token) == TOKEN_LENGTH and set(token) <= set(TOKEN_ALPHABET)
+    assert book.game_of("12", token) == 3 and book.game_of("12", token.lower()) == 3
+    with pytest.raises(EntryRefused, match="not \\(or no longer\\) valid for this table"):
+        book.game_of("11", token)
+    again = book.issue(3, "12")  # a new game at the table: the old token stops working
+    with pytest.raises(EntryRefused):
+        book.game_of("12", token)
+    book.lock_round(3)
+    with pytest.raises(EntryRefused, match="round 3 is locked"):
+        book.game_of("12", again)
+
+
+def test_entries_are_kept_with_who_and_when_and_agree_or_are_flagged(book):
+    book.enter(3, "1", "402", "380", "phone A")
+    assert book.state(3)["tables"][0]["status"] == "waiting"
+    book.enter(3, "1", "402", "380", "phone B")
+    book.enter(3, "2", "355", "411", "phone A")
+    book.enter(3, "2", "355", "414", "phone B")
+    state = {t["table"]: t for t in book.state(3)["tables"]}
+    assert (state["1"]["status"], state["1"]["scores"]) == ("agreed", {"A": 402, "B": 380})
+    assert (
+        state["2"]["status"] == "disagree"
+        and "phone A: A 355 B 411; phone B: A 355 B 414" in state["2"]["why"]
+    )
+    book.enter(3, "2", "355", "411", "director")
+    state = {t["table"]: t for t in book.state(3)["tables"]}
+    assert (state["2"]["status"], state["2"]["scores"]) == ("settled", {"A": 355, "B": 411})
+    assert [(h["by"], h["at"]) for h in state["2"]["history"]] == [
+        ("phone A", "2025-11-24T16:00:21Z"),
+        ("phone B", "2025-11-24T16:00:28Z"),
+        ("director", "2025-11-24T16:00:35Z"),
+    ]
+    with pytest.raises(EntryRefused, match="side B's score: a whole number"):
+        book.enter(3, "3", "400", "four hundred", "director")
+    book.lock_round(3)
+    with pytest.raises(EntryRefused, match="round 3 is locked"):
+        book.enter(3, "3", "400", "380", "director")
+    # the file is what `tileclock scores --entries` reads, in the order made
+    entries = read_entries(book._path(3, "entries"))
+    assert [(e.table, e.by, e.scores) for e in entries][-1] == ("2", "director", {"A": 355, "B": 411})
+
+
+@pytest.fixture
+def hall(book):
+    server = HallPage(Feed(), port=0, scores=book).start()
+    yield server, book
+    server.close()
+
+
+def _post(server, path, body, own=True):
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    host = f"127.0.0.1:{server.port}"
+    headers = {"Host": host, "Content-Type": "application/x-www-form-urlencoded"}
+    if own:
+        headers.update({"Origin": f"http://{host}", COMMAND_HEADER: "1"})
+    connection.request("POST", path, body=body.encode(), headers=headers)
+    answer = connection.getresponse()
+    status, text = answer.status, answer.read().decode()
+    connection.close()
+    return status, text
+
+
+def test_a_phone_enters_with_its_token_and_nothing_else_gets_in(hall):
+    server, book = hall
+    token = book.issue(3, "5")
+    assert _post(server, f"/api/score/5/A/{token}", "score_a=366&score_b=372")[0] == 200
+    status, text = _post(server, "/api/score/5/A/AAAAAAAA", "score_a=1&score_b=2")
+    assert status == 400 and "not (or no longer) valid" in text
+    status, text = _post(server, f"/api/score/4/A/{token}", "score_a=1&score_b=2")
+    assert status == 400 and "not (or no longer) valid" in text
+    assert _post(server, f"/api/score/5/B/{token}", "score_a=366&score_b=372", own=False)[0] == 403
+    assert _post(server, "/api/scores/5", "round=3&score_a=1&score_b=2", own=False)[0] == 403
+    assert _post(server, "/api/round/lock", "round=3")[0] == 200
+    status, text = _post(server, f"/api/score/5/B/{token}", "score_a=366&score_b=372")
+    assert status == 400 and "round 3 is locked" in text
+    status, text = _post(server, "/api/scores/5", "round=3&score_a=366&score_b=372")
+    assert status == 400 and "round 3 is locked" in text
+    (table,) = book.state(3)["tables"]
+    assert [(h["by"], h["A"], h["B"]) for h in table["history"]] == [("phone A", 366, 372)]
+
+
+def test_the_directors_page_makes_a_tables_phone_links(hall):
+    server, book = hall
+    status, text = _post(server, "/api/scores/7/link", "round=3")
+    assert status == 200
+    links = json.loads(text)
+    assert re.fullmatch(rf"HTTP://127\.0\.0\.1:{server.port}/S/7/A/[{TOKEN_ALPHABET}]{{8}}", links["A"])
+    token = links["A"].rsplit("/", 1)[1]
+    assert links["B"] == links["A"][: -len(token) - 2] + "B/" + token
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    connection.request("GET", f"/api/score/7/B/{token}", headers={"Host": f"127.0.0.1:{server.port}"})
+    answer = connection.getresponse()
+    game = json.loads(answer.read())
+    connection.close()
+    assert (game["round"], game["table"], game["side"]) == (3, "7", "B")
+    assert game["penalties"] == [
+        "No game from this table's clock has reached the hall yet: the director applies its penalties."
+    ]
+    assert _post(server, "/api/scores/7/link", "round=3", own=False)[0] == 403
+
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+
+
+def test_phones_and_the_director_enter_a_round_and_tsh_gets_its_lines(hall, browser, tmp_path):  # noqa: F811  # the fixture
+    server, book = hall
+    base = server.address.rstrip("/")
+    tokens = {table: book.issue(3, table) for table in ("1", "2", "3")}
+
+    def phone(table, side, a, b):
+        context = browser.new_context(**PHONE)
+        page = context.new_page()
+        page.goto(f"{base}/S/{table}/{side}/{tokens[table]}")  # as the QR code spells it: upper case
+        page.locator("#title").filter(has_text=f"Table {table}, round 3").wait_for()
+        assert "as written on the slip" in page.inner_text("body")
+        page.fill("#score_a", str(a))
+        page.fill("#score_b", str(b))
+        page.click("button[type=submit]")
+        page.locator("#answer").filter(has_text="Entered").wait_for()
+        answer = page.inner_text("#answer")
+        context.close()
+        return answer
+
+    assert "Waiting for the other side's entry" in phone("1", "A", 402, 380)
+    assert "Both sides agree" in phone("1", "B", 402, 380)
+    phone("2", "A", 355, 411)
+    assert "disagree" in phone("2", "B", 355, 414)
+
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{base}/scores")
+    page.fill("#round", "3")
+    page.click("#show")
+    row = page.locator("tr[data-table='1']")
+    row.filter(has_text="agreed").wait_for()
+    assert "phone A at " in row.inner_text() and "phone B at " in row.inner_text()
+    page.locator("tr[data-table='2']").filter(has_text="disagree").wait_for()
+    # the director settles table 2 and enters table 3 from the slip
+    form = page.locator("form[data-table='2']")
+    form.locator("input[name=score_a]").fill("355")
+    form.locator("input[name=score_b]").fill("411")
+    form.locator("button.enter").click()
+    page.locator("tr[data-table='2']").filter(has_text="settled").wait_for()
+    page.fill("#new-table", "3")
+    page.click("#add")
+    form = page.locator("form[data-table='3']")
+    form.locator("input[name=score_a]").fill("420")
+    form.locator("input[name=score_b]").fill("385")
+    form.locator("button.enter").click()
+    page.locator("tr[data-table='3']").filter(has_text="settled").wait_for()
+    page.click("#lock")
+    page.locator("#state").filter(has_text="Round 3 is locked").wait_for()
+    assert page.locator("form[data-table='1'] button.enter").is_disabled()
+    context.close()
+
+    # the round's entries give the lines for TSH
+    records = play_round(str(tmp_path))
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(["scores", records, "--tsh", TSH_FILES[0], "--round", "3",
+                     "--entries", book._path(3, "entries"), "--out", str(tmp_path / "tsh")])  # fmt: skip  # as typed
+    assert code == 0
+    assert (
+        tmp_path / "tsh" / "round-3-A.tsh"
+    ).read_text() == "a 3 A\n1 382 4 380\n6 411 2 335\n3 410 5 285\n\n"
+    assert re.search(r"table 2: slip A Brown, Bob 355, B Fox, Fay 411", out.getvalue())
