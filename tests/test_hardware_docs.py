@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+import re
 
 from PIL import Image
 
@@ -28,3 +29,27 @@ def test_the_default_pins_are_the_wired_ones():
     by_button = {"A": "button A", "STOP": "STOP button", "B": "button B"}
     for button, gpio in Config().pins.items():
         assert wires[f"GPIO{gpio}"] == by_button[button]
+
+
+def test_the_picture_s_pins_are_the_pin_table_s():
+    """hw/README.md's pin table (what a builder wires from) and the picture's source name the same
+    header pins for the same signals, both ways; the GND pins the table sends a leg to are GND."""
+    with open(os.path.join(HW, "README.md"), encoding="utf-8") as file:
+        text = file.read()
+    table = text.split("## Pinout", 1)[1].split("\n## ", 1)[0]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()]
+    rows = [row for row in rows if len(row) == 4 and row[2].isdigit()]
+    wired = {pin: label.split()[0] for pin, label, _, _, _ in load_wiring().WIRES}
+    in_table = {int(pin): gpio.split()[0] for _, gpio, pin, _ in rows}
+    assert len(rows) >= 10 and in_table.items() <= wired.items()
+    legs = {int(pin) for pin in re.findall(r"GND, pin (\d+)", table)}
+    assert legs and all(wired[pin] == "GND" for pin in legs)
+    assert set(wired) == set(in_table) | legs  # nothing drawn that the table does not name
+
+
+def test_the_wrong_driver_picture_is_up_to_date_with_its_source():
+    spec = importlib.util.spec_from_file_location("panel_drivers", os.path.join(HW, "panel_drivers.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    committed = Image.open(os.path.join(HW, "panel-drivers.png")).convert("RGB")
+    assert module.draw().tobytes() == committed.tobytes(), "run: python hw/panel_drivers.py"
