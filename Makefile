@@ -17,7 +17,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: sim test test-slow lint clean hall-demo tools pi-kernel-check
+.PHONY: sim test test-slow lint clean hall-demo tools pi-kernel-check pi-install-check
 
 sim: $(STAMP)
 	$(VENV)/bin/tileclock sim $(ARGS)
@@ -43,6 +43,13 @@ hall-demo: $(STAMP)
 # `tileclock run` (docs/reliability.md, "The buttons on a real kernel"; root on Debian bookworm amd64)
 pi-kernel-check: $(STAMP)
 	bash hw/kernel-check/run.sh
+
+# the installer on a Debian bookworm root of ARCH (arm64, or armhf) under qemu-user-static, as root:
+# install, doctor and a scripted game inside it (docs/build-guide.md). The root is cached in
+# ~/.cache/tileclock/roots (TILECLOCK_ROOTS); the first run debootstraps it (about 4 minutes).
+ARCH ?= arm64
+pi-install-check: $(STAMP)
+	nice -n 10 bash systemd/pi-install-check.sh $(ARCH)
 
 # ruff: the same format and lint rules on the whole tree (CI runs this before the tests)
 lint: $(STAMP)
