@@ -4,6 +4,7 @@ Pi 5's UART, the config's mode, the clock id; and the installer setting what doc
 import os
 import pwd
 import subprocess
+import sys
 
 import pytest
 
@@ -134,3 +135,31 @@ def test_a_config_holding_the_hall_password_readable_by_everyone_is_a_warning(tm
     assert check_config_mode(str(path), with_password).status == OK
     os.chmod(path, 0o646)  # anyone may change the clock's rules
     assert check_config_mode(str(path), Config()).status == WARN
+
+
+def test_a_config_the_user_may_not_read_says_how_to_be_let_in(tmp_path):
+    """0640 root:tileclock keeps the hall's password from other users: doctor run by one of them
+    says so, and names the group (or sudo), not `edit the file`."""
+    from test_storage_faults import as_service_user
+
+    config = tmp_path / "config.toml"
+    config.write_text('[hall]\nbroker = "10.0.0.1"\npassword = "s3cret"\n')
+    os.chmod(config, 0)
+    command = [
+        sys.executable,
+        "-m",
+        "tileclock",
+        "doctor",
+        "--config",
+        str(config),
+        "--state-dir",
+        str(tmp_path),
+    ]
+    done = subprocess.run(as_service_user(command), capture_output=True, text=True, timeout=60)
+    lines = done.stdout.splitlines()
+    assert (
+        done.returncode == 1
+        and lines[0].startswith("FAIL  config: cannot read config")
+        and "Permission denied" in lines[0]
+    )
+    assert "tileclock group" in lines[1] and "s3cret" not in done.stdout
