@@ -82,6 +82,7 @@ fi
 t_install=$(($(date +%s) - t1))
 inside apt-get clean
 after_mb=$(size_mb)
+say "installed in ${t_install} s; the root is $after_mb MB (+$((after_mb - before_mb)) MB)"
 grep -E '^[0-9]/6|^    [^ ]|^done' "$work/install.log" | sed 's/^/  | /'
 
 # what it must have done
@@ -122,8 +123,7 @@ if ! inside /opt/tileclock/venv/bin/python /tmp/pi-compare-sim.py /tmp/host-reco
   fail "the scripted game differs from this machine's"
 fi
 
-versions=$(inside /opt/tileclock/venv/bin/python -c '
-import importlib.metadata as m, PIL
-where = "Debian" if PIL.__file__.startswith("/usr/lib/") else "wheel"
-print(f"Pillow {m.version(\"pillow\")} ({where}), cbor2 {m.version(\"cbor2\")}, gpiod {m.version(\"gpiod\")}")')
+versions=$(inside /opt/tileclock/venv/bin/python -c 'import importlib.metadata as m, PIL
+print("Pillow", m.version("pillow"), "(Debian)," if PIL.__file__.startswith("/usr/lib/") else "(wheel),",
+      "cbor2", m.version("cbor2") + ",", "gpiod", m.version("gpiod"))')
 say "passed: install ${t_install} s; root $before_mb MB before, $after_mb MB after (+$((after_mb - before_mb)) MB); $versions"
