@@ -198,9 +198,12 @@ class PagedSSD1306(_PageDiff, ssd1306):
 class PagedSH1106(_PageDiff, sh1106):
     """luma's SH1106 driver (page addressing is its only mode: one span of columns a page)."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._column_offset = self._page_address_offset  # its RAM is 132 wide, the glass centred
+    @property
+    def _column_offset(self):
+        # its RAM is 132 wide, the glass centred. A property, so luma's start-up clear (inside its
+        # __init__) is sent at the offset too: sent at 0, it left the glass's last 2 columns with
+        # whatever the RAM powered up with until something was drawn there
+        return self._page_address_offset
 
 
 DRIVERS = {"ssd1306": PagedSSD1306, "sh1106": PagedSH1106}
