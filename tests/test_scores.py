@@ -323,3 +323,21 @@ def test_a_bye_tsh_does_not_give_by_itself_is_a_line(played, tmp_path):
     tsh = FakeTsh([str(folder / "b.t")])
     tsh.paste(_read(tmp_path / "round-3-B.tsh"))
     assert tsh.complete(3)
+
+
+def test_the_sheet_shows_each_tables_scores_step_by_step(played, tmp_path):
+    argv = ["sheet", played, "--tsh", *TSH_FILES, "--round", "3", "--entries", ENTRIES, "--out", str(tmp_path),
+            "--no-pictures"]  # fmt: skip  # the command line as typed
+    with redirect_stdout(io.StringIO()):
+        assert main(argv) == 0
+    with open(tmp_path / "round-3.csv", newline="", encoding="utf-8") as file:
+        rows = {row["table"]: row for row in csv.DictReader(file)}
+    assert (rows["1"]["first_entered"], rows["1"]["first_final"], rows["1"]["second_final"]) == (
+        "402",
+        "382",
+        "380",
+    )
+    assert rows["3"]["steps"].endswith("Chen, Carol wins (410 to 285) (NASPA V.G.3)")
+    assert (rows["4"]["first_final"], rows["4"]["second_final"]) == ("-50", "50")  # a forfeit's spread
+    assert "Jones, Jo did not arrive in time and forfeits: Garcia, Gil +50 spread" in rows["4"]["steps"]
+    assert "<b>Scores:</b> as entered: Anderson, Ann 402, Diaz, Dan 380" in _read(tmp_path / "round-3.html")

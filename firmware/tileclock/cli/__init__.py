@@ -214,6 +214,11 @@ def build_parser():
     )
     sheet.add_argument("--out", default="sheets", help="folder for round-N.csv, round-N.html and pictures")
     sheet.add_argument("--no-pictures", action="store_true", help="no picture of each game")
+    sheet.add_argument(
+        "--entries",
+        metavar="CSV",
+        help="the slips' scores (as for `scores`): each table's final scores, step by step",
+    )
     sheet.set_defaults(run=cmd_sheet)
 
     scores = commands.add_parser(

@@ -22,6 +22,7 @@ from .pairings import (
     tsh_round,
     with_tables,
 )
+from .scoring import chosen_entry, settle
 from .sheet import write_sheet
 
 
@@ -86,6 +87,16 @@ def read_schedule(args):
     return sorted({p.round for p in pairings}), partial(csv_round, pairings)
 
 
+def entries_by_table(path):
+    """The score entries of a CSV (`--entries`), by table, in the order made; {} without one."""
+    from .scores import read_entries  # scores.py builds on this module: read here only when asked
+
+    by_table = {}
+    for entry in read_entries(path) if path else []:
+        by_table.setdefault(entry.table, []).append(entry)
+    return by_table
+
+
 def parse_seats(texts):
     """`--seat 5=12` as {"5": 12}: TSH player 12 sat at side A of table 5."""
     seats = {}
@@ -103,12 +114,19 @@ def run_sheets(args, out):
     facts = [game_facts(game, source=source, board=board) for source, game, board in found]
     paired, schedule_of = read_schedule(args)
     seats = parse_seats(args.seat)
+    by_table = entries_by_table(getattr(args, "entries", None))
+    entry_seats = {t: e.seat_a for t, es in by_table.items() if (e := chosen_entry(es)[0]) and e.seat_a}
     for text in problems:
         print(f"left out: {text}", file=out)
     drawing = available() and not args.no_pictures
     for number in _rounds(args, facts, paired):
         schedule = schedule_of(number)
-        match = match_round(schedule, facts, named=args.round is not None, seats=seats)
+        match = match_round(schedule, facts, named=args.round is not None, seats={**entry_seats, **seats})
+        settled = {
+            t.table: settle(t, by_table.get(t.table, []))
+            for t in match.tables
+            if t.table is not None and t.table in by_table
+        }
         pictures = {}
         if drawing:
             folder = os.path.join(args.out, f"round-{number}-pictures")
@@ -118,7 +136,7 @@ def run_sheets(args, out):
                     stem = _picture_stem(table)
                     write_pictures(table.game.records, os.path.join(folder, stem), _picture_title(table))
                     pictures[id(table.game)] = f"round-{number}-pictures/{stem}.svg"
-        for path in write_sheet(args.out, match, schedule, pictures):
+        for path in write_sheet(args.out, match, schedule, pictures, settled=settled):
             print(path, file=out)
         print(f"round {number}: {_matched(match)}", file=out)
         for text in match.problems:

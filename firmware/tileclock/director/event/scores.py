@@ -16,7 +16,7 @@ from ..records.facts import game_facts
 from ..records.gamefiles import load_games
 from .matching import match_round
 from .pairings import table_key, tsh_round
-from .results import parse_seats, read_divisions
+from .results import entries_by_table, parse_seats, read_divisions
 from .scoring import Entry, chosen_entry, settle
 from .tfile import read_config
 from .tsh_entry import division_entry, settings
@@ -81,10 +81,7 @@ def run_scores(args, out):
     facts = [game_facts(game, source=source, board=board) for source, game, board in found]
     divisions = read_divisions(args)
     values = settings(read_config(args.tsh_config) if args.tsh_config else None)
-    entries = read_entries(args.entries) if args.entries else []
-    by_table = {}
-    for entry in entries:
-        by_table.setdefault(entry.table, []).append(entry)
+    by_table = entries_by_table(args.entries)
     seats = {t: e.seat_a for t, es in by_table.items() if (e := chosen_entry(es)[0]) and e.seat_a}
     seats.update(parse_seats(args.seat))
     schedule = tsh_round(divisions, args.round)

@@ -17,7 +17,8 @@ COLUMNS = [
     "first_overtime_pen", "first_late_pen", "first_total_pen",
     "second_overtime_pen", "second_late_pen", "second_total_pen",
     "forfeit", "consequence", "corrections", "notes", "problems", "board", "game", "picture",
-]  # fmt: skip  # the sheet's columns in groups, as a director reads them
+    "first_entered", "first_final", "second_entered", "second_final", "steps",
+]  # fmt: skip  # the sheet's columns in groups, as a director reads them (the scores' last: added later)
 
 ABSENCE_RULE = {"naspa": "NASPA III.C", "school": "school rule 25"}
 
@@ -57,9 +58,11 @@ def consequence(table):
     return f"{loser} forfeits ({reason or 'no reason given'}); {winner} wins. Check the game record."
 
 
-def sheet_rows(match, pictures=None):
-    """The CSV rows (dicts with `COLUMNS`) of a `matching.RoundMatch`; `pictures`: game -> file name."""
+def sheet_rows(match, pictures=None, settled=None):
+    """The CSV rows (dicts with `COLUMNS`) of a `matching.RoundMatch`; `pictures`: game -> file name;
+    `settled`: table -> `scoring.Settled`, when scores were entered (each step, the final scores)."""
     pictures = pictures or {}
+    settled = settled or {}
     rows = []
     for table in match.tables:
         pairing, game = table.pairing, table.game
@@ -87,8 +90,24 @@ def sheet_rows(match, pictures=None):
             row["game"] = game.game_seq
             row["picture"] = pictures.get(id(game), "")
         row["problems"] = "; ".join(table.problems)
+        if table.table in settled and game is not None:
+            _scores(row, settled[table.table], sides_in_order(table))
         rows.append(row)
     return rows
+
+
+def _scores(row, result, sides):
+    """The entered and final scores of a table, and each step from one to the other."""
+    for place, side in zip(("first", "second"), sides, strict=True):
+        row[f"{place}_entered"] = result.entered.get(side, "")
+        if side in result.final:
+            row[f"{place}_final"] = result.final[side]
+        elif side in result.forfeit_spread:
+            row[f"{place}_final"] = result.forfeit_spread[side]  # a forfeit's spread (the steps say so)
+    steps = list(result.steps) + [
+        f"not entered: {reason}" for reason in result.reasons if reason not in row["problems"]
+    ]
+    row["steps"] = "; ".join(steps)
 
 
 def _named(text, table):
@@ -172,6 +191,7 @@ def write_page(path, match, rows, schedule=None, title=""):
             ("", "Corrections", row["corrections"]),
             ("", "Check", row["notes"]),
             ("", "Mismatch", row["problems"]),
+            ("", "Scores", row["steps"]),
         ]
         for css, label, text in details:
             if text:
@@ -200,10 +220,10 @@ def _numbers(row, place):
     return "".join(f'<td class="{c}">{html.escape(str(v))}</td>' for c, v in zip(classes, cells, strict=True))
 
 
-def write_sheet(outdir, match, schedule=None, pictures=None, title=""):
+def write_sheet(outdir, match, schedule=None, pictures=None, title="", settled=None):
     """Write `round-N.csv` and `round-N.html` into `outdir`; returns their paths."""
     os.makedirs(outdir, exist_ok=True)
-    rows = sheet_rows(match, pictures)
+    rows = sheet_rows(match, pictures, settled)
     csv_path = os.path.join(outdir, f"round-{match.round}.csv")
     page_path = os.path.join(outdir, f"round-{match.round}.html")
     write_csv(csv_path, rows)
