@@ -25,9 +25,10 @@ sim: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(ARGS)
 
-# the slow runs: many more hypothesis examples (chatter on every gesture), large loads
+# the slow runs: many more hypothesis examples (chatter on every gesture), large loads (each may take
+# up to 30 minutes, where `make test` gives a test 150 s)
 test-slow: $(STAMP)
-	$(PY) -m pytest -m slow $(ARGS)
+	$(PY) -m pytest -m slow -o timeout=1800 $(ARGS)
 
 # the director's tools on a laptop (collect, sheet, replay, plot, hall), in .venv
 tools: $(STAMP)

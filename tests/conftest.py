@@ -11,6 +11,9 @@ from tileclock.clock.gestures import ButtonTiming
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.wire.protocol import unframe
 
+# pytester: a test of the suite's own set-up runs pytest on a file it writes (test_style.py)
+pytest_plugins = ["pytester"]
+
 # No per-example deadline: the properties are about behaviour, and a loaded machine is slow.
 settings.register_profile("tileclock", deadline=None)
 settings.load_profile("tileclock")

@@ -18,3 +18,16 @@ def test_every_noqa_and_fmt_skip_says_why():
             if found and not re.search(r"[a-z]{3}", found["why"]):
                 silent.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert silent == [], "add the reason after the marker, e.g. `# fmt: skip  # a table, one row a line`"
+
+
+def test_every_test_has_a_time_limit(request, pytester):
+    """A test that hangs fails by itself, with its stack, and the suite goes on (pytest-timeout)."""
+    assert request.config.pluginmanager.hasplugin("timeout")
+    assert float(request.config.getini("timeout")) > 0
+    hang = (
+        "import threading\n\ndef test_hangs():\n    threading.Event().wait()\n\ndef test_after():\n    pass\n"
+    )
+    pytester.makepyfile(hang)
+    result = pytester.runpytest_subprocess("-o", "timeout=1", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1, passed=1)
+    assert "Timeout" in result.stdout.str()
