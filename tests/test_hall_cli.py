@@ -1,8 +1,12 @@
 """The hall's commands answer a director's typo with one line, not a traceback."""
 
 import io
+import os
+import signal
 import socket
 import subprocess
+import sys
+import time
 
 import pytest
 
@@ -39,6 +43,34 @@ def test_a_demo_whose_page_port_is_taken_says_so_and_leaves_no_broker_running(tm
         taken.close()
     assert code == 1
     assert f"the page cannot listen on {web}" in capsys.readouterr().err
+    left = subprocess.run(["pgrep", "-f", f"mosquitto -c {tmp_path}"], capture_output=True, text=True)
+    assert left.stdout == "", "the demo's broker was left running"
+
+
+@pytest.mark.skipif(mosquitto_binary() is None, reason="mosquitto is not installed (apt install mosquitto)")
+def test_ctrl_c_stops_the_demo_within_two_seconds_and_leaves_no_broker_running(tmp_path):
+    """Ctrl-C at a terminal reaches the whole process group. The broker used to die of it first, so
+    each clock's `offline` waited out its time limit: 20 clocks took 15 s to stop."""
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "tileclock", "hall-demo", "--clocks", "5", "--web", "127.0.0.1:0"]
+        + ["--out", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # a terminal's foreground group of its own, for the Ctrl-C
+    )
+    try:
+        for line in demo.stdout:
+            if "Ctrl-C to stop" in line:
+                break
+        os.killpg(demo.pid, signal.SIGINT)
+        asked = time.monotonic()
+        assert demo.wait(10) == 0
+        assert time.monotonic() - asked < 2.0
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait()
     left = subprocess.run(["pgrep", "-f", f"mosquitto -c {tmp_path}"], capture_output=True, text=True)
     assert left.stdout == "", "the demo's broker was left running"
 

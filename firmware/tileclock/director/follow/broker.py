@@ -118,8 +118,13 @@ class LocalBroker:
 
     def start(self, timeout_s=10.0):
         """Start the broker and wait until it takes connections."""
+        # a process group of its own: a Ctrl-C at the terminal reaches this program, which stops the
+        # broker last (its clocks say `offline` to it first, at once), not the broker before them
         self.process = subprocess.Popen(
-            [self.binary, "-c", str(self.config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            [self.binary, "-c", str(self.config)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
