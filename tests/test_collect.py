@@ -236,3 +236,15 @@ def test_replay_settles_a_clock_started_in_error_after_the_out_play(tmp_path, ca
     assert main(["replay", path, "--at", "26:40"]) == 0
     later = capsys.readouterr().out.splitlines()
     assert later[2].split()[:2] == ["B:", "23:30"]
+
+
+def test_export_takes_the_state_dir_by_the_name_run_and_doctor_use_and_by_its_old_name(
+    recorded, tmp_path, capsys
+):
+    for option in ("--state-dir", "--journal"):
+        assert main(["export", option, recorded, str(tmp_path / f"{option[2:]}.csv")]) == 0
+    assert (tmp_path / "state-dir.csv").read_text() == (tmp_path / "journal.csv").read_text()
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["export", "--help"])
+    assert "--state-dir DIR, --journal DIR" in capsys.readouterr().out

@@ -177,9 +177,13 @@ def build_parser():
 
     export = commands.add_parser("export", help="export the journal's games as CSV and JSON")
     export.add_argument(
-        "--journal",
+        "--state-dir",
+        "--journal",  # the earlier name, still taken
+        dest="journal",
+        metavar="DIR",
         default="/var/lib/tileclock",
-        help="the clock's state directory (or its journal/ folder, or a single journal file)",
+        help="where the journal lives, as for `run` and `doctor` (or its journal/ folder, or a "
+        "single journal file; --journal is the same; default: /var/lib/tileclock)",
     )
     export.add_argument(
         "--game", type=int, metavar="SEQ", help="only the game whose new_game record has this seq"
