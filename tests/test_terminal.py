@@ -13,6 +13,7 @@ import pyte
 import pytest
 
 from tileclock.sim.terminal import HELPS
+from tileclock.wire.protocol import unframe
 
 
 class Terminal:
@@ -150,3 +151,33 @@ def test_at_200x50_the_frames_sit_side_by_side_and_a_resize_picks_a_new_layout(t
     os.close(term.master)  # the terminal closes: the clock stops by itself
     term.master = -1
     assert term.process.wait(timeout=20) == 0
+
+
+def test_with_its_output_piped_it_prints_each_record_plainly_and_keys_still_work(tmp_path):
+    """`make sim | tee log`: the keys from the terminal, on stdout one record a line and no escapes."""
+    master, slave = os.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tileclock", "sim"],
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+    )
+    os.close(slave)
+    try:
+        out = [process.stdout.readline() for _ in range(2)]  # boot, new_game: it reads keys now
+        os.write(master, b"l")  # tap B: A's clock starts
+        while b'"ev":"start"' not in out[-1] and len(out) < 10:
+            out.append(process.stdout.readline())
+        os.write(master, b"q")
+        rest, err = process.communicate(timeout=20)
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+    out = b"".join(out) + rest
+    records = [unframe(line) for line in out.decode("ascii").splitlines()]
+    assert [r["ev"] for r in records[:3]] == ["boot", "new_game", "start"] and records[2]["run"] == "A"
+    assert b"\x1b" not in out and process.returncode == 0
+    assert b"one line a record" in err

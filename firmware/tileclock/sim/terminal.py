@@ -158,7 +158,10 @@ class _Closed(Exception):
 
 
 def run_interactive(config, stdin=None, stdout=None):
-    """Run the clock in real time, keys as buttons, until `q`, Ctrl-C or the terminal closes."""
+    """Run the clock in real time, keys as buttons, until `q`, Ctrl-C or the terminal closes.
+
+    With stdout not a terminal (`make sim | tee log`), the keys still come from the terminal and
+    the output is plain: each serial record as a line, as `--script` prints them, no screen drawn."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     if not stdin.isatty():
@@ -167,6 +170,9 @@ def run_interactive(config, stdin=None, stdout=None):
             file=sys.stderr,
         )
         return 2
+    plain = not stdout.isatty()
+    if plain:
+        print(f"tileclock sim: output is not a terminal: one line a record. {HELP}", file=sys.stderr)
     start = time.monotonic_ns()
     sim = Simulator(config)
     releases = []  # (t_ns, button) of taps still down
@@ -179,16 +185,20 @@ def run_interactive(config, stdin=None, stdout=None):
         signal.SIGWINCH: signal.signal(signal.SIGWINCH, lambda *_: os.write(wake_write, b"w")),
         signal.SIGHUP: signal.signal(signal.SIGHUP, _hang_up),
     }
-    stdout.write("\x1b[?1049h\x1b[?25l\x1b[2J")  # the alternate screen, no cursor
+    if not plain:
+        stdout.write("\x1b[?1049h\x1b[?25l\x1b[2J")  # the alternate screen, no cursor
     try:
         tty.setcbreak(fd)
         while True:
             now = time.monotonic_ns() - start
             sim.catch_up(now)
-            sim.serial_lines()
-            size = os.get_terminal_size(stdout.fileno())
-            lines = screen_text(sim.daemon.frames, sim.view(), held, size.columns, size.lines)
-            stdout.write("\x1b[H" + "\r\n".join(line + "\x1b[K" for line in lines) + "\x1b[J")
+            records = sim.serial_lines()
+            if plain:
+                stdout.writelines(line + "\n" for line in records)
+            else:
+                size = os.get_terminal_size(stdout.fileno())
+                lines = screen_text(sim.daemon.frames, sim.view(), held, size.columns, size.lines)
+                stdout.write("\x1b[H" + "\r\n".join(line + "\x1b[K" for line in lines) + "\x1b[J")
             stdout.flush()
             due = [t for t, _ in releases] + [sim.daemon.next_deadline() or now + NS_PER_S]
             timeout = max(0, min(due) - now) / NS_PER_S
@@ -200,7 +210,8 @@ def run_interactive(config, stdin=None, stdout=None):
             releases = [(t, b) for t, b in releases if t > now]
             if wake_read in ready:
                 os.read(wake_read, 64)
-                stdout.write("\x1b[2J")
+                if not plain:
+                    stdout.write("\x1b[2J")
             if fd in ready:
                 key = os.read(fd, 1).decode(errors="ignore")
                 if key in ("q", "\x03", "\x04", ""):  # "": the terminal closed
@@ -221,7 +232,10 @@ def run_interactive(config, stdin=None, stdout=None):
         os.close(wake_write)
         try:
             termios.tcsetattr(fd, termios.TCSADRAIN, saved)
-            stdout.write("\x1b[?25h\x1b[?1049l")  # the cursor and the screen as they were
+            if plain:  # what the last wake made, then the closing records
+                stdout.writelines(line + "\n" for line in sim.serial_lines())
+            else:
+                stdout.write("\x1b[?25h\x1b[?1049l")  # the cursor and the screen as they were
             stdout.flush()
         except (OSError, termios.error):  # the terminal is gone: nothing to restore, nowhere to write
             os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
