@@ -94,8 +94,8 @@ class CommandHandler:
         return self.errors.due_ns()
 
     def _status(self, now_ns, link=None):
-        if not hasattr(link, "answer"):
-            return self.publish(self.clock.status(now_ns))  # a link that carries only records
+        if link is None:  # no way back (a script's command): the status is a record
+            return self.publish(self.clock.status(now_ns))
         made = self.publish(self.clock.advance(now_ns))  # what fell due up to now comes first
         link.answer(self._status_answer(now_ns))  # sent after the wake's records (the loop pumps)
         return made

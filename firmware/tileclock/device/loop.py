@@ -80,6 +80,23 @@ class Daemon:
         self._last_pump_ns = None
         #: wake at least this often (the service's watchdog), or None
         self.heartbeat_ns = None
+        #: what may wake the loop with no input: each a () -> the next instant it must wake, or None
+        #: (`register_wake`); the loop knows none of them beyond that
+        self._wake_sources = []
+        for source in (
+            self.clock.next_deadline,
+            self._retry_due,
+            self._stream_due,
+            self.commands.due_ns,
+            self._heartbeat_due,
+            self._panels_due,
+        ):
+            self.register_wake(source)
+
+    def register_wake(self, source):
+        """Have the loop wake by `source()` (an instant in ns, or None for no need) whenever it
+        sleeps: a timer of a part, asked again at every sleep, so it may move or go away."""
+        self._wake_sources.append(source)
 
     def post_edge(self, button, down, t_ns):
         """A raw button edge, from any thread."""
@@ -109,24 +126,32 @@ class Daemon:
         self._settle(now_ns)
 
     def next_deadline(self):
-        """The next instant the loop must wake without an input: the clock's, the screens', a retry."""
-        candidates = [self.clock.next_deadline()]
+        """The next instant the loop must wake without an input: the earliest its wake sources ask
+        (the clock's deadline, a retry, a resend streaming, the commands' error budget, the
+        watchdog, the panels' idle change, and any part's registered with `register_wake`)."""
+        due = [when for when in (source() for source in self._wake_sources) if when is not None]
+        return min(due) if due else None
+
+    def _retry_due(self):
         retry = self._faulty or (self.link is not None and self.link.pending)
-        if retry and self._last_pump_ns is not None:
-            candidates.append(self._last_pump_ns + RETRY_NS)
+        return self._last_pump_ns + RETRY_NS if retry and self._last_pump_ns is not None else None
+
+    def _stream_due(self):
         streaming = any(link is not None and link.streaming for link in (self.link, self.uplink))
         if streaming and self._last_pump_ns is not None:  # a resend goes out a budget a wake
-            candidates.append(self._last_pump_ns + STREAM_NS)
-        candidates.append(self.commands.due_ns())
+            return self._last_pump_ns + STREAM_NS
+        return None
+
+    def _heartbeat_due(self):
         if self.heartbeat_ns and self._last_pump_ns is not None:
-            candidates.append(self._last_pump_ns + self.heartbeat_ns)
+            return self._last_pump_ns + self.heartbeat_ns
+        return None
+
+    def _panels_due(self):
         idle_ns = self._idle_ns(self.clock.now_ns)
-        for output in self.panels:
-            change = output.idle.next_change(idle_ns)
-            if change is not None:
-                candidates.append(self.clock.now_ns + change)
-        candidates = [c for c in candidates if c is not None]
-        return min(candidates) if candidates else None
+        changes = [output.idle.next_change(idle_ns) for output in self.panels]
+        changes = [change for change in changes if change is not None]
+        return self.clock.now_ns + min(changes) if changes else None
 
     def pump(self, now_ns, taken=None):
         """Apply every queued edge (and `taken`, one already taken off the queue) in time order,
