@@ -46,18 +46,23 @@ class StartTimes:
         return f"{self.words} taken for {which} (seq {record['seq']})"
 
 
+def _shown(text):
+    """`text` as typed, or its repr if anything in it is unprintable (a newline): errors stay one line."""
+    return text if text.isprintable() else repr(text)
+
+
 def read_start_times(items, ports):
     """Port -> `StartTimes` from `--time PORT SIDE=m:ss` pairs; ValueError names a bad one."""
     given = {}
     for port, item in items:
-        where = f"--time {port} {item}"
+        where = f"--time {_shown(port)} {_shown(item)}"
         if port not in ports:
-            raise ValueError(f"{where}: {port} is not one of the ports to collect from")
+            raise ValueError(f"{where}: {_shown(port)} is not one of the ports to collect from")
         side, _, text = item.partition("=")
         if side not in SIDES or not text:
             raise ValueError(f"{where}: expected A=m:ss or B=m:ss")
         if side in given.setdefault(port, {}):
-            raise ValueError(f"{where}: {side}'s time on {port} is already given")
+            raise ValueError(f"{where}: {side}'s time on {_shown(port)} is already given")
         try:
             given[port][side] = parse_clock_time(text) // NS_PER_S
         except ValueError as error:
@@ -67,5 +72,5 @@ def read_start_times(items, ports):
         try:
             parse_command(with_crc(plan.command).encode("ascii"))  # what the clock will take
         except CommandError as error:
-            raise ValueError(f"--time {port}: {error}") from None
+            raise ValueError(f"--time {_shown(port)}: {error}") from None
     return plans
