@@ -357,7 +357,7 @@ def main():
     print("5. contact-bounce bursts (3 closings and 2 openings, held, 2 openings and a closing):", flush=True)
     good = bad = stalled = 0
     running = got[-1].get("run") if got else None
-    while good + bad < BURSTS and stalled < 3 * BURSTS:
+    while good + bad < BURSTS and stalled < 5 * BURSTS:
         name = running if running in ("A", "B") else "A"  # the running side ends its turn
         (first, last), tight = burst(sim, PINS[name])
         got = service.presses(quiet_s=1.5)
