@@ -364,8 +364,9 @@ class GameClock(Recovery, DirectorRequests, Readings, DueWork):
 
     def _emit(self, ev, t_ns, **extra):
         game = self.game
-        if ev in TRANSITIONS:
-            extra["at_ns"] = t_ns - game.t0_ns
+        at_ns = t_ns - game.t0_ns
+        if ev in TRANSITIONS or at_ns % NS_PER_MS:  # an instant t_ms alone would floor: exact
+            extra["at_ns"] = at_ns
         if ev == "end":  # where the game sits in the tournament, however it ended
             extra.update(self.scene.record_fields(t_ns))
             extra["summary"] = extra["summary"] | self.scene.summary_fields(t_ns)

@@ -322,13 +322,28 @@ def _first_unplayable(records, rules):
     return None
 
 
-def view_at(game, at_ms=None, after_seq=None):
-    """What both screens showed at `at_ms` since `game`'s start, or just after record `after_seq`.
+@dataclass(frozen=True)
+class Instant:
+    """A recorded game as of one instant: its state rebuilt, read under its rules."""
 
-    Returns (`View`, the last record at or before that instant, the instant in ms). Between two
-    records nothing changes but the running side's time, so the view follows from the game's state
-    rebuilt up to the last record before the instant.
-    """
+    state: GameState
+    accounting: Accounting
+    #: the exact instant (ns since the game's start) and the millisecond asked for
+    at_ns: int
+    at_ms: int
+    #: the last record at or before that instant
+    record: dict
+
+    def side(self, side):
+        """`side` as its screen showed it then (a `SideView`)."""
+        return self.accounting.side_view(self.state, side, self.at_ns)
+
+
+def state_at(game, at_ms=None, after_seq=None):
+    """The one definition of a recorded game "at" an instant: at `at_ms` since its start, after every
+    record of that millisecond (each at its exact instant, its `at_ns` where it has one); or just
+    after record `after_seq`. Between two records nothing changes but the running side's time, so
+    the state follows from the game rebuilt up to the last record then. An `Instant`."""
     records = game.records
     if after_seq is not None:
         upto = [r for r in records if r["seq"] <= after_seq]
@@ -340,13 +355,20 @@ def view_at(game, at_ms=None, after_seq=None):
     accounting = Accounting(game_rules(game.first))
     state = rebuild(upto, 0, accounting.rules)
     at_ns = max(at_ms * NS_PER_MS, record_instant_ns(upto[-1]))
-    sides = {side: accounting.side_view(state, side, at_ns) for side in SIDES}
+    return Instant(state, accounting, at_ns, at_ms, upto[-1])
+
+
+def view_at(game, at_ms=None, after_seq=None):
+    """What both screens showed at `at_ms` since `game`'s start, or just after record `after_seq`
+    (see `state_at`). Returns (`View`, the last record at or before that instant, the instant in ms)."""
+    instant = state_at(game, at_ms, after_seq)
+    state, at_ns = instant.state, instant.at_ns
     view = View(
         state.state,
         state.run,
-        sides["A"],
-        sides["B"],
-        round_left_s=accounting.round_left_s(state, at_ns),
+        instant.side("A"),
+        instant.side("B"),
+        round_left_s=instant.accounting.round_left_s(state, at_ns),
         end_reason=state.end_reason,
     )
-    return view, upto[-1], at_ms
+    return view, instant.record, instant.at_ms

@@ -1,0 +1,64 @@
+"""Replay agrees with the record at every instant (issue 23): the state "at" an instant of a record is
+the state after every record of that instant, each at its exact instant (`history.state_at`)."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from test_mistakes import run
+from test_properties import games, play
+from tileclock.clock.history import split_games, view_at
+from tileclock.clock.timecode import NS_PER_MS
+
+
+def shifted(game, offset_ns):
+    """The same game with its first edge `offset_ns` into a millisecond (a kernel's edge stamps are
+    never whole milliseconds), so every instant of it is off the millisecond grid."""
+    rules, start_a, start_b, edges, end_gap_ms = game
+    return rules, start_a, start_b, edges, end_gap_ms, offset_ns
+
+
+def played(rules, start_a, start_b, edges, end_gap_ms, offset_ns):
+    from tileclock.clock.core import ButtonTiming, GameClock
+    from tileclock.clock.rules import PROFILES
+
+    clock = GameClock(PROFILES[rules], ButtonTiming(), {"A": start_a, "B": start_b})
+    records = clock.new_game(0)
+    t = offset_ns
+    for gap, button, down in edges:
+        t += gap * NS_PER_MS
+        records += clock.edge(button, down, t)
+    return [r.as_dict() for r in records + clock.status(t + end_gap_ms * NS_PER_MS)]
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(games(), st.integers(0, NS_PER_MS - 1))
+def test_the_view_at_a_records_instant_is_what_the_last_record_of_that_instant_says(game, offset_ns):
+    records = played(*shifted(game, offset_ns))
+    for recorded in split_games(records):
+        for record in recorded.records:
+            last = [r for r in recorded.records if r["t_ms"] == record["t_ms"]][-1]
+            view, _, _ = view_at(recorded, at_ms=record["t_ms"])
+            assert (view.state, view.run) == (last["state"], last["run"]), last
+            for side in "AB":
+                shown = getattr(view, side)
+                assert (shown.shown, shown.pen, shown.used_ms) == (
+                    last[side]["shown"],
+                    last[side]["pen"],
+                    last[side]["used_ms"],
+                ), last
+
+
+def test_replay_at_a_penalty_step_off_the_millisecond_shows_the_penalty(tmp_path):
+    """B's press at 0.4 ms starts A's 0:06: A reads -0:01 (10 points) at 7.0004 s, recorded at 0:07.
+    Replay at 0:07 shows what that record says, not the state 0.4 ms before it."""
+    code, out, _ = run(["sim", "--script", "-", "--time", "A=0:06"], "0.0004 press B\n0:08 until\n")
+    log = tmp_path / "game.log"
+    log.write_text(out)
+    code, out, _ = run(["replay", str(log), "--at", "0:07"])
+    assert code == 0 and out.splitlines()[1].split()[:4] == ["A:", "-0:01", "penalty", "10"]
+
+
+def test_play_is_the_suites_own():
+    """The games here are test_properties' games, played the same way when not shifted."""
+    game = ("naspa", 30, 30, [(0, "B", True), (100, "B", False)], 40_000)
+    assert [r.as_dict() for r in play(*game)[1]] == played(*shifted(game, 0))
