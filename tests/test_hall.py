@@ -57,8 +57,7 @@ class Clocks:
         clean stop of its journal (its next start skips the seqs it had reserved ahead)."""
         sim = self.sims[clock]
         sim.uplink._closed = True
-        if sim.uplink._save_timer:
-            sim.uplink._save_timer.cancel()
+        sim.uplink.acked_file.cancel()
         sim.uplink.client.loop_stop()
         sim.uplink.client.socket().close()
         sim.uplink.close = lambda: None

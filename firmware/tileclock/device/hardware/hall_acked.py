@@ -1,7 +1,8 @@
 """The last seq the hall's broker acknowledged, kept on disk (`hall.acked` in the state directory),
 so that every start publishes again from the record after it. Written at most once a second.
 
-A mixin of `HallLink` (hall_link.py); the ack bookkeeping it reads is under the link's `_lock`.
+Owned by a `HallLink` (hall_link.py), which keeps the acknowledged seq itself (under its `_lock`)
+and hands this file a way to read it; this owns only the file, its timer and what it last wrote.
 """
 
 import logging
@@ -16,57 +17,81 @@ log = logging.getLogger("tileclock.device.hardware.hall_link")
 SAVE_EVERY_S = 1.0
 
 
-class AckedOnDisk:
-    """Loads and saves `HallLink.acked`."""
+class AckedFile:
+    """`hall.acked` in `state_dir` (None: nothing kept), written from `acked()` at most once a second."""
 
-    def _load_acked(self):
-        """The last seq the broker acknowledged before this start, or -1 (send the whole journal)."""
-        if self._acked_path is None:
-            return self.journal.first_seq - 1
+    def __init__(self, state_dir, acked):
+        self.path = os.path.join(state_dir, "hall.acked") if state_dir else None
+        self._acked = acked  # () -> the seq to write, read under its owner's lock
+        self._lock = threading.Lock()  # the timer's bookkeeping
+        self._write_lock = threading.Lock()  # the timer's thread and `close` may both save
+        self._timer = None
+        self._saved_at = 0.0
+        self.saved = None
+
+    def load(self, journal):
+        """The last seq the broker acknowledged before this start, or the one before `journal`'s
+        first (send the whole journal)."""
+        self.saved = self._load(journal)
+        return self.saved
+
+    def _load(self, journal):
+        if self.path is None:
+            return journal.first_seq - 1
         try:
-            with open(self._acked_path, encoding="ascii") as file:
+            with open(self.path, encoding="ascii") as file:
                 acked = int(file.read().strip())
         except FileNotFoundError:
-            return self.journal.first_seq - 1
+            return journal.first_seq - 1
         except (OSError, ValueError, UnicodeDecodeError) as error:
-            log.warning("hall: %s unreadable (%s): sending the whole journal again", self._acked_path, error)
-            return self.journal.first_seq - 1
+            log.warning("hall: %s unreadable (%s): sending the whole journal again", self.path, error)
+            return journal.first_seq - 1
         # a journal started afresh has nothing above its own end
-        return min(max(acked, self.journal.first_seq - 1), self.journal.next_seq - 1)
+        return min(max(acked, journal.first_seq - 1), journal.next_seq - 1)
 
-    def _schedule_save(self):
+    def schedule(self):
+        """Save within `SAVE_EVERY_S` (one timer at a time)."""
         with self._lock:
-            if self._save_timer is not None:
+            if self._timer is not None:
                 return
             delay = max(0.0, self._saved_at + SAVE_EVERY_S - time.monotonic())
-            self._save_timer = threading.Timer(delay, self._save_acked)
-            self._save_timer.daemon = True
-            self._save_timer.start()
+            self._timer = threading.Timer(delay, self.save)
+            self._timer.daemon = True
+            self._timer.start()
 
-    def _save_acked(self):
-        with self._save_lock:  # the timer's thread and `close` may both save
-            self._save_acked_now()
-
-    def _save_acked_now(self):
+    def cancel(self):
+        """Stop the timer, saving nothing (what a crash leaves)."""
         with self._lock:
-            self._save_timer = None
-            acked = self.acked
-        if self._acked_path is None or acked == self._saved:
-            return
-        temporary = self._acked_path + ".new"
-        try:
-            with open(temporary, "w", encoding="ascii") as file:
-                file.write(f"{acked}\n")
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, self._acked_path)
-        except OSError as error:
-            log.warning(
-                "hall: cannot save %s (%s); records after %d may be sent again",
-                self._acked_path,
-                error,
-                self._saved,
-            )
-            return
-        self._saved = acked
-        self._saved_at = time.monotonic()
+            timer = self._timer
+        if timer:
+            timer.cancel()
+
+    def close(self):
+        """Stop the timer and save now."""
+        self.cancel()
+        self.save()
+
+    def save(self):
+        with self._write_lock:
+            with self._lock:
+                self._timer = None
+            acked = self._acked()
+            if self.path is None or acked == self.saved:
+                return
+            temporary = self.path + ".new"
+            try:
+                with open(temporary, "w", encoding="ascii") as file:
+                    file.write(f"{acked}\n")
+                    file.flush()
+                    os.fsync(file.fileno())
+                os.replace(temporary, self.path)
+            except OSError as error:
+                log.warning(
+                    "hall: cannot save %s (%s); records after %d may be sent again",
+                    self.path,
+                    error,
+                    self.saved,
+                )
+                return
+            self.saved = acked
+            self._saved_at = time.monotonic()

@@ -24,7 +24,6 @@ message id is registered.
 """
 
 import logging
-import os
 import threading
 import time
 from collections import deque
@@ -34,7 +33,7 @@ import paho.mqtt.client as mqtt
 from ...wire.protocol import CommandError, parse_command
 from ...wire.topics import ALL, topic
 from ..ranges import Resends
-from .hall_acked import AckedOnDisk
+from .hall_acked import AckedFile
 from .hall_state import RetainedState
 
 log = logging.getLogger(__name__)
@@ -47,7 +46,7 @@ DOWN_GRACE_S = 5.0
 MAX_COMMANDS = 32
 
 
-class HallLink(RetainedState, AckedOnDisk):
+class HallLink:
     """Publishes the journal's records to `tileclock/<clock id>/records` and reads the director's commands.
 
     `wake` is called (from paho's thread) when the loop has something to do:
@@ -63,11 +62,11 @@ class HallLink(RetainedState, AckedOnDisk):
         self.hall = hall
         self.board = board
         self.wake = wake
-        self._acked_path = os.path.join(state_dir, "hall.acked") if state_dir else None
         self._lock = threading.Lock()  # the ack bookkeeping, shared with paho's thread
         self._pump_lock = threading.Lock()  # one pump at a time
-        self._save_lock = threading.Lock()  # one write of `hall.acked` at a time
-        self.acked = self._load_acked()  # every seq up to this one is at the broker
+        #: `hall.acked`: its own part, which keeps the acknowledged seq on disk
+        self.acked_file = AckedFile(state_dir, self._acked_now)
+        self.acked = self.acked_file.load(journal)  # every seq up to this one is at the broker
         self._next = self.acked + 1  # the next seq to hand to paho
         self._above = set()  # acknowledged seqs beyond `acked` (resends, reordering)
         self._unheld = {}  # first seq -> the next seq held, of each run the journal does not hold
@@ -81,14 +80,8 @@ class HallLink(RetainedState, AckedOnDisk):
         self._connected = False
         self._down_since = time.monotonic()
         self._down_reason = "not connected yet"
-        self._state = None  # the last state published, to publish only changes
-        self._scene = None  # the running game's round and table, from its own records
-        self._board_named = None  # the board name the last `boot` record gave
-        self._faults = {}  # part -> detail, from fault / fault_cleared records
-        self._last_record = None
-        self._save_timer = None
-        self._saved_at = 0.0
-        self._saved = self.acked
+        #: the retained state topic: its own part, following the journal's records
+        self._state = RetainedState(journal, clock_id, board, self._publish)
         self._closed = False
         self.client = self._make_client()
 
@@ -122,7 +115,7 @@ class HallLink(RetainedState, AckedOnDisk):
     def pump(self):
         """Hand paho what fits in the window: the new records first, then the newest `status`
         answer, then at most `Resends.PER_WAKE` resent records; and the state if it changed."""
-        self._take_up_records()
+        self._state.take_up()
         if not self._connected:
             return
         with self._pump_lock:
@@ -145,7 +138,7 @@ class HallLink(RetainedState, AckedOnDisk):
                     self._take_back(seq, resent=resend is not None)
                     break
                 self._register(info.mid, seq)
-            self._publish_state()
+            self._state.publish()
 
     def resend(self, first, last):
         """Owe records `first`..`last` again (the director lost them): those already handed to
@@ -184,9 +177,7 @@ class HallLink(RetainedState, AckedOnDisk):
                 pass
         self.client.disconnect()
         self.client.loop_stop()
-        if self._save_timer:
-            self._save_timer.cancel()
-        self._save_acked()
+        self.acked_file.close()
 
     def _next_live(self):
         """(seq, line) of the next record to hand to paho, or None: only what has been through the
@@ -230,7 +221,7 @@ class HallLink(RetainedState, AckedOnDisk):
             else:
                 self._seq_of[mid] = seq
         if early and seq is not None:
-            self._schedule_save()
+            self.acked_file.schedule()
 
     # --- paho's side (its thread)
 
@@ -263,7 +254,7 @@ class HallLink(RetainedState, AckedOnDisk):
         # command (a round over sent an hour ago) can never act on a later game
         client.subscribe([(topic(self.clock_id, "cmd"), 0), (topic(ALL, "cmd"), 0)])
         self._publish(topic(self.clock_id, "status"), "online", retain=True)
-        self._state = None  # publish the state afresh
+        self._state.forget_published()  # publish the state afresh
         self.wake()
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties):
@@ -289,9 +280,13 @@ class HallLink(RetainedState, AckedOnDisk):
             self._acknowledged(seq)
             more = self._next < self.journal.settled_seq or bool(self._resends)
             refill = len(self._seq_of) <= WINDOW // 2 and more
-        self._schedule_save()
+        self.acked_file.schedule()
         if refill:
             self.wake()
+
+    def _acked_now(self):
+        with self._lock:
+            return self.acked
 
     def _acknowledged(self, seq):
         """The broker has record `seq` (call with `_lock` held)."""
@@ -321,7 +316,7 @@ class HallLink(RetainedState, AckedOnDisk):
             self._next = max(self._next, held)
             self._unheld[seq] = held
             self._advance_acked()
-        self._schedule_save()
+        self.acked_file.schedule()
 
     def _on_message(self, client, userdata, message):
         if message.retain or not message.payload:

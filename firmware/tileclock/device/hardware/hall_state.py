@@ -1,7 +1,9 @@
 """The clock's retained state on the hall's broker (`tileclock/<clock id>/state`): what the
 journal's newest records say of the game (round, table, clocks) and of the clock's faults.
 
-A mixin of `HallLink` (hall_link.py): published again only when it changes.
+Owned by a `HallLink` (hall_link.py), which hands it the journal and how to publish; it owns
+what it has read of the records and the last state published, which is published again only when
+it changes.
 """
 
 import json
@@ -12,9 +14,25 @@ from ...wire.topics import topic
 
 
 class RetainedState:
-    """Follows the journal's records and publishes the state they give, for `HallLink`."""
+    """Follows `journal`'s records and publishes (`publish(topic, text, retain=True)`) the state
+    they give for clock `clock_id`, named `board` until a `boot` record names it."""
 
-    def _take_up_records(self):
+    def __init__(self, journal, clock_id, board, publish):
+        self.journal = journal
+        self.clock_id = clock_id
+        self.board = board
+        self._publish = publish
+        self._state = None  # the last state published, to publish only changes
+        self._scene = None  # the running game's round and table, from its own records
+        self._board_named = None  # the board name the last `boot` record gave
+        self._faults = {}  # part -> detail, from fault / fault_cleared records
+        self._last_record = None
+
+    def forget_published(self):
+        """The broker's copy may be gone (a new connection): the next `publish` sends it afresh."""
+        self._state = None
+
+    def take_up(self):
         """Follow the journal's newest records: the game's round and table (`take_scene`: only
         what applied to it) and the faults, for the state topic."""
         newest = self.journal.settled_seq - 1
@@ -39,7 +57,8 @@ class RetainedState:
             self._scene = take_scene(self._scene, record)  # never a `set` for the next game
             self._last_record = record
 
-    def _publish_state(self):
+    def publish(self):
+        """Publish the state the records give, if it changed since the last one published."""
         record = self._last_record
         if record is None:
             return
