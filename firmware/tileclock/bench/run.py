@@ -106,6 +106,8 @@ def run(quick=False, state_dir=None, progress=None):
 
 
 def main(args):
+    if getattr(args, "wiring", None):
+        return main_wirings(args)
     figures = run(quick=args.quick, state_dir=getattr(args, "state_dir", None))
     if args.json:  # every figure, and beside them each target and whether it was met
         print(json.dumps(dict(figures, targets=targets(figures))))
@@ -119,4 +121,24 @@ def main(args):
     missed = [key for key in KEYS if verdict(key, figures.get(key), figures=figures) == "MISSED"]
     if missed and not args.json:
         print(f"missed: {', '.join(missed)}")
+    return 0
+
+
+def main_wirings(args):
+    """`tileclock bench --wiring ...`: the service's presses for each wiring named, side by side."""
+    from ..device.wiring import WIRINGS
+    from .wirings import compare
+    from .wirings import table as wirings_table
+
+    names = list(WIRINGS) if "all" in args.wiring else list(dict.fromkeys(args.wiring))
+    idle_s, presses = PLANS["quick" if args.quick else "full"][:2]
+    found = compare(names, min(idle_s, 10), presses, Progress(len(names)), getattr(args, "state_dir", None))
+    load = os.getloadavg()[0]
+    if args.json:
+        print(json.dumps({"wirings": found, "load_average": load}))
+    else:
+        print(wirings_table(found))
+        print(
+            f"(bus times worked out from each bus's bytes and transactions at its clock; load average {load:.1f})"
+        )
     return 0

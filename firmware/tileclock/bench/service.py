@@ -14,10 +14,11 @@ import threading
 import time
 
 from ..clock.timecode import NS_PER_MS, NS_PER_S
-from ..device.config import Config
+from ..device.config import Config, parse_config
 from ..device.hardware.oled import bus_ns
 from ..device.timings import load as load_timings
 from ..device.timings import load_boot
+from ..device.wiring import bus_time_ns
 from . import procstat
 
 PRESS_EVERY_S = 0.05  # a press every 50 ms, alternating A and B: well over a switch's bus time apart
@@ -52,29 +53,41 @@ def press_script(idle_s, presses, every_s=PRESS_EVERY_S, hold_s=PRESS_HOLD_S):
     return "\n".join(lines) + "\n", first
 
 
-def press_latencies(rows, hz):
+def press_latencies(rows, hz, panels=None, spi_hz=8_000_000):
     """From the service's timings: for each press that switched the running side, the times from its
     edge's stamp (the switch record's exact instant) to the turn marks shown, the panels, the
     journal and the links, with the panel bus time worked out from the wake's bytes and transactions
-    at `hz` (both panels on one bus: each write blocks on the Pi, so the bus time adds)."""
+    at `hz`: by default both panels on one bus (each write blocks on the Pi, so the times add); with
+    `panels` (their configs, in the order the rows count their buses) as they are wired
+    (device/wiring.py: separate buses are written at once on a press). Also each tick's bus time
+    (a wake of no edge that sent bytes: its buses one after the other)."""
     found = {"frame": [], "turn": [], "panel": [], "record": [], "sent": [], "bus": [], "turn_bus": []}
+    found["tick_bus"] = []
+
+    def bus_ms(counts, at_once=True):
+        if panels is None:
+            return bus_ns(sum(b for b, _ in counts), sum(t for _, t in counts), hz) / NS_PER_MS
+        return bus_time_ns(counts, panels, hz, spi_hz, at_once) / NS_PER_MS
+
     for row in rows:
         pressed = [instant for _, ev, instant in row["records"] if ev == "switch" and instant is not None]
+        counts = row.get("buses") or [[row["bus_bytes"], row["bus_transactions"]]]
         if not pressed:
+            if not row["edges"] and row["bus_bytes"]:
+                found["tick_bus"].append(bus_ms(counts, at_once=False))
             continue
         # the wake's panel bytes carry every switch it made (two presses can share a wake when the loop is late)
-        bus_ms = bus_ns(row["bus_bytes"], row["bus_transactions"], hz) / NS_PER_MS
-        turn = row.get("turn_buses") or [[0, 0]]
-        turn_ms = bus_ns(sum(b for b, _ in turn), sum(t for _, t in turn), hz) / NS_PER_MS
-        found["bus"].append(bus_ms)
+        wake_ms = bus_ms(counts)
+        turn_ms = bus_ms(row.get("turn_buses") or [[0, 0]] * len(counts))
+        found["bus"].append(wake_ms)
         found["turn_bus"].append(turn_ms)
         for edge in pressed:
             frame = (row["panels_ns"] - edge) / NS_PER_MS
             found["frame"].append(frame)
             found["turn"].append((row.get("turn_ns", row["panels_ns"]) - edge) / NS_PER_MS + turn_ms)
-            found["panel"].append(frame + bus_ms)
-            found["record"].append((row["journaled_ns"] - edge) / NS_PER_MS + bus_ms)  # the fsync follows it
-            found["sent"].append((row["sent_ns"] - edge) / NS_PER_MS + bus_ms)
+            found["panel"].append(frame + wake_ms)
+            found["record"].append((row["journaled_ns"] - edge) / NS_PER_MS + wake_ms)  # the fsync follows it
+            found["sent"].append((row["sent_ns"] - edge) / NS_PER_MS + wake_ms)
     return found
 
 
@@ -112,10 +125,13 @@ def measure_service(
     i2c_hz=Config().i2c_hz,
     every_s=PRESS_EVERY_S,
     hold_s=PRESS_HOLD_S,
+    wiring=None,
 ):
     """Run `tileclock run --simulate` as a service and measure it; returns figures and details.
 
-    The presses come `every_s` apart, each held `hold_s`."""
+    The presses come `every_s` apart, each held `hold_s`; the panels are wired as `wiring` says
+    (device/wiring.py; None: the config's default)."""
+    config = parse_config({"screens": {"wiring": wiring}} if wiring else {})
     scratch = tempfile.mkdtemp(prefix="tileclock-bench-", dir=pick_state_parent(state_parent))
     kind, source, _ = procstat.filesystem(scratch)
     progress.say(f"state directory {scratch} on {kind} ({source})")
@@ -129,6 +145,7 @@ def measure_service(
         file.write(
             "[buttons]\nmin_turn_ms = 0  # measure latency, not the collision rule\n"
             f'[serial]\nport = "{os.ttyname(clock_end)}"\n[screens]\ni2c_hz = {i2c_hz}\n'
+            + (f'wiring = "{wiring}"\n' if wiring else "")
         )
     script, presses_at = press_script(idle_s, presses, every_s, hold_s)
     script_path = os.path.join(scratch, "presses.txt")
@@ -200,7 +217,7 @@ def measure_service(
     figures["disk_waits_per_s"] = max(
         0.0, figures.pop("main_thread_wakeups_per_s") - figures["loop_wakeups_per_s"]
     )
-    latencies = press_latencies(rows, i2c_hz)
+    latencies = press_latencies(rows, i2c_hz, config.panels, config.spi_hz)
     figures["presses_measured"] = len(latencies["panel"])
     figures["switches_made"] = sum(ev == "switch" for row in rows for _, ev, _ in row["records"])
     for name in ("frame", "panel", "record", "sent"):
@@ -216,8 +233,10 @@ def measure_service(
     figures["turn_bus_ms_per_switch"] = (
         statistics.mean(latencies["turn_bus"]) if latencies["turn_bus"] else None
     )
+    figures["bus_ms_per_tick"] = statistics.mean(latencies["tick_bus"]) if latencies["tick_bus"] else None
+    figures["wiring"] = config.wiring
     figures["i2c_hz"] = i2c_hz
     if boot:  # the panels' start-up and first frame, on the bus before READY=1 on the Pi
-        figures["boot_bus_ms"] = bus_ns(sum(b for b, _ in boot), sum(t for _, t in boot), i2c_hz) / NS_PER_MS
+        figures["boot_bus_ms"] = bus_time_ns(boot, config.panels, i2c_hz, config.spi_hz, False) / NS_PER_MS
         figures["boot_to_clock_s"] = figures["startup_s"] + figures["boot_bus_ms"] / 1000
     return figures

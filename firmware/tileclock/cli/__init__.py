@@ -12,6 +12,7 @@ import sys
 from .. import __version__
 from ..clock.rules import PROFILES
 from ..device.config import ConfigError
+from ..device.wiring import WIRINGS
 from ..director.records.plot import DirectorExtraMissing
 from ..sim.script import ScriptError
 from .clock_commands import cmd_bench, cmd_doctor, cmd_hall_bench, cmd_run, cmd_sim
@@ -256,6 +257,12 @@ def build_parser():
     bench.add_argument("--quick", action="store_true", help="shorter runs (under a minute)")
     bench.add_argument(
         "--state-dir", metavar="DIR", help="where the measured service keeps its journal (default: on a disk)"
+    )
+    bench.add_argument(
+        "--wiring",
+        action="append",
+        choices=[*WIRINGS, "all"],
+        help="instead, price the panels' wiring: the same presses for each one named (repeat it, or all)",
     )
     bench.set_defaults(run=cmd_bench)
 

@@ -6,6 +6,7 @@ the parts are wired one way and the `boot` record says the same things
 whichever way the clock was started.
 """
 
+import functools
 import logging
 import os
 import uuid
@@ -26,6 +27,7 @@ from .journal import Journal
 from .loop import Daemon
 from .render import Panel
 from .retention import Retention
+from .wiring import bus_of
 
 JOURNAL_DIR = "journal"
 #: the single-file journal of earlier versions, taken over into segments on first start
@@ -71,7 +73,10 @@ class Parts:
 def device_parts(config, state_dir, simulate=False):
     """The Pi's parts as the config names them, or with `simulate` simulated buttons and panels
     (still in real time, and on the configured serial port)."""
-    panels = RecordingPanels(keep=False) if simulate else open_device  # a service runs long: count only
+    if simulate:
+        panels = RecordingPanels(keep=False, spi_hz=config.spi_hz)  # a service runs long: count only
+    else:
+        panels = functools.partial(open_device, spi_hz=config.spi_hz)
     return Parts(
         open_pins=lambda: pin_factory("mock" if simulate else config.pin_backend),
         open_panel=panels,
@@ -146,7 +151,9 @@ class RunningClock:
             dark_after_ms=config.idle.blank_after_s * 1000,  # a press on dark panels only wakes them
         )
         self.panels = [
-            PanelOutput(Panel(faces=spec.faces), None, spec.contrast, config.idle, _opener(parts, spec))
+            PanelOutput(
+                Panel(faces=spec.faces), None, spec.contrast, config.idle, _opener(parts, spec), bus_of(spec)
+            )
             for spec in config.panels
         ]
         self.link = SerialLink(self.journal, parts.serial_url, config.serial_baud)

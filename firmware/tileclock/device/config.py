@@ -16,6 +16,7 @@ from ..wire.records import SIDES
 from .identity import is_label
 from .idle import IdlePolicy
 from .retention import Retention
+from .wiring import DEFAULT_WIRING, WIRINGS
 
 PIN_BACKENDS = ("auto", "gpiod", "lgpio", "rpigpio", "mock")
 #: A broker host: a DNS name or an IPv4/IPv6 address, nothing that could smuggle options or paths.
@@ -38,6 +39,8 @@ class PanelConfig:
     spi_device: int = 0
     rotate: int = 0  # 0, or 2 for a panel mounted upside down
     contrast: int = 0xCF
+    dc_pin: int = 24  # SPI only: the BCM GPIO of its data/command line
+    reset_pin: int | None = None  # SPI only: the BCM GPIO of its reset line (None: not wired)
 
 
 @dataclass(frozen=True)
@@ -55,10 +58,29 @@ class HallConfig:
     keepalive_s: int = 30
 
 
-DEFAULT_PANELS = (PanelConfig(faces="A", address=0x3C), PanelConfig(faces="B", address=0x3D))
+DEFAULT_PANELS = tuple(PanelConfig(faces=side, **WIRINGS[DEFAULT_WIRING][side]) for side in "AB")
+#: the SPI clocks luma's SPI interface takes
+_SPI_HZ = (
+    500_000,
+    1_000_000,
+    2_000_000,
+    4_000_000,
+    8_000_000,
+    16_000_000,
+    20_000_000,
+    24_000_000,
+    32_000_000,
+)
 
 _PANEL_CHOICES = {"faces": ("A", "B"), "driver": ("ssd1306", "sh1106"), "interface": ("i2c", "spi")}
-_PANEL_RANGES = {"port": (0, 10), "address": (0x03, 0x77), "spi_device": (0, 2), "contrast": (0, 255)}
+_PANEL_RANGES = {
+    "port": (0, 10),
+    "address": (0x03, 0x77),
+    "spi_device": (0, 2),
+    "contrast": (0, 255),
+    "dc_pin": (0, 27),
+    "reset_pin": (0, 27),
+}
 
 
 @dataclass(frozen=True)
@@ -88,9 +110,13 @@ class Config:
     idle: IdlePolicy = IdlePolicy()
     #: the hall's broker, or None: no network at all
     hall: HallConfig | None = None
+    #: how the panels are wired (device/wiring.py): their buses, unless a [[panel]] says otherwise
+    wiring: str = DEFAULT_WIRING
     #: the panels' I2C bus speed, as set in the Pi's boot config (dtparam=i2c_arm_baudrate); the
     #: simulator and the benchmark work the bus time out from it
     i2c_hz: int = 400_000
+    #: the panels' SPI clock (luma's own default)
+    spi_hz: int = 8_000_000
     #: how long finished games are kept in the journal
     retention: Retention = Retention()
 
@@ -182,9 +208,27 @@ def parse_config(data):
         config["serial_baud"] = _take(serial, "baud", int, "serial")
     _reject_unknown(serial, "serial")
 
-    if "panel" in data:
-        config["panels"] = _panels(data.pop("panel"))
+    entries = _panels(data.pop("panel")) if "panel" in data else [{"faces": "A"}, {"faces": "B"}]
     screens = data.pop("screens", {})
+    if "wiring" in screens:
+        config["wiring"] = _take(screens, "wiring", str, "screens")
+        if config["wiring"] not in WIRINGS:
+            raise ConfigError(f"screens.wiring = {config['wiring']!r}: expected one of {', '.join(WIRINGS)}")
+    wiring = WIRINGS[config.get("wiring", DEFAULT_WIRING)]
+    config["panels"] = tuple(PanelConfig(**{**wiring[entry["faces"]], **entry}) for entry in entries)
+    places = [(p.port, p.address) for p in config["panels"] if p.interface == "i2c"]
+    if len(set(places)) != len(places):
+        raise ConfigError(f"panel: two panels at the same address on one I2C bus: {places}")
+    for panel in config["panels"]:
+        taken = {pin for pin in (panel.dc_pin, panel.reset_pin) if panel.interface == "spi"} & set(
+            pins.values()
+        )
+        if taken:
+            raise ConfigError(f"panel {panel.faces}: GPIO{min(taken)} is a button's pin (buttons: {pins})")
+    if "spi_hz" in screens:
+        config["spi_hz"] = _take(screens, "spi_hz", int, "screens")
+        if config["spi_hz"] not in _SPI_HZ:
+            raise ConfigError(f"screens.spi_hz = {config['spi_hz']!r}: expected one of luma's {_SPI_HZ}")
     if "i2c_hz" in screens:
         config["i2c_hz"] = _take(screens, "i2c_hz", int, "screens")
         if not 10_000 <= config["i2c_hz"] <= 3_400_000:
@@ -234,11 +278,11 @@ def _panels(entries):
                     f"{where}.rotate = {value!r}: expected 0, or 2 for a panel mounted upside down"
                 )
         _reject_unknown(entry, where)
-        panels.append(PanelConfig(**values))
-    faces = [panel.faces for panel in panels]
+        panels.append(values)
+    faces = [panel["faces"] for panel in panels]
     if len(set(faces)) != len(faces):
         raise ConfigError(f"panel: two panels face the same side: {faces}")
-    return tuple(panels)
+    return panels
 
 
 def _hall(section):

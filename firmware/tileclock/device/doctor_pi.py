@@ -99,6 +99,7 @@ def check_boot(config, root="/", model=None):
                 f"dtparam=i2c_arm_baudrate={config.i2c_hz} in {shown}/config.txt ({INSTALLER})",
             )
         )
+    checks += _panel_buses(config, settings, _read(os.path.join(folder, "config.txt")) or "", shown)
     if settings.get("enable_uart") == "1":
         checks.append(Check(OK, "boot config: UART", "enable_uart=1"))
     else:
@@ -126,6 +127,33 @@ def check_boot(config, root="/", model=None):
         checks.append(Check(OK, "serial console", f"none on the UART ({shown}/cmdline.txt)"))
     if model.startswith("Raspberry Pi 5"):
         checks.append(_pi5_uart(config, settings, shown))
+    return checks
+
+
+def _panel_buses(config, settings, text, shown):
+    """The boot config lines the panels' wiring needs: SPI on, or an i2c-gpio bus for a second bus."""
+    checks = []
+    if any(spec.interface == "spi" for spec in config.panels):
+        if settings.get("dtparam=spi") == "on":
+            checks.append(Check(OK, "boot config: SPI", "dtparam=spi=on (the panels' wiring is spi)"))
+        else:
+            checks.append(
+                Check(FAIL, "boot config: SPI", f"no dtparam=spi=on in {shown}/config.txt", "add it, reboot")
+            )
+    for port in sorted({spec.port for spec in config.panels if spec.interface == "i2c" and spec.port != 1}):
+        made = re.search(rf"^\s*dtoverlay=(i2c-gpio\b.*\bbus={port}\b|i2c{port}\b).*", text, re.MULTILINE)
+        if made:  # the kernel's bit-banged bus, or a Pi 4's or 5's hardware one
+            checks.append(Check(OK, f"boot config: I2C bus {port}", made.group(0).strip()))
+        else:
+            checks.append(
+                Check(
+                    FAIL,
+                    f"boot config: I2C bus {port}",
+                    f"a panel is on bus {port}, and {shown}/config.txt makes no such bus",
+                    f"add dtoverlay=i2c-gpio,bus={port},i2c_gpio_sda=23,i2c_gpio_scl=24,i2c_gpio_delay_us=1 "
+                    f'(or on a Pi 4 or 5 dtoverlay=i2c{port},pins_4_5,baudrate=400000), reboot (hw/README.md, "Wiring the panels")',
+                )
+            )
     return checks
 
 

@@ -22,6 +22,8 @@ from .render import fault_text
 DEADLINE_GRACE_NS = 2 * NS_PER_MS
 #: How often a part that stopped answering is tried again.
 RETRY_NS = NS_PER_S
+#: Records that do not make a wake urgent for the panels (see `refresh`)
+QUIET_EVENTS = frozenset({"checkpoint"})
 #: How soon the loop wakes again while a resend streams out (on the serial line or the hall's uplink).
 STREAM_NS = 5 * NS_PER_MS
 
@@ -80,6 +82,8 @@ class Daemon:
         self._last_pump_ns = None
         #: wake at least this often (the service's watchdog), or None
         self.heartbeat_ns = None
+        self._writers = None  # the threads that write other buses' panels at once (made when needed)
+        self._acted = False  # this wake made a record other than a checkpoint (a press, most often)
         #: what may wake the loop with no input: each a () -> the next instant it must wake, or None
         #: (`register_wake`); the loop knows none of them beyond that
         self._wake_sources = []
@@ -170,6 +174,7 @@ class Daemon:
             except queue.Empty:
                 break
         edges.sort(key=lambda edge: edge[0])
+        self._acted = False
         if self.timings:
             self.timings.begin(edges)
         made = 0
@@ -180,7 +185,7 @@ class Daemon:
         made += self._publish(self.clock.advance(now_ns))
         made += self._serve_commands(now_ns)
         if made or edges or self.refresh_on_ticks or self._faulty or self._idle_ns(now_ns) is not None:
-            self.refresh(now_ns)
+            self.refresh(now_ns, urgent=self._acted)
         self._settle(now_ns)
         if self.timings:
             self.timings.end()
@@ -215,25 +220,47 @@ class Daemon:
         if self.uplink is not None:
             self.uplink.pump()  # the new records; room in its window again, or the broker back
 
-    def refresh(self, now_ns):
-        """Show the clock as of `now_ns` on every panel, with any faults; record faults that began or ended."""
+    def refresh(self, now_ns, urgent=False):
+        """Show the clock as of `now_ns` on every panel, with any faults; record faults that began or
+        ended. `urgent` (a wake that made a record other than a checkpoint, a press's most often):
+        panels on separate buses are written at once."""
         view = self.clock.view(now_ns)
         if self._faulty:
             view = replace(view, faults=view.faults + tuple(sorted(self._faulty)))
         idle_ns = self._idle_ns(now_ns)
         for output in self.panels:
             self.frames[output.panel.faces] = output.prepare(view, idle_ns)
-        for output in self.panels:  # whose turn it is, on every panel, before anything else
-            output.send(first=True)
+        self._send_panels(lambda output: output.send(first=True), urgent)  # whose turn it is, first
         if self.timings:
             self.timings.mark("turn")
-        for output in self.panels:
-            output.send()
+        self._send_panels(lambda output: output.send(), urgent)
         if self.timings:
             self.timings.mark("panels")
         if self.on_frames:
             self.on_frames(now_ns, self.frames)
         self._note_faults(now_ns)
+
+    def _send_panels(self, send, urgent):
+        """`send(output)` for every panel: those on one bus in turn; on an urgent wake, each other
+        bus's from a helper thread at the same time (a tick's few bytes go one bus after the
+        other: waking a thread for them would double the clock's wake-ups)."""
+        buses = {}
+        for output in self.panels:
+            buses.setdefault(output.bus, []).append(output)
+        if not urgent or len(buses) < 2:
+            for output in self.panels:
+                send(output)
+            return
+        if self._writers is None:
+            from concurrent.futures import ThreadPoolExecutor  # its workers wait with no timeout
+
+            self._writers = ThreadPoolExecutor(len(buses) - 1, thread_name_prefix="panels")
+        first, *others = buses.values()
+        pending = [self._writers.submit(lambda group=group: [send(o) for o in group]) for group in others]
+        for output in first:
+            send(output)
+        for done in pending:
+            done.result()
 
     def healthy(self, now_ns):
         """Whether the loop is keeping time: the clock's books balance and no deadline is long overdue."""
@@ -274,6 +301,7 @@ class Daemon:
             self.refresh(now_ns)  # show (or clear) the alert at once
 
     def _publish(self, records):
+        self._acted |= any(record.ev not in QUIET_EVENTS for record in records)
         for record in records:
             if self.clock_id is not None:
                 record = replace(record, clock=self.clock_id)

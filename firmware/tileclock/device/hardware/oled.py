@@ -255,6 +255,81 @@ class RecordingBus:
         """Nothing to let go of."""
 
 
+class RecordingSPI:
+    """A `spidev.SpiDev` stand-in for luma's own SPI interface: counts every transfer (a transaction)
+    and its bytes (SPI sends no address or control byte: data/command is a GPIO line)."""
+
+    def __init__(self, keep=True):
+        self.writes = []  # (port, device, payload bytes), if kept
+        self.keep = keep
+        self.fail = None
+        self.tap = None
+        self.transactions = 0
+        self.wire_bytes = 0
+        self.max_speed_hz = 0
+        self.mode = 0
+        self.opened = None
+
+    def open(self, port, device):
+        self.opened = (port, device)
+
+    def writebytes(self, data):
+        if self.fail:
+            raise self.fail
+        payload = bytes(data)
+        if self.tap is not None:
+            self.tap(self, self.opened, None, payload)
+        self.transactions += 1
+        self.wire_bytes += len(payload)
+        if self.keep:
+            self.writes.append((*self.opened, payload))
+
+    def bytes_on_wire(self):
+        return self.wire_bytes
+
+    def close(self):
+        """Nothing to let go of."""
+
+
+class RecordingGPIO:
+    """An `RPi.GPIO` stand-in for luma's SPI interface's data/command and reset lines."""
+
+    BCM, OUT, LOW, HIGH = 11, 0, 0, 1
+
+    def __init__(self):
+        self.levels = {}
+
+    def setmode(self, mode):
+        """(Always BCM numbers.)"""
+
+    def setwarnings(self, on):
+        """(Nothing to warn about.)"""
+
+    def setup(self, pin, direction, **kwargs):
+        self.levels.setdefault(pin, self.LOW)
+
+    def output(self, pin, level):
+        self.levels[pin] = level
+
+    def cleanup(self, pins=None):
+        """Nothing to let go of."""
+
+
+def pi_spi(bus, spec, hz):
+    """luma's own SPI interface on a recording `bus`, as it drives the Pi's SPI with spidev."""
+    from luma.core.interface.serial import spi
+
+    return spi(
+        spi=bus,
+        gpio=RecordingGPIO(),
+        port=spec.port,
+        device=spec.spi_device,
+        bus_speed_hz=hz,
+        gpio_DC=spec.dc_pin,
+        gpio_RST=spec.reset_pin,
+    )
+
+
 def pi_i2c(bus, address):
     """luma's I2C interface on `bus`, sending as it does on a Pi, where it opens the bus itself with
     smbus2: commands as SMBus block writes, each `data()` as one `i2c_rdwr` message (luma splits

@@ -27,8 +27,10 @@ class PanelOutput:
     (a panel missing at power-on is then a fault that is retried, not a crash).
     """
 
-    def __init__(self, panel, device=None, contrast=0xCF, idle=IdlePolicy(), opener=None):
+    def __init__(self, panel, device=None, contrast=0xCF, idle=IdlePolicy(), opener=None, bus=None):
         self.panel = panel
+        #: which bus it is on (panels on different buses can be written at once)
+        self.bus = bus
         self.device = device
         self.opener = opener
         self.contrast = contrast
@@ -97,35 +99,43 @@ class PanelOutput:
         self.frames_sent += 1
 
 
-def open_device(spec, bus=None):
-    """The luma device for a panel's config: its driver on I2C or SPI.
+def open_device(spec, bus=None, spi_hz=8_000_000):
+    """The luma device for a panel's config: its driver on I2C or SPI (at `spi_hz`).
 
-    `bus` replaces the real I2C bus (the simulator passes a `RecordingBus`, driven as luma
-    drives the Pi's; a simulated SPI panel is simulated on it too).
+    `bus` replaces the real bus (the simulator passes a `RecordingBus` for an I2C panel, a
+    `RecordingSPI` for an SPI one, each driven as luma drives the Pi's).
     """
     from luma.core.interface.serial import i2c, spi
 
-    from .oled import DRIVERS, pi_i2c
+    from .oled import DRIVERS, pi_i2c, pi_spi
 
     if bus is not None:
-        interface = pi_i2c(bus, spec.address)
+        interface = pi_spi(bus, spec, spi_hz) if spec.interface == "spi" else pi_i2c(bus, spec.address)
     elif spec.interface == "i2c":
         interface = i2c(port=spec.port, address=spec.address)
     else:
-        interface = spi(port=spec.port, device=spec.spi_device)
+        interface = spi(
+            port=spec.port,
+            device=spec.spi_device,
+            bus_speed_hz=spi_hz,
+            gpio_DC=spec.dc_pin,
+            gpio_RST=spec.reset_pin,
+        )
     return DRIVERS[spec.driver](interface, rotate=spec.rotate)
 
 
 class RecordingPanels:
-    """Opens simulated panels: luma's drivers on recording buses, one bus a side, kept across
-    reopenings, so every byte a real panel would get is counted (`buses`). `keep` keeps every
-    write too (tests look at them; a long run only counts)."""
+    """Opens simulated panels: luma's drivers on recording buses (I2C or SPI, as the panel's config
+    says), one a side, kept across reopenings, so every byte a real panel would get is counted
+    (`buses`). `keep` keeps every write too (tests look at them; a long run only counts)."""
 
-    def __init__(self, keep=True):
+    def __init__(self, keep=True, spi_hz=8_000_000):
         self.buses = {}
         self.keep = keep
+        self.spi_hz = spi_hz
 
     def __call__(self, spec):
-        from .oled import RecordingBus
+        from .oled import RecordingBus, RecordingSPI
 
-        return open_device(spec, bus=self.buses.setdefault(spec.faces, RecordingBus(self.keep)))
+        kind = RecordingSPI if spec.interface == "spi" else RecordingBus
+        return open_device(spec, bus=self.buses.setdefault(spec.faces, kind(self.keep)), spi_hz=self.spi_hz)
