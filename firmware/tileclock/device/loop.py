@@ -228,11 +228,12 @@ class Daemon:
         if self._faulty:
             view = replace(view, faults=view.faults + tuple(sorted(self._faulty)))
         idle_ns = self._idle_ns(now_ns)
-        for output in self.panels:
-            self.frames[output.panel.faces] = output.prepare(view, idle_ns)
-        self._send_panels(lambda output: output.send(first=True), urgent)  # whose turn it is, first
+        # whose turn it is, on every panel, before anything else is even drawn
+        self._send_panels(lambda output: output.send_turn(view, idle_ns), urgent)
         if self.timings:
             self.timings.mark("turn")
+        for output in self.panels:
+            self.frames[output.panel.faces] = output.prepare(view, idle_ns)
         self._send_panels(lambda output: output.send(), urgent)
         if self.timings:
             self.timings.mark("panels")

@@ -187,6 +187,19 @@ def turn_marks(view, panel, shift=(0, 0)):
     return [(dx + min(xs), dy + min(ys), dx + max(xs), dy + max(ys))]
 
 
+def draw_marks(view, panel, shift=(0, 0)):
+    """The turn marks alone, as `render` draws them (what a switch sends first, before the frame)."""
+    image = Image.new("1", (panel.width, panel.height), 0)
+    _draw_pointers(ImageDraw.Draw(image), view, panel, shift)
+    return image
+
+
+def _draw_pointers(draw, view, panel, shift):
+    dx, dy = shift
+    for left in _pointers(view, panel, dx):
+        draw.polygon([(left + x, dy + y) for x, y in POINTER], fill=1)
+
+
 def render(view, panel, shift=(0, 0)):
     """Draw `view` for `panel`: a mode-"1" image the size of the panel, moved by `shift` pixels."""
     side = panel.faces
@@ -203,8 +216,7 @@ def render(view, panel, shift=(0, 0)):
     left_text = _fit(top_left_text(view), panel.width - theirs_width - 6 - room, small)
     draw_text(image, (dx + room, dy), left_text, SMALL)
     draw_text(image, (panel.width - 1 + dx, dy), theirs_text, SMALL, anchor="ra")
-    for left in _pointers(view, panel, dx):
-        draw.polygon([(left + x, dy + y) for x, y in POINTER], fill=1)
+    _draw_pointers(draw, view, panel, shift)
 
     draw_text(image, (TIME_RIGHT + dx, 47 + dy), mine.shown, BIG, anchor="rs")
     if mine.pen:

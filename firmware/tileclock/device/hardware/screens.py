@@ -15,7 +15,7 @@ import logging
 from luma.core.error import Error as LumaError
 
 from ..idle import IdlePolicy
-from ..render import render, turn_marks
+from ..render import draw_marks, render, turn_marks
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +42,33 @@ class PanelOutput:
         self._mode = None  # (dimmed, blank) as last set on the device
         self._marks = []  # the turn marks' boxes in the frame the panel holds
         self._pending = None  # (frame, its turn marks, mode) prepared and not sent yet
+        self._turn_failed = False  # this wake's turn marks did not go: its frame waits too
 
     def show(self, view, idle_ns=None):
         """Render `view` and send it unless the panel already shows exactly that. Returns the frame."""
+        self.send_turn(view, idle_ns)
         frame = self.prepare(view, idle_ns)
-        self.send(first=True)
         self.send()
         return frame
+
+    def send_turn(self, view, idle_ns=None):
+        """If whose turn it is changed, send that at once: only what changed inside the turn marks
+        (where they were and are), drawn alone, before the frame is drawn at all."""
+        self._turn_failed = False
+        part = getattr(self.device, "display_part", None)
+        dimmed, shift, blank = self.idle.phase(idle_ns)
+        if part is None or self.last_frame is None or self._mode != (dimmed, blank):
+            return  # (a panel whose content is unknown, or about to change mode, gets its frame whole)
+        marks = turn_marks(view, self.panel, shift)
+        if marks == self._marks:
+            return
+        try:
+            part(draw_marks(view, self.panel, shift), self._marks + marks)
+        except (OSError, LumaError) as error:
+            self._failed(error)
+            self._turn_failed = True  # (one fault a wake: the frame waits for the next try)
+            return
+        self._marks = marks
 
     def prepare(self, view, idle_ns=None):
         """Render `view` (nothing is sent yet: `send`). Returns the frame."""
@@ -59,20 +79,18 @@ class PanelOutput:
         self._pending = None if same and self._mode == (dimmed, blank) else (frame, marks, (dimmed, blank))
         return frame
 
-    def send(self, first=False):
-        """Send the prepared frame: with `first`, only what changed where the turn marks were and
-        are (a switch shows whose turn it is before anything else); else the rest, or all of it."""
+    def send(self):
+        """Send the prepared frame: what changed since the last (the whole of it after a fault)."""
         if self._pending is None:
             return
         frame, marks, mode = self._pending
+        self._pending = None
+        if self._turn_failed:
+            self._turn_failed = False
+            return
         try:
             if self.device is None:
                 self.device = self.opener()
-            if first:
-                part = getattr(self.device, "display_part", None)
-                if part is not None and self._mode == mode and self.last_frame is not None:
-                    part(frame, self._marks + marks)
-                return
             if self._mode != mode:
                 dimmed, blank = mode
                 self.device.contrast(self.idle.dim_contrast if dimmed else self.contrast)
@@ -80,23 +98,26 @@ class PanelOutput:
                 self._mode = mode
             self.device.display(frame)
         except (OSError, LumaError, ImportError) as error:  # ImportError: spidev missing off the Pi
-            self._pending = None
-            self.faults += 1
-            self.failing = str(error) or type(error).__name__
-            self.last_frame = None
-            self._mode = None
-            if self.opener is not None:
-                self.device = None  # open it afresh next time: the bus may have been reset
-            forget = getattr(self.device, "forget", None)
-            if forget:
-                forget()
-            log.warning("panel facing %s did not answer: %s", self.panel.faces, error)
+            self._failed(error)
             return
-        self._pending = None
         self.failing = None
         self.last_frame = frame
         self._marks = marks
         self.frames_sent += 1
+
+    def _failed(self, error):
+        """The panel did not answer: a fault; its content is unknown, so the next frame goes whole."""
+        self.faults += 1
+        self.failing = str(error) or type(error).__name__
+        self.last_frame = None
+        self._mode = None
+        self._marks = []
+        if self.opener is not None:
+            self.device = None  # open it afresh next time: the bus may have been reset
+        forget = getattr(self.device, "forget", None)
+        if forget:
+            forget()
+        log.warning("panel facing %s did not answer: %s", self.panel.faces, error)
 
 
 def open_device(spec, bus=None, spi_hz=8_000_000):
