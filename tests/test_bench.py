@@ -13,7 +13,7 @@ from tileclock.bench.busbytes import measure as measure_bus
 from tileclock.bench.exactness import beside_a_ticking_clock, exact_max_error_ns, intervals, ticking_used_s
 from tileclock.bench.report import KEYS, table, targets, verdict
 from tileclock.bench.run import Progress
-from tileclock.bench.service import measure_service, press_latencies
+from tileclock.bench.service import SERVICE_NICE, measure_service, press_latencies
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 
 S = NS_PER_S
@@ -146,3 +146,11 @@ def test_panel_bytes_are_counted_for_ticks_and_switches_beside_the_floor_and_lum
         assert 0 < floor < ours < stock
     assert figures["floor_bytes_per_switch"] > 400  # both bottom bands flip, on both panels
     assert figures["bytes_per_switch"] > 4 * figures["bytes_per_tick"]
+
+
+def test_the_bench_runs_the_service_at_the_priority_its_unit_gives_it():
+    unit = os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "systemd", "tileclock.service"
+    )
+    with open(unit) as file:
+        assert f"Nice={SERVICE_NICE}" in file.read().splitlines()

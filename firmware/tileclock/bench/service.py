@@ -21,8 +21,21 @@ from ..device.timings import load_boot
 from ..device.wiring import bus_time_ns
 from . import procstat
 
+#: the priority systemd/tileclock.service gives the clock (`Nice=`): the bench runs the service at it
+#: too when it may (as root), as systemd does on the Pi
+SERVICE_NICE = -10
 PRESS_EVERY_S = 0.05  # a press every 50 ms, alternating A and B: well over a switch's bus time apart
 PRESS_HOLD_S = 0.02  # held 20 ms, so a late script thread seldom shrinks a press under the 5 ms glitch filter
+
+
+def as_the_unit_runs_it(pid):
+    """Give the service's process the unit's priority (its threads, made later, inherit it);
+    returns the niceness it runs at (0 if this process may not raise it)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, SERVICE_NICE)
+        return SERVICE_NICE
+    except PermissionError:
+        return 0
 
 
 def state_dir_candidates():
@@ -169,6 +182,7 @@ def measure_service(
     ]
     spawned = time.monotonic()
     child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    nice = as_the_unit_runs_it(child.pid)
     try:
         if not select.select([notify], [], [], 30)[0]:
             raise RuntimeError("the service did not say READY=1 within 30 s")
@@ -209,6 +223,7 @@ def measure_service(
         os.close(clock_end)
         shutil.rmtree(scratch, ignore_errors=True)
     figures["filesystem"] = kind
+    figures["service_nice"] = nice
     start, end = (int(t * NS_PER_S) for t in figures.pop("window_s"))
     in_window = [row for row in rows if start <= row["woke_ns"] <= end]
     figures["loop_wakeups_per_s"] = len(in_window) / ((end - start) / NS_PER_S)

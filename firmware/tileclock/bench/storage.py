@@ -31,6 +31,7 @@ from ..clock.timecode import NS_PER_MS
 from ..wire.protocol import unframe
 from . import procstat
 from .history import make_history, make_legacy, sample_game
+from .service import as_the_unit_runs_it
 
 STARTS = 5
 FLOOD_REQUESTS, FLOOD_S, FLOOD_PRESS_EVERY_S, FLOOD_AT_S = 500, 5.0, 0.25, 4.0
@@ -54,6 +55,7 @@ class Service:
         command += ["--state-dir", state_dir] + (["--script", script, "--stay"] if script else [])
         self.spawned = time.monotonic()
         self.child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        as_the_unit_runs_it(self.child.pid)
         if not select.select([self.notify], [], [], 60)[0]:
             self.stop()
             raise RuntimeError("the service did not say READY=1 within 60 s")
