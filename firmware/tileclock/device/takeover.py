@@ -7,8 +7,9 @@ game's segment as it goes: memory holds one line, whatever the file's size (a
 300-game file once took 294 MB read whole, more than half a Pi Zero 2 W's).
 
 A kill or power cut at any instant loses nothing: each segment is written to a
-temporary file, fsynced and renamed into place; the folder is fsynced; only
-then is the old file renamed `journal.log.taken-over`. Until that rename the
+temporary file and renamed into place, its writeback started; then every
+segment is fsynced (one wait for the card, not one a game) and the folder;
+only then is the old file renamed `journal.log.taken-over`. Until that rename the
 old file is whole, and the next start takes it over again from the beginning
 (writing the same segments over any it finds). Damaged lines are left out
 and the old file's bytes are copied into `damaged/`, as for a damaged segment.
@@ -20,6 +21,7 @@ import zlib
 
 from ..wire import segments as files
 from ..wire.protocol import FrameError
+from . import writeback
 
 #: a line longer than this is damage, read past in pieces (no record comes near it)
 MAX_LINE = 64 * 1024
@@ -58,10 +60,16 @@ class _SegmentOut:
         self.has_game |= record["ev"] != "boot"
 
     def close(self):
+        """Put the segment in place, its writeback started (`take_over` waits for them all at once)."""
         self.file.flush()
-        os.fsync(self.file.fileno())
+        if writeback.can_start_writeback():
+            try:
+                writeback.start_writeback(self.file.fileno())
+            except OSError:
+                pass  # (it is fsynced before the old file goes, all the same)
         self.file.close()
         os.replace(self.path + ".new", self.path)
+        return self.path
 
     def abandon(self):
         self.file.close()
@@ -89,7 +97,7 @@ def take_over(legacy, directory):
     """Split the single-file journal `legacy` into segments in `directory`, a game a segment, and
     rename it `legacy.taken-over`. Returns a note for the journal (what was damaged), or None.
     OSError if the disk will not take it (the old file then stays, and is taken over next time)."""
-    problems, out, first_seq, previous = _Problems(), None, None, -1
+    problems, out, first_seq, previous, written = _Problems(), None, None, -1, []
     try:
         with open(legacy, "rb") as file:
             for number, raw, ended in _lines(file):
@@ -109,12 +117,12 @@ def take_over(legacy, directory):
                 previous = record["seq"]
                 if out is None or (record["ev"] == "new_game" and out.has_game):
                     if out is not None:
-                        out.close()
+                        written.append(out.close())
                     out = _SegmentOut(directory, record["seq"])
                     first_seq = record["seq"] if first_seq is None else first_seq
                 out.write(raw, record)
         if out is not None:
-            out.close()
+            written.append(out.close())
             out = None
     finally:
         if out is not None:
@@ -123,10 +131,20 @@ def take_over(legacy, directory):
     if problems.count:
         _keep_aside(legacy, directory, first_seq or 0, _whole_crc(legacy))
         note = f"{os.path.basename(legacy)} damaged ({problems}); the good records are kept"
-    files.fsync_dir(directory)  # every segment's name is on disk before the old file goes
+    for path in written:  # every segment on disk before the old file goes: their writeback was
+        _fsync(path)  # started as each was written, so the first of these waits for most of them
+    files.fsync_dir(directory)  # (and their names)
     os.replace(legacy, legacy + TAKEN_OVER)
     files.fsync_dir(os.path.dirname(legacy) or ".")
     return note
+
+
+def _fsync(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _whole_crc(path):
