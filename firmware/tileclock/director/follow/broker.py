@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from ...wire.topics import DIRECTOR, valid_clock_id
+from ...wire.topics import ALL, DIRECTOR, topic, valid_clock_id
 
 SHIPPED = Path(__file__).with_name("hall_broker")
 INSTALL_HINT = (
@@ -50,6 +50,29 @@ def write_passwords(path, users):
     subprocess.run([tool, "-U", str(path)], check=True, capture_output=True)  # hash them in place
 
 
+def acl_text(clock_ids):
+    """The broker's ACL for these clocks: each clock's own topics by name, under its own `user`
+    block, and the director's (docs/hall.md, "The broker"). Written out per clock rather than as
+    `pattern` lines: mosquitto warns of a pattern without %u or %c, as `tileclock/all/cmd` is."""
+    head = (SHIPPED / "acl").read_text(encoding="utf-8")
+    blocks = [head.rstrip("\n")]
+    for clock in clock_ids:
+        blocks.append(
+            "\n".join(
+                [
+                    f"user {clock}",
+                    *(
+                        f"topic write {topic(clock, kind)}"
+                        for kind in ("records", "state", "status", "answer")
+                    ),
+                    f"topic read {topic(clock, 'cmd')}",
+                    f"topic read {topic(ALL, 'cmd')}",
+                ]
+            )
+        )
+    return "\n\n".join(blocks) + "\n"
+
+
 def setup(folder, clock_ids, director_password=None):
     """Write tileclock.conf, tileclock.acl and tileclock.passwd into `folder`; returns the passwords."""
     for clock in clock_ids:  # before anything is written
@@ -60,7 +83,7 @@ def setup(folder, clock_ids, director_password=None):
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(SHIPPED / "mosquitto.conf", folder / "tileclock.conf")
-    shutil.copy(SHIPPED / "acl", folder / "tileclock.acl")
+    (folder / "tileclock.acl").write_text(acl_text(clock_ids), encoding="utf-8")
     users = {DIRECTOR: director_password or secrets.token_urlsafe(12)}
     users.update((clock, secrets.token_urlsafe(12)) for clock in clock_ids)
     write_passwords(folder / "tileclock.passwd", users)
@@ -93,7 +116,7 @@ class LocalBroker:
         self.users = dict(users)
         self.process = None
         write_passwords(self.folder / "passwd", self.users)
-        shutil.copy(SHIPPED / "acl", self.folder / "acl")
+        (self.folder / "acl").write_text(acl_text(n for n in self.users if n != DIRECTOR), encoding="utf-8")
         self.config = self.folder / "mosquitto.conf"
         self.config.write_text(self._config_text(), encoding="utf-8")
 

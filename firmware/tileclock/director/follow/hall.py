@@ -33,8 +33,8 @@ from .hall_board import Board, board_order
 from .session import ClockSession
 from .store import RecordStore
 
-#: the director's client id on the broker: one persistent session across restarts
-CLIENT_ID = "tileclock-director"
+#: the director's client id on the broker, its user name (the broker ties the two): one persistent session
+CLIENT_ID = DIRECTOR
 #: records taken from the queue in one step (each step ends with one round of acknowledgements)
 BATCH = 500
 #: how long `tileclock hall` waits at its start for the broker to take it in, or refuse it
