@@ -88,6 +88,13 @@ def director(broker, folder):
     return feed
 
 
+def kill_director(feed):
+    """The director gone at once: no disconnect, nothing more acknowledged, its store as it was."""
+    feed.client.loop_stop()
+    feed.client.socket().close()
+    feed.store.close()
+
+
 def settle(feed, clocks, what):
     """Step the director and the clocks' uplinks until the store holds every journaled record."""
 
@@ -106,7 +113,7 @@ def test_every_record_once_across_a_broker_restart_a_director_restart_and_a_cloc
     clocks.play(4)
     settle(feed, clocks, "the first records")
 
-    broker.stop()  # the broker restarts (it saves its sessions and queues on the way down)
+    broker.stop(kill=True)  # the broker crashes (SIGKILL): what it had not saved is gone
     clocks.play(3)
     broker.start()
     settle(feed, clocks, "the records made while the broker was down")
@@ -115,6 +122,24 @@ def test_every_record_once_across_a_broker_restart_a_director_restart_and_a_cloc
     clocks.play(3)
     feed = director(broker, out)
     settle(feed, clocks, "the records made while the director was away")
+
+    # the double fault: the director killed, records queued for it, then the broker killed too (its
+    # queue for the director since its last autosave gone); the clocks had them acknowledged
+    kill_director(feed)
+    clocks.play(3)
+
+    def acknowledged():
+        clocks.pump()
+        return all(sim.uplink.acked == sim.journal.next_seq - 1 for sim in clocks.sims.values())
+
+    wait_for(acknowledged, what="the broker to acknowledge them to the clocks")
+    broker.stop(kill=True)
+    broker.start()
+    feed = director(broker, out)
+    asked, send = [], feed.command
+    feed.command = lambda text, *args, **kw: (asked.append(text), send(text, *args, **kw))[1]
+    settle(feed, clocks, "the records the broker lost while the director was down")
+    assert any(line.startswith("resend ") for line in asked)  # lost at the broker: asked of the clocks
 
     clocks.play(2)
     clocks.kill("c2")  # mid-game: it resends from its last saved acknowledgement

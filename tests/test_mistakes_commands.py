@@ -197,7 +197,7 @@ RUNNING = {
     "hall": ["--broker", "--port", "--password", "--password-file", "--tls-ca", "--out", "--serial", "--web", "--allow-host"],
     "run": ["--config", "--state-dir", "--simulate", "--script", "--timings", "--stay", "--line"],
     "bench": ["--json", "--quick", "--state-dir"],
-    "hall-bench": ["--json", "--quick", "--clocks", "--processes", "--speed", "--out"],
+    "hall-bench": ["--json", "--quick", "--clocks", "--processes", "--viewers", "--speed", "--out"],
     "hall-setup": ["--clock"],
 }  # fmt: skip  # one command a line
 STUBS = {

@@ -12,12 +12,15 @@ is lost or kept twice). What runs, each in processes of its own, as in a hall:
   paho (its publish);
 - this process: a client of the page's Server-Sent Events stream (what the
   page's script reads), noting when each board's newest record shows there,
-  and a sampler of each process's CPU time and memory from /proc.
+  `viewers` more clients of it (pages left open), and a sampler of each
+  process's CPU time and memory from /proc.
 
-The run: every board online on the page, a steady phase, then three faults,
-each given time to recover: the broker restarted, the director killed and
-started again, one child of clocks killed mid-game (a power cut of its clocks)
-and started again on its state; then a second steady phase. Then the play
+The run: every board online on the page, a steady phase, then four faults,
+each given time to recover: the broker killed (SIGKILL) and started again, the
+director killed and started again, the director killed and then the broker
+too (its queue for the director since its last autosave gone), one child of
+clocks killed mid-game (a power cut of its clocks) and started again on its
+state; then a second steady phase. Then the play
 stops, every record is let through, and the director's game files are counted
 against every clock's journal.
 
@@ -57,7 +60,9 @@ from .service import pick_state_parent
 #: (clocks, processes, speed, s of the first steady phase, s to recover from each fault, s of the last)
 PLANS = {"full": (200, 4, 30.0, 60, 20, 90), "quick": (20, 2, 60.0, 15, 10, 40)}
 #: the faults, in the order the run makes them (each a window of the run)
-FAULTS = ("broker_restart", "director_restart", "clocks_killed")
+FAULTS = ("broker_killed", "director_restart", "broker_killed_director_down", "clocks_killed")
+#: viewers of the page besides the bench's own watcher (`--viewers`): each reads the live stream
+VIEWERS = {"full": 50, "quick": 5}
 
 
 # --- the director's process and its page
@@ -146,7 +151,7 @@ class Hall:
     """The broker, the director and the clocks' processes of one run, in `folder`; the clocks'
     state (journals) in `clocks_dir`."""
 
-    def __init__(self, folder, clocks_dir, clocks, processes, speed):
+    def __init__(self, folder, clocks_dir, clocks, processes, speed, viewers=0):
         ids = [f"clock-{n}" for n in range(1, clocks + 1)]
         users = {name: secrets.token_urlsafe(12) for name in ["director", *ids]}
         self.folder, self.clocks_dir = folder, clocks_dir
@@ -157,6 +162,7 @@ class Hall:
             self.broker.stop()
             raise
         self.watcher = PageWatcher(self.director.web_port).start()
+        self.viewers = [PageWatcher(self.director.web_port, keep=False).start() for _ in range(viewers)]
         share = -(-clocks // processes)
         self.fleets = [
             FleetProcess(
@@ -185,6 +191,8 @@ class Hall:
     def close(self):
         self.sampler.close()
         self.watcher.close()
+        for viewer in self.viewers:
+            viewer.close()
         for fleet in self.fleets:
             fleet.quit()
         self.director.stop()
@@ -214,14 +222,14 @@ class Hall:
 
 def run(plan, folder, progress):
     """Run the hall as the module says; returns the figures (a dict keyed by `KEYS`, and details)."""
-    clocks, processes, speed, steady_s, recover_s, last_s = plan
+    clocks, processes, speed, steady_s, recover_s, last_s, viewers = plan
     load_before = os.getloadavg()[0]
     progress.phase(f"mosquitto, tileclock hall and {clocks} clocks in {processes} processes, in {folder}")
     # the clocks' journals in memory: on a hall each clock fsyncs to its own card; here 200 clocks
     # would queue on one disk and fall behind their game time. The broker and the director stay on disk.
     memory = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     clocks_dir = tempfile.mkdtemp(prefix="tileclock-hall-bench-clocks-", dir=memory or folder)
-    hall = Hall(folder, clocks_dir, clocks, processes, speed)
+    hall = Hall(folder, clocks_dir, clocks, processes, speed, viewers)
     watcher = hall.watcher
     windows = Windows()  # what each record's publish fell in: steady play, or after which fault
     try:
@@ -233,15 +241,26 @@ def run(plan, folder, progress):
         progress.phase(f"steady play, {steady_s} s, {speed:g} times real time")
         with windows("steady"):
             _play_for(steady_s, watcher, progress, "steady")
-        progress.phase("the broker restarts (it saves its sessions and queues on the way down)")
-        with windows("broker_restart"):
-            hall.broker.restart()
-            _play_for(recover_s, watcher, progress, "after the broker's restart")
+        progress.phase("the broker is killed (SIGKILL: what it had not saved is gone) and started again")
+        with windows("broker_killed"):
+            hall.broker.stop(kill=True)
+            hall.broker.start()
+            _play_for(recover_s, watcher, progress, "after the broker's kill")
         progress.phase("the director is killed and started again")
         with windows("director_restart"):
             hall.director.kill()
             hall.director.start()
             _play_for(recover_s, watcher, progress, "after the director's restart")
+        progress.phase(
+            "the director is killed, then the broker (its queue for the director since the last autosave gone)"
+        )
+        with windows("broker_killed_director_down"):
+            hall.director.kill()
+            _play_for(min(5, recover_s), watcher, progress, "the director down")
+            hall.broker.stop(kill=True)
+            hall.broker.start()
+            hall.director.start()
+            _play_for(recover_s, watcher, progress, "after the double fault")
         progress.phase(f"{hall.fleets[0].count} clocks killed mid-game (their process), started again")
         with windows("clocks_killed"):
             hall.fleets[0].kill()
@@ -285,6 +304,7 @@ def run(plan, folder, progress):
         "speed": speed,
         "played_s": played_s,
         "page_events": watcher.events,
+        "viewers": 1 + viewers,
         "load_average": load_before,
         "filesystem": procstat.filesystem(folder)[0],
         "clocks_filesystem": procstat.filesystem(clocks_dir)[0] if not memory else "tmpfs",
@@ -299,12 +319,14 @@ def run(plan, folder, progress):
 
 
 def main(args):
-    clocks, processes, speed, *phases = PLANS["quick" if args.quick else "full"]
-    plan = (args.clocks or clocks, args.processes or processes, args.speed or speed, *phases)
+    kind = "quick" if args.quick else "full"
+    clocks, processes, speed, *phases = PLANS[kind]
+    viewers = VIEWERS[kind] if args.viewers is None else args.viewers
+    plan = (args.clocks or clocks, args.processes or processes, args.speed or speed, *phases, viewers)
     folder = args.out or tempfile.mkdtemp(prefix="tileclock-hall-bench-", dir=pick_state_parent())
     os.makedirs(folder, exist_ok=True)
     try:
-        figures = run(plan, folder, Progress(7))
+        figures = run(plan, folder, Progress(8))
     except BrokerError as error:
         print(f"tileclock hall-bench: {error}", file=sys.stderr)
         return 1

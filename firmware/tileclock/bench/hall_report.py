@@ -25,8 +25,9 @@ KEYS = (
     "duplicated",
     "record_to_page_p50_ms",
     "record_to_page_p99_ms",
-    "record_to_page_max_broker_restart_ms",
+    "record_to_page_max_broker_killed_ms",
     "record_to_page_max_director_restart_ms",
+    "record_to_page_max_broker_killed_director_down_ms",
     "record_to_page_max_clocks_killed_ms",
     "director_cpu_percent",
     "director_cpu_peak_percent",
@@ -73,8 +74,9 @@ class PageWatcher:
     """A client of the page's event stream: when each clock's newest record first shows there.
     It connects again whenever the stream ends (the director restarting)."""
 
-    def __init__(self, port):
+    def __init__(self, port, keep=True):
         self.port = port
+        self.keep = keep  # False: a viewer that only reads the stream, as a browser left open
         self.shown = {}  # clock -> [(monotonic ns, seq)], seq rising
         self.boards = {}  # clock -> the board as last shown
         self.events = 0
@@ -114,7 +116,7 @@ class PageWatcher:
                 line = response.readline()
                 if not line:
                     return
-                if line.startswith(b"data: "):
+                if line.startswith(b"data: ") and self.keep:
                     self._seen(json.loads(line[6:]), time.monotonic_ns())
         finally:
             connection.close()

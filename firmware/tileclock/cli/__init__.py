@@ -277,6 +277,11 @@ def build_parser():
     hall_bench.add_argument("--clocks", type=number(int, 1), help="how many clocks (default 200)")
     hall_bench.add_argument("--processes", type=number(int, 1), help="in how many processes (default 4)")
     hall_bench.add_argument(
+        "--viewers",
+        type=number(int, 0),
+        help="pages open on the live stream besides the bench's own (default 50; --quick 5)",
+    )
+    hall_bench.add_argument(
         "--speed", type=number(float, 0.01), help="game time runs this many times real time (default 30)"
     )
     hall_bench.add_argument(
