@@ -194,7 +194,7 @@ def test_hall_refused_by_the_broker_says_so_and_stops(broker, tmp_path, monkeypa
 # here: what would run is replaced by a return), never a traceback or a hang in the checks.
 RUNNING = {
     "collect": ["--out", "--idle-exit", "--round", "--table", "--tables", "--time", "loop://"],
-    "hall": ["--broker", "--port", "--password", "--password-file", "--tls-ca", "--out", "--serial", "--web", "--allow-host"],
+    "hall": ["--broker", "--port", "--password", "--password-file", "--tls-ca", "--keys", "--out", "--serial", "--web", "--allow-host"],
     "run": ["--config", "--state-dir", "--simulate", "--script", "--timings", "--stay", "--line"],
     "bench": ["--json", "--quick", "--state-dir"],
     "hall-bench": ["--json", "--quick", "--clocks", "--processes", "--viewers", "--speed", "--out"],

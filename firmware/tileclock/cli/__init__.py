@@ -125,6 +125,11 @@ def build_parser():
         help="read the password from FILE (default: $TILECLOCK_HALL_PASSWORD, else none)",
     )
     hall.add_argument("--tls-ca", metavar="FILE", help="TLS to the broker, checked against this CA file")
+    hall.add_argument(
+        "--keys",
+        metavar="FILE",
+        help="the clocks' command keys (hall-setup's tileclock.keys): commands sealed",
+    )
     hall.add_argument("--out", default="tileclock-records", help="folder for game files and results.csv")
     hall.add_argument("--serial", action="append", metavar="PORT", help="also collect from a serial port")
     hall.add_argument(

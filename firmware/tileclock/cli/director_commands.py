@@ -100,7 +100,7 @@ def cmd_hall_demo(args):
 
 def cmd_hall_setup(args):
     """Write the hall's broker config, ACL and passwords."""
-    from ..director.follow.broker import BrokerError, setup
+    from ..director.follow.broker import BrokerError, read_keys_file, setup
 
     folder_to_make(args.folder, "hall-setup")
     try:
@@ -108,10 +108,17 @@ def cmd_hall_setup(args):
     except BrokerError as error:
         print(f"tileclock: {error}", file=sys.stderr)
         return 2
-    print(f"wrote tileclock.conf, tileclock.acl and tileclock.passwd in {args.folder}; the passwords:")
+    keys = read_keys_file(f"{args.folder}/tileclock.keys")
+    print(
+        f"wrote tileclock.conf, tileclock.acl, tileclock.passwd and tileclock.keys in {args.folder}; "
+        "the passwords and the clocks' command keys:"
+    )
     for name, password in users.items():
-        print(f"  {name} = {password}")
-    print("give each clock its own in its [hall] section (docs/hall.md); keep them out of sight")
+        print(f"  {name} = {password}" + (f"   key = {keys[name]}" if name in keys else ""))
+    print(
+        "give each clock its own in its [hall] section (password and key, docs/hall.md), run the hall "
+        f"with --keys {args.folder}/tileclock.keys; keep them out of sight"
+    )
     if not args.clock:
         print("no --clock given: `tileclock doctor` on each clock prints its id (the `clock id` line)")
     return 0

@@ -48,13 +48,17 @@ class CommandHandler:
         """Answer every line in `lines` (bytes, without line endings); returns the records made.
 
         `link` is the way they came in (default: the serial link): a resend or a status answer goes
-        back on it. Bad lines are answered with at most one `error` record for all of them (naming
+        back on it; a link with a `seal` (the hall's, with a key) takes only commands sealed with
+        the clock's key and a new counter, and a refused one is answered with an `error` record. Bad lines are answered with at most one `error` record for all of them (naming
         how many), so a noisy line can never flood the journal.
         """
         made = 0
         bad = []
+        seal = getattr(link, "seal", None)  # the hall's link with a key: only sealed commands, each new
         for raw in lines:
             try:
+                if seal is not None:
+                    raw = seal.open(raw)
                 command = parse_command(raw)
             except CommandError as error:
                 bad.append((str(error), raw[:40].decode("ascii", "replace")))

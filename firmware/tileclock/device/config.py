@@ -13,6 +13,7 @@ from ..clock.core import ButtonTiming
 from ..clock.rules import DEFAULT_PROFILE, profile
 from ..clock.timecode import NS_PER_S, parse_clock_time
 from ..wire.records import SIDES
+from ..wire.seal import KEY
 from .identity import is_label
 from .idle import IdlePolicy
 from .retention import Retention
@@ -56,6 +57,9 @@ class HallConfig:
     password: str = ""
     tls_ca: str | None = None
     keepalive_s: int = 30
+    #: the clock's command key (64 hex digits, from `tileclock hall-setup`): every command from the
+    #: hall must then be sealed with it (wire/seal.py); None: the CRC alone, as on the serial line
+    key: str | None = None
 
 
 DEFAULT_PANELS = tuple(PanelConfig(faces=side, **WIRINGS[DEFAULT_WIRING][side]) for side in "AB")
@@ -302,6 +306,13 @@ def _hall(section):
         values["password"] = password
     if "tls_ca" in section:
         values["tls_ca"] = _take(section, "tls_ca", str, "hall")
+    if "key" in section:
+        key = section.pop("key")
+        if not isinstance(key, str) or not KEY.fullmatch(key):
+            raise ConfigError(
+                "hall.key: expected the 64 hex digits hall-setup printed, in quotes (not shown)"
+            )
+        values["key"] = key
     if "keepalive_s" in section:
         values["keepalive_s"] = _take(section, "keepalive_s", int, "hall")
         if not 5 <= values["keepalive_s"] <= 600:

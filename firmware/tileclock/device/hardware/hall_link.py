@@ -34,6 +34,7 @@ from ...wire.protocol import CommandError, parse_command
 from ...wire.topics import ALL, topic
 from ..ranges import Resends
 from .hall_acked import AckedFile
+from .hall_seal import CommandSeal
 from .hall_state import RetainedState
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,8 @@ class HallLink:
         self.hall = hall
         self.board = board
         self.wake = wake
+        #: with a key in [hall]: every command must be sealed with it, its counter new (wire/seal.py)
+        self.seal = CommandSeal(hall.key, clock_id, state_dir) if hall.key else None
         self._lock = threading.Lock()  # the ack bookkeeping, shared with paho's thread
         self._pump_lock = threading.Lock()  # one pump at a time
         #: `hall.acked`: its own part, which keeps the acknowledged seq on disk

@@ -74,7 +74,8 @@ def acl_text(clock_ids):
 
 
 def setup(folder, clock_ids, director_password=None):
-    """Write tileclock.conf, tileclock.acl and tileclock.passwd into `folder`; returns the passwords."""
+    """Write tileclock.conf, tileclock.acl, tileclock.passwd and tileclock.keys (each clock's command
+    key, wire/seal.py) into `folder`; returns the passwords."""
     for clock in clock_ids:  # before anything is written
         if not valid_clock_id(clock):
             raise BrokerError(
@@ -87,7 +88,26 @@ def setup(folder, clock_ids, director_password=None):
     users = {DIRECTOR: director_password or secrets.token_urlsafe(12)}
     users.update((clock, secrets.token_urlsafe(12)) for clock in clock_ids)
     write_passwords(folder / "tileclock.passwd", users)
+    write_keys(folder / "tileclock.keys", {clock: secrets.token_hex(32) for clock in clock_ids})
     return users
+
+
+def write_keys(path, keys):
+    """Write the clocks' command keys (clock id -> 64 hex digits) for `tileclock hall --keys`, 0600."""
+    with open(path, "w", encoding="utf-8") as file:
+        os.chmod(path, 0o600)
+        file.write("# the clocks' command keys: tileclock hall --keys FILE; each clock's in its [hall] key\n")
+        file.writelines(f"{clock} {key}\n" for clock, key in keys.items())
+
+
+def read_keys_file(path):
+    """The keys `write_keys` wrote, as clock id -> key text."""
+    keys = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            clock, key = line.split()
+            keys[clock] = key
+    return keys
 
 
 def free_port():

@@ -28,6 +28,7 @@ import paho.mqtt.client as mqtt
 
 from ...wire.decoder import WireError, load
 from ...wire.protocol import FieldError, FrameError, unframe, with_crc
+from ...wire.seal import Sealer, read_keys
 from ...wire.topics import ALL, DIRECTOR, ROOT, parse_topic, topic
 from .hall_board import Board, board_order
 from .session import ClockSession
@@ -54,6 +55,7 @@ class HallFeed:
         client_id=CLIENT_ID,
         tls_ca=None,
         clock=time.monotonic,
+        keys=None,
     ):
         self.host, self.port = host, port
         self.store = store if isinstance(store, RecordStore) else RecordStore(store)
@@ -61,6 +63,8 @@ class HallFeed:
         self.inbox = queue.SimpleQueue()
         self.boards = {}
         self.sessions = {}  # clock id -> its `ClockSession` over the broker
+        #: seals each command with its clock's key and a rising counter (wire/seal.py); no keys: CRC only
+        self.sealer = Sealer(keys or {})
         self.bad_lines = 0
         self.connected = threading.Event()
         self.down = "not connected yet"
@@ -146,9 +150,17 @@ class HallFeed:
 
     def command(self, text, clock_id=ALL, crc=True):
         """Send a command line to one clock (or every clock: `all`); at QoS 0, never retained, so
-        a clock away when it is sent never acts on it later."""
+        a clock away when it is sent never acts on it later. With keys, sealed for each clock."""
         line = with_crc(text) if crc else text
-        return self.client.publish(topic(clock_id, "cmd"), line, qos=0)
+        if not self.sealer.keys:
+            return self.client.publish(topic(clock_id, "cmd"), line, qos=0)
+        # sealed: each clock's own key, so a command for every clock goes to each one heard or keyed
+        targets = [clock_id] if clock_id != ALL else sorted(set(self.boards) | set(self.sealer.keys))
+        for target in targets:
+            sent = self.client.publish(
+                topic(target, "cmd"), self.sealer.line(target, line, time.time_ns() // 1000), qos=0
+            )
+        return sent if targets else None
 
     def snapshot(self):
         """Every board, those needing the director first (JSON-ready)."""
@@ -264,6 +276,13 @@ def run_hall(args, out, draw_panel=None):
         raise ValueError(
             f"--tls-ca {args.tls_ca}: {'a folder' if os.path.isdir(args.tls_ca) else 'no such file'}"
         )
+    args.keys_read = None
+    if getattr(args, "keys", None):
+        try:
+            with open(args.keys, encoding="utf-8") as file:
+                args.keys_read = read_keys(file.read())
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            raise ValueError(f"--keys {args.keys}: {_why(error)}") from None
     for port in args.serial or []:
         check_port(port)
     reach(args.broker, args.port)
@@ -312,7 +331,8 @@ def serve_hall(args, password, out, draw_panel=None):
             "the hall's page needs the director extra: pip install 'tileclock[director]'"
         ) from None
 
-    feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca).start()
+    keys = getattr(args, "keys_read", None)
+    feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca, keys=keys).start()
     host, _, port = args.web.rpartition(":")
     try:
         scores = ScoreBook(os.path.join(args.out, "scores"))  # the score entries, beside the records
