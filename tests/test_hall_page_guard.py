@@ -22,6 +22,9 @@ class Feed:
     def command(self, line):
         self.sent.append(line)
 
+    def clear_state(self, clock_id):
+        self.sent.append(f"clear {clock_id}")
+
     def snapshot(self):
         return {"version": self.version, "connected": True, "down": None, "boards": []}
 
@@ -154,3 +157,13 @@ def test_viewers_past_the_cap_are_told_to_come_back(page, monkeypatch):
     assert status == 503 and "too many viewers" in text
     for connection in streams:
         connection.close()
+
+
+def test_the_director_clears_a_clocks_retained_state_from_the_page_and_nobody_else_can(page):
+    server, feed = page
+    assert (
+        request(server, "POST", "/api/board/c1/clear", {**own(server), "Origin": "http://evil.example"})[0]
+        == 403
+    )
+    status, text = request(server, "POST", "/api/board/c1/clear", own(server))
+    assert status == 200 and feed.sent == ["clear c1"]

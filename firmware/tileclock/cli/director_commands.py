@@ -37,7 +37,7 @@ def cmd_collect(args):
 
 def cmd_hall(args):
     """The hall: every clock's records through the broker, and the director's web page."""
-    from ..director.follow.hall import run_hall
+    from ..director.follow.hall_run import run_hall
 
     folder_to_make(args.out, "--out")
     return run_hall(args, sys.stdout, draw_panel)

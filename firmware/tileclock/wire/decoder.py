@@ -39,6 +39,10 @@ class Reason(StrEnum):
     WRONG_KIND = "wrong_kind"
     BAD_COMMAND = "bad_command"
     FOREIGN_CLOCK = "foreign_clock"
+    #: a seq that came again with other contents: two clocks with one id (follow/clocklog.py)
+    DUPLICATE_ID = "duplicate_id"
+    #: a message that broke something after its checks: kept aside, the hall goes on (follow/hall.py)
+    INTERNAL = "internal"
 
 
 class WireError(ValueError):

@@ -9,6 +9,7 @@ game that ends adds its row to `results.csv`.
 import os
 
 from ...clock.history import GameSplitter, take_scene
+from ...wire.decoder import Reason, WireError
 from ...wire.protocol import FrameError, is_label, unframe
 from ..records.history import summary_row
 
@@ -33,6 +34,13 @@ def shown(text, limit=200):
     return "".join(c if c.isprintable() else "?" for c in text[:limit]) + ("..." if len(text) > limit else "")
 
 
+#: the last records' lines kept per clock, to tell a second clock with the same id from a repeat
+RECENT = 256
+#: records held ahead of a gap, at most, per clock: a clock that floods the director after a gap
+#: cannot grow its memory (each held record is about 2 kB in memory)
+MAX_PENDING = 2000
+
+
 class ClockLog:
     """One clock's records: kept in seq order (those ahead of a gap wait), written game by game."""
 
@@ -43,6 +51,7 @@ class ClockLog:
         self.port = None  # where it was last heard
         self.expected = 0  # the next seq to write
         self.pending = {}  # seq -> (record, line) received ahead of a gap (None: a rejected one)
+        self.let_go = 0  # records not held past MAX_PENDING (asked for again once the gap is filled)
         self.last = None  # the last record written
         self.scene = None  # the round and table of its game then (None: no `new_game` seen yet)
         self.written = 0
@@ -54,6 +63,9 @@ class ClockLog:
         self._splitter = GameSplitter()  # which game each record belongs to: clock/history.py says
         self._unsettled = {}  # seq -> line of a record the splitter has not placed yet (a boot)
         self.unsent = []  # [first, last] runs of seqs the clock says it can never send
+        self.boot_ids = set()  # the `boot_id` of every start this log has written
+        self.recent = {}  # seq -> line of the last RECENT records taken (to tell a twin from a repeat)
+        self.twins = 0  # records whose seq was taken before with other contents
 
     def take_up(self, lines, path, last):
         """Read back a game file this store wrote before (its framed lines): the clock goes on
@@ -70,6 +82,7 @@ class ClockLog:
             self.written += 1
             if record["ev"] == "boot":
                 self.board = record.get("board")
+                self.boot_ids.add(record.get("boot_id"))
             elif record["ev"] == "fault":
                 self.faults[shown(record.get("part"))] = shown(record.get("detail"))
             elif record["ev"] == "fault_cleared":
@@ -83,7 +96,14 @@ class ClockLog:
     def add(self, record, line):
         """Take one record and its framed line; returns how many records it let through to the
         files (0: held for a gap, or a duplicate)."""
-        return self._take(record["seq"], (record, line))
+        seq = record["seq"]
+        if seq < self.expected and record["ev"] == "boot" and record.get("boot_id") not in self.boot_ids:
+            # a start this log never saw, below where it is: the clock's journal began again (a
+            # new card): its records go into a new log of the same clock, never dropped as repeats
+            fresh = self.store.journal_replaced(self, seq)
+            if fresh is not None:
+                return fresh.add(record, line)
+        return self._take(seq, (record, line))
 
     def add_rejected(self, seq):
         """The clock's record `seq` came, but was rejected: it is not asked for again."""
@@ -92,9 +112,36 @@ class ClockLog:
     def _take(self, seq, entry):
         if seq < self.expected or seq in self.pending:
             self.duplicates += 1
+            if entry is not None and self.recent.get(seq, entry[1]) != entry[1]:
+                self._twin(seq, entry[1])
+            return 0
+        if seq != self.expected and len(self.pending) >= MAX_PENDING:
+            # memory is bounded: past this the record is let go, and the gap, then the records after
+            # it, are asked for again (the clock's journal holds them)
+            self.let_go += 1
             return 0
         self.pending[seq] = entry
+        if entry is not None:
+            self.recent[seq] = entry[1]
+            if len(self.recent) > RECENT:
+                del self.recent[next(iter(self.recent))]
         return self._drain()
+
+    def _twin(self, seq, line):
+        """Seq `seq` came again with other contents: a second clock with this clock's id, or its
+        journal replaced (a new card). Said loudly, once a clock, and the record kept aside."""
+        self.twins += 1
+        self.faults["identity"] = (
+            f"{self.twins} records whose seq this clock sent before with other contents: two clocks "
+            "with one [clock] id, or a new card? (kept in rejects.log)"
+        )
+        if self.twins == 1:
+            self.store.notice(
+                f"clock {self.clock_id}: seq {seq} came twice with other contents: two clocks share "
+                "this id, or its journal was replaced; the second kept in rejects.log"
+            )
+        detail = f"seq {seq} of clock {self.clock_id} came again with other contents"
+        self.store.keep_aside(line, WireError(Reason.DUPLICATE_ID, detail))
 
     def gap(self):
         """(first, last) of the first run of records missing before one that arrived, or None."""
@@ -180,6 +227,7 @@ class ClockLog:
             self.faults.pop(shown(record.get("part")), None)
         elif ev == "boot":
             self._name_board(record.get("board"))
+            self.boot_ids.add(record.get("boot_id"))
         self._unsettled[record["seq"]] = line
         for game, settled in self._splitter.add(record):
             self._file(game, settled, self._unsettled.pop(settled["seq"]))

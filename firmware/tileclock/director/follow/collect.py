@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 
+from ...wire.decoder import Reason
 from ...wire.protocol import FieldError, FrameError, is_label, unframe, unframe_any, with_crc
 from .port import SerialPort
 from .session import ClockSession
@@ -129,7 +130,14 @@ class ClockFeed:
         except Rejected as error:
             self.store.reject(record, line, error, self.link.name)
             return
-        log = session.take(record, line)
+        try:
+            log = session.take(record, line)
+        except OSError:
+            raise
+        except Exception as error:  # noqa: BLE001  (one bad record must never stop the collector)
+            detail = f"{type(error).__name__}: {error}"
+            self.store.reject(None, line[:1024], Rejected(Reason.INTERNAL, detail), self.link.name)
+            return
         if log is None:
             return  # rejected, and kept in the rejects file
         live = session.heard(record)  # not a resend of older ones

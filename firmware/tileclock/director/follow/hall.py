@@ -16,28 +16,34 @@ paho's thread only queues what arrives; `step` does the work on the caller's
 thread; `boards()` is the live picture the web page shows.
 """
 
-import getpass
-import os
 import queue
-import socket
-import sys
+import re
 import threading
 import time
 
 import paho.mqtt.client as mqtt
 
-from ...wire.decoder import WireError, load
 from ...wire.protocol import FieldError, FrameError, unframe, with_crc
-from ...wire.seal import Sealer, read_keys
-from ...wire.topics import ALL, DIRECTOR, ROOT, parse_topic, topic
+from ...wire.seal import Sealer
+from ...wire.state import StateError, decode_state
+from ...wire.topics import ALL, DIRECTOR, ROOT, parse_topic, topic, valid_clock_id
+from . import clocklog
 from .hall_board import Board, board_order
+from .hall_disk import DiskFault
 from .session import ClockSession
-from .store import RecordStore
+from .store import RecordStore, Rejected
 
 #: the director's client id on the broker, its user name (the broker ties the two): one persistent session
 CLIENT_ID = DIRECTOR
 #: records taken from the queue in one step (each step ends with one round of acknowledgements)
 BATCH = 500
+#: the largest record taken by default (`--max-record-bytes`): an `end` record, the largest a clock
+#: writes, is under 2 kB
+MAX_RECORD_BYTES = 64 * 1024
+#: a record's seq, where a clock writes it (near the start), for `_record`'s early let-go
+_SEQ = re.compile(rb'"seq":(\d{1,16})[,}]')
+#: what rejects.log keeps of a refused message
+QUARANTINED_BYTES = 1024
 #: how long `tileclock hall` waits at its start for the broker to take it in, or refuse it
 FIRST_CONNECT_S = 10.0
 
@@ -56,6 +62,7 @@ class HallFeed:
         tls_ca=None,
         clock=time.monotonic,
         keys=None,
+        max_record_bytes=None,
     ):
         self.host, self.port = host, port
         self.store = store if isinstance(store, RecordStore) else RecordStore(store)
@@ -66,6 +73,10 @@ class HallFeed:
         #: seals each command with its clock's key and a rising counter (wire/seal.py); no keys: CRC only
         self.sealer = Sealer(keys or {})
         self.bad_lines = 0
+        #: records larger than this are refused unread (an honest one is about 300 bytes)
+        self.max_record_bytes = max_record_bytes or MAX_RECORD_BYTES
+        #: messages held unacknowledged while the disk refuses them (docs/hall.md)
+        self.disk = DiskFault()
         self.connected = threading.Event()
         self.down = "not connected yet"
         self.refused = None  # the broker's reason, when it refused the director's login
@@ -128,11 +139,27 @@ class HallFeed:
                 messages.append(self.inbox.get_nowait())
             except queue.Empty:
                 break
-        stored = []
+        held = self.disk.retry(self.clock())
+        if held:  # the disk may be back: the store from what is on it, then what was held, in order
+            try:
+                self._reopen_store()
+            except OSError as error:
+                self.disk.fault(error, self.store.outdir, self.clock())
+        messages = held + messages
+        stored, done = [], []
         for message in messages:
-            stored.extend(self._handle(message))
+            if self.disk.holding():
+                self.disk.hold(message)  # in order: nothing overtakes what waits for the disk
+                continue
+            try:
+                stored.extend(self._guarded(message))
+            except OSError as error:  # the disk: hold it unacknowledged, write it when it recovers
+                self.disk.fault(error, self._file_of(message), self.clock())
+                self.disk.hold(message)
+                continue
+            done.append(message)
         # the store has written every line (flushed): now the broker may forget them
-        for message in messages:
+        for message in done:
             if message.qos > 0:
                 self.client.ack(message.mid, message.qos)
         if self.on_stored:
@@ -162,12 +189,29 @@ class HallFeed:
             )
         return sent if targets else None
 
+    def clear_state(self, clock_id):
+        """Clear `clock_id`'s retained state and status on the broker (the ACL lets the director):
+        a bad one would otherwise be handed to every director that subscribes, for ever. The clock
+        publishes its state again with its next change."""
+        for kind in ("state", "status"):
+            self.client.publish(topic(clock_id, kind), b"", qos=1, retain=True)
+        board = self.boards.get(clock_id)
+        if board is not None:
+            board.state, board.status = {}, None
+        self._bump()
+
     def snapshot(self):
         """Every board, those needing the director first (JSON-ready)."""
         now = time.time()
-        boards = [board.as_dict(self.store.clocks.get(cid), now) for cid, board in list(self.boards.items())]
+        boards = [board.as_dict(self.store.log_of(cid), now) for cid, board in list(self.boards.items())]
         boards.sort(key=lambda b: (b["attention"], board_order(b["board"]), b["clock"]))
-        return {"version": self.version, "connected": self.down is None, "down": self.down, "boards": boards}
+        return {
+            "version": self.version,
+            "connected": self.down is None,
+            "down": self.down,
+            "alerts": [self.disk.text] if self.disk.text else [],
+            "boards": boards,
+        }
 
     def wait_for_change(self, version, timeout_s):
         """Block until the version moves past `version` (or `timeout_s`); returns the current one."""
@@ -194,6 +238,47 @@ class HallFeed:
             session = self.sessions[clock_id] = ClockSession(clock_id, self.store, transport, self.clock)
         return session
 
+    def _guarded(self, message):
+        """`_handle`, and whatever a message makes go wrong (short of the disk) is that message's
+        alone: it is quarantined with the error, and the hall goes on with every other board."""
+        try:
+            return self._handle(message)
+        except OSError:
+            raise
+        except Exception as error:  # noqa: BLE001  (a bad message must never stop the hall)
+            where = parse_topic(message.topic) if isinstance(message.topic, str) else None
+            clock_id = where[0] if where else "?"
+            self._refused(clock_id, "internal", f"{type(error).__name__}: {error}", bytes(message.payload))
+            return []
+
+    def _refused(self, clock_id, reason, detail, payload):
+        """A message from `clock_id` refused: kept aside with its reason (rejects.log, at most the
+        first `QUARANTINED_BYTES` of it) and counted on its board."""
+        if clock_id in self.boards or valid_clock_id(clock_id):
+            self._board(clock_id).refused(reason, detail)
+        text = payload[:QUARANTINED_BYTES].decode("ascii", "replace")
+        error = Rejected(reason, f"{detail} ({len(payload)} bytes)")
+        self.store.reject(None, text, error, f"hall:{clock_id}")
+
+    def _reopen_store(self):
+        """The store again from its folder: a write that failed may have left the store's memory
+        ahead of its files (a game split, a line half written), so the files are the truth (a line
+        cut off is cut from its file) and the held messages are taken again against them."""
+        for log in self.store.clocks.values():
+            try:
+                log.close()
+            except OSError:
+                pass  # what it could not write is held, or asked for again
+        self.store = RecordStore(self.store.outdir)
+        for session in self.sessions.values():
+            session.store = self.store
+
+    def _file_of(self, message):
+        where = parse_topic(message.topic) if isinstance(message.topic, str) else None
+        log = self.store.log_of(where[0]) if where else None
+        file = getattr(log, "_game_file", None)
+        return getattr(file, "name", None) or self.store.outdir
+
     def _handle(self, message):
         try:
             where = parse_topic(message.topic)
@@ -207,21 +292,37 @@ class HallFeed:
             self._board(clock_id).status = payload.decode("ascii", "replace")[:16]
             return []
         if kind == "state":
+            if not payload:
+                return []  # a retained state cleared
             try:
-                state = load(payload)  # the one decoder: size, depth and numbers checked first
-            except WireError:
+                state = decode_state(payload, clock_id)
+            except StateError as error:  # the board keeps its last good state
+                self._refused(clock_id, error.reason, f"state: {error}", payload)
                 return []
-            if isinstance(state, dict):
-                self._board(clock_id).state = state
-                self.session(clock_id).tail_lost(state.get("seq"))
+            self._board(clock_id).state = state
+            session = self.session(clock_id)
+            if isinstance(state.get("seq"), int):
+                session.named(state["seq"])  # what it holds: a fresh --out asks for all of it
+            session.tail_lost(state.get("seq"))
             return []
         if kind != "records":
+            return []
+        if len(payload) > self.max_record_bytes:
+            self._refused(clock_id, "too_large", f"a record over {self.max_record_bytes} bytes", payload)
             return []
         return self._record(clock_id, payload)
 
     def _record(self, clock_id, payload):
         session = self.session(clock_id)
         source = session.transport.name
+        log = self.store.log_of(clock_id)
+        if log is not None and len(log.pending) >= clocklog.MAX_PENDING:
+            # its memory is full: a record it could not hold is let go before it costs a decoding
+            # (a clock flooding after a gap must not slow the others); the gap is asked for anyway
+            match = _SEQ.search(payload, 0, 64)
+            if match and int(match.group(1)) != log.expected:
+                log.let_go += 1
+                return []
         try:
             line = payload.decode("ascii").strip()
             record = unframe(line)
@@ -232,7 +333,9 @@ class HallFeed:
                 if isinstance(error.record, dict) and error.record.get("clock") == clock_id
                 else None
             )
-            self.store.reject(own, payload.decode("ascii", "replace"), error, source)
+            text = payload[:QUARANTINED_BYTES].decode("ascii", "replace")
+            self.store.reject(own, text, error, source)
+            self._board(clock_id).refused(str(error.reason), str(error))
             return []
         except (UnicodeDecodeError, FrameError):
             self.bad_lines += 1
@@ -250,8 +353,7 @@ class HallFeed:
 
     def _ask_for_gaps(self):
         for clock_id in list(self.boards):  # the clocks heard on the broker (serial ones ask on their port)
-            if self.store.clocks.get(clock_id) is not None:
-                self.session(clock_id).ask()
+            self.session(clock_id).ask()  # with no record yet too: what its state named
 
 
 class _Topics:
@@ -263,129 +365,3 @@ class _Topics:
 
     def send(self, line):
         return self.feed.command(line, self.clock_id, crc=False)
-
-
-def run_hall(args, out, draw_panel=None):
-    """`tileclock hall`: the broker's records (and any serial ports') into one store, and the page
-    (`draw_panel`: see `HallPage`). A mistake in its arguments (a file, a port, a broker nobody
-    answers for, a refused password) is a ValueError naming the argument, before anything runs."""
-    from .port import check_port
-
-    password = director_password(args)
-    if args.tls_ca and not os.path.isfile(args.tls_ca):
-        raise ValueError(
-            f"--tls-ca {args.tls_ca}: {'a folder' if os.path.isdir(args.tls_ca) else 'no such file'}"
-        )
-    args.keys_read = None
-    if getattr(args, "keys", None):
-        try:
-            with open(args.keys, encoding="utf-8") as file:
-                args.keys_read = read_keys(file.read())
-        except (OSError, UnicodeDecodeError, ValueError) as error:
-            raise ValueError(f"--keys {args.keys}: {_why(error)}") from None
-    for port in args.serial or []:
-        check_port(port)
-    reach(args.broker, args.port)
-    return serve_hall(args, password, out, draw_panel)
-
-
-#: where `tileclock hall` finds the director's password when no file is given
-PASSWORD_VARIABLE = "TILECLOCK_HALL_PASSWORD"
-
-
-def director_password(args, environ=os.environ, stdin=sys.stdin, ask=getpass.getpass):
-    """The director's password from --password-file, else $TILECLOCK_HALL_PASSWORD, else asked for
-    (`--password` alone, on a terminal). Never from the command line, where every user of the machine
-    reads it (/proc/PID/cmdline): `--password VALUE` still works, with a warning."""
-    if args.password_file:
-        try:
-            with open(args.password_file, encoding="utf-8") as file:
-                return file.read().strip()
-        except (OSError, UnicodeDecodeError) as error:
-            raise ValueError(f"--password-file {args.password_file}: {_why(error)}") from None
-    if args.password is True:  # `--password` alone: ask
-        if not stdin.isatty():
-            raise ValueError(
-                f"--password: no terminal to ask on: use --password-file FILE or ${PASSWORD_VARIABLE}"
-            )
-        return ask("the director's password on the broker: ")
-    if args.password is not None:
-        print(
-            "tileclock: warning: a password on the command line is visible to every user of this machine "
-            f"(ps, /proc): use --password-file FILE, ${PASSWORD_VARIABLE}, or --password alone to be asked",
-            file=sys.stderr,
-        )
-        return args.password
-    return environ.get(PASSWORD_VARIABLE)
-
-
-def serve_hall(args, password, out, draw_panel=None):
-    """`tileclock hall` once its arguments are checked: until interrupted."""
-    from ..event.entries import ScoreBook
-    from .collect import ClockFeed
-
-    try:
-        from ..pages.web import HallPage
-    except ImportError:
-        raise ValueError(
-            "the hall's page needs the director extra: pip install 'tileclock[director]'"
-        ) from None
-
-    keys = getattr(args, "keys_read", None)
-    feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca, keys=keys).start()
-    host, _, port = args.web.rpartition(":")
-    try:
-        scores = ScoreBook(os.path.join(args.out, "scores"))  # the score entries, beside the records
-        page = HallPage(
-            feed, host or "127.0.0.1", int(port), getattr(args, "allow_host", None), draw_panel, scores
-        ).start()
-    except OSError as error:
-        feed.close()
-        raise ValueError(f"--web {args.web}: cannot serve the page there: {_why(error)}") from None
-    deadline = time.monotonic() + FIRST_CONNECT_S
-    while not feed.connected.wait(0.05) and feed.refused is None and time.monotonic() < deadline:
-        pass
-    if feed.refused is not None:
-        page.close()
-        feed.close()
-        raise ValueError(
-            f"the broker at {args.broker}:{args.port} refused the director: {feed.refused} "
-            "(check --password-file, $TILECLOCK_HALL_PASSWORD or --password)"
-        )
-    serial = [ClockFeed(port, feed.store) for port in args.serial or []]
-    out.write(f"tileclock hall: records into {args.out}; the page is at {page.address}\n")
-    if not feed.connected.is_set():
-        out.write(f"tileclock hall: {feed.down}; still trying\n")
-    out.flush()
-    try:
-        while True:
-            feed.step(0.05 if serial else 0.2)
-            for port_feed in serial:
-                port_feed.poll()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        page.close()
-        for port_feed in serial:
-            port_feed.close()
-        feed.close()
-    return 0
-
-
-def reach(host, port, timeout_s=5.0):
-    """Refuse (ValueError naming --broker and --port) a broker nobody answers for: a host name that
-    does not resolve, a port nothing listens on. Once running, a broker gone away is waited for."""
-    try:
-        socket.create_connection((host, port), timeout=timeout_s).close()
-    except socket.gaierror as error:
-        raise ValueError(f"--broker {host}: no such host ({error.strerror})") from None
-    except ConnectionRefusedError:
-        raise ValueError(
-            f"--broker {host} --port {port}: nothing answers there (is mosquitto running there, on that port?)"
-        ) from None
-    except OSError as error:
-        raise ValueError(f"--broker {host} --port {port}: {_why(error)}") from None
-
-
-def _why(error):
-    return getattr(error, "strerror", None) or str(error) or type(error).__name__

@@ -12,12 +12,21 @@ class Board:
         self.state = {}  # the clock's retained state message
         self.record = None  # the last record stored
         self.received_at = None  # time.time() when that record arrived
+        self.refusals = 0  # messages of this clock refused (rejects.log has each, with its reason)
+        self.last_refusal = None
+
+    def refused(self, reason, detail):
+        """One more message of this clock refused, for `reason` (a short code)."""
+        self.refusals += 1
+        self.last_refusal = f"{reason}: {shown(detail, 60)}"
 
     def as_dict(self, log, now):
         """The board as the page shows it (JSON-ready)."""
         record = self.record or {}
         faults = dict(log.faults) if log else {}
         faults.update({shown(k): shown(v) for k, v in (self.state.get("faults") or {}).items()})
+        if self.refusals:
+            faults["refused"] = f"{self.refusals} (rejects.log), the last {self.last_refusal}"
         sides = {side: _side(record.get(side)) for side in "AB"}
         # the game's own round and table, from the records on file (never a `set` for the next
         # game); the clock's state says them before any of its game's records are on file
@@ -39,6 +48,7 @@ class Board:
             "faults": faults,
             "age_ms": None if self.received_at is None else int((now - self.received_at) * 1000),
             "waiting": len(log.pending) if log else 0,
+            "refused": self.refusals,
         }
         board["attention"] = _attention(board)
         return board
@@ -65,5 +75,7 @@ def _attention(board):
 
 
 def board_order(name):
-    """Boards in their natural order: 2 before 10."""
-    return (0, int(name), "") if str(name).isdigit() else (1, 0, str(name))
+    """Boards in their natural order: 2 before 10 (only ASCII digits count as a number: `²` is a
+    digit to Python, and `int` refuses it)."""
+    name = str(name)
+    return (0, int(name), "") if name.isascii() and name.isdigit() and len(name) < 20 else (1, 0, name)

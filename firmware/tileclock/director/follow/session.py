@@ -42,8 +42,9 @@ class ClockSession:
 
     @property
     def log(self):
-        """The clock's `ClockLog` in the store, or None before its first record."""
-        return self.store.clocks.get(self.clock_id)
+        """The clock's `ClockLog` in the store (its newest, after a journal replaced), or None
+        before its first record."""
+        return self.store.log_of(self.clock_id)  # the newest, if its journal was replaced
 
     def mine(self, record):
         """Whether `record` (through the decoder) is this clock's: it names this clock's id (a clock

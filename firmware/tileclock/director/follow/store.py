@@ -38,6 +38,8 @@ from .clocklog import shown as shown  # (re-exported: the hall's table takes it 
 #: `game-SEQ-CLOCK.log`: a game's file, named by its `new_game` seq and its clock's id (and
 #: `before-games-CLOCK.log`, records of a game the clock no longer held the start of)
 _GAME_FILE = re.compile(r"(?:game-(\d+)|before-games)-(.+)\.log")
+#: a later log of a clock whose journal began again (`CLOCK_rN`)
+_GENERATION = re.compile(r"(.+)_r(\d+)")
 #: The rejects and notices files stop growing here (what would go in them is still counted): a
 #: clock that sends nothing but bad or odd records cannot fill the director's disk.
 MAX_SIDE_FILE_BYTES = 10 * 1024 * 1024
@@ -103,6 +105,8 @@ class RecordStore:
         self._unflushed = set()  # the `ClockLog`s with lines written since the last `flush`
         self.rejects = 0
         self.notices = deque(maxlen=KEPT_NOTICES)  # (when, text), newest last
+        self.noticed = 0  # notices since the store opened (a console prints the new ones)
+        self.current = {}  # clock id -> the name of its newest log, once its journal was replaced
         self._side_bytes = {}  # file name -> bytes this store wrote to it
         os.makedirs(outdir, exist_ok=True)
         self._restore()
@@ -123,6 +127,12 @@ class RecordStore:
             games.sort()
             for number, (_, path) in enumerate(games):
                 log.take_up(lines_on_disk(path), path, last=number == len(games) - 1 and "game-" in path)
+        for name in self.clocks:  # a journal replaced: the newest log of a clock takes its records
+            match = _GENERATION.fullmatch(name)
+            if match and match.group(1) in self.clocks:
+                newest = self.current.get(match.group(1))
+                if newest is None or int(_GENERATION.fullmatch(newest).group(2)) < int(match.group(2)):
+                    self.current[match.group(1)] = name
 
     def add(self, record, line, source=None):
         """Take one framed line and its record from `source` (a port name); returns the clock's
@@ -158,9 +168,36 @@ class RecordStore:
         )
         self._side_file(REJECTS, entry)
 
+    def keep_aside(self, line, error, source=None):
+        """Keep `line` in the rejects file for `error` (a `WireError`), marking nothing as seen."""
+        self.reject(None, line, error, source)
+
+    def log_of(self, clock_id):
+        """The `ClockLog` a clock's records go to now (its newest, after a journal replaced), or None."""
+        return self.clocks.get(self.current.get(clock_id, clock_id))
+
+    def journal_replaced(self, log, seq):
+        """`log`'s clock started a journal again at `seq` (a new card): a new log of the same clock,
+        named `CLOCK_rN` in the files, takes its records from now on; None if no name is left."""
+        clock_id = next((c for c, name in self.current.items() if name == log.clock_id), log.clock_id)
+        generation = 2
+        while f"{clock_id}_r{generation}" in self.clocks:
+            generation += 1
+        name = f"{clock_id}_r{generation}"
+        if not is_label(name):
+            return None
+        self.current[clock_id] = name
+        fresh = self.clocks[name] = ClockLog(name, self)
+        fresh.port = log.port
+        self.notice(
+            f"clock {clock_id}: its journal started again at seq {seq} (a new card?): "
+            f"its games from here are a new log, {name} in the file names"
+        )
+        return fresh
+
     def _log(self, record, source):
         clock_id = clock_of(record, source)
-        log = self.clocks.get(clock_id)
+        log = self.log_of(clock_id)
         if log is None:
             log = self.clocks[clock_id] = ClockLog(clock_id, self)
         log.port = source
@@ -170,6 +207,7 @@ class RecordStore:
         """Something the director should know: kept, shown, and written to `notices.log`."""
         now = self.clock()
         self.notices.append((now, text))
+        self.noticed += 1
         self._side_file(NOTICES, f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(now))} {text}")
 
     def _side_file(self, name, line):

@@ -10,6 +10,7 @@ page works in a hall with no internet.
     GET  /api/board/CLOCK/picture.svg          the game's picture (with the director extra)
     POST /api/round/start  round=N  sets the round on every clock
     POST /api/round/over            `round over` to every clock: it stops them (school rule 21)
+    POST /api/board/CLOCK/clear     clears the clock's retained state and status on the broker
 
 and the score entry's routes (`score_routes.py`): the phones' form, the director's scores page.
 """
@@ -129,6 +130,16 @@ def make_app(hall, allowed_hosts):
         hall.feed.command("round over")
         return _json({"sent": "round over"})
 
+    async def clear(request):
+        _form, refused = await _command_form(request)
+        if refused:
+            return refused
+        clock = request.path_params["clock"]
+        if not is_label(clock):
+            return _text(404, "no such clock")
+        hall.feed.clear_state(clock)
+        return _json({"cleared": clock})
+
     routes = [
         Route("/", index),
         Route("/events", events),
@@ -140,6 +151,7 @@ def make_app(hall, allowed_hosts):
         Route("/api/round/start", round_start, methods=["POST"]),
         Route("/api/round/over", round_over, methods=["POST"]),
         *score_routes(hall, _command_form, _file, _json, _text),
+        Route("/api/board/{clock}/clear", clear, methods=["POST"]),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False)]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)

@@ -99,7 +99,7 @@ class HallPage:
 
     def game(self, clock_id):
         """The game the store is writing for `clock_id` (a `clock.history.Game`), or None."""
-        log_ = self.feed.store.clocks.get(clock_id)
+        log_ = self.feed.store.log_of(clock_id)
         return log_.game if log_ else None
 
     def board_json(self, clock_id):

@@ -1,0 +1,155 @@
+"""`tileclock hall` as a command: its arguments checked, then the feed, the page and any serial
+ports run until interrupted (the feed itself is hall.py)."""
+
+import getpass
+import os
+import socket
+import sys
+import time
+
+from ...wire.seal import read_keys
+from .hall import FIRST_CONNECT_S, HallFeed
+
+
+def run_hall(args, out, draw_panel=None):
+    """`tileclock hall`: the broker's records (and any serial ports') into one store, and the page
+    (`draw_panel`: see `HallPage`). A mistake in its arguments (a file, a port, a broker nobody
+    answers for, a refused password) is a ValueError naming the argument, before anything runs."""
+    from .port import check_port
+
+    password = director_password(args)
+    if args.tls_ca and not os.path.isfile(args.tls_ca):
+        raise ValueError(
+            f"--tls-ca {args.tls_ca}: {'a folder' if os.path.isdir(args.tls_ca) else 'no such file'}"
+        )
+    args.keys_read = None
+    if getattr(args, "keys", None):
+        try:
+            with open(args.keys, encoding="utf-8") as file:
+                args.keys_read = read_keys(file.read())
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            raise ValueError(f"--keys {args.keys}: {_why(error)}") from None
+    for port in args.serial or []:
+        check_port(port)
+    reach(args.broker, args.port)
+    return serve_hall(args, password, out, draw_panel)
+
+
+#: where `tileclock hall` finds the director's password when no file is given
+PASSWORD_VARIABLE = "TILECLOCK_HALL_PASSWORD"
+
+
+def director_password(args, environ=os.environ, stdin=sys.stdin, ask=getpass.getpass):
+    """The director's password from --password-file, else $TILECLOCK_HALL_PASSWORD, else asked for
+    (`--password` alone, on a terminal). Never from the command line, where every user of the machine
+    reads it (/proc/PID/cmdline): `--password VALUE` still works, with a warning."""
+    if args.password_file:
+        try:
+            with open(args.password_file, encoding="utf-8") as file:
+                return file.read().strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise ValueError(f"--password-file {args.password_file}: {_why(error)}") from None
+    if args.password is True:  # `--password` alone: ask
+        if not stdin.isatty():
+            raise ValueError(
+                f"--password: no terminal to ask on: use --password-file FILE or ${PASSWORD_VARIABLE}"
+            )
+        return ask("the director's password on the broker: ")
+    if args.password is not None:
+        print(
+            "tileclock: warning: a password on the command line is visible to every user of this machine "
+            f"(ps, /proc): use --password-file FILE, ${PASSWORD_VARIABLE}, or --password alone to be asked",
+            file=sys.stderr,
+        )
+        return args.password
+    return environ.get(PASSWORD_VARIABLE)
+
+
+def serve_hall(args, password, out, draw_panel=None):
+    """`tileclock hall` once its arguments are checked: until interrupted."""
+    from ..event.entries import ScoreBook
+    from .collect import ClockFeed
+
+    try:
+        from ..pages.web import HallPage
+    except ImportError:
+        raise ValueError(
+            "the hall's page needs the director extra: pip install 'tileclock[director]'"
+        ) from None
+
+    keys = getattr(args, "keys_read", None)
+    feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca, keys=keys).start()
+    host, _, port = args.web.rpartition(":")
+    try:
+        scores = ScoreBook(os.path.join(args.out, "scores"))  # the score entries, beside the records
+        page = HallPage(
+            feed, host or "127.0.0.1", int(port), getattr(args, "allow_host", None), draw_panel, scores
+        ).start()
+    except OSError as error:
+        feed.close()
+        raise ValueError(f"--web {args.web}: cannot serve the page there: {_why(error)}") from None
+    deadline = time.monotonic() + FIRST_CONNECT_S
+    while not feed.connected.wait(0.05) and feed.refused is None and time.monotonic() < deadline:
+        pass
+    if feed.refused is not None:
+        page.close()
+        feed.close()
+        raise ValueError(
+            f"the broker at {args.broker}:{args.port} refused the director: {feed.refused} "
+            "(check --password-file, $TILECLOCK_HALL_PASSWORD or --password)"
+        )
+    serial = [ClockFeed(port, feed.store) for port in args.serial or []]
+    out.write(f"tileclock hall: records into {args.out}; the page is at {page.address}\n")
+    if not feed.connected.is_set():
+        out.write(f"tileclock hall: {feed.down}; still trying\n")
+    out.flush()
+    said, said_notices = None, feed.store.noticed
+    try:
+        while True:
+            feed.step(0.05 if serial else 0.2)
+            for port_feed in serial:
+                port_feed.poll()
+            said_notices = _new_notices(feed.store, said_notices, out)
+            alert = feed.disk.error and feed.disk.error[0]
+            if alert != said:  # a disk fault named once when it starts, once when it ends
+                out.write(f"tileclock hall: {feed.disk.text or 'disk: writing again'}\n")
+                out.flush()
+                said = alert
+    except KeyboardInterrupt:
+        pass
+    finally:
+        page.close()
+        for port_feed in serial:
+            port_feed.close()
+        feed.close()
+    return 0
+
+
+def reach(host, port, timeout_s=5.0):
+    """Refuse (ValueError naming --broker and --port) a broker nobody answers for: a host name that
+    does not resolve, a port nothing listens on. Once running, a broker gone away is waited for."""
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except socket.gaierror as error:
+        raise ValueError(f"--broker {host}: no such host ({error.strerror})") from None
+    except ConnectionRefusedError:
+        raise ValueError(
+            f"--broker {host} --port {port}: nothing answers there (is mosquitto running there, on that port?)"
+        ) from None
+    except OSError as error:
+        raise ValueError(f"--broker {host} --port {port}: {_why(error)}") from None
+
+
+def _why(error):
+    return getattr(error, "strerror", None) or str(error) or type(error).__name__
+
+
+def _new_notices(store, seen, out):
+    """Print the store's notices since `seen` (a two clocks with one id, a skipped run...); returns
+    how many it has said."""
+    if store.noticed < seen:
+        seen = 0  # the store was read back from disk (a disk fault): its count started again
+    for _, text in list(store.notices)[-(store.noticed - seen) :] if store.noticed > seen else []:
+        out.write(f"tileclock hall: {text}\n")
+    out.flush()
+    return store.noticed

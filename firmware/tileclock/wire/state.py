@@ -1,0 +1,101 @@
+"""A clock's retained state on the hall's broker (`tileclock/<id>/state`), checked before the
+director's page uses any of it (docs/hall.md, "What the hall trusts").
+
+The state is what the clock shows now (device/hardware/hall_state.py writes it). Whatever arrives
+on that topic is held to this shape, and anything else is refused whole with a reason, so one
+clock's bad state can neither blank the page for every board nor slow it.
+"""
+
+import re
+
+from .decoder import Limits, WireError, load_object
+
+#: the largest state taken (an honest one is about 300 bytes)
+MAX_STATE_BYTES = 4096
+#: JSON nesting taken (an honest state nests 2 deep)
+MAX_DEPTH = 4
+_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
+_SHOWN = re.compile(r"-?\d{1,4}:\d\d")
+_STATES = (None, "ready", "running", "paused", "ended")
+#: the largest whole number a field may hold (JavaScript's exact integers)
+MAX_WHOLE = 2**53 - 1
+#: what the decoder takes of a state
+LIMITS = Limits(max_bytes=MAX_STATE_BYTES, max_depth=MAX_DEPTH)
+
+
+class StateError(ValueError):
+    """A state refused; `reason` is a short code: the decoder's (`wire.decoder.Reason`: too_large,
+    not_text, too_deep, not_json, bad_number, not_object, wrong_kind for a field out of shape)."""
+
+    def __init__(self, reason, detail):
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+
+
+def _whole(value, low=0, high=MAX_WHOLE):
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def decode_state(payload, clock_id):
+    """The state in `payload` (bytes) of clock `clock_id`, held to its shape (a dict of known
+    fields only); StateError with its reason for anything else. Read by the one decoder
+    (`wire/decoder.py`) with the state's own limits: size, nesting and numbers first."""
+    try:
+        value = load_object(payload, LIMITS)
+    except WireError as error:
+        raise StateError(str(error.reason), error.detail) from None
+    return _fields(value, clock_id)
+
+
+def _fields(value, clock_id):
+    def bad(name):
+        raise StateError("wrong_kind", f"field {name!r} not valid")
+
+    state = {}
+    if value.get("clock") not in (None, clock_id):
+        bad("clock")
+    for name in ("board", "table"):
+        item = value.get(name)
+        if item is not None and not (isinstance(item, str) and _LABEL.fullmatch(item)):
+            if name == "table" and _whole(item, 0, 9999):
+                state[name] = item
+                continue
+            bad(name)
+        state[name] = item
+    for name, high in (("round", 9999), ("seq", MAX_WHOLE)):
+        item = value.get(name)
+        if item is not None and not _whole(item, 0, high):
+            bad(name)
+        state[name] = item
+    if value.get("state") not in _STATES:
+        bad("state")
+    state["state"] = value.get("state")
+    if value.get("run") not in (None, "A", "B"):
+        bad("run")
+    state["run"] = value.get("run")
+    ev = value.get("ev")
+    if ev is not None and not (isinstance(ev, str) and _LABEL.fullmatch(ev)):
+        bad("ev")
+    state["ev"] = ev
+    for side in "AB":
+        item = value.get(side)
+        if item is None:
+            state[side] = None
+            continue
+        if not (
+            isinstance(item, dict)
+            and _whole(item.get("used_ms"))
+            and _whole(item.get("pen"))
+            and isinstance(item.get("shown"), str)
+            and _SHOWN.fullmatch(item["shown"])
+        ):
+            bad(side)
+        state[side] = {"used_ms": item["used_ms"], "pen": item["pen"], "shown": item["shown"]}
+    faults = value.get("faults") or {}
+    if not isinstance(faults, dict) or len(faults) > 16:
+        bad("faults")
+    for part, detail in faults.items():
+        if not (isinstance(detail, str) and len(part) <= 32 and len(detail) <= 200):
+            bad("faults")
+    state["faults"] = dict(faults)
+    return state

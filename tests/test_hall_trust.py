@@ -1,0 +1,264 @@
+"""The hall against a clock that lies (its own broker credentials, a real mosquitto): poison
+records and states are refused with their reason and counted on the clock's board, and the hall
+goes on for every other board; memory is bounded after a gap; a fresh --out catches up from the
+clocks' states; a disk that refuses writes pauses the hall, it does not stop it."""
+
+import csv
+import errno
+import json
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from conftest import BROKER_USERS
+from hall_helpers import wait_for
+from test_hall import Clocks, director, settle
+from tileclock.device.config import Config
+from tileclock.director.follow import clocklog, hall_disk
+from tileclock.director.follow.store import RecordStore, count_on_disk
+from tileclock.sim.script import parse_script
+from tileclock.sim.simulator import Simulator
+from tileclock.wire.protocol import frame, unframe
+
+
+class Liar:
+    """A client with clock c1's own credentials that publishes whatever it likes as c1."""
+
+    def __init__(self, broker):
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        self.client.username_pw_set("c1", BROKER_USERS["c1"])
+        self.client.connect("127.0.0.1", broker.port)
+        self.client.loop_start()
+        wait_for(self.client.is_connected, what="the liar online")
+
+    def send(self, kind, payload, retain=False):
+        self.client.publish(f"tileclock/c1/{kind}", payload, qos=1, retain=retain).wait_for_publish(5)
+
+    def close(self):
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def as_c1(record, **changes):
+    """A clock's real record, made c1's and changed, with a right CRC (a clock's own credentials
+    can frame anything)."""
+    body = dict(record, clock="c1", **changes)
+    body.pop("crc", None)
+    return frame(json.dumps(body, separators=(",", ":"))).encode()
+
+
+@pytest.fixture
+def hall(broker, tmp_path):
+    clocks = Clocks(broker, tmp_path, ids=("c2", "c3"))
+    feed = director(broker, tmp_path / "records")
+    clocks.play(2)
+    settle(feed, clocks, "the honest clocks' records")
+    liar = Liar(broker)
+    yield clocks, feed, liar
+    liar.close()
+    feed.close()
+    clocks.close()
+
+
+def steps(feed, clocks, n=20):
+    for _ in range(n):
+        clocks.pump()
+        feed.step(0.01)
+
+
+def rejected(feed):
+    with open(f"{feed.store.outdir}/rejects.log") as file:
+        return [json.loads(line)["reason"] for line in file]
+
+
+def test_poison_records_are_refused_with_their_reason_and_the_other_boards_go_on(hall):
+    clocks, feed, liar = hall
+    clocks.end_game("c2")
+    settle(feed, clocks, "c2's ended game")
+    honest = clocks.sims["c2"].journal.records()
+    end = next(r for r in honest if r["ev"] == "end")
+    liar.send("records", frame('{"seq":0,"x":' + "[" * 1000 + "]" * 1000 + "}").encode())
+    liar.send("records", frame('{"seq":' + "9" * 5000 + ',"ev":"boot"}').encode())
+    liar.send("records", as_c1(honest[0], seq=0, pad="x" * 100_000))
+    liar.send("records", as_c1(end, seq=1, summary=dict(end["summary"], forfeit="x")))
+    clocks.play(2)
+    wait_for(
+        lambda: (steps(feed, clocks, 1), feed.boards.get("c1") and feed.boards["c1"].refusals >= 3)[1],
+        what="the poison refused",
+    )
+    settle(feed, clocks, "the honest clocks' records after the poison")
+    reasons = rejected(feed)
+    assert any(r.startswith("too_deep") for r in reasons)  # nested 1,000 deep
+    assert any(r.startswith("bad_number") for r in reasons)  # a seq of 5,000 digits
+    assert any(r.startswith("too_large") for r in reasons)  # 100 kB
+    snapshot = feed.snapshot()
+    boards = {b["clock"]: b for b in snapshot["boards"]}
+    assert "refused" in boards["c1"]["faults"] and boards["c1"]["attention"] == 0
+    assert boards["c2"]["seq"] == clocks.sims["c2"].journal.next_seq - 1  # the others are live
+    assert boards["c3"]["seq"] == clocks.sims["c3"].journal.next_seq - 1
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        b'{"faults": "x"}',
+        '{"board": "²"}'.encode(),
+        b'{"board": "1", "round": ' + b"[" * 900 + b"]" * 900 + b"}",
+        b'{"faults": {"x": "' + b"y" * 500_000 + b'"}}',  # under the broker's limit, over the state's
+        b"\xff\xfe",
+    ],
+)
+def test_one_bad_retained_state_never_blanks_the_page(hall, state, broker, tmp_path):
+    clocks, feed, liar = hall
+    liar.send("state", state, retain=True)
+    wait_for(
+        lambda: (feed.step(0.01), feed.boards.get("c1") and feed.boards["c1"].refusals)[1],
+        what="the state refused",
+    )
+    snapshot = feed.snapshot()
+    assert {"c2", "c3", "c1"} <= {b["clock"] for b in snapshot["boards"]}
+    assert len(json.dumps(snapshot)) < 20_000
+    # the retained state is there for the next director too: it starts, and the director clears it
+    feed.close()
+    again = director(broker, tmp_path / "records")
+    wait_for(
+        lambda: (again.step(0.01), again.boards.get("c1") and again.boards["c1"].refusals)[1],
+        what="the state refused again",
+    )
+    again.clear_state("c1")
+    again.close()
+    third = director(broker, tmp_path / "records")
+    steps(third, clocks, 30)
+    assert "c1" not in third.boards or not third.boards["c1"].refusals
+    third.close()
+    feed.store.close = lambda: None  # closed already (the fixture closes it again)
+    feed.client.disconnect = lambda: None
+
+
+def test_records_held_ahead_of_a_gap_are_bounded_and_asked_for_again(hall, monkeypatch):
+    clocks, feed, liar = hall
+    monkeypatch.setattr(clocklog, "MAX_PENDING", 50)
+    record = clocks.sims["c2"].journal.records()[-1]
+    for seq in range(1000, 1200):  # a gap before them: seqs 0-999 never came
+        liar.send("records", as_c1(record, seq=seq))
+    wait_for(
+        lambda: (feed.step(0.01), feed.store.clocks.get("c1") and feed.store.clocks["c1"].let_go >= 150)[1],
+        what="the flood taken",
+    )
+    log = feed.store.clocks["c1"]
+    assert len(log.pending) == 50 and log.let_go == 150
+    asked = []
+    feed.command = lambda text, *args, **kw: asked.append(text)
+    feed.session("c1").reconnected()  # its earlier asks forgotten: asked afresh
+    feed.step(0.01)
+    assert asked == ["resend 0 999"]
+
+
+def test_a_fresh_out_asks_each_idle_clock_for_what_its_state_says_exists(broker, tmp_path):
+    clocks = Clocks(broker, tmp_path, ids=("c1", "c2"))
+    first = director(broker, tmp_path / "records")
+    clocks.play(3)
+    settle(first, clocks, "the records, into the first folder")
+    first.close()
+    fresh = director(broker, tmp_path / "fresh")  # the clocks are idle from here on
+    settle(fresh, clocks, "every record the clocks hold, into the fresh folder")
+    assert set(count_on_disk(tmp_path / "fresh")) == clocks.journaled()
+    fresh.close()
+    clocks.close()
+
+
+def test_a_disk_that_refuses_writes_pauses_the_hall_names_the_file_and_loses_nothing(hall, monkeypatch):
+    clocks, feed, liar = hall
+    write = clocklog.ClockLog._file
+    full = {"on": True}
+
+    def refusing(self, game, record, line):
+        if full["on"]:  # after the store's memory has moved on: the files are the truth again
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return write(self, game, record, line)
+
+    monkeypatch.setattr(clocklog.ClockLog, "_file", refusing)
+    monkeypatch.setattr(hall_disk, "RETRY_S", 0.05)
+    clocks.play(3)
+    wait_for(lambda: (steps(feed, clocks, 1), feed.disk.held)[1], what="records held")
+    alerts = feed.snapshot()["alerts"]
+    assert alerts and "No space left on device" in alerts[0] and "game-" in alerts[0]
+    full["on"] = False  # space again
+    settle(feed, clocks, "the held records written")
+    assert feed.snapshot()["alerts"] == []
+    counts = count_on_disk(feed.store.outdir)
+    assert set(counts) == clocks.journaled() and max(counts.values()) == 1
+
+
+def test_collect_refuses_the_same_poison_on_a_serial_line_and_goes_on(tmp_path):
+    from test_collect import FakeClock, Plug, journal_of, poll_until
+    from tileclock.director.follow.collect import ClockFeed
+
+    lines = journal_of()
+    plug = Plug(str(tmp_path), "ttyUSB0")
+    feed = ClockFeed(plug.path, str(tmp_path / "out"), FakeClock())
+    feed.poll()
+    poison = [
+        frame('{"seq":0,"x":' + "[" * 1000 + "]" * 1000 + "}"),
+        frame('{"seq":' + "9" * 5000 + ',"ev":"boot"}'),
+    ]
+    end = next(json.loads(line) for line in lines if '"ev":"end"' in line)
+    poison.append(as_c1(end, seq=len(lines) + 5, summary=dict(end["summary"], forfeit="x")).decode())
+    plug.write("".join(line + "\n" for line in poison + lines))
+    poll_until(feed, lambda: feed.expected == len(lines))
+    with open(tmp_path / "out" / "rejects.log") as file:
+        reasons = [json.loads(line)["reason"] for line in file]
+    assert feed.bad_lines == 2  # too deep, too many digits: refused by the decoder as noise, asked again
+    assert any(r.startswith("wrong_kind") for r in reasons)  # the end with a string forfeit, kept aside
+    feed.close()
+    plug.pull()
+
+
+def test_two_clocks_with_one_id_are_said_loudly_and_the_second_kept_aside(tmp_path):
+    first = journal_of("0 press B\n10 press A\n")
+    # the same [clock] id, another game, its start before the director heard it (no `boot`)
+    second = journal_of("0 press A\n3 press B\n7 press A\n")[1:]
+    store = RecordStore(str(tmp_path / "out"))
+    for line in first + second:
+        store.add(unframe(line), line, "/dev/ttyUSB0")
+    (log,) = store.clocks.values()
+    assert log.twins >= 1 and "two clocks" in log.faults["identity"]
+    assert any("came twice with other contents" in text for _, text in store.notices)
+    with open(tmp_path / "out" / "rejects.log") as file:
+        kept = [json.loads(line) for line in file]
+    twins = [entry["line"] for entry in kept if entry["reason"].startswith("duplicate_id")]
+    assert twins and set(twins) <= set(second)  # nothing of the second dropped unseen
+    store.close()
+
+
+def journal_of(script):
+    """The framed lines clock c1 makes playing `script` on a journal of its own (a card)."""
+    sim = Simulator(Config(clock_id="c1"), refresh_on_ticks=False)
+    parsed = parse_script(script)
+    for t_ns, button, down in parsed.edges:
+        sim.set_button(button, down, t_ns)
+    sim.finish(parsed.end_ns)
+    lines = list(sim.journal.lines)
+    sim.close()
+    return lines
+
+
+GAME = "0 press B\n10 press A\n25 press B\n30 press STOP\n40 hold STOP 2.5\n43 press STOP\n"
+
+
+def test_a_clock_whose_journal_was_replaced_is_a_new_log_and_its_games_are_kept(tmp_path):
+    old_card, new_card = journal_of(GAME + "50 hold STOP 2.5\n"), journal_of(GAME)  # a card swap
+    store = RecordStore(str(tmp_path / "out"))
+    for line in old_card + new_card:
+        store.add(unframe(line), line, "/dev/ttyUSB0")
+    assert set(store.clocks) == {"c1", "c1_r2"} and store.log_of("c1").clock_id == "c1_r2"
+    assert any("journal started again at seq 0" in text for _, text in store.notices)
+    store.close()
+    with open(tmp_path / "out" / "results.csv") as file:
+        assert len(list(csv.DictReader(file))) == 2  # the game on the new card too
+    assert set(count_on_disk(tmp_path / "out")) == {("c1", r["seq"]) for r in map(unframe, old_card)} | {
+        ("c1", r["seq"]) for r in map(unframe, new_card)
+    }
+    again = RecordStore(str(tmp_path / "out"))  # the director started again: the new card goes on
+    assert again.log_of("c1").clock_id == "c1_r2" and again.log_of("c1").expected == len(new_card)
+    again.close()
