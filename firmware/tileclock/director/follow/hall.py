@@ -42,6 +42,8 @@ BATCH = 500
 MAX_RECORD_BYTES = 64 * 1024
 #: a record's seq, where a clock writes it (near the start), for `_record`'s early let-go
 _SEQ = re.compile(rb'"seq":(\d{1,16})[,}]')
+#: how long clearing a clock's retained state waits for the broker to take it
+CLEAR_S = 2.0
 #: what rejects.log keeps of a refused message
 QUARANTINED_BYTES = 1024
 #: how long `tileclock hall` waits at its start for the broker to take it in, or refuse it
@@ -193,8 +195,16 @@ class HallFeed:
         """Clear `clock_id`'s retained state and status on the broker (the ACL lets the director):
         a bad one would otherwise be handed to every director that subscribes, for ever. The clock
         publishes its state again with its next change."""
-        for kind in ("state", "status"):
+        sent = [
             self.client.publish(topic(clock_id, kind), b"", qos=1, retain=True)
+            for kind in ("state", "status")
+        ]
+        for info in sent:  # the broker has it (PUBACK) before the page says cleared
+            if self.connected.is_set():
+                try:
+                    info.wait_for_publish(CLEAR_S)
+                except (RuntimeError, ValueError):
+                    pass  # not connected after all: said on the page as the broker being down
         board = self.boards.get(clock_id)
         if board is not None:
             board.state, board.status = {}, None
