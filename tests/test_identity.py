@@ -7,7 +7,7 @@ import pytest
 from tileclock.device.assembly import RunningClock, device_parts, simulated_parts
 from tileclock.device.config import Config, ConfigError, parse_config
 from tileclock.device.hardware.virtual import VirtualTime
-from tileclock.device.identity import ID_FILE, hardware_clock_id, is_label, stored_clock_id
+from tileclock.device.identity import ID_FILE, board_serial, hardware_clock_id, is_label, stored_clock_id
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import unframe, unframe_any
 
@@ -36,7 +36,24 @@ def test_without_a_serial_number_the_machine_id_serves_and_without_either_there_
     assert is_label(by_machine)
     machine_id.write_text("fedcba9876543210fedcba9876543210\n")
     assert hardware_clock_id(str(cpuinfo), str(machine_id)) != by_machine
-    assert hardware_clock_id(str(tmp_path / "none"), str(tmp_path / "none")) is None
+    none = str(tmp_path / "none")
+    assert hardware_clock_id(none, none, dt_serial=none) is None
+
+
+def test_debians_kernel_shows_the_serial_in_the_device_tree_and_the_pi_keeps_its_id(tmp_path):
+    # Pi OS: the serial in /proc/cpuinfo; Debian's mainline kernel (the image): only in the device
+    # tree, written by the same firmware. The same Pi must be the same clock on either card.
+    cpuinfo, machine_id, dt = tmp_path / "cpuinfo", tmp_path / "machine-id", tmp_path / "serial-number"
+    machine_id.write_text("0123456789abcdef0123456789abcdef\n")
+    cpuinfo.write_text(PI_CPUINFO.format("8a1b2c3d"))
+    on_pi_os = hardware_clock_id(str(cpuinfo), str(machine_id), dt_serial=str(dt))
+    cpuinfo.write_text("processor\t: 0\nBogoMIPS\t: 38.40\nCPU part\t: 0xd03\n")  # mainline: no Serial
+    dt.write_bytes(b"000000008a1b2c3d\0")
+    machine_id.write_text("fedcba9876543210fedcba9876543210\n")  # another card, another OS
+    assert hardware_clock_id(str(cpuinfo), str(machine_id), dt_serial=str(dt)) == on_pi_os
+    for junk in (b"0000000000000000\0", b"not hex\0", b"\xff\xfe", b""):  # an emulator's, or damaged
+        dt.write_bytes(junk)
+        assert board_serial(str(cpuinfo), str(dt)) is None
 
 
 def test_a_state_directory_keeps_its_id_and_a_damaged_or_unwritable_one_never_stops_the_clock(tmp_path):
