@@ -1,0 +1,82 @@
+"""doctor's verdict in a few words on the panels: what a director sees of a card's first boot.
+
+The image runs this once after the first boot (and after a settings change), before the
+service takes the panels: READY with the clock id and the hall, or NOT READY and what is
+wrong. The full report goes to the console and the system journal.
+"""
+
+import time
+
+from PIL import Image
+
+from .doctor import FAIL, report, run_checks
+from .render import HEIGHT, WIDTH, draw_text
+
+LINE_PX = 16
+CHARS = 21  # what fits across the panel at the small size
+
+
+def short_verdict(checks, clock_id, hall):
+    """Three short lines: READY, the clock id and the hall; or NOT READY and the first failure."""
+    failed = [check for check in checks if check.status == FAIL]
+    if failed:
+        first = failed[0]
+        return ["NOT READY", f"{first.what}:"[:CHARS], first.seen[:CHARS]]
+    return ["READY", f"id {clock_id}"[:CHARS], (f"hall {hall}" if hall else "no hall: serial")[:CHARS]]
+
+
+def draw(lines):
+    """The lines as a panel's 1-bit picture, the first one large."""
+    image = Image.new("1", (WIDTH, HEIGHT), 0)
+    draw_text(image, (0, 0), lines[0], 16)
+    for row, line in enumerate(lines[1:], 1):
+        draw_text(image, (0, 8 + row * LINE_PX), line, 12)
+    return image
+
+
+def show(config, lines, opener=None):
+    """Draw the lines on every configured panel; the panels that could not be opened, as text."""
+    if opener is None:
+        from .hardware.screens import open_device as opener
+    picture = draw(lines)
+    missing = []
+    for spec in config.panels:
+        try:
+            device = opener(spec)
+            device.display(picture)  # luma turns it for a panel mounted upside down
+        except Exception as error:  # no bus, no panel at that address: the report already says so
+            missing.append(f"{spec.faces}: {type(error).__name__}")
+    return missing
+
+
+def main(argv=None):
+    """Run doctor's checks, print its report and the verdict, show the verdict on the panels."""
+    import argparse
+
+    from .config import Config, load_config
+    from .identity import hardware_clock_id
+
+    parser = argparse.ArgumentParser(prog="python -m tileclock.device.verdict")
+    parser.add_argument("--config", default="/etc/tileclock/config.toml")
+    parser.add_argument("--state-dir", default="/var/lib/tileclock")
+    parser.add_argument("--seconds", type=int, default=10, help="how long the panels show it")
+    args = parser.parse_args(argv)
+    checks = run_checks(args.config, args.state_dir)
+    print(report(checks))
+    try:
+        config = load_config(args.config)
+    except Exception:  # the report has said what is wrong with it
+        config = Config()
+    clock_id = config.clock_id or hardware_clock_id()
+    lines = short_verdict(checks, clock_id, config.hall.broker if config.hall else None)
+    print("verdict: " + " | ".join(lines))
+    missing = show(config, lines)
+    if missing:
+        print("verdict not shown on panel " + ", ".join(missing))
+    if len(missing) < len(config.panels):
+        time.sleep(max(0, args.seconds))  # a director reads it before the clock's screens come
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,175 @@
+"""The image's settings file: what a director writes on the card, read once, kept, and wiped."""
+
+import os
+import stat
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tileclock.device.config import parse_config
+from tileclock.device.firstboot import (
+    SETTINGS_NAME,
+    Settings,
+    SettingsError,
+    apply_settings,
+    config_toml,
+    main,
+    parse_settings,
+    wpa_conf,
+)
+from tileclock.device.verdict import draw, short_verdict
+
+TEMPLATE = (Path(__file__).parent.parent / "systemd" / "config.toml").read_text()
+EXAMPLE = Path(__file__).parent.parent / "hw" / "image" / "root" / "usr" / "lib" / "tileclock-image"
+
+HALL_CARD = b"""# written on a laptop
+board = 12
+rules = nsa1997
+panels = sh1106
+wifi_name = "Hall #2"
+wifi_password = "pass word 123"
+wifi_country = GB
+hall = 192.168.4.1
+hall_password = "s3cret #q"
+"""
+
+
+def folders(tmp_path):
+    boot, etc, data = tmp_path / "boot", tmp_path / "etc", tmp_path / "data"
+    for folder in (boot, etc, data):
+        folder.mkdir()
+    return boot, etc, data
+
+
+def test_a_hall_card_becomes_a_config_the_clock_accepts_and_the_file_leaves_the_fat(tmp_path):
+    boot, etc, data = folders(tmp_path)
+    card = boot / SETTINGS_NAME
+    card.write_bytes(HALL_CARD)
+    said = apply_settings(str(card), str(etc), str(data / "wifi.conf"), str(data / "keys"), TEMPLATE)
+    assert "board 12" in said and "hall 192.168.4.1" in said and "s3cret" not in said
+    assert not card.exists()
+    config = parse_config(tomllib.loads((etc / "config.toml").read_text()))
+    assert (config.board, config.rules, config.hall.broker) == ("12", "nsa1997", "192.168.4.1")
+    assert config.hall.password == "s3cret #q"  # in quotes, '#' is part of the value
+    assert {panel.driver for panel in config.panels} == {"sh1106"}
+    for name in ("config.toml", "settings.txt"):  # the passwords: not for every user to read
+        assert stat.S_IMODE(os.stat(etc / name).st_mode) == 0o640
+    assert (etc / "settings.txt").read_bytes() == HALL_CARD
+    wifi = (data / "wifi.conf").read_text()
+    assert stat.S_IMODE(os.stat(data / "wifi.conf").st_mode) == 0o600
+    assert f"ssid={b'Hall #2'.hex()}" in wifi and "country=GB" in wifi and "pass word" not in wifi
+    assert not (data / "keys").exists()
+
+
+def test_the_wifi_psk_is_the_one_wpa_passphrase_makes():
+    # IEEE 802.11i's PBKDF2 test vector: passphrase "password", SSID "IEEE", 4096 rounds of SHA-1
+    conf = wpa_conf(Settings(wifi_name="IEEE", wifi_password="password"))
+    assert "psk=f42c6fc52df0ebef9ebb4b90b38a5f902e83fe1b135a70e23aed762e9710a12e\n" in conf
+    assert "ssid=49454545\n" in conf
+
+
+def test_a_wrong_file_is_refused_by_line_and_left_for_the_director_with_the_old_settings(tmp_path):
+    boot, etc, data = folders(tmp_path)
+    (etc / "config.toml").write_text(TEMPLATE)
+    card = boot / SETTINGS_NAME
+    for text, words in [
+        (b"board = 12\nwfi_name = x\n", "line 2: unknown key 'wfi_name'"),
+        (b"wifi_name = hall\nwifi_password = short\n", "line 2: wifi_password"),
+        (b"wifi_name = hall\n", "go together"),
+        (b"hall_password = x\n", "need hall"),
+        (b"hall = -oProxyCommand=x\n", "line 1: hall"),
+        (b"board = 12\nboard = 13\n", "set twice"),
+        (b"rules = chess\n", "line 1: rules"),
+        (b"\xff\xfe b\x00o", "not text"),
+        (b'board = "12\n', "must end with a quote"),
+    ]:
+        card.write_bytes(text)
+        with pytest.raises(SettingsError, match=words):
+            apply_settings(str(card), str(etc), str(data / "w"), str(data / "k"), TEMPLATE)
+        assert card.read_bytes() == text and (etc / "config.toml").read_text() == TEMPLATE
+    card.write_bytes(b"wifi_name = hall\nwifi_password = secret-but-7\n"[:29] + b"x\n")
+    with pytest.raises(SettingsError) as refused:
+        apply_settings(str(card), str(etc), str(data / "w"), str(data / "k"), TEMPLATE)
+    assert "secret" not in str(refused.value)  # a password is never shown, even a wrong one
+
+
+def test_a_wipe_cut_short_by_a_power_cut_is_finished_and_nothing_applied(tmp_path):
+    boot, etc, data = folders(tmp_path)
+    (etc / "config.toml").write_text(TEMPLATE)
+    card = boot / SETTINGS_NAME
+    card.write_bytes(b"\0" * 300)
+    said = apply_settings(str(card), str(etc), str(data / "w"), str(data / "k"), TEMPLATE)
+    assert "power cut" in said and not card.exists() and (etc / "config.toml").read_text() == TEMPLATE
+
+
+def test_an_empty_file_is_a_stand_alone_clock_and_a_new_file_replaces_every_setting(tmp_path):
+    boot, etc, data = folders(tmp_path)
+    card = boot / SETTINGS_NAME
+    card.write_bytes(HALL_CARD + b"ssh_key = ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ8b director@laptop\n")
+    apply_settings(str(card), str(etc), str(data / "w"), str(data / "k"), TEMPLATE)
+    assert (data / "k").read_text().startswith("ssh-ed25519 ") and (data / "w").exists()
+    card.write_bytes(b"# nothing set\nwifi_name =\n")
+    said = apply_settings(str(card), str(etc), str(data / "w"), str(data / "k"), TEMPLATE)
+    config = parse_config(tomllib.loads((etc / "config.toml").read_text()))
+    assert "stand-alone" in said and config.hall is None and config.board == "1"
+    assert not (data / "w").exists() and not (data / "k").exists()
+
+
+def test_a_board_without_a_serial_keeps_the_id_of_its_first_boot(tmp_path, monkeypatch):
+    boot, etc, data = folders(tmp_path)
+    template = tmp_path / "template.toml"
+    template.write_text(TEMPLATE)
+    (etc / "config.toml").write_text(TEMPLATE)
+    monkeypatch.setattr("tileclock.device.identity.board_serial", lambda *a: None)
+    monkeypatch.setattr("tileclock.device.identity.hardware_clock_id", lambda *a: "0a1b2c3d4e5f")
+    argv = ["--boot", str(boot), "--etc", str(etc), "--template", str(template)]
+    argv += ["--wifi", str(data / "w"), "--ssh", str(data / "k"), "--group", "no-such-group"]
+    assert main(argv) == 0
+    assert parse_config(tomllib.loads((etc / "config.toml").read_text())).clock_id == "0a1b2c3d4e5f"
+    monkeypatch.setattr("tileclock.device.identity.hardware_clock_id", lambda *a: "ffffffffffff")
+    (boot / SETTINGS_NAME).write_bytes(b"board = 7\n")  # a settings change later: the id stays
+    assert main(argv) == 0
+    config = parse_config(tomllib.loads((etc / "config.toml").read_text()))
+    assert (config.board, config.clock_id) == ("7", "0a1b2c3d4e5f")
+    (boot / SETTINGS_NAME).write_bytes(b"board = 7 8\n")
+    assert main(argv) == 2 and (boot / SETTINGS_NAME).exists()
+
+
+def test_the_example_on_the_card_is_a_valid_stand_alone_file_naming_every_key():
+    from tileclock.device.firstboot import KEYS
+
+    text = (EXAMPLE / "tileclock-settings.example.txt").read_bytes()
+    assert parse_settings(text) == Settings()
+    for key in KEYS:
+        assert f"\n{key} =" in text.decode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400) | st.text(max_size=300).map(str.encode))
+def test_any_bytes_on_the_card_are_refused_in_words_or_make_a_config_the_clock_accepts(data):
+    try:
+        parsed = parse_settings(data)
+    except SettingsError as error:
+        assert str(error)
+        return
+    parse_config(tomllib.loads(config_toml(parsed, TEMPLATE)))
+
+
+def test_the_panels_show_ready_with_the_id_and_hall_or_the_first_failure_in_a_few_words():
+    from tileclock.device.doctor import FAIL, OK, WARN, Check
+
+    good = [Check(OK, "config", "x"), Check(WARN, "service", "inactive")]
+    assert short_verdict(good, "0a1b2c3d4e5f", "192.168.4.1") == [
+        "READY",
+        "id 0a1b2c3d4e5f",
+        "hall 192.168.4.1",
+    ]
+    assert short_verdict(good, "0a1b2c3d4e5f", None)[2] == "no hall: serial"
+    bad = good + [Check(FAIL, "panel B", "nothing answers at 0x3D on I2C bus 1")]
+    lines = short_verdict(bad, "0a1b2c3d4e5f", None)
+    assert lines[:2] == ["NOT READY", "panel B:"] and all(len(line) <= 21 for line in lines)
+    picture = draw(lines)
+    assert picture.size == (128, 64) and picture.getbbox() is not None
