@@ -173,3 +173,47 @@ def test_the_panels_show_ready_with_the_id_and_hall_or_the_first_failure_in_a_fe
     assert lines[:2] == ["NOT READY", "panel B:"] and all(len(line) <= 21 for line in lines)
     picture = draw(lines)
     assert picture.size == (128, 64) and picture.getbbox() is not None
+
+
+def test_doctor_on_debians_kernel_reads_the_i2c_speed_from_the_running_tree_not_dtparam_lines(tmp_path):
+    # The image's config.txt is raspi-firmware's (upstream_kernel=1, no dtparam lines: they do
+    # nothing on mainline trees); Pi OS's checks would call a working card broken.
+    from tileclock.device.config import Config
+    from tileclock.device.doctor import FAIL, OK, WARN
+    from tileclock.device.doctor_pi import check_boot
+
+    boot = tmp_path / "boot" / "firmware"
+    boot.mkdir(parents=True)
+    (boot / "config.txt").write_text("arm_64bit=1\nenable_uart=1\nupstream_kernel=1\nkernel=vmlinuz-6.1\n")
+    (boot / "cmdline.txt").write_text("console=tty0 root=LABEL=tileroot rw overlayroot=tmpfs:recurse=0\n")
+    seen = {check.what: check for check in check_boot(Config(), str(tmp_path), model="")}
+    assert seen["boot config: I2C"].status == OK and "boot config: I2C speed" not in seen  # a chroot
+    node = tmp_path / "proc" / "device-tree" / "soc" / "i2c@7e804000"
+    node.mkdir(parents=True)
+    (node / "status").write_bytes(b"okay\0")
+    (node / "clock-frequency").write_bytes((400_000).to_bytes(4, "big"))
+    seen = {check.what: check for check in check_boot(Config(), str(tmp_path), model="")}
+    assert [seen[what].status for what in ("boot config: I2C", "boot config: I2C speed")] == [OK, OK]
+    assert FAIL not in {check.status for check in seen.values()}
+    (node / "clock-frequency").write_bytes((100_000).to_bytes(4, "big"))  # a tree the hook missed
+    speed = {check.what: check for check in check_boot(Config(), str(tmp_path), model="")}[
+        "boot config: I2C speed"
+    ]
+    assert speed.status == WARN and "100000 Hz" in speed.seen and "i2c-400khz" in speed.fix
+
+
+def test_doctor_names_the_serial_number_as_the_ids_source_on_debians_kernel_too(tmp_path):
+    from tileclock.device.config import Config
+    from tileclock.device.doctor_pi import clock_id
+    from tileclock.device.identity import hardware_clock_id
+
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "cpuinfo").write_text("processor\t: 0\nBogoMIPS\t: 38.40\n")  # mainline: no Serial
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "machine-id").write_text("0123456789abcdef0123456789abcdef\n")
+    base = tmp_path / "sys" / "firmware" / "devicetree" / "base"
+    base.mkdir(parents=True)
+    (base / "serial-number").write_bytes(b"00000000c0ffee25\0")
+    found, source = clock_id(Config(), str(tmp_path / "state"), str(tmp_path))
+    assert source == "from this Pi's serial number"
+    assert found == hardware_clock_id("/nonexistent", "/nonexistent", str(base / "serial-number"))

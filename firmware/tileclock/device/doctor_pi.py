@@ -11,7 +11,7 @@ import re
 import stat
 
 from .doctor import FAIL, OK, WARN, Check, _ask
-from .identity import ID_FILE, _pi_serial, _read, hardware_clock_id, is_label
+from .identity import ID_FILE, _read, board_serial, hardware_clock_id, is_label
 
 #: Bookworm keeps the boot config in /boot/firmware; older images in /boot
 BOOT_DIRS = ("boot/firmware", "boot")
@@ -72,6 +72,44 @@ def boot_settings(path, model=""):
     return settings
 
 
+#: I2C-1 (GPIO 2/3, the panels' bus) in the running device tree of a Pi 3, Zero 2 W or 4
+I2C1_NODE = ("proc", "device-tree", "soc", "i2c@7e804000")
+
+
+def _mainline_i2c(config, root):
+    """Debian's kernel (`upstream_kernel=1`, the tileclock image): mainline device trees, where Pi
+    OS's dtparam lines do nothing; the running tree says whether I2C-1 is on and at what speed (the
+    image patches the trees on the card to 400 kHz: hw/image/root/usr/lib/tileclock-image/i2c-400khz)."""
+    node = os.path.join(root, *I2C1_NODE)
+    try:
+        with open(os.path.join(node, "clock-frequency"), "rb") as file:
+            hz = int.from_bytes(file.read(4), "big")
+    except OSError:
+        return [
+            Check(OK, "boot config: I2C", "Debian's device trees (upstream_kernel=1): I2C-1 is on in them")
+        ]
+    status = (_read(os.path.join(node, "status")) or "okay").rstrip("\x00")
+    checks = [
+        Check(OK, "boot config: I2C", "I2C-1 on in the running device tree")
+        if status == "okay"
+        else Check(FAIL, "boot config: I2C", f"I2C-1 is {status!r} in the running device tree")
+    ]
+    if hz == config.i2c_hz:
+        checks.append(
+            Check(OK, "boot config: I2C speed", f"{hz} Hz in the device tree, as screens.i2c_hz says")
+        )
+    else:
+        checks.append(
+            Check(
+                WARN,
+                "boot config: I2C speed",
+                f"the device tree sets {hz} Hz, the config's screens.i2c_hz {config.i2c_hz}",
+                "on the tileclock image: sudo /usr/lib/tileclock-image/i2c-400khz, then reboot",
+            )
+        )
+    return checks
+
+
 def check_boot(config, root="/", model=None):
     """The boot config's I2C and UART lines, the serial console, and the Pi 5's UART."""
     folder = boot_dir(root)
@@ -81,14 +119,18 @@ def check_boot(config, root="/", model=None):
     model = pi_model(root) if model is None else model
     settings = boot_settings(os.path.join(folder, "config.txt"), model)
     checks = []
-    if settings.get("dtparam=i2c_arm") == "on":
+    if settings.get("upstream_kernel") == "1":
+        checks += _mainline_i2c(config, root)
+    elif settings.get("dtparam=i2c_arm") == "on":
         checks.append(Check(OK, "boot config: I2C", "dtparam=i2c_arm=on"))
     else:
         checks.append(
             Check(FAIL, "boot config: I2C", f"no dtparam=i2c_arm=on in {shown}/config.txt", INSTALLER)
         )
     rate = settings.get("dtparam=i2c_arm_baudrate", "100000")
-    if rate == str(config.i2c_hz):
+    if settings.get("upstream_kernel") == "1":
+        pass  # the running device tree says it (above)
+    elif rate == str(config.i2c_hz):
         checks.append(Check(OK, "boot config: I2C speed", f"{rate} Hz, as screens.i2c_hz says"))
     else:
         checks.append(
@@ -219,9 +261,12 @@ def clock_id(config, state_dir, root="/"):
     if config.clock_id:
         return config.clock_id, "set in the config (clock.id)"
     cpuinfo = os.path.join(root, "proc", "cpuinfo")
-    found = hardware_clock_id(cpuinfo, os.path.join(root, "etc", "machine-id"))
+    # Pi OS shows the serial in cpuinfo, Debian's kernel (the image) in the device tree
+    dt_serial = os.path.join(root, "sys", "firmware", "devicetree", "base", "serial-number")
+    found = hardware_clock_id(cpuinfo, os.path.join(root, "etc", "machine-id"), dt_serial)
     if found:
-        return found, "from this Pi's serial number" if _pi_serial(cpuinfo) else "from /etc/machine-id"
+        serial = board_serial(cpuinfo, dt_serial)
+        return found, "from this Pi's serial number" if serial else "from /etc/machine-id"
     kept = _read(os.path.join(state_dir, ID_FILE))
     if is_label(kept):
         return kept, f"kept in {state_dir}/{ID_FILE}"
