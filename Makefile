@@ -17,7 +17,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: sim test test-slow lint clean hall-demo tools pi-kernel-check pi-install-check
+.PHONY: sim test test-slow lint clean hall-demo tools pi-kernel-check pi-install-check image image-check
 
 sim: $(STAMP)
 	$(VENV)/bin/tileclock sim $(ARGS)
@@ -56,6 +56,15 @@ pi-install-check: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check firmware tests hw
 	$(VENV)/bin/ruff check firmware tests hw
+
+# the card a director flashes (docs/build-guide.md): Debian bookworm arm64 and this checkout's wheel,
+# as root, no loop devices or mounts; the slow stages cached in ~/.cache/tileclock/image
+image:
+	bash hw/image/build.sh
+
+# boots that card under qemu-system-aarch64 (-M raspi3b, -M virt) and checks its first boot
+image-check:
+	bash hw/image/check.sh
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -71,6 +71,8 @@ NOT_HERE = {
     "make test": "this is the test run",
     "make hall-demo": "runs until stopped: tests/test_hall*.py run the hall on a real broker",
     "make pi-kernel-check": "boots a VM for minutes: run by hand (docs/reliability.md)",
+    "make image": "builds and boots a card as root for many minutes: `make image-check`, by hand and "
+    "before a release (docs/build-guide.md); its settings file is tested in tests/test_firstboot.py",
     "sudo ": "changes the machine: tests/test_install.py runs the installer as a dry run",
     "git clone ": "needs the repository's address and the network",
     "tileclock hall ": "needs a broker: tests/test_hall*.py run it on a real mosquitto",

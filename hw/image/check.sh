@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# make image-check: boot the built card under qemu-system-aarch64 (TCG: no KVM needed), as
+# -M raspi3b (the Pi 3 B's SoC, SD card, and the device tree from the card) and as -M virt, with
+# a settings file put on its firmware partition, and read the result from the serial console:
+# first boot done, the service up, doctor's report, a scripted game's records read back.
+#
+#   hw/image/check.sh [IMAGE.img.xz] [MACHINE...]     # default: the newest in hw/image/out, both
+#
+# Each boot works on its own copy of the card; the console is kept in hw/image/out/check-*.log.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUTDIR=$HERE/out
+IMAGE=${1:-$(ls -t "$OUTDIR"/tileclock-*-arm64.img.xz 2>/dev/null | head -1)}
+shift || true
+MACHINES=("$@")
+[ "${#MACHINES[@]}" -gt 0 ] || MACHINES=(raspi3b virt)
+TIMEOUT_S=${TILECLOCK_CHECK_TIMEOUT:-1800}
+BAR_READY_S=120   # first boot to the service ready under -M raspi3b (docs/build-guide.md)
+BAR_XZ_MB=400
+
+say() { printf '%s\n' "$*"; }
+die() {
+  printf 'make image-check: %s\n' "$*" >&2
+  exit 1
+}
+[ -n "$IMAGE" ] && [ -e "$IMAGE" ] || die "no image: run make image first (or name one)"
+export PATH=$PATH:/usr/sbin:/sbin
+missing=()
+command -v qemu-system-aarch64 >/dev/null || missing+=(qemu-system-arm)
+command -v mcopy >/dev/null || missing+=(mtools)
+command -v sfdisk >/dev/null || missing+=(fdisk)
+command -v fdtget >/dev/null || missing+=(device-tree-compiler)
+if [ "${#missing[@]}" -gt 0 ]; then
+  [ "$(id -u)" = 0 ] || die "needs Debian's ${missing[*]}"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tileclock-check.XXXXXX")
+QEMU_PID=
+cleanup() {
+  [ -z "$QEMU_PID" ] || kill "$QEMU_PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+if [ "${IMAGE%.img}" != "$IMAGE" ]; then
+  # an uncompressed card (while working on the image): no size bar to check
+  xz_mb="(not compressed)"
+  cp --sparse=always "$IMAGE" "$WORK/pristine.img"
+else
+  xz_mb=$(($(stat -c %s "$IMAGE") / 1000000))
+  say "image: $IMAGE ($xz_mb MB compressed; the bar: under $BAR_XZ_MB MB)"
+  [ "$xz_mb" -lt "$BAR_XZ_MB" ] || die "the compressed image is $xz_mb MB, over $BAR_XZ_MB MB"
+  xz -dc "$IMAGE" | dd of="$WORK/pristine.img" bs=1M conv=sparse status=none
+fi
+# the firmware partition's offset, for mtools (image@@offset)
+FAT_OFFSET=$(($(sfdisk -d "$WORK/pristine.img" | sed -n 's/.*1 : start= *\([0-9]*\),.*/\1/p') * 512))
+fat() { printf '%s@@%s' "$WORK/card.img" "$FAT_OFFSET"; }
+
+# The settings a director would write on the card: a hall clock on board 7
+cat >"$WORK/settings.txt" <<'EOF'
+board = 7
+rules = nsa1997
+panels = sh1106
+hall = hall.invalid
+hall_password = "check #1"
+EOF
+
+boot_one() {
+  local machine=$1 log=$OUTDIR/check-$1.log cmdline kver started ready="" result="" now line
+  say "== -M $machine"
+  cp --sparse=always "$WORK/pristine.img" "$WORK/card.img"
+  truncate -s 4G "$WORK/card.img" # an SD card's size is a power of 2 for QEMU; the data partition grows into it
+  mcopy -o -i "$(fat)" "$WORK/settings.txt" ::/tileclock-settings.txt
+  kver=$(mdir -b -i "$(fat)" ::/ | sed -n 's|.*/vmlinuz-\(.*\)|\1|p' | head -1)
+  [ -n "$kver" ] || die "no vmlinuz on the firmware partition"
+  mcopy -o -i "$(fat)" "::/vmlinuz-$kver" "::/initrd.img-$kver" "::/cmdline.txt" "$WORK/"
+  # the card's own command line, with a console on the first UART and the self-check asked for
+  cmdline="$(tr -d '\n' <"$WORK/cmdline.txt") console=ttyAMA0,115200 tileclock.selfcheck"
+  # -M virt has no Pi pins: the service runs with simulated buttons and panels there
+  [ "$machine" = virt ] && cmdline+=" tileclock.simulate"
+  local args=(-kernel "$WORK/vmlinuz-$kver" -initrd "$WORK/initrd.img-$kver" -append "$cmdline"
+    -display none -monitor none -serial "file:$log" -no-reboot)
+  if [ "$machine" = raspi3b ]; then
+    mcopy -o -i "$(fat)" ::/bcm2837-rpi-3-b.dtb "$WORK/"
+    # what the Pi's firmware adds to the tree before the kernel starts, and QEMU (no firmware) does
+    # not: the board's revision (gpiozero reads it) and serial number (the clock id comes from it)
+    fdtput -p -t x "$WORK/bcm2837-rpi-3-b.dtb" /system linux,revision a02082
+    fdtput -t s "$WORK/bcm2837-rpi-3-b.dtb" / serial-number 00000000c0ffee25
+    say "device tree: I2C-1 at $(fdtget -t i "$WORK/bcm2837-rpi-3-b.dtb" /soc/i2c@7e804000 clock-frequency) Hz"
+    args+=(-M raspi3b -dtb "$WORK/bcm2837-rpi-3-b.dtb" -drive "file=$WORK/card.img,if=sd,format=raw"
+      -serial "file:$OUTDIR/check-$machine-uart1.log")
+  else
+    args+=(-M virt -cpu cortex-a53 -smp 2 -m 1G -nic none
+      -drive "file=$WORK/card.img,if=none,format=raw,id=card" -device virtio-blk-device,drive=card)
+  fi
+  : >"$log"
+  started=$(date +%s)
+  nice -n 10 qemu-system-aarch64 "${args[@]}" &
+  QEMU_PID=$!
+  while :; do
+    now=$(date +%s)
+    # the console ends its lines with CR LF
+    if [ -z "$ready" ] && grep -aq "TILECLOCK-CHECK service active" "$log"; then
+      ready=$((now - started))
+    fi
+    line=$(tr -d '\r' <"$log" | grep -a -m1 -E "TILECLOCK-CHECK (pass|FAIL)$" || true)
+    if [ -n "$line" ]; then
+      result=${line#TILECLOCK-CHECK }
+      break
+    fi
+    kill -0 "$QEMU_PID" 2>/dev/null || { result="qemu stopped"; break; }
+    [ $((now - started)) -lt "$TIMEOUT_S" ] || { result="no verdict after $TIMEOUT_S s"; break; }
+    sleep 2
+  done
+  kill "$QEMU_PID" 2>/dev/null || true
+  wait "$QEMU_PID" 2>/dev/null || true
+  QEMU_PID=
+  grep -a -E "TILECLOCK-CHECK|tileclock-firstboot" "$log" | tr -d '\r' | sed 's/^.*\(TILECLOCK-CHECK\|tileclock-firstboot\)/\1/'
+  say "-M $machine: $result; service ready ${ready:-never} s after power-on (host clock)"
+  [ "$result" = pass ] || die "-M $machine: $result (console: $log)"
+  grep -aq "first boot done" "$log" || die "-M $machine: the first boot did not finish"
+  grep -aq "TILECLOCK-CHECK   no problems found" "$log" || say "-M $machine: doctor found problems (above)"
+  if [ "$machine" = raspi3b ]; then
+    # the real service's records on the Pi's record UART (the mini UART, QEMU's second serial port)
+    grep -aq '"ev":"boot".*"board":"7"' "$OUTDIR/check-$machine-uart1.log" ||
+      die "-M raspi3b: no boot record for board 7 on the record UART ($OUTDIR/check-$machine-uart1.log)"
+    say "-M raspi3b: the service's records on the record UART: $(grep -ao '"ev":"[a-z_]*"' \
+      "$OUTDIR/check-$machine-uart1.log" | sort | uniq -c | tr -s ' \n' ' ')"
+  fi
+  # a figure, said loudly, not a failure: it measures this machine's speed as much as the image
+  if [ "$machine" = raspi3b ] && [ "${ready:-0}" -ge "$BAR_READY_S" ]; then
+    say "-M raspi3b: BAR NOT MET: service ready $ready s after power-on, the bar is $BAR_READY_S s"
+  fi
+  READY_S[$machine]=$ready
+}
+
+declare -A READY_S
+for machine in "${MACHINES[@]}"; do
+  boot_one "$machine"
+done
+summary="image-check passed: $xz_mb MB compressed"
+for machine in "${MACHINES[@]}"; do summary+=", -M $machine ready in ${READY_S[$machine]} s"; done
+say "$summary"

@@ -1,0 +1,101 @@
+# The cached stages of `make image` (sourced by build.sh): the debootstrap root, then the kernel and
+# firmware in it. Each lives in $CACHE under a key made of its inputs, so a changed package list
+# builds that stage afresh and an unchanged one costs a copy.
+
+SUITE=bookworm
+ARCH=arm64
+MIRROR=${TILECLOCK_MIRROR:-http://deb.debian.org/debian}
+COMPONENTS=main,non-free-firmware
+# bump when a stage's commands change in a way its other inputs don't show
+STAGE_FORMAT=1
+
+# The packages of one stage (base or kernel) from packages.txt, space-separated.
+packages_of() {
+  sed -n "s/#.*//; s/^$1 //p" "$HERE/packages.txt" | tr -s ' \n' ' ' | sed 's/^ //; s/ $//'
+}
+
+key_of() { printf '%s\n' "$@" | sha256sum | cut -c1-16; }
+
+# Run a command inside the arm64 root (qemu-user-static through binfmt_misc, no mounts).
+in_root() {
+  local root=$1
+  shift
+  # a clean environment: the host's (pip's index and CA settings, proxies) mean nothing in there
+  nice -n 10 env -i LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive HOME=/root TERM=dumb \
+    PATH=/usr/sbin:/usr/bin:/sbin:/bin chroot "$root" "$@"
+}
+
+# Without /proc in the root, `ischroot` cannot tell (exit 2), and raspi-firmware's scripts then
+# insist that /boot/firmware be a mounted partition. It is a chroot: while the image is made,
+# ischroot is diverted to `true` (`held on`), and put back after (`held off`).
+chroot_said() {
+  local root=$1
+  if [ "$2" = on ]; then
+    in_root "$root" dpkg-divert --local --rename --add /usr/bin/ischroot >/dev/null
+    ln -sfn /bin/true "$root/usr/bin/ischroot"
+  else
+    rm -f "$root/usr/bin/ischroot"
+    in_root "$root" dpkg-divert --local --rename --remove /usr/bin/ischroot >/dev/null
+  fi
+}
+
+# Stage base: debootstrap's root, minbase plus the image's userland. Prints its directory.
+stage_base() {
+  local pkgs key dir tmp
+  pkgs=$(packages_of base)
+  key=$(key_of "$STAGE_FORMAT" "$SUITE" "$ARCH" "$MIRROR" "$COMPONENTS" "$pkgs")
+  dir=$CACHE/root-base-$key
+  if [ -d "$dir" ]; then
+    say "base root: cached ($dir)"
+  else
+    tmp=$CACHE/tmp-base-$key
+    rm -rf "$tmp"
+    say "base root: debootstrap $SUITE $ARCH (a few minutes under qemu-user-static)"
+    nice -n 10 debootstrap --arch="$ARCH" --variant=minbase --components="$COMPONENTS" \
+      --include="${pkgs// /,}" "$SUITE" "$tmp" "$MIRROR" >"$CACHE/debootstrap-$key.log" 2>&1 ||
+      { tail -20 "$CACHE/debootstrap-$key.log" >&2; die "debootstrap failed (log: $CACHE/debootstrap-$key.log)"; }
+    mv "$tmp" "$dir"
+  fi
+  BASE_KEY=$key
+  BASE_DIR=$dir
+}
+
+# Stage kernel: Debian's arm64 kernel and the Pi's firmware, installed with update-initramfs
+# diverted (each package would run it again, the slowest part under emulation), then run once.
+stage_kernel() {
+  local pkgs key dir tmp log kver
+  pkgs=$(packages_of kernel)
+  key=$(key_of "$STAGE_FORMAT" "$BASE_KEY" "$pkgs")
+  dir=$CACHE/root-kernel-$key
+  if [ -d "$dir" ]; then
+    say "kernel and firmware: cached ($dir)"
+  else
+    tmp=$CACHE/tmp-kernel-$key
+    log=$CACHE/kernel-$key.log
+    rm -rf "$tmp"
+    say "kernel and firmware: apt-get install $pkgs (about 15 minutes under qemu-user-static)"
+    cp -a "$BASE_DIR" "$tmp"
+    # no daemon starts in a root that is not booted
+    printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
+    chmod 755 "$tmp/usr/sbin/policy-rc.d"
+    cp /etc/resolv.conf "$tmp/etc/resolv.conf"
+    # (the image's own /etc/default/raspi-firmware comes later: build.sh runs its hook again)
+    mkdir -p "$tmp/boot/firmware"
+    {
+      chroot_said "$tmp" on &&
+        in_root "$tmp" dpkg-divert --local --rename --add /usr/sbin/update-initramfs &&
+        ln -s /bin/true "$tmp/usr/sbin/update-initramfs" &&
+        in_root "$tmp" apt-get update &&
+        in_root "$tmp" apt-get install -y --no-install-recommends $pkgs &&
+        rm "$tmp/usr/sbin/update-initramfs" &&
+        in_root "$tmp" dpkg-divert --local --rename --remove /usr/sbin/update-initramfs &&
+        kver=$(ls "$tmp/lib/modules" | sort -V | tail -1) &&
+        echo "update-initramfs for $kver" &&
+        in_root "$tmp" update-initramfs -c -k "$kver" &&
+        in_root "$tmp" apt-get clean &&
+        chroot_said "$tmp" off
+    } >"$log" 2>&1 || { tail -30 "$log" >&2; die "kernel stage failed (log: $log)"; }
+    mv "$tmp" "$dir"
+  fi
+  KERNEL_DIR=$dir
+}
