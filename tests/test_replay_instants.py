@@ -6,21 +6,16 @@ from hypothesis import strategies as st
 
 from test_mistakes import run
 from test_properties import games, play
+from tileclock.clock.core import ButtonTiming, GameClock
 from tileclock.clock.history import split_games, view_at
+from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_MS
 
 
-def shifted(game, offset_ns):
-    """The same game with its first edge `offset_ns` into a millisecond (a kernel's edge stamps are
-    never whole milliseconds), so every instant of it is off the millisecond grid."""
+def played(game, offset_ns):
+    """`game` (test_properties' tuple) played with its first edge `offset_ns` into a millisecond (a
+    kernel's edge stamps are never whole milliseconds), so every instant of it is off the grid."""
     rules, start_a, start_b, edges, end_gap_ms = game
-    return rules, start_a, start_b, edges, end_gap_ms, offset_ns
-
-
-def played(rules, start_a, start_b, edges, end_gap_ms, offset_ns):
-    from tileclock.clock.core import ButtonTiming, GameClock
-    from tileclock.clock.rules import PROFILES
-
     clock = GameClock(PROFILES[rules], ButtonTiming(), {"A": start_a, "B": start_b})
     records = clock.new_game(0)
     t = offset_ns
@@ -33,7 +28,7 @@ def played(rules, start_a, start_b, edges, end_gap_ms, offset_ns):
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(games(), st.integers(0, NS_PER_MS - 1))
 def test_the_view_at_a_records_instant_is_what_the_last_record_of_that_instant_says(game, offset_ns):
-    records = played(*shifted(game, offset_ns))
+    records = played(game, offset_ns)
     for recorded in split_games(records):
         for record in recorded.records:
             last = [r for r in recorded.records if r["t_ms"] == record["t_ms"]][-1]
@@ -61,4 +56,4 @@ def test_replay_at_a_penalty_step_off_the_millisecond_shows_the_penalty(tmp_path
 def test_play_is_the_suites_own():
     """The games here are test_properties' games, played the same way when not shifted."""
     game = ("naspa", 30, 30, [(0, "B", True), (100, "B", False)], 40_000)
-    assert [r.as_dict() for r in play(*game)[1]] == played(*shifted(game, 0))
+    assert [r.as_dict() for r in play(*game)[1]] == played(game, 0)
