@@ -149,3 +149,57 @@ def test_pin_and_panel_libraries_are_imported_only_by_the_hardware_adapters(name
         target for target in imports(name, MODULES[name]) if target.split(".")[0] in ("gpiozero", "luma")
     ]
     assert wrong == [], f"{name} imports {wrong}: only device/hardware/ (and bench/) may"
+
+
+#: Classes still built from several bases of the project's own, each with what will take it apart.
+#: Listed so the rule holds for every other class now; an entry leaves when its class is taken apart.
+MANY_BASES_FOR_NOW = {
+    "tileclock.device.journal.Journal": "issue 26 point 2: the journal in owned parts",
+    "tileclock.device.hardware.hall_link.HallLink": "issue 26 point 2's kind: the uplink in owned parts",
+}
+
+
+def own_bases(name, path):
+    """{class: [its bases that are the project's own]} for each class of module `name`: a base
+    defined in the module, or imported from the package (a library's class, or Exception, is not)."""
+    tree = ast.parse(path.read_text(), str(path))
+    own = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("tileclock")):
+            own |= {alias.asname or alias.name for alias in node.names}
+        elif isinstance(node, ast.Import):  # `import tileclock.x as y`: its classes are ours
+            own |= {
+                (alias.asname or alias.name).split(".")[0]
+                for alias in node.names
+                if alias.name.startswith("tileclock")
+            }
+    bases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            names = [ast.unparse(base) for base in node.bases]
+            bases[f"{name}.{node.name}"] = [base for base in names if base.split(".")[0] in own]
+    return bases
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        name
+        for name in MODULES
+        if part_of(name) in ("clock", "device") and "class " in MODULES[name].read_text()
+    ),
+)
+def test_no_class_in_the_core_or_the_device_is_built_from_several_bases_of_its_own(name):
+    many = {cls: bases for cls, bases in own_bases(name, MODULES[name]).items() if len(bases) > 1}
+    unlisted = {cls: bases for cls, bases in many.items() if cls not in MANY_BASES_FOR_NOW}
+    assert unlisted == {}, (
+        "a class owns its state: compose parts that each own theirs, no mixins over shared fields"
+    )
+
+
+def test_the_classes_with_several_bases_for_now_still_have_them():
+    found = {}
+    for name in MANY_BASES_FOR_NOW:
+        module = name.rpartition(".")[0]
+        found[name] = len(own_bases(module, MODULES[module]).get(name, []))
+    assert all(count > 1 for count in found.values()), f"taken apart: drop from MANY_BASES_FOR_NOW {found}"

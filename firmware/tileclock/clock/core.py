@@ -12,43 +12,34 @@ It is assembled from parts, each with one concern:
 - `state.GameState`: one game's state, replaced whole at each new game;
 - `gestures.Gestures`: debounced edges turned into intents (holds, chords, stuck buttons);
 - `accounting.Accounting`: time against the rules (penalties, what falls due, the summary);
+- `play.Play`: what intents, due events and requests do to the game, and the records that say so;
+- `requests.DirectorRequests`: the director's adjust, late start, round over, reopen, set;
 - `timers.Timer`: the time-driven work, fired in time order;
 - `history`: the game rebuilt from its records after a restart;
+- `schedule.Schedule`: the inputs waiting to be applied in time order, and how far the game has
+  been taken;
+- `record_log.RecordLog`: the records made, their seq, the instant of the last;
+- `due`: what falls due with no input, and `readings`: the queries, as plain functions over the
+  parts they are given;
 
-and its methods by concern: `recovery.Recovery` (taking up the journal's last game),
-`requests.DirectorRequests` (the director's adjust, late start, round over, reopen, set),
-`readings.Readings` (the queries) and `due.DueWork` (what falls due with no input).
-
-The clock turns intents and timers into transitions of the game and the records
-that say so. The gestures are tabled in docs/rules.md.
+and `recovery.Recovery` (taking up the journal's last game), its one base. Each part owns its
+state and is handed what it needs of the others; the clock owns the game and wires them.
+The gestures are tabled in docs/rules.md.
 """
 
-import heapq
-import itertools
 from dataclasses import replace
 
+from . import readings
 from .accounting import Accounting
-from .due import DueWork
-from .gestures import (
-    STOP,
-    BothChord,
-    ButtonTiming,
-    Chord,
-    ConfirmEnd,
-    Contacts,
-    Gestures,
-    Ignored,
-    SidePress,
-    StopHoldRelease,
-    StopPress,
-    Stuck,
-    Unstuck,
-)
-from .readings import Readings
-from .records import SIDES, TRANSITIONS, Record
+from .due import due_timers
+from .gestures import BothChord, ButtonTiming, Chord, Contacts, Gestures
+from .play import Play, Refused
+from .record_log import RecordLog
+from .records import SIDES
 from .recovery import Recovery
-from .requests import DirectorRequests, Refused
+from .requests import DirectorRequests
 from .scene import Scene
+from .schedule import Schedule
 from .state import GameState, State, other
 from .timecode import NS_PER_MS, NS_PER_S, ms
 from .timers import TimerKind, earliest
@@ -57,14 +48,14 @@ from .view import SideView, View
 # The names other layers import from here.
 __all__ = ["ButtonTiming", "ClockError", "GameClock", "SideView", "State", "View", "other"]
 
-READY, RUNNING, PAUSED, ENDED = State.READY, State.RUNNING, State.PAUSED, State.ENDED
+RUNNING = State.RUNNING
 
 
 class ClockError(Exception):
     """A call the clock cannot take (a programming error, never a player's)."""
 
 
-class GameClock(Recovery, DirectorRequests, Readings, DueWork):
+class GameClock(Recovery):
     """The tournament clock for one board: every rule of `rules`, buttons per `timing`.
 
     `dark_after_ms`: the panels go dark after this long idle (the device's idle care); a press
@@ -103,17 +94,16 @@ class GameClock(Recovery, DirectorRequests, Readings, DueWork):
         self.boot_id = None
         #: (seq, why) of each record `recover` could not play back, and left out
         self.unplayable = []
-        self._seq = first_seq
-        self._out = []
-        self._last_t_ns = None  # the instant of the last record
-        self._done_ns = None  # how far the game has been taken (never past a pending press)
-        self._queue = []  # heap of (t_ns, order, action, args): inputs waiting to be applied in time order
-        self._order = itertools.count()
+        self.log = RecordLog(self.accounting, first_seq)
+        self.schedule = Schedule()
+        #: the game's transitions, and the director's requests of it
+        self.play = Play(rules, timing, self.accounting, self._emit, lambda: self.log.seq, self._start_game)
+        self.requests = DirectorRequests(self.play, self._emit)
         self._handlers = {
-            TimerKind.RULE: self._rule_due,
-            TimerKind.ROUND: lambda t_ns, _: self._end(t_ns, "round_over"),
-            TimerKind.STUCK: self._stuck,
-            TimerKind.CHECKPOINT: self._checkpoint,
+            TimerKind.RULE: lambda t_ns, due: self.play.rule_due(self.game, t_ns, due),
+            TimerKind.ROUND: lambda t_ns, _: self.play.end(self.game, t_ns, "round_over"),
+            TimerKind.STUCK: lambda t_ns, button: self._act(self.gestures.mark_stuck(button, t_ns)),
+            TimerKind.CHECKPOINT: lambda t_ns, _: self._emit("checkpoint", t_ns),
         }
 
     @property
@@ -122,6 +112,74 @@ class GameClock(Recovery, DirectorRequests, Readings, DueWork):
         if self._game is None:
             raise ClockError("no game yet: call new_game first")
         return self._game
+
+    # ---------------------------------------------------------------- queries
+
+    @property
+    def state(self):
+        """The game's `State`, or None before the first game."""
+        return self._game.state if self._game is not None else None
+
+    @property
+    def run(self):
+        """Whose clock runs: `A`, `B` or None."""
+        return self._game.run if self._game is not None else None
+
+    @property
+    def t0_ns(self):
+        """The instant the current game opened."""
+        return self.game.t0_ns
+
+    def used_ns(self, side, t_ns):
+        """Time charged to `side` as of `t_ns`."""
+        return self.game.used_ns(side, t_ns)
+
+    def stopped_ns(self, t_ns):
+        """Time in this game charged to no side, as of `t_ns`."""
+        return self.game.stopped_ns(t_ns)
+
+    def shared_ns(self, t_ns):
+        """Time charged to both sides at once (both players late), as of `t_ns`."""
+        return self.game.shared_ns(t_ns)
+
+    def elapsed_ns(self, t_ns):
+        """Time since the current game opened, as of `t_ns`."""
+        return t_ns - self.game.t0_ns
+
+    def balanced(self, t_ns):
+        """Whether the books balance at `t_ns` (see `readings.balanced`)."""
+        return readings.balanced(self.game, t_ns)
+
+    def stopped_since_ns(self):
+        """Since when no clock has run (None while one runs)."""
+        return None if self.state == RUNNING else self.game.stopped_since_ns
+
+    def idle_ns(self, t_ns):
+        """How long the clock has sat with no clock running and no button touched, or None."""
+        return readings.idle_ns(self.game, self.gestures.last_input_ns, t_ns)
+
+    def display_seconds(self, side, t_ns):
+        """The signed whole seconds the display shows: limit minus whole seconds used."""
+        return self.accounting.shown_seconds(self.game, side, t_ns)
+
+    def penalty(self, side, t_ns):
+        """Points the clock deducts from `side` as of `t_ns`."""
+        return self.accounting.penalty(self.game, side, t_ns)
+
+    def view(self, t_ns):
+        """What the screens show at `t_ns` (call `advance` first for events up to then)."""
+        return readings.view(self.game, self.accounting, self.gestures, t_ns)
+
+    def contacts_decided_by(self):
+        """When every contact change made so far will have been decided, or None if none is undecided."""
+        return readings.contacts_decided_by(self.contacts)
+
+    def next_deadline(self):
+        """The next instant anything changes without an input: a record, a displayed digit, a hint."""
+        timer = earliest(self._timers())
+        return readings.next_deadline(
+            self.game, self.accounting, self.gestures, self.contacts, timer, self.now_ns
+        )
 
     # ----------------------------------------------------------------- inputs
 
@@ -147,9 +205,11 @@ class GameClock(Recovery, DirectorRequests, Readings, DueWork):
         taken at that instant: the clock never goes back in time.
         """
         t_ns = self._catch_up(t_ns)
-        order = next(self._order)  # edges at one instant are taken in the order they came
-        for button_, down_, at, order_ in self.contacts.edge(button, down, t_ns, self._done_ns, order):
-            self._enqueue(at, self._transition, button_, down_, order=order_)
+        order = self.schedule.next_order()  # edges at one instant are taken in the order they came
+        for button_, down_, at, order_ in self.contacts.edge(
+            button, down, t_ns, self.schedule.done_ns, order
+        ):
+            self.schedule.put(at, self._transition, button_, down_, order=order_)
         self._process(t_ns)
         return self._flush()
 
@@ -179,6 +239,31 @@ class GameClock(Recovery, DirectorRequests, Readings, DueWork):
         """Record that `part` works again."""
         return self._submit(t_ns, self._record, "fault_cleared", part=part)
 
+    # ------------------------------------------------------------ the director
+
+    def adjust(self, t_ns, side, delta_ms, source="serial"):
+        """A director's correction from outside the buttons (the same rules as the buttons' chord)."""
+        return self._submit(t_ns, self._on_game, self.requests.adjust, side, delta_ms, source)
+
+    def late_start(self, t_ns, player, source="serial"):
+        """A director's late start of `player` (`A`, `B` or `both`): only on a fresh game."""
+        return self._submit(t_ns, self._on_game, self.requests.late_start, player, source)
+
+    def round_over(self, t_ns, source="serial"):
+        """The director's "round over" (school rule 21): both sides stop and the game ends at once
+        (`round_over`), its penalties as of this instant; refused with an `error` on an ended game."""
+        return self._submit(t_ns, self._on_game, self.requests.round_over, source)
+
+    def reopen(self, t_ns, source="serial"):
+        """The director reopens an ended game (not a forfeit), stopped, exactly as it was."""
+        return self._submit(t_ns, self._on_game, self.requests.reopen, source)
+
+    def set_scene(self, t_ns, wall_ms=None, round=None, table=None, times_s=None):
+        """A director's `set`: the time of day (ms since 1970, UTC) at `t_ns`, the round, the
+        table, and the starting times (`{side: s}`), for this game while nobody has pressed,
+        else for the next (see scene.py). Recorded in a `set` record."""
+        return self._submit(t_ns, self._set_scene, wall_ms, round, table, times_s)
+
     # ------------------------------------------------------------- game state
 
     def _catch_up(self, t_ns):
@@ -195,39 +280,27 @@ class GameClock(Recovery, DirectorRequests, Readings, DueWork):
         """Apply `action` at `t_ns`, in time order with everything else; returns the records made
         (those of an input held back behind a press still being told from a glitch come later)."""
         t_ns = self._catch_up(t_ns)
-        self._enqueue(t_ns, action, *args, **kwargs)
+        self.schedule.put(t_ns, action, *args, **kwargs)
         self._process(t_ns)
         return self._flush()
 
-    def _enqueue(self, t_ns, action, *args, order=None, **kwargs):
-        order = next(self._order) if order is None else order
-        heapq.heappush(self._queue, (t_ns, order, action, args, kwargs))
-
     def _process(self, t_ns):
-        """Everything up to `t_ns`, in time order: contact timers first (they only make inputs),
-        then rule timers and waiting inputs, never past a press still pending (rule events first on
-        a tie)."""
-        while True:
-            contact = earliest(self.contacts.timers())
-            if contact is not None and contact.at_ns <= t_ns:
-                for button, down, at, order in self.contacts.fire(contact, self._done_ns):
-                    self._enqueue(at, self._transition, button, down, order=order)
-                continue
-            safe = self.contacts.safe_until()
-            limit = t_ns if safe is None else min(t_ns, safe[0])
-            timer = earliest(self._timers())
-            waiting = self._queue[0] if self._queue else None
-            if timer is not None and timer.at_ns <= limit and (waiting is None or timer.at_ns <= waiting[0]):
-                self._done_ns = max(self._done_ns, timer.at_ns)
-                self._handlers[timer.kind](timer.at_ns, timer.subject)
-            elif waiting is not None and waiting[0] <= limit and (safe is None or waiting[:2] < safe):
-                at, _, action, args, kwargs = heapq.heappop(self._queue)
-                self._done_ns = max(self._done_ns, at)
-                action(self._done_ns, *args, **kwargs)
-            else:
-                break
-        if self.contacts.safe_until() is None and not self._queue:
-            self._done_ns = max(self._done_ns, t_ns)
+        """Everything up to `t_ns`, in time order (see schedule.py)."""
+        self.schedule.run(t_ns, self.contacts, self._timers, self._fire, self._transition)
+
+    def _fire(self, timer):
+        self._handlers[timer.kind](timer.at_ns, timer.subject)
+
+    def _timers(self):
+        """The game's time-driven work from where it has been taken to (see due.py)."""
+        done_ns, last_ns = self.schedule.done_ns, self.log.last_t_ns
+        return due_timers(self.game, done_ns, self.accounting, self.gestures, self.checkpoint_ms, last_ns)
+
+    def _on_game(self, t_ns, action, *args):
+        action(self.game, t_ns, *args)
+
+    def _set_scene(self, t_ns, *args):
+        self.requests.set_scene(self.game, t_ns, self.scene, *args)
 
     def _transition(self, t_ns, button, down):
         self._act(self.gestures.transition(button, down, t_ns, self.state))
@@ -241,7 +314,7 @@ class GameClock(Recovery, DirectorRequests, Readings, DueWork):
     def _start_game(self, t_ns, boot=None):
         start_ns, scene = self.scene.open_game(t_ns, self.start_ns)
         self._game = GameState.new(t_ns, start_ns)
-        self._done_ns = t_ns
+        self.schedule.done_ns = t_ns
         self.gestures.new_game()
         self.gestures.last_input_ns = t_ns
         if boot is not None:
@@ -263,7 +336,7 @@ class GameClock(Recovery, DirectorRequests, Readings, DueWork):
             if isinstance(intent, Chord | BothChord):
                 intent = self._dated_in_order(intent)
             try:
-                self._intent(intent)
+                self.play.intent(self.game, intent)
             except Refused as why:
                 self._emit("error", intent.t_ns, detail=str(why))
 
@@ -271,91 +344,9 @@ class GameClock(Recovery, DirectorRequests, Readings, DueWork):
         """A chord is known only at its release but takes effect at its first edge (CLOCK_RULES
         §10); whatever was recorded while it was held stays before it (it is dated no earlier than
         the last record), and what falls due after its instant is then fired at its own instant."""
-        t_ns = max(chord.t_ns, self._last_t_ns)
-        self._done_ns = min(self._done_ns, t_ns)
+        t_ns = max(chord.t_ns, self.log.last_t_ns)
+        self.schedule.done_ns = min(self.schedule.done_ns, t_ns)
         return replace(chord, t_ns=t_ns)
-
-    def _intent(self, intent):
-        game = self.game
-        match intent:
-            case SidePress(t_ns=t, side=side):
-                self._side_press(side, t)
-            case StopPress(t_ns=t) if game.state == RUNNING:
-                self._stop_press(t)
-            case ConfirmEnd(t_ns=t) if game.state in (READY, PAUSED):
-                self._end(t, "stop_hold")
-            case StopHoldRelease(t_ns=t) if game.state == ENDED:
-                self._start_game(t)
-            case Chord(t_ns=t, side=side) if game.state == READY:
-                self._late_start(t, (other(side),), "buttons", button=side)
-            case Chord(t_ns=t, side=side, held=held) if game.state in (PAUSED, ENDED):
-                delta_ns = (-1 if held else 1) * self.timing.correction_ms * NS_PER_MS
-                self._correct(t, side, delta_ns, "buttons")
-            case BothChord(t_ns=t) if game.state == READY:
-                self._late_start(t, SIDES, "buttons")
-            case BothChord(t_ns=t) if game.state == ENDED:
-                self._reopen(t, "buttons")
-            case BothChord(t_ns=t):
-                self._ignore(STOP, t, "both_sides")
-            case Ignored(t_ns=t, button=button, reason=reason):
-                self._ignore(button, t, reason)
-            case Stuck(t_ns=t, button=button):
-                detail = f"held down for over {self.timing.stuck_ms // 1000} s"
-                self._emit("fault", t, part=f"button {button}", detail=detail)
-            case Unstuck(t_ns=t, button=button):
-                self._emit("fault_cleared", t, part=f"button {button}")
-
-    def _stop_press(self, t_ns):
-        game = self.game
-        if len(game.absent) == 2:
-            self._ignore(STOP, t_ns, "both_late")  # each arriving player presses their own button
-            return
-        arrived = next(iter(game.absent), None)
-        game.stop(t_ns, PAUSED)
-        self._emit("pause", t_ns, button=STOP, **({"arrived": arrived} if arrived else {}))
-
-    def _side_press(self, side, t_ns):
-        game = self.game
-        if game.state == ENDED:
-            self._ignore(side, t_ns, "ended")
-        elif side in game.absent and len(game.absent) == 2:
-            game.arrive(side, t_ns)  # the first of two late players: the clock runs on against the other
-            self._emit("arrived", t_ns, player=side, button=side)
-        elif side in game.absent:
-            game.stop(t_ns, PAUSED)  # a late player arrives: never a switch (NASPA III.C)
-            self._emit("pause", t_ns, button=side, arrived=side)
-        elif game.state in (READY, PAUSED):
-            event = "start" if game.state == READY else "resume"
-            game.run_side(other(side), t_ns)
-            self._emit(event, t_ns, button=side)
-        elif game.run != side:
-            self._ignore(side, t_ns, "not_running")
-        elif t_ns - game.since_ns < self.timing.min_turn_ms * NS_PER_MS:
-            self._ignore(side, t_ns, "too_soon")
-        else:
-            game.turns[side] += 1
-            game.run_side(other(side), t_ns)
-            self._emit("switch", t_ns, button=side)
-
-    def _end(self, t_ns, reason, lost=None, lost_reason=None):
-        """End the game at `t_ns` (or issue its summary again): `forfeit` and `end` records."""
-        game = self.game
-        supersedes = game.end_seq
-        game.end(t_ns, reason, lost, lost_reason)
-        if lost is not None:
-            self._emit("forfeit", t_ns, player=lost, reason=lost_reason)
-        game.end_seq = self._seq
-        summary = self.accounting.summary(game, t_ns)
-        self._emit(
-            "end",
-            t_ns,
-            reason=reason,
-            summary=summary,
-            **({"supersedes": supersedes} if supersedes is not None else {}),
-        )
-
-    def _ignore(self, button, t_ns, reason):
-        self._emit("ignored", t_ns, button=button, reason=reason)
 
     # ---------------------------------------------------------------- records
 
@@ -363,21 +354,7 @@ class GameClock(Recovery, DirectorRequests, Readings, DueWork):
         self._emit(ev, t_ns, **extra)
 
     def _emit(self, ev, t_ns, **extra):
-        game = self.game
-        at_ns = t_ns - game.t0_ns
-        if ev in TRANSITIONS or at_ns % NS_PER_MS:  # an instant t_ms alone would floor: exact
-            extra["at_ns"] = at_ns
-        if ev == "end":  # where the game sits in the tournament, however it ended
-            extra.update(self.scene.record_fields(t_ns))
-            extra["summary"] = extra["summary"] | self.scene.summary_fields(t_ns)
-        sides = {side: self.accounting.side_state(game, side, t_ns) for side in SIDES}
-        record = Record(
-            self._seq, ev, game.since_start_ms(t_ns), game.state, game.run, sides["A"], sides["B"], extra
-        )
-        self._out.append(record)
-        self._seq += 1
-        self._last_t_ns = t_ns
+        self.log.emit(self.game, self.scene, ev, t_ns, **extra)
 
     def _flush(self):
-        out, self._out = self._out, []
-        return out
+        return self.log.flush()

@@ -33,11 +33,13 @@ class Recovery:
         device keeps it aside as damage); a game that cannot be taken up at all opens a new one,
         with a `fault` that says why. Whatever the journal holds, the clock starts.
         """
-        seq = self._seq
+        seq = self.log.seq
         try:
             return self._take_up(records, now_ns, boot)
         except Exception as error:  # noqa: BLE001 - no journal may stop the clock
-            self._seq, self._out, self._queue, self.now_ns = seq, [], [], None
+            self.log.seq, self.now_ns = seq, None
+            self.log.flush()  # what the failed take-up made is dropped
+            self.schedule.clear()
             self.scene, self.unplayable = Scene(), []
             made = self.new_game(now_ns, boot)
             detail = (
@@ -56,7 +58,7 @@ class Recovery:
             records = [record for record in records if record["seq"] not in left_out]
             game = self._game_in(records)
         self.boot_id = boot.get("boot_id")
-        self._seq = max(self._seq, records[-1]["seq"] + 1)
+        self.log.seq = max(self.log.seq, records[-1]["seq"] + 1)
         last_at = record_instant_ns(game.records[-1])
         origin_boot = game.origin_boot_id()
         same_boot = origin_boot is not None and origin_boot == boot.get("boot_id")
@@ -69,7 +71,7 @@ class Recovery:
         # the scene; the starting times a `set` gave this game are in the rebuilt state already
         self.scene.rebuild(records, boot.get("boot_id"), same_boot)
         self.gestures.new_game()
-        self.now_ns = self._last_t_ns = self._done_ns = origin + last_at
+        self.now_ns = self.log.last_t_ns = self.schedule.done_ns = origin + last_at
         self.gestures.last_input_ns = now_ns
         was_running, running = self.run, self.state == RUNNING
         if same_boot:
@@ -80,7 +82,7 @@ class Recovery:
         else:
             if running:
                 self.game.stop(self.now_ns, PAUSED)
-            self.now_ns = self._done_ns = now_ns
+            self.now_ns = self.schedule.done_ns = now_ns
             if not running:
                 doubt_ms = 0
             elif self.checkpoint_ms is None:
