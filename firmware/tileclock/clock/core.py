@@ -9,25 +9,21 @@ accumulated tick by tick.
 
 It is assembled from parts, each with one concern:
 
-- `state.GameState`: one game's state, replaced whole at each new game;
+- `state.GameState`: one game's state, replaced whole at each new game (or at a take-up);
 - `gestures.Gestures`: debounced edges turned into intents (holds, chords, stuck buttons);
 - `accounting.Accounting`: time against the rules (penalties, what falls due, the summary);
 - `play.Play`: what intents, due events and requests do to the game, and the records that say so;
 - `requests.DirectorRequests`: the director's adjust, late start, round over, reopen, set;
-- `timers.Timer`: the time-driven work, fired in time order;
-- `history`: the game rebuilt from its records after a restart;
-- `schedule.Schedule`: the inputs waiting to be applied in time order, and how far the game has
-  been taken;
-- `record_log.RecordLog`: the records made, their seq, the instant of the last;
-- `due`: what falls due with no input, and `readings`: the queries, as plain functions over the
-  parts they are given;
+- `schedule.Schedule`: inputs waiting in time order; `record_log.RecordLog`: the records made;
+- `due`, `readings`: what falls due with no input, and the queries, as plain functions;
+- `recovery.take_up`: the journal's last game, a pure function of its records (history.rebuild).
 
-and `recovery.Recovery` (taking up the journal's last game), its one base. Each part owns its
-state and is handed what it needs of the others; the clock owns the game and wires them.
-The gestures are tabled in docs/rules.md.
+Each part owns its state and is handed what it needs of the others (no mixins); the clock owns
+the game and wires them. The gestures are tabled in docs/rules.md.
 """
 
 from dataclasses import replace
+from functools import partial
 
 from . import readings
 from .accounting import Accounting
@@ -36,14 +32,14 @@ from .gestures import BothChord, ButtonTiming, Chord, Contacts, Gestures
 from .play import Play, Refused
 from .record_log import RecordLog
 from .records import SIDES
-from .recovery import Recovery
+from .recovery import take_up
 from .requests import DirectorRequests
 from .scene import Scene
 from .schedule import Schedule
 from .state import GameState, State, other
 from .timecode import NS_PER_MS, NS_PER_S, ms
 from .timers import TimerKind, earliest
-from .view import SideView, View
+from .view import Notice, SideView, View
 
 # The names other layers import from here.
 __all__ = ["ButtonTiming", "ClockError", "GameClock", "SideView", "State", "View", "other"]
@@ -55,7 +51,7 @@ class ClockError(Exception):
     """A call the clock cannot take (a programming error, never a player's)."""
 
 
-class GameClock(Recovery):
+class GameClock:
     """The tournament clock for one board: every rule of `rules`, buttons per `timing`.
 
     `dark_after_ms`: the panels go dark after this long idle (the device's idle care); a press
@@ -79,8 +75,7 @@ class GameClock(Recovery):
         self.gestures = Gestures(timing, is_dark=self._is_dark)
         #: while a side runs, a `checkpoint` record this often bounds what a power cut can lose
         self.checkpoint_ms = checkpoint_ms
-        #: how long after it is made a checkpoint may still not be on the card (its write is not
-        #: waited for): after a power cut the last one may be missing, so this adds to the doubt
+        #: how long a checkpoint may not be on the card (its write is not waited for): adds to the doubt
         self.checkpoint_lag_ms = checkpoint_lag_ms
         self.dark_after_ms = dark_after_ms
         times_s = times_s or {}
@@ -96,7 +91,6 @@ class GameClock(Recovery):
         self.unplayable = []
         self.log = RecordLog(self.accounting, first_seq)
         self.schedule = Schedule()
-        #: the game's transitions, and the director's requests of it
         self.play = Play(rules, timing, self.accounting, self._emit, lambda: self.log.seq, self._start_game)
         self.requests = DirectorRequests(self.play, self._emit)
         self._handlers = {
@@ -239,6 +233,48 @@ class GameClock(Recovery):
         """Record that `part` works again."""
         return self._submit(t_ns, self._record, "fault_cleared", part=part)
 
+    def recover(self, records, now_ns, boot):
+        """Take up the journal's last game from its `records` (dicts, oldest first) and go on at
+        `now_ns` (`boot`: this start's boot record) as `recovery.take_up` says, with a `recovered`
+        record. With no game in `records`, or one that cannot be taken up at all (then with a
+        `fault` saying why), a new game opens: whatever the journal holds, the clock starts.
+        `unplayable` lists each record left out, with why."""
+        seq = self.log.seq
+        try:
+            taken = take_up(
+                records, now_ns, boot, self.rules, self.start_ns, self.checkpoint_ms, self.checkpoint_lag_ms
+            )
+            return self.new_game(now_ns, boot) if taken is None else self._go_on(taken, now_ns, boot)
+        except Exception as error:  # noqa: BLE001 - no journal may stop the clock
+            self.log, self.schedule, self.scene = RecordLog(self.accounting, seq), Schedule(), Scene()
+            self.now_ns, self.unplayable = None, []
+            made = self.new_game(now_ns, boot)
+            detail = (
+                f"the last game could not be taken up ({type(error).__name__} {error}): a new game "
+                "is opened; the journal's records are kept"
+            )
+            return made + self.fault(now_ns, "journal", detail)
+
+    def _go_on(self, taken, now_ns, boot):
+        """Go on at `now_ns` from a game taken up (a `recovery.TakenUp`), and say so."""
+        self._game, self.scene, self.unplayable = taken.game, taken.scene, taken.unplayable
+        self.boot_id, self.log.seq = boot.get("boot_id"), max(self.log.seq, taken.next_seq)
+        self.gestures.new_game()
+        self.now_ns = self.log.last_t_ns = self.schedule.done_ns = taken.last_ns
+        self.gestures.last_input_ns = now_ns
+        if taken.same_boot:  # penalties and forfeits that fell due while down; no checkpoints
+            self._catch_up(max(now_ns, self.now_ns), checkpoints=False)
+        else:
+            self.now_ns = self.schedule.done_ns = now_ns
+        self._emit("boot", self.now_ns, **boot)
+        self.game.notice = Notice("recovered", uncertain_s=taken.uncertain_s)
+        self._emit(
+            "recovered", self.now_ns, was_running=taken.was_running, mono_ns=self.game.t0_ns, **taken.down
+        )
+        for note in taken.notes:  # what the records before the newest did not rebuild
+            self._emit("fault", self.now_ns, part="journal", detail=f"the game taken up: {note}")
+        return self._flush()
+
     # ------------------------------------------------------------ the director
 
     def adjust(self, t_ns, side, delta_ms, source="serial"):
@@ -266,14 +302,14 @@ class GameClock(Recovery):
 
     # ------------------------------------------------------------- game state
 
-    def _catch_up(self, t_ns):
-        """Take the clock on to `t_ns` (never back): fire what fell due and apply what waited;
-        returns the instant used."""
+    def _catch_up(self, t_ns, checkpoints=True):
+        """Take the clock on to `t_ns` (never back): fire what fell due and apply what waited
+        (with no `checkpoints`: none for time nobody was there); returns the instant used."""
         if self._game is None:
             raise ClockError("no game yet: call new_game first")
         t_ns = max(t_ns, self.now_ns)
         self.now_ns = t_ns
-        self._process(t_ns)
+        self._process(t_ns, checkpoints)
         return t_ns
 
     def _submit(self, t_ns, action, *args, **kwargs):
@@ -284,17 +320,19 @@ class GameClock(Recovery):
         self._process(t_ns)
         return self._flush()
 
-    def _process(self, t_ns):
+    def _process(self, t_ns, checkpoints=True):
         """Everything up to `t_ns`, in time order (see schedule.py)."""
-        self.schedule.run(t_ns, self.contacts, self._timers, self._fire, self._transition)
+        timers = partial(self._timers, checkpoints)
+        self.schedule.run(t_ns, self.contacts, timers, self._fire, self._transition)
 
     def _fire(self, timer):
         self._handlers[timer.kind](timer.at_ns, timer.subject)
 
-    def _timers(self):
+    def _timers(self, checkpoints=True):
         """The game's time-driven work from where it has been taken to (see due.py)."""
         done_ns, last_ns = self.schedule.done_ns, self.log.last_t_ns
-        return due_timers(self.game, done_ns, self.accounting, self.gestures, self.checkpoint_ms, last_ns)
+        every_ms = self.checkpoint_ms if checkpoints else None
+        return due_timers(self.game, done_ns, self.accounting, self.gestures, every_ms, last_ns)
 
     def _on_game(self, t_ns, action, *args):
         action(self.game, t_ns, *args)
