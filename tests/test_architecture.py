@@ -155,7 +155,6 @@ def test_pin_and_panel_libraries_are_imported_only_by_the_hardware_adapters(name
 #: Listed so the rule holds for every other class now; an entry leaves when its class is taken apart.
 MANY_BASES_FOR_NOW = {
     "tileclock.device.journal.Journal": "issue 26 point 2: the journal in owned parts",
-    "tileclock.device.hardware.hall_link.HallLink": "issue 26 point 2's kind: the uplink in owned parts",
 }
 
 
