@@ -160,6 +160,16 @@ def test_a_picture_is_png_or_svg_and_nothing_else(log, tmp_path, command, name):
     assert not out.exists()
 
 
+def test_a_name_with_a_newline_is_told_on_one_line(log):
+    # (hypothesis found `plot - "\n"`: the name was printed as it was, over two lines)
+    code, _, err = run(["plot", "-", "\n"], "0 press B\n")
+    assert code == 2
+    assert (
+        err
+        == "tileclock: \\n: a game's picture is written as a .png or a .svg file, not a name with no ending\n"
+    )
+
+
 def test_a_reader_that_stops_early_gets_no_complaint(tmp_path):
     script = tmp_path / "long.txt"  # ~300 kB of records: far more than a pipe holds
     script.write_text("".join(f"{n} press {'AB'[n % 2]}\n" for n in range(1000)))

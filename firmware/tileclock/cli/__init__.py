@@ -363,9 +363,15 @@ def main(argv=None):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (ConfigError, ScriptError, ValueError, DirectorExtraMissing) as error:
-        print(f"tileclock: {error}", file=sys.stderr)
+        print(f"tileclock: {_one_line(str(error))}", file=sys.stderr)
         return 2
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
-        print(f"tileclock: {where}{error.strerror or error}", file=sys.stderr)
+        print(f"tileclock: {_one_line(f'{where}{error.strerror or error}')}", file=sys.stderr)
         return 2
+
+
+def _one_line(text):
+    """`text` on one line: a control character (a newline in a file's name) shown escaped, as
+    Python writes it, so an error is always one line whatever names it was given."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
