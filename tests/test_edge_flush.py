@@ -186,7 +186,7 @@ def test_a_simulated_flush_returns_only_once_an_edge_stamped_before_it_is_posted
     pin = board.buttons["A"].pin
     try:
         seen = flush_waits_for_a_post_in_flight(
-            lambda: threading.Thread(target=pin.drive_low, name="presser").start(),
+            lambda: threading.Thread(target=factory.drive, args=(pin, True), name="presser").start(),
             factory.flush_edges,
             "presser",
             posts,

@@ -193,9 +193,9 @@ class RunningClock:
         self.daemon.boot(self.started_ns)
 
     def press(self, button, down):
-        """Make (`down`) or break `button`'s contact through its GPIO pin; the pin backend stamps it."""
-        pin = self.board.buttons[button].pin
-        pin.drive_low() if down else pin.drive_high()  # buttons pull up: pressed is low
+        """Make (`down`) or break `button`'s contact through its simulated GPIO pin (a `VirtualFactory`'s),
+        which stamps it."""
+        self.board.pin_factory.drive(self.board.buttons[button].pin, down)
 
     def _hall_link(self, config):
         """The uplink to the hall's broker (imported only when the config names one)."""

@@ -1,53 +1,83 @@
-"""The three buttons, as gpiozero input devices that pass on every raw edge with its timestamp.
+"""The three buttons, on gpiozero pins, passing on every raw edge with its timestamp.
 
 Debouncing is the clock core's job, so the pins are set up with no bounce time
 (each gpiozero backend means something different by it) and every edge goes
 on, stamped with the time the pin backend gives it: the kernel's edge time
 under gpiod and lgpio, the simulator's virtual time under the mock factory.
+
+Only gpiozero's public API is used: a `Device` (the base of its device classes,
+which takes the default pin factory), the factory's `reserve_pins`, `pin` and
+`release_pins`, and the pin's `function`, `pull`, `bounce`, `edges`, `state` and
+`when_changed` (called with each edge's `(ticks, state)`), as gpiozero's own
+devices do.
 """
 
-from gpiozero import DigitalInputDevice
+from gpiozero import Device
 
 from ...clock.timecode import NS_PER_S
 
 
-def ticks_to_ns(factory, ticks):
-    """A pin factory's edge ticks as integer nanoseconds of the monotonic clock.
+def edge_ns(factory, ticks):
+    """An edge's time as integer nanoseconds of the monotonic clock, from its pin factory's ticks.
 
-    Real gpiozero factories tick in float seconds (lgpio: the kernel's
-    CLOCK_MONOTONIC nanoseconds divided by 1e9, which rounds back exactly for
-    the first 104 days of uptime); the simulator's factory ticks in integers.
+    A factory of ours says how (`edge_ns`: the gpiod factory's ticks are the kernel's nanoseconds,
+    the simulated one stamps its virtual time). gpiozero's own factories tick in float seconds
+    (lgpio: the kernel's CLOCK_MONOTONIC nanoseconds divided by 1e9, which rounds back exactly for
+    the first 104 days of uptime).
     """
-    convert = getattr(factory, "ticks_to_ns", None)
+    convert = getattr(factory, "edge_ns", None)
     return convert(ticks) if convert else round(ticks * NS_PER_S)
 
 
-class StampedButton(DigitalInputDevice):
-    """A button wired from a GPIO to ground, using the internal pull-up.
+class StampedButton(Device):
+    """A button wired from a GPIO to ground, using the internal pull-up: a gpiozero `Device` of its own.
 
     `when_edge(down, t_ns)` is called for every change of the contact, from
-    the pin backend's thread.
+    the pin backend's thread. `pin_factory` None: gpiozero's default factory
+    (GPIOZERO_PIN_FACTORY, else its own order).
     """
 
     def __init__(self, pin, *, when_edge, pin_factory=None):
         self.when_edge = when_edge
+        self.pin = None
+        self._name = pin
+        super().__init__(pin_factory=pin_factory)
+        self.pin_factory.reserve_pins(self, pin)
         try:
-            super().__init__(pin, pull_up=True, bounce_time=None, pin_factory=pin_factory)
+            self.pin = self.pin_factory.pin(pin)
+            self.pin.function = "input"
+            self.pin.pull = "up"
+            self.pin.bounce = None
+            self.pin.edges = "both"
+            self.pin.when_changed = self._changed
         except Exception:
-            # gpiozero reserves the pin before the backend opens it and keeps the reservation when
-            # that fails (a line taken by another program): let go of it, or the pin stays "in use"
-            factory = getattr(self, "pin_factory", None)
-            if factory is not None:
-                factory.release_all(self)
+            # the reservation outlives a pin the backend failed to open (a line taken by another
+            # program): let go of it, or the pin stays "in use"
+            self.close()
             raise
 
-    # gpiozero's private hooks, read in its source for 2.0, 2.0.1 and 2.0.1.post3 (identical there;
-    # pyproject.toml keeps gpiozero below 2.1): DigitalInputDevice.__init__ sets
-    # `pin.when_changed = self._pin_changed`, so this override gets every edge with the pin's
-    # `(ticks, state)`; GPIODevice._state_to_value(state) maps the pin's level to active (pressed).
-    def _pin_changed(self, ticks, state):
-        self.when_edge(bool(self._state_to_value(state)), ticks_to_ns(self.pin_factory, ticks))
-        super()._pin_changed(ticks, state)
+    def _changed(self, ticks, state):
+        self.when_edge(not state, edge_ns(self.pin_factory, ticks))  # pulled up: pressed reads low
+
+    @property
+    def value(self):
+        """1 while the button is pressed (the pin reads low), else 0."""
+        self._check_open()
+        return int(not self.pin.state)
+
+    @property
+    def closed(self):
+        return self.pin is None
+
+    def close(self):
+        """Let go of the pin, its reservation first, as gpiozero's own devices do (again: nothing)."""
+        if self.pin_factory is None:
+            return  # no pin factory could be had (gpiozero found no backend): nothing was taken
+        self.pin_factory.release_pins(self, self._name)
+        pin, self.pin = self.pin, None
+        if pin is not None:
+            pin.when_changed = None
+            pin.close()
 
 
 class ButtonBoard:

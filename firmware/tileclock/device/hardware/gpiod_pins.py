@@ -108,8 +108,8 @@ class GpiodFactory(LocalPiFactory):
         return (later - earlier) / 1e9
 
     @staticmethod
-    def ticks_to_ns(ticks):
-        """Ticks here are already integer nanoseconds."""
+    def edge_ns(ticks):
+        """An edge's time: its ticks, the kernel's integer nanoseconds."""
         return ticks
 
     def close(self):

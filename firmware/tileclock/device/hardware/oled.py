@@ -16,6 +16,7 @@ changes inside some boxes of the frame first (what says whose turn it is, on a
 switch); the next `display` sends the rest.
 """
 
+import errno
 import re
 
 from luma.oled.device import sh1106, ssd1306
@@ -330,14 +331,45 @@ def pi_spi(bus, spec, hz):
     )
 
 
-def pi_i2c(bus, address):
-    """luma's I2C interface on `bus`, sending as it does on a Pi, where it opens the bus itself with
-    smbus2: commands as SMBus block writes, each `data()` as one `i2c_rdwr` message (luma splits
-    data into 32-byte blocks only on a bus it was handed, which would overcount the wire)."""
-    from luma.core.interface.serial import i2c
-    from smbus2 import i2c_msg
+class PiI2C:
+    """luma's serial interface (`command`, `data`, `cleanup`) for an I2C panel on `bus`, an smbus2 `SMBus`
+    or a `RecordingBus`, sending what luma's own `i2c` sends on a Pi, where it opens the bus itself
+    with smbus2: each `command()` one SMBus block write (control byte 0x00, 32 bytes at most), each
+    `data()` one `i2c_rdwr` message per 4096 bytes (control byte 0x40). Handed a bus, luma's `i2c`
+    would split data into 32-byte block writes instead, which would overcount the wire; this object
+    stands in for it at luma's public interface, the one its drivers call."""
 
-    interface = i2c(bus=bus, address=address)
-    interface._managed = True  # luma sets these two only for a bus it opened itself
-    interface._i2c_msg_write = i2c_msg.write
-    return interface
+    CMD, DATA = 0x00, 0x40
+    BLOCK = 4096  # luma's block for an i2c_rdwr message
+
+    def __init__(self, bus, address):
+        self.bus = bus
+        self.address = address
+
+    def command(self, *cmd):
+        """Commands, in one block write (as luma: at most 32 bytes, a missing panel a `DeviceNotFoundError`)."""
+        from luma.core.error import DeviceNotFoundError
+
+        assert len(cmd) <= 32
+        try:
+            self.bus.write_i2c_block_data(self.address, self.CMD, list(cmd))
+        except OSError as error:
+            if error.errno in (errno.EREMOTEIO, errno.EIO):
+                raise DeviceNotFoundError(f"I2C device not found on address: 0x{self.address:02X}") from error
+            raise
+
+    def data(self, data):
+        """Display data, one combined transfer per 4096 bytes."""
+        from smbus2 import i2c_msg
+
+        for i in range(0, len(data), self.BLOCK):
+            self.bus.i2c_rdwr(i2c_msg.write(self.address, [self.DATA, *data[i : i + self.BLOCK]]))
+
+    def cleanup(self):
+        """Let go of the bus."""
+        self.bus.close()
+
+
+def pi_i2c(bus, address):
+    """The serial interface of an I2C panel at `address` on `bus`, sending as luma does on a Pi (`PiI2C`)."""
+    return PiI2C(bus, address)

@@ -9,7 +9,9 @@ import threading
 import time
 import uuid
 
-from gpiozero.pins.mock import MockFactory, MockPin, PinState
+from gpiozero.pins.mock import MockFactory
+
+from ...clock.timecode import NS_PER_S
 
 
 class VirtualTime:
@@ -56,42 +58,32 @@ class MonotonicTime:
         """Real time moves by itself."""
 
 
-class VirtualPin(MockPin):
-    """A mock pin whose changes are stamped by its factory's virtual time."""
-
-    # gpiozero's private hooks, read in its source for 2.0, 2.0.1 and 2.0.1.post3 (identical there;
-    # pyproject.toml keeps gpiozero below 2.1): MockPin.drive_high/drive_low call `_change_state(value)`
-    # and, when it returns True, `_call_when_changed()`, which hands `self._last_change` to the
-    # device as the edge's ticks. This override stamps `_last_change` (and the `states` history,
-    # `PinState(elapsed, value)`) from the factory's ticks instead of `time.monotonic()`.
-    def _change_state(self, value):
-        if self._state == value:
-            return False
-        t = self._factory.ticks()
-        self._state = value
-        self.states.append(PinState(t - self._last_change, value))
-        self._last_change = t
-        return True
-
-    # A change is stamped and handed to the device as one step, under the factory's `edge_lock`,
-    # so that `VirtualFactory.flush_edges` can wait for an edge stamped before it to be posted.
-    def drive_high(self):
-        with self._factory.edge_lock:
-            super().drive_high()
-
-    def drive_low(self):
-        with self._factory.edge_lock:
-            super().drive_low()
-
-
 class VirtualFactory(MockFactory):
-    """gpiozero's mock factory, ticking in integer nanoseconds of a `VirtualTime`."""
+    """gpiozero's own mock factory and mock pins, with each edge stamped by a `VirtualTime`.
+
+    gpiozero's `MockPin` hands its device the real `time.monotonic()` of a change as the edge's
+    ticks; the simulator's presses happen at virtual instants instead. A mock pin calls its
+    `when_changed` on the thread that drives it, inside `drive_low()`/`drive_high()`, so the
+    button stamps the edge with this factory's `edge_ns`, the virtual time at that call, and
+    gpiozero's ticks are set aside. Only public API is used: the factory's `ticks`/`ticks_diff`
+    (which every factory defines) and the pins' `drive_low`/`drive_high`, through `drive`.
+    """
 
     def __init__(self, time, **kwargs):
         self.time = time
-        #: held while a pin's change is stamped and passed on (a pin changed in the callback may take it again)
+        #: held while a pin is driven and its edge stamped and passed on (`flush_edges`); a pin
+        #: driven from the edge's own callback takes it again
         self.edge_lock = threading.RLock()
-        super().__init__(pin_class=VirtualPin, **kwargs)
+        super().__init__(**kwargs)
+
+    def drive(self, pin, down):
+        """Make (`down`) or break the contact of the button on `pin`, an input pulled up: pressed is low.
+
+        The change is stamped and handed to the device as one step, under `edge_lock`, so that
+        `flush_edges` can wait for an edge stamped before it to be posted.
+        """
+        with self.edge_lock:
+            pin.drive_low() if down else pin.drive_high()
 
     def flush_edges(self):
         """Return once every edge stamped so far has been passed on to its device.
@@ -109,9 +101,8 @@ class VirtualFactory(MockFactory):
 
     @staticmethod
     def ticks_diff(later, earlier):
-        return later - earlier
+        return (later - earlier) / NS_PER_S
 
-    @staticmethod
-    def ticks_to_ns(ticks):
-        """Ticks here are already integer nanoseconds."""
-        return ticks
+    def edge_ns(self, ticks):
+        """The edge's time: the virtual time of the call (gpiozero's real-time `ticks` set aside)."""
+        return self.time.now_ns
