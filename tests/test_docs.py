@@ -70,7 +70,7 @@ NOT_HERE = {
     "make sim": "interactive: tests/test_terminal.py drives it in a pseudo-terminal",
     "make test": "this is the test run",
     "make hall-demo": "runs until stopped: tests/test_hall*.py run the hall on a real broker",
-    "make pi-kernel-check": "boots a VM for minutes: run by hand (docs/reliability.md)",
+    "make pi-kernel-check": "boots a VM for minutes: .ci/run runs it, after the tests",
     "make image": "builds and boots a card as root for many minutes: `make image-check`, by hand and "
     "before a release (docs/build-guide.md); its settings file is tested in tests/test_firstboot.py",
     "sudo ": "changes the machine: tests/test_install.py runs the installer as a dry run",
