@@ -10,6 +10,8 @@ import os
 import threading
 import time
 
+from ...wire.segments import replace_file
+
 # the uplink's own logger, so its warnings read as one part's whichever module says them
 log = logging.getLogger("tileclock.device.hardware.hall_link")
 
@@ -78,13 +80,8 @@ class AckedFile:
             acked = self._acked()
             if self.path is None or acked == self.saved:
                 return
-            temporary = self.path + ".new"
             try:
-                with open(temporary, "w", encoding="ascii") as file:
-                    file.write(f"{acked}\n")
-                    file.flush()
-                    os.fsync(file.fileno())
-                os.replace(temporary, self.path)
+                replace_file(self.path, f"{acked}\n".encode("ascii"))
             except OSError as error:
                 log.warning(
                     "hall: cannot save %s (%s); records after %d may be sent again",

@@ -8,6 +8,7 @@ import time
 
 from ...clock.protocol import CommandError
 from ...wire.seal import SealError, key_bytes, unseal
+from ...wire.segments import replace_file
 
 log = logging.getLogger("tileclock.device.hardware.hall_link")
 
@@ -49,12 +50,7 @@ class CommandSeal:
     def _save(self, counter):
         if self.path is None:
             return
-        temporary = self.path + ".new"
         try:
-            with open(temporary, "w", encoding="ascii") as file:
-                file.write(f"{counter}\n")
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, self.path)
+            replace_file(self.path, f"{counter}\n".encode("ascii"))
         except OSError as error:  # the card failing: the counter in memory still holds until a restart
             log.warning("hall: cannot save %s (%s)", self.path, error)
