@@ -64,8 +64,12 @@ def charged(presses, used=(0, 0)):
     return made
 
 
-#: The accounts every test broker has: the director, and clocks c1..c4.
-BROKER_USERS = {"director": "director-secret", **{f"c{n}": f"secret-{n}" for n in range(1, 5)}}
+#: The accounts every test broker has: the director, the spectators' bridge, and clocks c1..c4.
+BROKER_USERS = {
+    "director": "director-secret",
+    "viewers": "viewers-secret",
+    **{f"c{n}": f"secret-{n}" for n in range(1, 5)},
+}
 
 
 @pytest.fixture
@@ -82,6 +86,16 @@ def broker(tmp_path):
             pytest.fail(f"CI must have mosquitto: {INSTALL_HINT}")
         pytest.skip(f"mosquitto is not installed: {INSTALL_HINT}")
     local = LocalBroker(tmp_path / "broker", BROKER_USERS).start()
+    yield local
+    local.stop()
+
+
+@pytest.fixture
+def viewers_broker(broker, tmp_path):
+    """The spectators' broker (a second mosquitto: WebSockets, the pages), bridged from `broker`."""
+    from tileclock.director.follow.viewers_broker import ViewersBroker
+
+    local = ViewersBroker(tmp_path / "viewers", broker.port, BROKER_USERS["viewers"]).start()
     yield local
     local.stop()
 

@@ -1,5 +1,6 @@
 """Helpers for the hall's tests: a listener on the real broker, and waiting on real network I/O."""
 
+import json
 import threading
 import time
 
@@ -60,6 +61,55 @@ class Listener:
 
     def seqs(self, clock="c1"):
         return {record["seq"] for record in self.records(clock)}
+
+    def close(self):
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+class Spectator:
+    """A spectator on the spectators' broker: MQTT over WebSockets, no user name, as the pages are."""
+
+    def __init__(
+        self, viewers_broker, client_id, subscribe=("tileclock/+/public", "tileclock/viewers/bridge")
+    ):
+        self.messages = []
+        self.lock = threading.Lock()
+        self.client = mqtt.Client(
+            mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, transport="websockets"
+        )
+        self.client.on_message = self._on_message
+        self.subscribe = subscribe
+        self.connected = threading.Event()
+        self.client.on_connect = self._on_connect
+        self.client.connect("127.0.0.1", viewers_broker.port)
+        self.client.loop_start()
+        wait_for(self.connected.is_set, what=f"spectator {client_id} to connect")
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties):
+        client.subscribe([(name, 0) for name in self.subscribe])
+        self.connected.set()
+
+    def _on_message(self, client, userdata, message):
+        with self.lock:
+            self.messages.append((message.topic, bytes(message.payload), message.retain))
+
+    def topics(self):
+        with self.lock:
+            return {name for name, _, _ in self.messages}
+
+    def public(self):
+        """Every public state received, decoded, by clock, in arrival order."""
+        states = {}
+        with self.lock:
+            for name, payload, _ in self.messages:
+                if name.endswith("/public") and payload:
+                    states.setdefault(name.split("/")[1], []).append(json.loads(payload))
+        return states
+
+    def bridged(self):
+        with self.lock:
+            return [payload for name, payload, _ in self.messages if name == "tileclock/viewers/bridge"]
 
     def close(self):
         self.client.disconnect()

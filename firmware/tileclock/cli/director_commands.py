@@ -52,14 +52,16 @@ def cmd_hall_demo(args):
     from ..director.event.entries import ScoreBook
     from ..director.follow.broker import BrokerError, LocalBroker
     from ..director.follow.hall import HallFeed
+    from ..director.follow.viewers_broker import ViewersBroker
     from ..director.pages.web import HallPage
     from ..sim.fleet import Fleet
+    from ..wire.topics import VIEWERS
 
     host, _, port = args.web.rpartition(":")
     folder_to_make(args.out, "--out")
     folder = args.out or tempfile.mkdtemp(prefix="tileclock-hall-")
     ids = [f"clock-{n}" for n in range(1, args.clocks + 1)]
-    users = {name: secrets.token_urlsafe(9) for name in ["director", *ids]}
+    users = {name: secrets.token_urlsafe(9) for name in ["director", VIEWERS, *ids]}
     try:
         broker = LocalBroker(f"{folder}/broker", users).start()
     except BrokerError as error:
@@ -84,9 +86,16 @@ def cmd_hall_demo(args):
             f"{folder}/clocks", "127.0.0.1", broker.port, users, args.clocks, speed=args.speed
         ).start()
         started.append(fleet.close)
+        viewers = ViewersBroker(f"{folder}/viewers", broker.port, users[VIEWERS]).start()
+        started.append(viewers.stop)
         print(
             f"mosquitto on 127.0.0.1:{broker.port}; {args.clocks} clocks playing ({args.speed:g}x); "
             f"records in {folder}"
+        )
+        print(
+            f"the spectators' page: {viewers.address}   a stream overlay: "
+            f"{viewers.address}overlay.html?board={ids[0]}&a=Alice&b=Bob"
+            + ("" if args.speed == 1 else "   (they count in real time: right at --speed 1 only)")
         )
         print(f"the director's page: {page.address}   (Ctrl-C to stop)", flush=True)
         feed.run(threading.Event().is_set)
@@ -110,7 +119,8 @@ def cmd_hall_setup(args):
         return 2
     keys = read_keys_file(f"{args.folder}/tileclock.keys")
     print(
-        f"wrote tileclock.conf, tileclock.acl, tileclock.passwd and tileclock.keys in {args.folder}; "
+        f"wrote tileclock.conf, tileclock.acl, tileclock.passwd and tileclock.keys in {args.folder}, and the "
+        'spectators\' broker (tileclock-viewers.conf, .acl, -www/; docs/hall.md, "Spectators"); '
         "the passwords and the clocks' command keys:"
     )
     for name, password in users.items():

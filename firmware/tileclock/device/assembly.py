@@ -9,6 +9,7 @@ whichever way the clock was started.
 import functools
 import logging
 import os
+import time
 import uuid
 import warnings
 from collections.abc import Callable
@@ -32,6 +33,8 @@ from .wiring import bus_of
 JOURNAL_DIR = "journal"
 #: the single-file journal of earlier versions, taken over into segments on first start
 LEGACY_FILE = "journal.log"
+#: a simulated clock's time of day at its virtual time 0 (2026-01-01 00:00 UTC), unless told another
+SIM_EPOCH_NS = 1_767_225_600 * 10**9
 
 
 class StartError(RuntimeError):
@@ -68,6 +71,8 @@ class Parts:
     pin_backend: str = "mock"
     #: () -> this board's own id from its hardware, or None (simulated parts have none)
     hardware_id: Callable | None = None
+    #: () -> the time of day in ns since 1970 (None: the system's), stamping the public state
+    wall: Callable | None = None
 
 
 def device_parts(config, state_dir, simulate=False):
@@ -90,11 +95,13 @@ def device_parts(config, state_dir, simulate=False):
     )
 
 
-def simulated_parts(time, serial_url="loop://", journal=None, state_dir=None):
+def simulated_parts(time, serial_url="loop://", journal=None, state_dir=None, wall=None):
     """Simulated buttons (gpiozero mock pins stamped by `time`) and panels (luma's drivers on
-    recording buses), and the record line on `serial_url`."""
+    recording buses), and the record line on `serial_url`; the time of day is `wall`, by default
+    `SIM_EPOCH_NS` plus the virtual time (a simulation reads no real clock)."""
     panels = RecordingPanels()
     return Parts(
+        wall=wall or (lambda: SIM_EPOCH_NS + time()),
         open_pins=lambda: VirtualFactory(time),
         open_panel=panels,
         serial_url=serial_url,
@@ -215,6 +222,8 @@ class RunningClock:
             state_dir,
             wake=lambda: self.daemon.wake(self.time()),
             board=config.board,
+            now_ns=self.time,
+            wall_ns=self.parts.wall or time.time_ns,
         )
 
     def close(self):

@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from ..clock.timecode import NS_PER_S
 from ..device.config import Config, HallConfig
+from ..device.hardware.virtual import VirtualTime
 from .simulator import Simulator
 
 #: how often the fleet's thread steps every clock (real seconds)
@@ -69,6 +70,7 @@ class Fleet:
 
     def __init__(self, state_dir, host, port, passwords, count, prefix="clock", speed=1.0, first=1, seed=0):
         self.speed = speed
+        self._started_wall_ns = time.time_ns()  # the time of day at game time 0 (set again at start)
         self.clocks = {}
         self.players = {}
         self.queued = {}
@@ -85,6 +87,9 @@ class Fleet:
                 state_dir=f"{state_dir}/{clock_id}",
                 refresh_on_ticks=False,
                 serial_url=os.ttyname(slave),
+                time=(game_time := VirtualTime(0)),
+                # the time of day of its game time, so spectators' pages count with it (at speed 1)
+                wall=lambda game_time=game_time: self._started_wall_ns + game_time(),
             )
             self.players[clock_id] = Player(seed * 100_000 + number)
             self.queued[clock_id] = []
@@ -144,6 +149,7 @@ class Fleet:
 
     def start(self):
         self._started = time.monotonic()
+        self._started_wall_ns = time.time_ns()
         self._thread = threading.Thread(target=self._run, name="fleet", daemon=True)
         self._thread.start()
         return self

@@ -16,7 +16,8 @@ class Simulator(RunningClock):
 
     `time` (default: a fresh `VirtualTime` at 0), `serial_url` (default `loop://`), `state_dir`
     or `journal` (default: in memory, with a new clock id) replace the simulated parts' defaults;
-    `boot_id` says which power-on this is (default: the time source's own).
+    `boot_id` says which power-on this is (default: the time source's own); `wall` () -> the time
+    of day in ns (default: `SIM_EPOCH_NS` plus the virtual time).
     """
 
     def __init__(
@@ -30,8 +31,9 @@ class Simulator(RunningClock):
         boot_id=None,
         checkpoints=False,
         state_dir=None,
+        wall=None,
     ):
-        parts = simulated_parts(time or VirtualTime(0), serial_url or "loop://", journal, state_dir)
+        parts = simulated_parts(time or VirtualTime(0), serial_url or "loop://", journal, state_dir, wall)
         self._received = b""
         super().__init__(
             config,

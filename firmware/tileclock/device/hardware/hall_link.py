@@ -57,7 +57,17 @@ class HallLink:
 
     part = "hall"
 
-    def __init__(self, journal, clock_id, hall, state_dir=None, wake=lambda: None, board=None):
+    def __init__(
+        self,
+        journal,
+        clock_id,
+        hall,
+        state_dir=None,
+        wake=lambda: None,
+        board=None,
+        now_ns=time.monotonic_ns,
+        wall_ns=time.time_ns,
+    ):
         self.journal = journal
         self.clock_id = clock_id
         self.hall = hall
@@ -83,8 +93,8 @@ class HallLink:
         self._connected = False
         self._down_since = time.monotonic()
         self._down_reason = "not connected yet"
-        #: the retained state topic: its own part, following the journal's records
-        self._state = RetainedState(journal, clock_id, board, self._publish)
+        #: the retained state and public topics: their own part, following the journal's records
+        self._state = RetainedState(journal, clock_id, board, self._publish, now_ns, wall_ns)
         self._closed = False
         self.client = self._make_client()
 

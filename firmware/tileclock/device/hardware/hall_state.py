@@ -7,18 +7,27 @@ it changes.
 """
 
 import json
+import time
 
 from ...clock.history import take_scene
 from ...wire.protocol import FrameError, unframe
 from ...wire.topics import topic
+from .hall_public import PublicScene, public_text
 
 
 class RetainedState:
     """Follows `journal`'s records and publishes (`publish(topic, text, retain=True)`) the state
-    they give for clock `clock_id`, named `board` until a `boot` record names it."""
+    they give for clock `clock_id`, named `board` until a `boot` record names it; and the public
+    state for spectators (hall_public.py), its instant stamped by `wall_ns` (the time of day, ns)
+    against `now_ns` (the clock's monotonic time the records count on)."""
 
-    def __init__(self, journal, clock_id, board, publish):
+    def __init__(self, journal, clock_id, board, publish, now_ns=time.monotonic_ns, wall_ns=time.time_ns):
         self.journal = journal
+        self.now_ns = now_ns
+        self.wall_ns = wall_ns
+        self._public = PublicScene()  # the game's origin and cap, for the public state
+        self._public_text = None  # the public state of the newest record, stamped when it was read
+        self._public_sent = None  # the last public state published
         self.clock_id = clock_id
         self.board = board
         self._publish = publish
@@ -31,6 +40,7 @@ class RetainedState:
     def forget_published(self):
         """The broker's copy may be gone (a new connection): the next `publish` sends it afresh."""
         self._state = None
+        self._public_sent = None
 
     def take_up(self):
         """Follow the journal's newest records: the game's round and table (`take_scene`: only
@@ -55,7 +65,19 @@ class RetainedState:
             if "board" in record:
                 self._board_named = record["board"]
             self._scene = take_scene(self._scene, record)  # never a `set` for the next game
+            self._public.take(record)
             self._last_record = record
+        if self._last_record is not None:
+            # stamped now, once: the record's instant as a time of day, whenever it is published
+            self._public_text = public_text(
+                self.clock_id,
+                self._board(),
+                self._scene or {},
+                self._public,
+                self._last_record,
+                self.now_ns(),
+                self.wall_ns(),
+            )
 
     def publish(self):
         """Publish the state the records give, if it changed since the last one published."""
@@ -65,7 +87,7 @@ class RetainedState:
         scene = self._scene or {}
         state = {
             "clock": self.clock_id,
-            "board": self.board if self._board_named is None else self._board_named,
+            "board": self._board(),
             "round": scene.get("round"),
             "table": scene.get("table"),
             "seq": record["seq"],
@@ -80,3 +102,9 @@ class RetainedState:
         if text != self._state:
             self._publish(topic(self.clock_id, "state"), text, retain=True)
             self._state = text
+        if self._public_text is not None and self._public_text != self._public_sent:
+            self._publish(topic(self.clock_id, "public"), self._public_text, retain=True)
+            self._public_sent = self._public_text
+
+    def _board(self):
+        return self.board if self._board_named is None else self._board_named

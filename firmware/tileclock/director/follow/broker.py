@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from ...wire.topics import ALL, DIRECTOR, topic, valid_clock_id
+from ...wire.topics import ALL, DIRECTOR, VIEWERS, topic, valid_clock_id
 
 SHIPPED = Path(__file__).with_name("hall_broker")
 INSTALL_HINT = (
@@ -42,7 +42,7 @@ def write_passwords(path, users):
     if tool is None:
         raise BrokerError(f"mosquitto_passwd not found: {INSTALL_HINT}")
     for name in users:
-        if name != DIRECTOR and not valid_clock_id(name):
+        if name not in (DIRECTOR, VIEWERS) and not valid_clock_id(name):
             raise BrokerError(f"{name!r} cannot be a clock id (letters, digits, - and _; not 'all')")
     with open(path, "w", encoding="utf-8") as file:
         os.chmod(path, 0o600)
@@ -63,7 +63,7 @@ def acl_text(clock_ids):
                     f"user {clock}",
                     *(
                         f"topic write {topic(clock, kind)}"
-                        for kind in ("records", "state", "status", "answer")
+                        for kind in ("records", "state", "status", "answer", "public")
                     ),
                     f"topic read {topic(clock, 'cmd')}",
                     f"topic read {topic(ALL, 'cmd')}",
@@ -75,7 +75,8 @@ def acl_text(clock_ids):
 
 def setup(folder, clock_ids, director_password=None):
     """Write tileclock.conf, tileclock.acl, tileclock.passwd and tileclock.keys (each clock's command
-    key, wire/seal.py) into `folder`; returns the passwords."""
+    key, wire/seal.py) into `folder`, and the spectators' broker's config, ACL and pages
+    (viewers_broker.py); returns the passwords to give out."""
     for clock in clock_ids:  # before anything is written
         if not valid_clock_id(clock):
             raise BrokerError(
@@ -87,8 +88,12 @@ def setup(folder, clock_ids, director_password=None):
     (folder / "tileclock.acl").write_text(acl_text(clock_ids), encoding="utf-8")
     users = {DIRECTOR: director_password or secrets.token_urlsafe(12)}
     users.update((clock, secrets.token_urlsafe(12)) for clock in clock_ids)
-    write_passwords(folder / "tileclock.passwd", users)
+    viewers = secrets.token_urlsafe(12)  # the spectators' bridge's: in its config only, never printed
+    write_passwords(folder / "tileclock.passwd", {**users, VIEWERS: viewers})
     write_keys(folder / "tileclock.keys", {clock: secrets.token_hex(32) for clock in clock_ids})
+    from .viewers_broker import write_setup  # it imports this module
+
+    write_setup(folder, viewers)
     return users
 
 
@@ -136,7 +141,8 @@ class LocalBroker:
         self.users = dict(users)
         self.process = None
         write_passwords(self.folder / "passwd", self.users)
-        (self.folder / "acl").write_text(acl_text(n for n in self.users if n != DIRECTOR), encoding="utf-8")
+        clocks = (n for n in self.users if n not in (DIRECTOR, VIEWERS))
+        (self.folder / "acl").write_text(acl_text(clocks), encoding="utf-8")
         self.config = self.folder / "mosquitto.conf"
         self.config.write_text(self._config_text(), encoding="utf-8")
 

@@ -192,12 +192,12 @@ class HallFeed:
         return sent if targets else None
 
     def clear_state(self, clock_id):
-        """Clear `clock_id`'s retained state and status on the broker (the ACL lets the director):
-        a bad one would otherwise be handed to every director that subscribes, for ever. The clock
-        publishes its state again with its next change."""
+        """Clear `clock_id`'s retained state, status and public state on the broker (the ACL lets
+        the director): a bad one would otherwise be handed to every director that subscribes, for
+        ever. The clock publishes its state again with its next change."""
         sent = [
             self.client.publish(topic(clock_id, kind), b"", qos=1, retain=True)
-            for kind in ("state", "status")
+            for kind in ("state", "status", "public")
         ]
         for info in sent:  # the broker has it (PUBACK) before the page says cleared
             if self.connected.is_set():

@@ -1,0 +1,81 @@
+"""The clock's public state for spectators (`tileclock/<clock id>/public`, docs/hall.md, "Spectators").
+
+What a spectators' page or a stream overlay needs, and nothing else: the board, round and table,
+whose turn, each side's time left and penalty, and the wall time of that state (`at_ms`), so a
+viewer counts the running side down itself between states and never drifts from the clock. No
+seq gaps, faults, commands or keys: the topic is readable by anyone on the spectators' broker.
+
+Between two records nothing changes but the running side's time (docs/protocol.md), so the state
+of the newest record, stamped with that record's own instant as a time of day, is exact: a viewer
+shows `left_ms - (now - at_ms)` for each side that runs.
+"""
+
+import json
+
+from ...clock.history import game_rules, record_instant_ns
+from ...clock.timecode import NS_PER_MS, parse_clock
+
+#: the public state's version: a viewer ignores one it does not know
+VERSION = 1
+
+
+def left_ms(side):
+    """A side's time left in ms at its record's instant (negative in overtime), from what the record
+    says: its display is its whole seconds of limit minus the whole seconds it used, so the limit is
+    `shown + used_ms // 1000` and the display is the ceiling of `left_ms / 1000`."""
+    used = side["used_ms"]
+    return (parse_clock(side["shown"]) + used // 1000) * 1000 - used
+
+
+class PublicScene:
+    """What the public state needs from the game's records besides the newest one: the game's
+    monotonic origin (its `new_game` or `recovered` `mono_ns`) and the overtime cap of its rules."""
+
+    def __init__(self):
+        self.origin_ns = None
+        self.cap_s = None
+
+    def take(self, record):
+        """Take one record of the game, in order."""
+        if record.get("ev") == "new_game":
+            try:
+                self.cap_s = game_rules(record).overtime_cap_s
+            except (KeyError, ValueError):
+                self.cap_s = None
+        if isinstance(record.get("mono_ns"), int):
+            self.origin_ns = record["mono_ns"]
+
+    def stamp_ms(self, record, now_ns, wall_ns):
+        """The wall time (ms since 1970) of `record`'s instant: now's wall time less how long ago
+        it was on the monotonic clock; now's, if the game's origin is not known."""
+        if self.origin_ns is None:
+            return wall_ns // NS_PER_MS
+        ago = now_ns - (self.origin_ns + record_instant_ns(record))
+        return (wall_ns - max(0, ago)) // NS_PER_MS
+
+
+def public_text(clock_id, board, scene, public, record, now_ns, wall_ns):
+    """The public state's JSON text after `record` (the newest), or None if it has no sides yet."""
+    sides = {}
+    for name in "AB":
+        side = record.get(name)
+        if not isinstance(side, dict):
+            return None
+        try:
+            sides[name] = {"left_ms": left_ms(side), "shown": side["shown"], "pen": side["pen"]}
+        except (KeyError, TypeError, ValueError):
+            return None
+    state = {
+        "v": VERSION,
+        "clock": clock_id,
+        "board": board,
+        "round": scene.get("round"),
+        "table": scene.get("table"),
+        "seq": record["seq"],
+        "state": record.get("state"),
+        "run": record.get("run"),
+        "at_ms": public.stamp_ms(record, now_ns, wall_ns),
+        "cap_s": public.cap_s,
+        **sides,
+    }
+    return json.dumps(state, separators=(",", ":"), sort_keys=True)

@@ -1,0 +1,139 @@
+"""The spectators' broker: a second mosquitto that bridges the hall's public topics to anyone
+(docs/hall.md, "Spectators").
+
+The hall's broker takes no anonymous client at all: a client id is global on a broker, so an
+anonymous client there could connect as `director` or as a clock and push it off. The spectators
+connect to this broker instead, over its WebSockets listener, which also serves their pages
+(`director/pages/viewers/`). It signs in to the hall's broker as `viewers`, which may read only
+the public topics and statuses (the hall's ACL), and brings them in (a bridge `in` only: nothing
+goes back). Anyone here may read those and nothing else, and publish nothing (`viewers.acl`).
+Every viewer costs this broker, never `tileclock hall`: the hall's broker sends each public state
+once, to the bridge.
+"""
+
+import os
+import secrets
+import shutil
+from pathlib import Path
+
+from ...wire.topics import BRIDGE_TOPIC, VIEWERS
+from .broker import SHIPPED, LocalBroker, free_port, mosquitto_binary
+
+#: the spectators' pages and the browser's MQTT client (served by this broker itself)
+PAGES = Path(__file__).parent.parent / "pages" / "viewers"
+#: the WebSockets port the spectators' pages are on, by default
+WEB_PORT = 8081
+
+
+def config_text(
+    hall_host, hall_port, password, web_port, http_dir, acl_file, local_port, bridge_id, extra=()
+):
+    """The spectators' broker's config: its listeners, the ACL, and the bridge from the hall's
+    broker (the bridge last: what follows `connection` is the bridge's); `extra` global lines."""
+    return "\n".join(
+        [
+            '# The spectators\' broker for tileclock (docs/hall.md, "Spectators"): `tileclock hall-setup` writes it.',
+            "# Run it beside the hall's: mosquitto -c /etc/mosquitto/tileclock-viewers.conf",
+            "per_listener_settings true",
+            "# mosquitto 2.0.11 opens a websockets listener only beside a plain one: this one takes no one",
+            f"listener {local_port} 127.0.0.1",
+            "allow_anonymous false",
+            "",
+            "# The pages and their MQTT over WebSockets: anyone, no login, read only (the ACL).",
+            f"listener {web_port}",
+            "protocol websockets",
+            f"http_dir {http_dir}",
+            "allow_anonymous true",
+            f"acl_file {acl_file}",
+            "max_connections 5000",
+            "",
+            "# Nothing kept: every state comes again from the hall's broker (retained there).",
+            "persistence false",
+            "set_tcp_nodelay true",
+            "max_packet_size 65536",
+            "# a viewer that does not read (a phone asleep) is sent the newest states only",
+            "max_queued_messages 100",
+            *extra,
+            "",
+            "# The bridge: in only, the public topics and statuses (the hall's ACL lets `viewers` no more).",
+            "connection tileclock-hall",
+            f"address {hall_host}:{hall_port}",
+            f"remote_username {VIEWERS}",
+            f"remote_password {password}",
+            f"remote_clientid {VIEWERS}",
+            f"local_clientid {bridge_id}",
+            "cleansession true",
+            "bridge_protocol_version mqttv311",
+            "keepalive_interval 10",
+            "restart_timeout 1 10",
+            "topic tileclock/+/public in 1",
+            "topic tileclock/+/status in 1",
+            "notifications true",
+            "notifications_local_only true",
+            f"notification_topic {BRIDGE_TOPIC}",
+            "",
+        ]
+    )
+
+
+def write_setup(folder, password, hall_host="127.0.0.1", hall_port=1883, web_port=WEB_PORT):
+    """Write tileclock-viewers.conf and tileclock-viewers.acl, and the pages into
+    tileclock-viewers-www/, for `/etc/mosquitto/` (docs/hall.md, "Spectators")."""
+    folder = Path(folder)
+    www = folder / "tileclock-viewers-www"
+    shutil.copytree(PAGES, www, dirs_exist_ok=True)
+    shutil.copy(SHIPPED / "viewers.acl", folder / "tileclock-viewers.acl")
+    text = config_text(
+        hall_host,
+        hall_port,
+        password,
+        web_port,
+        "/etc/mosquitto/tileclock-viewers-www",
+        "/etc/mosquitto/tileclock-viewers.acl",
+        free_port(),
+        f"viewers-bridge-{secrets.token_hex(8)}",
+    )
+    path = folder / "tileclock-viewers.conf"
+    path.write_text(text, encoding="utf-8")
+    path.chmod(0o600)  # it holds the bridge's password
+
+
+class ViewersBroker(LocalBroker):
+    """The spectators' broker on 127.0.0.1:`port` (WebSockets and the pages), bridged from the
+    hall's broker on `hall_port` as `viewers` with `password`, kept in `folder`."""
+
+    def __init__(self, folder, hall_port, password, port=None):
+        # not LocalBroker.__init__, which writes a hall broker's passwords and ACL; its start and stop serve
+        binary = mosquitto_binary()
+        if binary is None:
+            from .broker import INSTALL_HINT, BrokerError
+
+            raise BrokerError(f"mosquitto not found: {INSTALL_HINT}")
+        self.binary = binary
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.port = port or free_port()
+        self.process = None
+        shutil.copy(SHIPPED / "viewers.acl", self.folder / "viewers.acl")
+        text = config_text(
+            "127.0.0.1",
+            hall_port,
+            password,
+            f"{self.port} 127.0.0.1",
+            PAGES,
+            self.folder / "viewers.acl",
+            free_port(),
+            f"viewers-bridge-{secrets.token_hex(8)}",
+            extra=[
+                f"log_dest file {self.folder / 'mosquitto.log'}",
+                # started as root, mosquitto drops to user mosquitto, who cannot write this folder
+                "user root" if os.geteuid() == 0 else "",
+            ],
+        )
+        self.config = self.folder / "viewers.conf"
+        self.config.write_text(text, encoding="utf-8")
+
+    @property
+    def address(self):
+        """The spectators' page."""
+        return f"http://127.0.0.1:{self.port}/"

@@ -1,0 +1,136 @@
+"""The spectators' topics through both real brokers: every spectator gets every public state, the
+state says each side's time left at its own instant, and a spectator reads nothing private and
+publishes nothing (docs/hall.md, "Spectators"). The small, fast version of
+`tileclock hall-bench --spectators`."""
+
+import json
+
+import paho.mqtt.client as mqtt
+
+from conftest import BROKER_USERS
+from hall_helpers import Listener, Spectator, wait_for
+from test_hall import Clocks
+from tileclock.clock.history import record_instant_ns
+from tileclock.clock.timecode import NS_PER_MS, format_clock
+from tileclock.device.assembly import SIM_EPOCH_NS
+from tileclock.device.journal import Journal
+
+
+def newest_seqs(clocks):
+    return {clock: sim.journal.settled_seq - 1 for clock, sim in clocks.sims.items()}
+
+
+def published_through(clocks, reference):
+    """Pump the clocks until the hall's broker has each clock's public state of its newest record."""
+
+    def done():
+        clocks.pump()
+        states = reference.public()
+        return all(states.get(c) and states[c][-1]["seq"] == seq for c, seq in newest_seqs(clocks).items())
+
+    wait_for(done, 20, "every clock's newest public state")
+
+
+class Reference:
+    """What each clock published on its public topic, as a `Listener` on the hall's broker got it."""
+
+    def __init__(self, listener):
+        self.listener = listener
+
+    def public(self):
+        states = {}
+        with self.listener.lock:
+            for name, payload, _ in self.listener.messages:
+                if name.endswith("/public") and payload:
+                    states.setdefault(name.split("/")[1], []).append(json.loads(payload))
+        return states
+
+
+def test_every_spectator_gets_every_public_state_in_order(broker, viewers_broker, tmp_path):
+    spectators = [Spectator(viewers_broker, f"viewer-{n}") for n in range(3)]
+    for spectator in spectators:
+        wait_for(lambda s=spectator: s.bridged() == [b"1"], what="the bridge to the hall's broker")
+    reference = Reference(Listener(broker))
+    clocks = Clocks(broker, tmp_path)
+    clocks.play(5)
+    clocks.end_game("c1")
+    published_through(clocks, reference)
+    sent = {c: [s["seq"] for s in states] for c, states in reference.public().items()}
+    assert set(sent) == set(clocks.ids) and all(len(seqs) >= 5 for seqs in sent.values())
+    for spectator in spectators:
+        wait_for(
+            lambda s=spectator: {c: [x["seq"] for x in v] for c, v in s.public().items()} == sent,
+            what="each spectator to have every state, once, in order",
+        )
+    clocks.close()
+
+
+def test_the_public_state_is_the_time_left_at_its_own_instant_as_a_time_of_day(broker, tmp_path):
+    reference = Reference(Listener(broker))
+    clocks = Clocks(broker, tmp_path, ids=("c1",))
+    clocks.play(3)  # A runs from 9 s on
+    published_through(clocks, reference)
+    state = reference.public()["c1"][-1]
+    records = Journal(str(tmp_path / "c1" / "journal")).records()
+    record = next(r for r in records if r["seq"] == state["seq"])
+    origin = next(r for r in records if r["ev"] == "new_game")["mono_ns"]
+    assert state["at_ms"] == (SIM_EPOCH_NS + origin + record_instant_ns(record)) // NS_PER_MS
+    assert (state["state"], state["run"], state["clock"]) == ("running", record["run"], "c1")
+    for side in "AB":
+        left = state[side]["left_ms"]
+        assert left == 1_500_000 - record[side]["used_ms"]
+        assert format_clock(-(-left // 1000)) == record[side]["shown"] == state[side]["shown"]
+    assert state["cap_s"] == 600  # NASPA: the count stops at -10:01
+    assert set(state) == {
+        "v",
+        "clock",
+        "board",
+        "round",
+        "table",
+        "seq",
+        "state",
+        "run",
+        "at_ms",
+        "cap_s",
+        "A",
+        "B",
+    }
+    clocks.close()
+
+
+def test_a_spectator_reads_nothing_private_and_publishes_nothing(broker, viewers_broker, tmp_path):
+    nosy = Spectator(viewers_broker, "director", subscribe=("#", "tileclock/#", "$SYS/#"))
+    honest = Spectator(viewers_broker, "viewer-1")
+    wait_for(lambda: honest.bridged() == [b"1"], what="the bridge")
+    director = Listener(broker)  # signed in as `director`, its client id that too (as `tileclock hall`)
+    clocks = Clocks(broker, tmp_path, ids=("c1",))
+    clocks.play(3)
+    director.client.publish("tileclock/c1/cmd", "status", qos=0)
+    reference = Reference(director)
+    published_through(clocks, reference)
+    # a spectator's publishes: a false state, a command; none reaches anyone
+    for name in ("tileclock/c1/public", "tileclock/c1/cmd", "tileclock/all/cmd", "tileclock/viewers/bridge"):
+        nosy.client.publish(name, "round over", qos=1, retain=True).wait_for_publish(5)
+    clocks.play(1)
+    published_through(clocks, reference)
+    wait_for(lambda: len(honest.public().get("c1", [])) >= 4, what="the honest viewer's states")
+    assert nosy.topics() <= {"tileclock/c1/public", "tileclock/c1/status", "tileclock/viewers/bridge"}
+    assert all(
+        payload != b"round over" for _, payload, _ in nosy.messages + honest.messages + director.messages
+    )
+    assert not [r for r in clocks.sims["c1"].journal.records() if r["ev"] == "error"]
+    # a spectator named `director` on its own broker pushes nobody off the hall's broker
+    assert director.client.is_connected() and director.payloads("tileclock/c1/records")
+    clocks.close()
+
+
+def test_no_one_signs_in_anonymously_to_the_hall_broker_or_the_bridge_port(broker, viewers_broker):
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="anon")
+    refused = []
+    client.on_connect = lambda c, u, f, reason, p: refused.append(reason.is_failure)
+    client.connect("127.0.0.1", broker.port)
+    client.loop_start()
+    wait_for(lambda: refused, what="the hall's broker to answer")
+    client.loop_stop()
+    assert refused == [True]
+    assert BROKER_USERS["viewers"] not in viewers_broker.config.read_text().split("listener")[1]
