@@ -1,0 +1,105 @@
+// The spectators' count (docs/hall.md, "Spectators"): pure functions, no network, no page.
+// A public state carries each side's time left at its own instant `at_ms` (the clock's time of
+// day); between two states only the running side's time moves, so a viewer shows
+// left_ms - (now - at_ms) and never drifts from the clock. Tested in Chromium
+// (tests/test_viewers_pages.py) and measured over a 25-minute game (docs/hall.md).
+"use strict";
+var TileclockCount = (function () {
+  var SIDES = ["A", "B"];
+  var STATES = ["ready", "running", "paused", "ended"];
+  var SHOWN = /^-?\d{1,4}:\d\d$/;
+  var LABEL = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+  // a skew estimate smaller than this is delivery time, not a wrong clock: the stamp is trusted
+  var SYNCED_MS = 1000;
+  // how many live states' delays the skew estimate takes the least of
+  var SAMPLES = 8;
+
+  function whole(value, low, high) {
+    return typeof value === "number" && Number.isSafeInteger(value) && value >= low && value <= high;
+  }
+
+  // The state in `text` if it has the public state's shape, else null (anyone's bytes: checked).
+  function parse(text) {
+    if (typeof text !== "string" || text.length > 4096) return null;
+    var value;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      return null;
+    }
+    if (!value || typeof value !== "object" || value.v !== 1) return null;
+    if (typeof value.clock !== "string" || !LABEL.test(value.clock)) return null;
+    if (STATES.indexOf(value.state) < 0 || [null, "A", "B"].indexOf(value.run) < 0) return null;
+    if (!whole(value.seq, 0, Number.MAX_SAFE_INTEGER) || !whole(value.at_ms, 0, 1e14)) return null;
+    if (value.cap_s !== null && !whole(value.cap_s, 0, 86400)) return null;
+    var board = value.board, table = value.table, round = value.round;
+    if (board !== null && !(typeof board === "string" && LABEL.test(board))) return null;
+    if (table !== null && !whole(table, 0, 9999) && !(typeof table === "string" && LABEL.test(table))) return null;
+    if (round !== null && !whole(round, 0, 9999)) return null;
+    var state = {
+      clock: value.clock, board: board, table: table, round: round, seq: value.seq,
+      state: value.state, run: value.run, at_ms: value.at_ms, cap_s: value.cap_s,
+    };
+    for (var i = 0; i < 2; i++) {
+      var side = value[SIDES[i]];
+      if (!side || !whole(side.left_ms, -1e9, 1e9) || !whole(side.pen, 0, 1e6)) return null;
+      if (typeof side.shown !== "string" || !SHOWN.test(side.shown)) return null;
+      state[SIDES[i]] = { left_ms: side.left_ms, shown: side.shown, pen: side.pen };
+    }
+    return state;
+  }
+
+  // Whether `side`'s time runs in `state`: the running side, or both while both are absent.
+  function charged(state, side) {
+    return state.state === "running" && (state.run === null || state.run === side);
+  }
+
+  // `side`'s time left (ms) at the viewer's `now_ms`, its clock `skew_ms` ahead of the clock's.
+  function leftAt(state, side, now_ms, skew_ms) {
+    var left = state[side].left_ms;
+    if (!charged(state, side)) return left;
+    return left - Math.max(0, now_ms - (skew_ms || 0) - state.at_ms);
+  }
+
+  // The whole seconds a display shows for `left_ms` (the clock's panels: the ceiling), never
+  // past the overtime cap.
+  function shownSeconds(left_ms, cap_s) {
+    var seconds = Math.ceil(left_ms / 1000);
+    if (cap_s !== null && cap_s !== undefined) seconds = Math.max(seconds, -(cap_s + 1));
+    return seconds === 0 ? 0 : seconds; // never -0
+  }
+
+  // 1500 -> "25:00", -61 -> "-1:01", as the clock's panels write it.
+  function format(seconds) {
+    var sign = seconds < 0 ? "-" : "";
+    var whole_s = Math.abs(seconds);
+    var rest = whole_s % 60;
+    return sign + Math.floor(whole_s / 60) + ":" + (rest < 10 ? "0" : "") + rest;
+  }
+
+  // What `side` shows at `now_ms`: the clock's own text while its time stands, the count while it runs.
+  function shown(state, side, now_ms, skew_ms) {
+    if (!charged(state, side)) return state[side].shown;
+    return format(shownSeconds(leftAt(state, side, now_ms, skew_ms), state.cap_s));
+  }
+
+  // The viewer's clock against the clocks': the least delay of the last few live states (a state
+  // just made, not a retained copy or one sent again); trusted as synced within SYNCED_MS.
+  function Skew() {
+    this.delays = [];
+  }
+  Skew.prototype.sample = function (state, received_ms) {
+    this.delays.push(received_ms - state.at_ms);
+    if (this.delays.length > SAMPLES) this.delays.shift();
+  };
+  Skew.prototype.value = function () {
+    if (!this.delays.length) return 0;
+    var least = Math.min.apply(null, this.delays);
+    return Math.abs(least) < SYNCED_MS ? 0 : least;
+  };
+
+  return {
+    parse: parse, charged: charged, leftAt: leftAt, shownSeconds: shownSeconds,
+    format: format, shown: shown, Skew: Skew,
+  };
+})();

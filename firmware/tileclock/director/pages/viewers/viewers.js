@@ -1,0 +1,231 @@
+// The spectators' pages (docs/hall.md, "Spectators"): read-only, straight from the spectators'
+// broker over WebSockets with mqtt.js (mqtt.min.js beside this file). Everything received is
+// anyone's bytes: checked by TileclockCount.parse, shown with textContent only, never as HTML.
+"use strict";
+(function () {
+  var C = TileclockCount;
+  var ROOT = "tileclock";
+  var BRIDGE = ROOT + "/viewers/bridge"; // "1"/"0": the spectators' broker's link to the hall's
+  var MAX_BOARDS = 500; // boards kept at most: a flood of clock ids cannot grow the page for ever
+  var params = new URLSearchParams(location.search);
+  var view = document.body.dataset.view; // "boards" or "overlay"
+  var only = params.get("board"); // one board (its clock id or board name), large
+  var boards = new Map(); // clock id -> {state, offline}
+  var skew = new C.Skew();
+  var linked = { broker: false, bridge: true };
+  var staleSince = null; // when the viewer stopped receiving (ms), or null
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function name(state) {
+    if (state.table !== null) return "Table " + state.table;
+    return "Board " + (state.board || state.clock);
+  }
+
+  function matches(state) {
+    return !only || state.clock === only || state.board === only || String(state.table) === only;
+  }
+
+  function stale() {
+    return !linked.broker || !linked.bridge;
+  }
+
+  function setStale() {
+    var now = stale();
+    if (now && staleSince === null) staleSince = Date.now();
+    if (!now) staleSince = null;
+  }
+
+  // What a side shows now; frozen where the viewer stopped receiving (it never counts on).
+  function sideText(entry, side) {
+    var at = staleSince !== null ? staleSince : Date.now();
+    if (entry.offline && entry.offlineSince) at = Math.min(at, entry.offlineSince);
+    return C.shown(entry.state, side, at, skew.value());
+  }
+
+  function sideNode(entry, side, playerName) {
+    var state = entry.state;
+    var text = sideText(entry, side);
+    var over = text.charAt(0) === "-";
+    var turn = C.charged(state, side) && state.run !== null;
+    var box = el("div", "side side-" + side + (turn ? " turn" : "") + (over ? " over" : ""));
+    var head = el("div", "who");
+    head.appendChild(el("span", "label", playerName || "Player " + side));
+    if (turn) head.appendChild(el("span", "mark", "\u25B6 TO PLAY"));
+    box.appendChild(head);
+    box.appendChild(el("div", "time", text));
+    var foot = el("div", "foot");
+    if (over) foot.appendChild(el("span", "overtime", "OVERTIME"));
+    if (state[side].pen) foot.appendChild(el("span", "pen", "\u2212" + state[side].pen + " pts"));
+    box.appendChild(foot);
+    return box;
+  }
+
+  function status(entry) {
+    if (stale() || entry.offline) return "STALE";
+    return { ready: "READY", running: "", paused: "STOPPED", ended: "ENDED" }[entry.state.state];
+  }
+
+  function boardNode(entry, large) {
+    var state = entry.state;
+    var card = el("section", "board" + (large ? " large" : ""));
+    var word = status(entry);
+    if (word === "STALE") card.className += " stale";
+    var head = el("header");
+    var title = el("a", "name", name(state));
+    title.href = "?board=" + encodeURIComponent(state.clock);
+    head.appendChild(title);
+    if (state.round !== null) head.appendChild(el("span", "round", "Round " + state.round));
+    if (word) head.appendChild(el("span", "status status-" + word.toLowerCase(), word));
+    card.appendChild(head);
+    var sides = el("div", "sides");
+    sides.appendChild(sideNode(entry, "A"));
+    sides.appendChild(sideNode(entry, "B"));
+    card.appendChild(sides);
+    return card;
+  }
+
+  function order(a, b) {
+    var ta = a.state.table, tb = b.state.table;
+    if (typeof ta === "number" && typeof tb === "number" && ta !== tb) return ta - tb;
+    return name(a.state).localeCompare(name(b.state), undefined, { numeric: true });
+  }
+
+  function drawBoards() {
+    var list = Array.from(boards.values()).filter(function (entry) { return matches(entry.state); });
+    list.sort(order);
+    var main = document.getElementById("boards");
+    var nodes = list.map(function (entry) { return boardNode(entry, !!only); });
+    main.replaceChildren.apply(main, nodes);
+    var note = document.getElementById("note");
+    if (stale()) {
+      note.textContent = !linked.broker
+        ? "Not receiving: the connection to the hall is lost (trying again). Times shown are stale."
+        : "Not receiving: the hall's broker is out of reach. Times shown are stale.";
+    } else if (!list.length) {
+      note.textContent = only ? "No board " + only + " yet." : "No boards yet.";
+    } else {
+      note.textContent = "";
+    }
+    document.body.classList.toggle("is-stale", stale());
+  }
+
+  function drawOverlay() {
+    var entry = null;
+    boards.forEach(function (candidate) {
+      if (!entry && matches(candidate.state)) entry = candidate;
+    });
+    var root = document.getElementById("overlay");
+    if (!entry) {
+      root.replaceChildren();
+      return;
+    }
+    var state = entry.state;
+    var bar = el("div", "bar" + (status(entry) === "STALE" ? " stale" : ""));
+    bar.appendChild(sideNode(entry, "A", params.get("a")));
+    var middle = el("div", "middle");
+    middle.appendChild(el("div", "name", name(state)));
+    if (state.round !== null) middle.appendChild(el("div", "round", "Round " + state.round));
+    var word = status(entry);
+    if (word) middle.appendChild(el("div", "status status-" + word.toLowerCase(), word));
+    bar.appendChild(middle);
+    bar.appendChild(sideNode(entry, "B", params.get("b")));
+    root.replaceChildren(bar);
+  }
+
+  function draw() {
+    if (view === "overlay") drawOverlay();
+    else drawBoards();
+  }
+
+  function take(topic, payload, retained) {
+    var parts = topic.split("/");
+    if (topic === BRIDGE) {
+      linked.bridge = payload !== "0";
+      setStale();
+      return;
+    }
+    if (parts.length !== 3 || parts[0] !== ROOT) return;
+    var clock = parts[1], kind = parts[2];
+    var entry = boards.get(clock);
+    if (kind === "status") {
+      if (entry) {
+        entry.offline = payload === "offline";
+        entry.offlineSince = entry.offline ? Date.now() : null;
+      }
+      return;
+    }
+    if (kind !== "public") return;
+    var state = C.parse(payload);
+    if (!state || state.clock !== clock) return;
+    if (!entry) {
+      if (boards.size >= MAX_BOARDS) return;
+      entry = { state: state, offline: false, offlineSince: null };
+      boards.set(clock, entry);
+    } else if (state.seq < entry.state.seq) {
+      return; // an older state (a copy sent again): the newer one stands
+    } else if (state.seq > entry.state.seq && !retained) {
+      skew.sample(state, Date.now());
+    }
+    entry.state = state;
+    entry.offline = false;
+    entry.offlineSince = null;
+  }
+
+  var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/";
+  var client = mqtt.connect(url, {
+    keepalive: 5, // a dead link shows as stale within about 10 s
+    reconnectPeriod: 2000,
+    connectTimeout: 5000,
+    clean: true,
+    clientId: "viewer-" + Math.random().toString(16).slice(2, 14),
+  });
+  client.on("connect", function () {
+    linked.broker = true;
+    setStale();
+    client.subscribe([ROOT + "/+/public", ROOT + "/+/status", BRIDGE], { qos: 0 });
+  });
+  client.on("close", function () {
+    linked.broker = false;
+    setStale();
+    frame();
+  });
+  client.on("offline", function () {
+    linked.broker = false;
+    setStale();
+    frame();
+  });
+  client.on("message", function (topic, message, packet) {
+    take(topic, message.toString(), packet.retain);
+    frame(); // drawn at once, and the next draw planned for what now runs
+  });
+  window.tileclockViewer = { boards: boards, skew: skew, linked: linked, draw: draw, take: take };
+
+  // The next draw: when a running side's display next changes (so it changes within a few ms of
+  // the clock's), else in 250 ms for anything else that came.
+  function nextDelay() {
+    var delay = 250, now = Date.now();
+    if (staleSince !== null) return delay;
+    boards.forEach(function (entry) {
+      ["A", "B"].forEach(function (side) {
+        if (entry.offline || !C.charged(entry.state, side)) return;
+        var left = C.leftAt(entry.state, side, now, skew.value());
+        delay = Math.min(delay, left - (Math.ceil(left / 1000) - 1) * 1000 + 1);
+      });
+    });
+    return Math.max(1, delay);
+  }
+
+  var timer = null;
+  function frame() {
+    draw();
+    clearTimeout(timer);
+    timer = setTimeout(frame, nextDelay());
+  }
+  frame();
+})();

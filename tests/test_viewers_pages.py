@@ -1,0 +1,177 @@
+"""The spectators' page and the stream overlay in Debian's chromium, on both real brokers: what they
+show (screenshot goldens at 1920x1080), that they count between states, that they show stale when
+they stop receiving, and that a hostile state shows nothing (docs/hall.md, "Spectators").
+
+Goldens live in tests/golden/viewers-*.png. To change the layout on purpose, run
+`TILECLOCK_REGOLD=1 .venv/bin/python -m pytest tests/test_viewers_pages.py`, look at the new PNGs, and commit them.
+"""
+
+import json
+import os
+from dataclasses import replace
+
+import paho.mqtt.client as mqtt
+import pytest
+from PIL import Image, ImageChops
+
+from conftest import BROKER_USERS, tap
+from hall_helpers import hall_config, wait_for
+from test_hall_page import browser  # noqa: F401 (the fixture: Debian's chromium under Playwright)
+from tileclock.clock.timecode import NS_PER_MS
+from tileclock.device.assembly import SIM_EPOCH_NS
+from tileclock.device.config import Config
+from tileclock.sim.simulator import Simulator
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
+SCENE = {"width": 1920, "height": 1080}
+#: the page's time of day in the goldens: 25:20 into the clocks' virtual time
+AT_MS = SIM_EPOCH_NS // NS_PER_MS + 1_520_000
+
+
+def board(broker, tmp_path, clock, name):
+    config = replace(Config(clock_id=clock, board=name), hall=hall_config(broker, clock))
+    return Simulator(config, state_dir=str(tmp_path / clock), refresh_on_ticks=False)
+
+
+def published(sims):
+    """Pump until each clock's newest public state is on the broker (the uplink says so)."""
+
+    def done():
+        for sim in sims:
+            sim.daemon.pump(sim.time())
+        return all(sim.uplink._state._public_sent == sim.uplink._state._public_text for sim in sims)
+
+    wait_for(done, what="the public states")
+
+
+@pytest.fixture
+def hall(broker, viewers_broker, tmp_path):
+    """Three boards: 12 in play (A went 10 s into overtime, B runs), 7 stopped, 3 not started."""
+    sims = [board(broker, tmp_path, c, n) for c, n in (("c1", "12"), ("c2", "7"), ("c3", "3"))]
+    tap(sims[0], "B", 0)
+    tap(sims[0], "A", 1510)  # A used 25:10: -0:10, 10 points
+    tap(sims[1], "B", 2)
+    tap(sims[1], "A", 62)
+    tap(sims[1], "STOP", 100)
+    for sim in sims:
+        sim.run_to(max(s.time() for s in sims))
+    published(sims)
+    yield sims
+    for sim in sims:
+        sim.close()
+
+
+def open_page(browser, viewers_broker, path, at_ms=AT_MS):  # noqa: F811  # the fixture
+    # Playwright's waits evaluate text, which the pages' policy forbids: a test sees the script without it
+    context = browser.new_context(viewport=SCENE, bypass_csp=True)
+    page = context.new_page()
+    page.clock.set_fixed_time(at_ms / 1000)
+    page.goto(viewers_broker.address + path)
+    return page
+
+
+def shown(page, board_name):
+    card = page.locator("section.board", has_text=f"Board {board_name}")
+    return card.locator(".side-A .time").inner_text(), card.locator(".side-B .time").inner_text()
+
+
+def matches_golden(page, name, transparent=False):
+    path = os.path.join(GOLDEN, f"viewers-{name}.png")
+    shot = os.path.join(os.path.dirname(path), f".viewers-{name}.new.png")
+    page.screenshot(path=shot, omit_background=transparent)
+    if os.environ.get("TILECLOCK_REGOLD"):
+        os.replace(shot, path)
+    new, old = Image.open(shot if os.path.exists(shot) else path), Image.open(path)
+    assert new.size == old.size == (1920, 1080)
+    differ = (
+        ImageChops.difference(new.convert("RGBA"), old.convert("RGBA")).convert("L").point(lambda v: v > 40)
+    )
+    share = sum(differ.histogram()[1:]) / (1920 * 1080)
+    assert share < 0.002, f"{path} differs in {share:.2%} of its pixels: see {shot} and the module docstring"
+    if os.path.exists(shot):
+        os.remove(shot)
+
+
+def test_the_spectators_page_shows_every_board_as_the_clocks_do(browser, hall, viewers_broker):  # noqa: F811  # the fixture
+    page = open_page(browser, viewers_broker, "")
+    page.wait_for_function("document.querySelectorAll('section.board').length === 3")
+    assert shown(page, "12") == ("-0:10", "24:50")  # B has run 10 s since A's press at 25:10
+    assert shown(page, "7") == ("24:00", "24:22")
+    card = page.locator("section.board", has_text="Board 12")
+    assert card.locator(".side-B .mark").inner_text() == "\u25b6 TO PLAY"
+    assert card.locator(".side-A .overtime").inner_text() == "OVERTIME"
+    assert card.locator(".side-A .pen").inner_text() == "\u221210 pts"
+    assert page.locator("section.board", has_text="Board 7").locator(".status").inner_text() == "STOPPED"
+    assert page.locator("section.board", has_text="Board 3").locator(".status").inner_text() == "READY"
+    matches_golden(page, "boards")
+    # one board large: ?board= its name or clock id
+    page.goto(viewers_broker.address + "?board=12")
+    page.wait_for_function("document.querySelectorAll('section.board.large').length === 1")
+    assert shown(page, "12") == ("-0:10", "24:50")
+    page.context.close()
+
+
+def test_the_overlay_fits_a_1920x1080_scene_with_a_transparent_background(browser, hall, viewers_broker):  # noqa: F811  # the fixture
+    page = open_page(browser, viewers_broker, "overlay.html?board=c1&a=Alice%20Ames&b=Bob%20Bell")
+    page.wait_for_selector(".bar")
+    assert page.locator(".side-A .label").inner_text() == "Alice Ames"
+    assert page.locator(".side-B .time").inner_text() == "24:50"
+    box = page.locator(".bar").bounding_box()
+    assert (
+        box["x"] >= 0
+        and box["y"] >= 0
+        and box["x"] + box["width"] <= 1920
+        and box["y"] + box["height"] <= 1080
+    )
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgba(0, 0, 0, 0)"
+    matches_golden(page, "overlay", transparent=True)
+    page.context.close()
+
+
+def test_it_counts_between_states_and_goes_stale(browser, hall, broker, viewers_broker):  # noqa: F811  # the fixture
+    page = open_page(browser, viewers_broker, "")
+    page.wait_for_function("document.querySelectorAll('section.board').length === 3")
+    page.clock.set_fixed_time((AT_MS + 61_500) / 1000)  # no state comes: the page counts B on
+    page.wait_for_function("document.body.innerText.includes('23:49')")
+    assert shown(page, "12") == ("-0:10", "23:49") and shown(page, "7") == ("24:00", "24:22")
+    broker.stop()  # the hall's broker gone: the spectators' broker says its bridge is down
+    page.wait_for_selector("body.is-stale", timeout=15_000)
+    assert "hall's broker is out of reach" in page.locator("#note").inner_text()
+    page.clock.set_fixed_time((AT_MS + 120_000) / 1000)
+    page.wait_for_timeout(600)
+    assert shown(page, "12") == ("-0:10", "23:49")  # frozen where it stopped receiving, not counting on
+    assert page.locator("section.board.stale").count() == 3
+    broker.start()
+    page.wait_for_function("!document.body.classList.contains('is-stale')", timeout=15_000)
+    viewers_broker.stop()  # the page's own broker gone
+    page.wait_for_selector("body.is-stale", timeout=15_000)
+    assert "connection to the hall is lost" in page.locator("#note").inner_text()
+    page.context.close()
+
+
+def test_a_hostile_public_state_shows_nothing_and_runs_nothing(browser, hall, broker, viewers_broker):  # noqa: F811  # the fixture
+    page = open_page(browser, viewers_broker, "")
+    page.wait_for_function("document.querySelectorAll('section.board').length === 3")
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="c4")
+    client.username_pw_set("c4", BROKER_USERS["c4"])
+    client.connect("127.0.0.1", broker.port)
+    client.loop_start()
+    good = json.loads(hall[2].uplink._state._public_text)
+    hostile = [
+        {**good, "clock": "c4", "board": "<img src=x onerror=window.owned=1>"},
+        {**good, "clock": "c4", "A": {"left_ms": "1e309", "shown": "25:00", "pen": 0}},
+        {**good, "clock": "c1"},  # on c4's topic, naming another clock
+        "not json {",
+        "x" * 5000,
+    ]
+    for payload in hostile:
+        text = payload if isinstance(payload, str) else json.dumps(payload)
+        client.publish("tileclock/c4/public", text, qos=1).wait_for_publish(5)
+    client.publish(
+        "tileclock/c4/public", json.dumps({**good, "clock": "c4", "board": "44"}), qos=1
+    ).wait_for_publish(5)
+    page.wait_for_function("document.body.innerText.includes('Board 44')")
+    assert page.locator("section.board").count() == 4
+    assert page.evaluate("window.owned") is None and page.locator("img").count() == 0
+    client.loop_stop()
+    page.context.close()
