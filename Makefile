@@ -17,7 +17,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: sim test test-slow lint clean hall-demo tools pi-kernel-check pi-install-check image image-check
+.PHONY: sim test test-slow lint clean hall-demo spectators-bench tools pi-kernel-check pi-install-check image image-check
 
 sim: $(STAMP)
 	$(VENV)/bin/tileclock sim $(ARGS)
@@ -39,6 +39,10 @@ hall-demo: $(STAMP)
 	@[ -x /usr/sbin/mosquitto ] || command -v mosquitto >/dev/null || { \
 	  echo "the demo needs Debian's broker: sudo apt-get install mosquitto"; exit 1; }
 	$(VENV)/bin/tileclock hall-demo $(ARGS)
+
+# what 1,000 spectators on the spectators' broker cost `tileclock hall` (about 4 minutes; needs mosquitto)
+spectators-bench: $(STAMP)
+	$(VENV)/bin/tileclock hall-bench --spectators 1000 $(ARGS)
 
 # the gpiod buttons on a real Linux kernel: Debian's kernel in QEMU, gpio-sim lines, the real
 # `tileclock run` (docs/reliability.md, "The buttons on a real kernel"; root on Debian bookworm amd64)

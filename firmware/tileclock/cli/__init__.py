@@ -290,6 +290,12 @@ def build_parser():
         "--speed", type=number(float, 0.01), help="game time runs this many times real time (default 30)"
     )
     hall_bench.add_argument(
+        "--spectators",
+        type=number(int, 1),
+        metavar="N",
+        help="instead: what N spectators on the spectators' broker cost tileclock hall (50 clocks at 10x)",
+    )
+    hall_bench.add_argument(
         "--out",
         metavar="DIR",
         help="where the broker, journals and records live (default: a new folder on a disk)",

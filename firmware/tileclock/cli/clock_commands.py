@@ -85,6 +85,10 @@ def cmd_bench(args):
 def cmd_hall_bench(args):
     """Run the hall's benchmark: clocks through one broker to the director, and print its figures."""
     folder_to_make(args.out, "--out")
+    if args.spectators is not None:  # what spectators cost the hall: a run of its own
+        from ..bench.spectators import main as spectators_main
+
+        return spectators_main(args)
     from ..bench.hall import main as hall_bench_main
 
     return hall_bench_main(args)
