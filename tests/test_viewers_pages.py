@@ -175,3 +175,22 @@ def test_a_hostile_public_state_shows_nothing_and_runs_nothing(browser, hall, br
     assert page.evaluate("window.owned") is None and page.locator("img").count() == 0
     client.loop_stop()
     page.context.close()
+
+
+def test_a_clock_gone_offline_shows_stale_alone_and_stops_counting(browser, hall, viewers_broker):  # noqa: F811  # the fixture
+    page = open_page(browser, viewers_broker, "")
+    page.wait_for_function("document.querySelectorAll('section.board').length === 3")
+    assert shown(page, "12") == ("-0:10", "24:50")
+    hall[0].uplink.close()  # board 12's clock says `offline` as it goes (its will, if it dies)
+    board = page.locator("section.board", has_text="Board 12")
+    board.locator(".status-stale").wait_for()
+    page.clock.set_fixed_time((AT_MS + 60_000) / 1000)
+    page.wait_for_timeout(600)  # a few draws: B would show 23:50 if it counted on
+    assert shown(page, "12") == ("-0:10", "24:50")
+    assert page.locator("section.board.stale").count() == 1
+    # a page opened later knows only that it is offline: it shows the clock's last state as it was made
+    later = open_page(browser, viewers_broker, "", at_ms=AT_MS + 600_000)
+    later.locator("section.board", has_text="Board 12").locator(".status-stale").wait_for()
+    assert shown(later, "12") == ("-0:10", "25:00")
+    page.context.close()
+    later.context.close()

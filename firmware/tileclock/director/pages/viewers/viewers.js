@@ -10,7 +10,8 @@
   var params = new URLSearchParams(location.search);
   var view = document.body.dataset.view; // "boards" or "overlay"
   var only = params.get("board"); // one board (its clock id or board name), large
-  var boards = new Map(); // clock id -> {state, offline}
+  var boards = new Map(); // clock id -> {state}
+  var offline = new Map(); // clock id -> since when it is offline (ms; 0: since before the page opened)
   var skew = new C.Skew();
   var linked = { broker: false, bridge: true };
   var staleSince = null; // when the viewer stopped receiving (ms), or null
@@ -44,7 +45,10 @@
   // What a side shows now; frozen where the viewer stopped receiving (it never counts on).
   function sideText(entry, side) {
     var at = staleSince !== null ? staleSince : Date.now();
-    if (entry.offline && entry.offlineSince) at = Math.min(at, entry.offlineSince);
+    if (offline.has(entry.state.clock)) {
+      // gone since a moment the page saw, or, told when it opened, since its last state at the latest
+      at = Math.min(at, offline.get(entry.state.clock) || entry.state.at_ms + skew.value());
+    }
     return C.shown(entry.state, side, at, skew.value());
   }
 
@@ -67,7 +71,7 @@
   }
 
   function status(entry) {
-    if (stale() || entry.offline) return "STALE";
+    if (stale() || offline.has(entry.state.clock)) return "STALE";
     return { ready: "READY", running: "", paused: "STOPPED", ended: "ENDED" }[entry.state.state];
   }
 
@@ -154,10 +158,8 @@
     var clock = parts[1], kind = parts[2];
     var entry = boards.get(clock);
     if (kind === "status") {
-      if (entry) {
-        entry.offline = payload === "offline";
-        entry.offlineSince = entry.offline ? Date.now() : null;
-      }
+      if (payload !== "offline") offline.delete(clock);
+      else if (!offline.has(clock) && offline.size < MAX_BOARDS) offline.set(clock, retained ? 0 : Date.now());
       return;
     }
     if (kind !== "public") return;
@@ -165,7 +167,7 @@
     if (!state || state.clock !== clock) return;
     if (!entry) {
       if (boards.size >= MAX_BOARDS) return;
-      entry = { state: state, offline: false, offlineSince: null };
+      entry = { state: state };
       boards.set(clock, entry);
     } else if (state.seq < entry.state.seq) {
       return; // an older state (a copy sent again): the newer one stands
@@ -173,8 +175,6 @@
       skew.sample(state, Date.now());
     }
     entry.state = state;
-    entry.offline = false;
-    entry.offlineSince = null;
   }
 
   var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/";
@@ -213,7 +213,7 @@
     if (staleSince !== null) return delay;
     boards.forEach(function (entry) {
       ["A", "B"].forEach(function (side) {
-        if (entry.offline || !C.charged(entry.state, side)) return;
+        if (offline.has(entry.state.clock) || !C.charged(entry.state, side)) return;
         var left = C.leftAt(entry.state, side, now, skew.value());
         delay = Math.min(delay, left - (Math.ceil(left / 1000) - 1) * 1000 + 1);
       });
