@@ -151,13 +151,6 @@ def test_pin_and_panel_libraries_are_imported_only_by_the_hardware_adapters(name
     assert wrong == [], f"{name} imports {wrong}: only device/hardware/ (and bench/) may"
 
 
-#: Classes still built from several bases of the project's own, each with what will take it apart.
-#: Listed so the rule holds for every other class now; an entry leaves when its class is taken apart.
-MANY_BASES_FOR_NOW = {
-    "tileclock.device.journal.Journal": "issue 26 point 2: the journal in owned parts",
-}
-
-
 def own_bases(name, path):
     """{class: [its bases that are the project's own]} for each class of module `name`: a base
     defined in the module, or imported from the package (a library's class, or Exception, is not)."""
@@ -190,15 +183,6 @@ def own_bases(name, path):
 )
 def test_no_class_in_the_core_or_the_device_is_built_from_several_bases_of_its_own(name):
     many = {cls: bases for cls, bases in own_bases(name, MODULES[name]).items() if len(bases) > 1}
-    unlisted = {cls: bases for cls, bases in many.items() if cls not in MANY_BASES_FOR_NOW}
-    assert unlisted == {}, (
+    assert many == {}, (
         "a class owns its state: compose parts that each own theirs, no mixins over shared fields"
     )
-
-
-def test_the_classes_with_several_bases_for_now_still_have_them():
-    found = {}
-    for name in MANY_BASES_FOR_NOW:
-        module = name.rpartition(".")[0]
-        found[name] = len(own_bases(module, MODULES[module]).get(name, []))
-    assert all(count > 1 for count in found.values()), f"taken apart: drop from MANY_BASES_FOR_NOW {found}"

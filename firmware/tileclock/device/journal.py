@@ -1,108 +1,159 @@
 """The journal: every record the clock makes, framed and on disk before it is sent anywhere.
 
-On disk it is a folder of segments, one a game (`segments.py`), so start-up
+On disk it is a folder of segments, one a game (`wire/segments.py`), so start-up
 reads only the game a restart takes up, however many games came before; the
 line, resends, exports and the hall's uplink read older records as a stream
-(`read`). A wake's records are written together with one fsync, before
-any is sent; a wake that made only checkpoints is written and its writeback
-started without waiting, where the filesystem bounds how soon that stays
-(`writeback.py`): a checkpoint promises nothing, and an fsync would put the
-loop to sleep three times every 10 s of a running game.
+(`read`). A wake's records are written together with one fsync, before any is
+sent; a wake that made only checkpoints is written and its writeback started
+without waiting, where the filesystem bounds how soon that stays (`writeback.py`).
 
-Nothing about the disk stops the clock. A record the disk does not take
-(full, read-only, gone, an I/O error) is kept in memory, sent as usual, and
-written, in order and once, when a retry gets through (at most `BACKLOG`
-records wait; older ones are then given up, and a `fault` says which). A
-damaged record costs that record alone: its segment's good records are kept,
-the damaged bytes are copied aside, never deleted (`readback.py`). Seq numbers are never used
-twice: a mark kept `HEADROOM` seqs ahead of the newest record says where the
-next start must go on from if this one stops without closing the journal,
-and a `fault` record says what was skipped (`numbering.py`). Old games are pruned
-as `retention.py` says.
+Nothing about the disk stops the clock. A record the disk does not take (full,
+read-only, gone, an I/O error) is kept in memory (`outbox.py`), sent as usual,
+and written, in order and once, when a retry gets through. A damaged record
+costs that record alone; its bytes are copied aside, never deleted
+(`segment_store.py`). Seq numbers are never used twice (`numbering.py`). Old
+games are pruned as `retention.py` says.
 """
 
 import errno
 import logging
 import os
-from collections import deque
+from itertools import groupby
 
 from ..clock.history import reaches_last_game
 from ..wire import segments as files
 from ..wire.protocol import frame, unframe
 from ..wire.records import encode
 from . import writeback
-from .numbering import HEADROOM, Numbering
-from .readback import ReadBack
+from .numbering import HEADROOM, JUMPED, Numbering, far_block
+from .outbox import Outbox
+from .readback import read_back
 from .retention import Pruning, Retention
+from .segment_store import SegmentStore
+from .takeover import take_over
 from .writeback import SegmentWriter
 
 log = logging.getLogger(__name__)
 
 #: records kept in memory while the disk does not take them
 BACKLOG = HEADROOM  # (no more than the seqs reserved ahead)
-#: records already on disk also kept in memory, for the line to send from
-RECENT = 2_000
 #: records that need not wait for the card (they only bound what a power cut can lose)
 UNHURRIED_EVENTS = frozenset({"checkpoint"})
 
 
-class Journal(ReadBack, Numbering, SegmentWriter, Pruning):
+class Journal:
     """Records by `seq`: on disk in `directory` (None: in memory only), the newest also in memory.
 
     `legacy` names a single-file journal of an earlier version, taken over on first start.
     `runtime` (a folder that lasts as long as the machine's boot, and that boot's id) lets a
     restart in the same boot go on exactly where the last run stopped, instead of skipping the
     reserved seqs.
+
+    A thin front over parts that each own their state: the `outbox` (this run's records in
+    memory, and which wait for the disk), the `store` (the segments on disk, read back and
+    repaired), the `writer` (the segment being written), `numbering` (the seq marks) and
+    `pruning` (what the director holds, and retention). The journal owns the seq counter, the
+    disk's failure and the faults not recorded yet.
     """
 
     part = "journal"
 
     def __init__(self, directory=None, *, legacy=None, retention=None, runtime=None, backlog=BACKLOG):
         self.directory = directory
-        self.retention = retention or Retention()
-        self.backlog = backlog
         self.failing = None  # the last disk error, while the disk does not take records
         self.next_seq = 0
-        self._notes = []  # (detail, extra fields) of faults not recorded yet
-        self._recent = deque()  # (seq, line, segment) of this run's records, oldest first
-        self._unwritten = 0  # how many of the newest in `_recent` are not on disk yet
-        self._unsettled = 0  # how many of them have not been through a write yet (the links wait)
-        self._unwritten_urgent = 0  # how many of the unwritten ones must be fsynced before they go
-        self._unsynced = False  # the open segment holds records written but not fsynced
         #: how long an unhurried record may take to stay on disk after its write (None: they are fsynced)
         self.settle_ms = None
-        self._segments = []  # first seqs of the segments on disk
-        self._active = None  # the segment new records go to
-        self._active_has_game = False  # it holds more than `boot` records: a `new_game` starts another
-        self._open_segment = None  # the segment file open for writing, and its size on disk
-        self._fd = None
-        self._size = 0
-        self._reserved = 0
-        self._held = None  # the highest seq the director holds
-        self._recovery = []
+        self._notes = []  # (detail, extra fields) of faults not recorded yet
+        self._recovery = []  # the last game's records as read at start, until a restart takes them
         self._last_game_first_seq = None
-        self._runtime = runtime
-        self._first_disk_seq = None
-        self._cached = None  # (first seq, {seq: line}) of the last segment `line` read from disk
-        self._blind = False  # the folder could not be read at start
-        self._lost = None  # [first, last] seqs given up while the disk failed, not yet reported
-        self._good_next = 0  # the seq after the newest good record on disk, at start
-        #: segments whose repair waits for the disk (first seq -> the records to leave out, and why):
-        #: nothing is written into them, or pruned, or cut, until their bytes are kept aside
-        self._unrepaired = {}
+        self.outbox = Outbox(backlog)
+        self.store = SegmentStore(directory, self._note, self._fail)
+        self.writer = SegmentWriter(directory, self._note)
+        self.numbering = Numbering(directory, runtime, self._note)
+        self.pruning = Pruning(self.store, retention or Retention(), self._note)
         if directory is not None:
             if writeback.can_start_writeback():
                 self.settle_ms = writeback.commit_interval_ms(directory)
             self._start(legacy)
+
+    @property
+    def retention(self):
+        """What the journal keeps (a `Retention`)."""
+        return self.pruning.retention
+
+    @property
+    def backlog(self):
+        """How many records may wait for the disk before the oldest are given up."""
+        return self.outbox.backlog
+
+    # ------------------------------------------------------------------ start
+
+    def _start(self, legacy):
+        """Read the folder back: the last game's records, where numbering goes on, what to say."""
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            if legacy and os.path.isfile(legacy):
+                note = take_over(legacy, self.directory)  # streamed, in constant memory (takeover.py)
+                if note:
+                    self._note(note, {})
+            self.store.scan()
+            self.numbering.read()
+            self.pruning.read()
+        except OSError as error:
+            self._fail(error)
+            self.store.blind = True
+            runtime = self.numbering.runtime_mark()
+            self.next_seq = runtime + 1 if runtime is not None else far_block(0)
+            self.numbering.note_skipped(
+                0,
+                self.next_seq,
+                f"the journal cannot be read ({error.strerror}), so the seqs used before are unknown: "
+                + ("numbering goes on from this boot's last run" if runtime is not None else JUMPED),
+            )
+            self.numbering.set_runtime_mark(self.next_seq - 1)
+            return
+        found = read_back(self.store)
+        self._recovery = found.records
+        self._last_game_first_seq = found.records[0]["seq"] if found.records else None
+        if self.store.segments:
+            self.store.first_disk_seq = self.store.segments[0]
+        newest = self.store.segments[-1] if self.store.segments else None
+        if found.writable:  # never into a segment not read, or not repaired: new records start another
+            self.outbox.resume(newest, found.has_game)
+            self.writer.resume(newest, found.size)
+        runtime = self.numbering.runtime_mark()
+        marked = self.numbering.reserved if runtime is None else runtime + 1
+        self.next_seq = max(found.used_below, marked)
+        if found.used_below > marked:  # the damaged bytes decide, not how the last run stopped
+            why = "damaged lines may have held records so numbered (their bytes are kept aside)"
+        else:
+            why = (
+                "records so numbered may have been sent: the last run stopped without closing the "
+                "journal (its disk may have failed meanwhile)"
+            )
+        try:
+            # (pruning waits for the next game: a start reads no more than it must)
+            self.numbering.reserve(self.next_seq)
+        except OSError as error:
+            self._fail(error)
+            if runtime is None:  # a start in a later boot would go on from this same mark
+                self.next_seq = far_block(self.next_seq)
+                why = f"the mark of the seqs used cannot be moved ({error.strerror}): {JUMPED}"
+        # (up to a run of this boot's last seq, that run sent them or said it skipped them)
+        skipped_from = found.good_next if runtime is None else max(found.good_next, runtime + 1)
+        self.numbering.note_skipped(skipped_from, self.next_seq, why)
+        self.numbering.set_runtime_mark(self.next_seq - 1)
 
     # ------------------------------------------------------------------ reading
 
     @property
     def first_seq(self):
         """The oldest seq the journal may hold."""
-        if self._first_disk_seq is not None:
-            return self._first_disk_seq
-        return self._recent[0][0] if self._recent else self.next_seq
+        if self.store.first_disk_seq is not None:
+            return self.store.first_disk_seq
+        oldest = self.outbox.oldest
+        return oldest if oldest is not None else self.next_seq
 
     def line(self, seq):
         """The framed line of record `seq`, or None if the journal does not hold it.
@@ -110,24 +161,12 @@ class Journal(ReadBack, Numbering, SegmentWriter, Pruning):
         Recent records come from memory; older ones from disk, a segment at a time (the last
         segment read is kept, so reading seq after seq costs one pass over each segment).
         """
-        if self._recent:
-            index = seq - self._recent[0][0]
-            if 0 <= index < len(self._recent):
-                return self._recent[index][1]
+        line = self.outbox.line(seq)
+        if line is not None:
+            return line
         if self.directory is None or seq >= self.next_seq:
             return None
-        index = _segment_of(self._segments, seq)
-        if index is None:
-            return None
-        first = self._segments[index]
-        cached = self._cached if self._cached and self._cached[0] == first else None
-        if cached is None or (seq not in cached[1] and index == len(self._segments) - 1):
-            try:
-                lines = {got: line for got, line, _ in files.iter_lines(self._path(first))}
-            except OSError:
-                lines = {}
-            cached = self._cached = (first, lines)
-        return cached[1].get(seq)
+        return self.store.line(seq)
 
     def read(self, first, last=None):
         """(seq, line) of every record held from `first` to `last` (None: the newest), streamed:
@@ -135,20 +174,21 @@ class Journal(ReadBack, Numbering, SegmentWriter, Pruning):
         are left out."""
         seq = first
         while (last is None or seq <= last) and seq < self.next_seq:
-            in_memory = self._recent[0][0] if self._recent else self.next_seq
+            oldest = self.outbox.oldest
+            in_memory = oldest if oldest is not None else self.next_seq
             if seq >= in_memory:
                 line = self.line(seq)
                 if line is not None:
                     yield seq, line
                 seq += 1
                 continue
-            index = _segment_of(self._segments, seq)
+            index, segments = self.store.index_of(seq), self.store.segments
             if index is None:
-                seq = self._segments[0] if self._segments and self._segments[0] > seq else in_memory
+                seq = segments[0] if segments and segments[0] > seq else in_memory
                 continue
-            ends = self._segments[index + 1] if index + 1 < len(self._segments) else in_memory
+            ends = segments[index + 1] if index + 1 < len(segments) else in_memory
             try:
-                for got, line, _ in files.iter_lines(self._path(self._segments[index])):
+                for got, line, _ in files.iter_lines(self.store.path(segments[index])):
                     if got < seq:
                         continue
                     if (last is not None and got > last) or got >= in_memory:
@@ -173,7 +213,7 @@ class Journal(ReadBack, Numbering, SegmentWriter, Pruning):
         start, or (in memory) found among the records held."""
         if self.directory is None:
             newest_first = []
-            for _, line, _ in reversed(self._recent):
+            for line in self.outbox.newest_first():
                 newest_first.append(unframe(line))
                 if newest_first[-1]["ev"] in ("new_game", "boot") and reaches_last_game(newest_first[::-1]):
                     break
@@ -194,26 +234,26 @@ class Journal(ReadBack, Numbering, SegmentWriter, Pruning):
         whys = dict(unplayable)
         if not whys:
             return
-        if self.directory is None or self._blind:
+        if self.directory is None or self.store.blind:
             for seq, why in whys.items():
                 self._note(f"seq {seq} left out: {why}", {})
             return
-        self._cached = None
-        for first in reversed(self._segments):  # the last game's, newest first
+        self.store.forget_cache()
+        for first in reversed(self.store.segments):  # the last game's, newest first
             if first > max(whys):
                 continue
             try:
-                segment = files.Segment(self._path(first))
+                segment = files.Segment(self.store.path(first))
             except OSError as error:
                 self._note(f"{files.segment_name(first)} cannot be read ({error.strerror})", {})
                 break
             if segment.reject(whys):
-                self._repair(segment, whys)
-                if first == self._open_segment and segment.repaired:
-                    self._size = len(segment.clean_bytes)
-                elif first == self._open_segment:  # not repaired: new records start another segment
-                    self._close_fd()
-                    self._active = self._open_segment = None
+                self.store.repair(segment, whys)
+                if first == self.writer.segment and segment.repaired:
+                    self.writer.resume(first, len(segment.clean_bytes))
+                elif first == self.writer.segment:  # not repaired: new records start another segment
+                    self.writer.leave()
+                    self.outbox.leave_segment()
             if first <= min(whys):
                 break
 
@@ -233,7 +273,7 @@ class Journal(ReadBack, Numbering, SegmentWriter, Pruning):
         written with the next write or retry that gets through, so a write error never stops the
         clock or the record line.
         """
-        return self.next_seq - self._unsettled
+        return self.next_seq - self.outbox.unsettled
 
     def append(self, record, sync=True):
         """Frame `record` and keep it; with `sync`, write it and fsync now (else at the next
@@ -241,18 +281,12 @@ class Journal(ReadBack, Numbering, SegmentWriter, Pruning):
         if record.seq != self.next_seq:
             raise ValueError(f"journal expects seq {self.next_seq}, got {record.seq}")
         line = frame(encode(record))
-        if self.directory is not None:
-            if self._active is None or (record.ev == "new_game" and self._active_has_game):
-                self._active, self._active_has_game = record.seq, False
-            self._active_has_game |= record.ev != "boot"
-        self._recent.append((record.seq, line, self._active))
         self.next_seq += 1
         if self.directory is None:
+            self.outbox.keep(record.seq, line)
             return line  # in memory only: nothing to wait for
-        self._unwritten += 1
-        self._unsettled += 1
-        self._unwritten_urgent += record.ev not in UNHURRIED_EVENTS
-        self._trim()
+        segment = self.outbox.place(record.seq, record.ev)
+        self.outbox.add(record.seq, line, segment, urgent=record.ev not in UNHURRIED_EVENTS)
         if sync:
             self.write_pending()
         return line
@@ -260,19 +294,19 @@ class Journal(ReadBack, Numbering, SegmentWriter, Pruning):
     @property
     def pending(self):
         """Whether records wait to be written to disk (or the last write failed: the disk is in doubt)."""
-        return self.directory is not None and (self._unwritten > 0 or self.failing is not None)
+        return self.directory is not None and (self.outbox.unwritten > 0 or self.failing is not None)
 
     def write_pending(self):
         """Write and fsync every record not yet on disk (one fsync for them all; only started, not
         waited for, if they are all unhurried and the filesystem bounds the wait); on a full card,
         prune what may go and retry. Either way they are settled: the links may send them."""
-        self._unsettled = 0
+        self.outbox.settle()
         if not self.pending:
             return
         try:
             self._write_pending()
         except OSError as error:
-            if error.errno == errno.ENOSPC and self._make_room():
+            if error.errno == errno.ENOSPC and self.pruning.make_room():
                 try:
                     self._write_pending()
                 except OSError as again:
@@ -285,21 +319,29 @@ class Journal(ReadBack, Numbering, SegmentWriter, Pruning):
             log.info("journal %s: the disk takes records again", self.directory)
         self.failing = None
         self._note_lost()
-        self._finish_repairs()
+        self.store.finish_repairs()
 
-    def _finish_repairs(self):
-        """Repairs the disk would not take before: the disk takes writes now, so try them again."""
-        for first, whys in list(self._unrepaired.items()):
+    def _write_pending(self):
+        if self.store.blind:
+            self.store.see_again()
+        urgent = self.outbox.urgent or self.settle_ms is None
+        for segment, group in groupby(self.outbox.waiting(), key=lambda entry: entry[2]):
+            lines = [line for _, line, _ in group]
+            if segment != self.writer.segment:
+                self._begin_segment(segment)
+            self.writer.write(lines, urgent)
+            self.outbox.written(len(lines))
+        self.outbox.all_written()
+        self.writer.ensure_open()  # nothing was waiting: a retry after a failure checks the disk again
+        self.numbering.reserve(self.next_seq)
+
+    def _begin_segment(self, first):
+        self.writer.begin(first)
+        if self.store.add(first):
             try:
-                segment = files.Segment(self._path(first))
+                self.pruning.prune()
             except OSError as error:
-                log.warning("journal %s: repairing %s: %s", self.directory, files.segment_name(first), error)
-                continue
-            segment.reject(whys)
-            if segment.needs_repair:
-                self._repair(segment, whys, later=True)
-            else:
-                self._unrepaired.pop(first)
+                log.warning("journal %s: pruning: %s", self.directory, error)
 
     def mark_held(self, seq):
         """The director holds every record up to `seq` (an `ack`): games up to there may be pruned.
@@ -308,62 +350,40 @@ class Journal(ReadBack, Numbering, SegmentWriter, Pruning):
         of acks costs no writes."""
         if self.directory is None or seq >= self.next_seq:
             return
-        ends = [first - 1 for first in self._segments if first - 1 <= seq]
-        through = max(ends, default=None)
-        if through is None or (self._held is not None and through <= self._held):
-            return
         try:
-            files.set_mark(self.directory, files.COLLECTED, through)
+            self.pruning.mark_held(seq)
         except OSError as error:
             self._fail(error)
-            return
-        self._held = through
 
     def close(self):
         """Write what waits, and mark a clean stop (the next start goes on from `next_seq`)."""
         if self.directory is None:
             return
         self.write_pending()
-        if self.failing is None and self._unwritten == 0:
+        if self.failing is None and self.outbox.unwritten == 0:
             try:
-                files.set_mark(self.directory, files.RESERVED, self.next_seq)
+                self.numbering.close(self.next_seq)
             except OSError:
                 pass
-        self._close_fd()
-        self._set_runtime_mark(self.next_seq - 1)
+        self.writer.close()
+        self.numbering.set_runtime_mark(self.next_seq - 1)
 
-    # ------------------------------------------------------------------ the disk
-
-    def _path(self, first):
-        return os.path.join(self.directory, files.segment_name(first))
+    # ------------------------------------------------------------------ faults
 
     def _fail(self, error):
         if self.failing is None:
             log.error("journal %s: %s", self.directory, error)
         self.failing = error.strerror or str(error)
-        self._close_fd()
-        if self._unwritten:  # they go out all the same: a restart in this boot must go on above them
-            self._set_runtime_mark(self.next_seq - 1)
-
-    def _trim(self):
-        if self.directory is None:
-            return
-        while len(self._recent) - self._unwritten > RECENT:
-            self._recent.popleft()
-        while self._unwritten > self.backlog:
-            if len(self._recent) > self._unwritten:
-                self._recent.popleft()
-                continue
-            seq = self._recent.popleft()[0]
-            self._unwritten -= 1
-            self._lost = [self._lost[0] if self._lost else seq, seq]
+        self.writer.close()
+        if self.outbox.unwritten:  # they go out all the same: a restart in this boot must go on above them
+            self.numbering.set_runtime_mark(self.next_seq - 1)
 
     def _note_lost(self):
         """Once the disk takes records again: one fault for the whole run of records given up
         meanwhile (said while it failed, it would only have been given up in turn)."""
-        if self._lost:
-            first, last = self._lost
-            self._lost = None
+        lost = self.outbox.take_lost()
+        if lost:
+            first, last = lost
             self._note(
                 f"seq {first}-{last} were sent but never written: the disk failed for over "
                 f"{self.backlog} records",
@@ -372,11 +392,3 @@ class Journal(ReadBack, Numbering, SegmentWriter, Pruning):
 
     def _note(self, detail, extra):
         self._notes.append((detail, extra))
-
-
-def _segment_of(segments, seq):
-    """The index of the segment that would hold `seq`, or None if it is before them all."""
-    from bisect import bisect_right
-
-    index = bisect_right(segments, seq) - 1
-    return index if index >= 0 else None

@@ -24,41 +24,62 @@ JUMPED = "numbering goes on from a block of seqs chosen at random, far above any
 
 
 class Numbering:
-    """The journal's seq marks: the durable reservation and this boot's mark (a mixin of `Journal`)."""
+    """The journal's seq marks in `directory`: the durable reservation, and this boot's mark in
+    `runtime` (a folder that lasts as long as the boot, and the boot's id; None: no such folder).
+    `note(detail, extra)` says what was skipped (the journal's faults)."""
 
-    def _note_skipped(self, start, why):
-        """Say that the seqs from `start` to the next one are never used, and why."""
-        if self.next_seq > start:
-            last = self.next_seq - 1
-            self._note(f"seq {start}-{last} skipped: {why}", {"skipped": [start, last]})
+    def __init__(self, directory, runtime, note):
+        self.directory = directory
+        self.runtime = runtime
+        self.note = note
+        #: the seq the durable mark reserves up to (the next start goes on from it after a stop
+        #: without closing)
+        self.reserved = 0
 
-    def _reserve(self):
-        if self.next_seq + HEADROOM // 2 > self._reserved:
-            files.set_mark(self.directory, files.RESERVED, self.next_seq + HEADROOM)
-            self._reserved = self.next_seq + HEADROOM
+    def read(self):
+        """Read the durable mark (at start). Raises OSError if the folder cannot be read."""
+        self.reserved = files.read_mark(self.directory, files.RESERVED) or 0
+
+    def note_skipped(self, start, next_seq, why):
+        """Say that the seqs from `start` to `next_seq` are never used, and why."""
+        if next_seq > start:
+            last = next_seq - 1
+            self.note(f"seq {start}-{last} skipped: {why}", {"skipped": [start, last]})
+
+    def reserve(self, next_seq):
+        """Keep the durable mark `HEADROOM` ahead of `next_seq` (moved by half of it at a time).
+        Raises OSError if it cannot be moved."""
+        if next_seq + HEADROOM // 2 > self.reserved:
+            files.set_mark(self.directory, files.RESERVED, next_seq + HEADROOM)
+            self.reserved = next_seq + HEADROOM
+
+    def close(self, next_seq):
+        """A clean stop: the next start goes on from `next_seq` (no seqs skipped). Raises OSError."""
+        files.set_mark(self.directory, files.RESERVED, next_seq)
 
     def _runtime_path(self):
-        folder, _boot_id = self._runtime
+        folder, _boot_id = self.runtime
         return os.path.join(folder, "journal-sent")
 
-    def _runtime_mark(self):
+    def runtime_mark(self):
         """The highest seq a run in this boot may have sent, if a run in this boot left one."""
-        if self._runtime is None:
+        if self.runtime is None:
             return None
         try:
             with open(self._runtime_path()) as file:
                 boot_id, seq = file.read().split()
-            return int(seq) if boot_id == self._runtime[1] else None
+            return int(seq) if boot_id == self.runtime[1] else None
         except (OSError, ValueError):
             return None
 
-    def _set_runtime_mark(self, seq):
-        if self._runtime is None:
+    def set_runtime_mark(self, seq):
+        """Mark `seq` as the highest this run may have sent (for a restart in this boot)."""
+        if self.runtime is None:
             return
         path = self._runtime_path()
         try:
             with open(path + ".new", "w") as file:
-                file.write(f"{self._runtime[1]} {seq}\n")
+                file.write(f"{self.runtime[1]} {seq}\n")
             os.replace(path + ".new", path)  # memory only (tmpfs): no fsync needed
         except OSError:
             try:

@@ -65,35 +65,58 @@ def choose(segments, retention, held_through, now_s, need_bytes=0):
 
 
 class Pruning:
-    """Removing the games retention lets go from the journal's folder (a mixin of `Journal`)."""
+    """Which games the director holds, and removing the games `retention` lets go from `store`
+    (a `SegmentStore`); `note(detail, extra)` says what went before the director held it."""
+
+    def __init__(self, store, retention, note):
+        self.store = store
+        self.retention = retention
+        self.note = note
+        #: the highest seq the director holds (an `ack`, or an export), or None
+        self.held = None
+
+    def read(self):
+        """Read the marks of what the director holds (at start). Raises OSError."""
+        directory = self.store.directory
+        held = [files.read_mark(directory, mark) for mark in (files.COLLECTED, files.EXPORTED)]
+        self.held = max((h for h in held if h is not None), default=None)
+
+    def mark_held(self, seq):
+        """The director holds every record up to `seq`: mark the end of the last whole game held
+        (at most once a game, so a flood of acks costs no writes). Raises OSError."""
+        ends = [first - 1 for first in self.store.segments if first - 1 <= seq]
+        through = max(ends, default=None)
+        if through is None or (self.held is not None and through <= self.held):
+            return
+        files.set_mark(self.store.directory, files.COLLECTED, through)
+        self.held = through
 
     def _finished_segments(self):
         infos = []
-        for first, following in zip(self._segments, self._segments[1:], strict=False):
-            if first in self._unrepaired:
+        segments = self.store.segments
+        for first, following in zip(segments, segments[1:], strict=False):
+            if self.store.waits_for_repair(first):
                 continue  # its damaged bytes are not kept aside yet
             try:
-                stat = os.stat(self._path(first))
+                stat = os.stat(self.store.path(first))
             except FileNotFoundError:
                 continue
             infos.append(SegmentInfo(first, following - 1, stat.st_size, stat.st_mtime))
         return infos
 
-    def _prune(self, need_bytes=0):
-        """Remove the games retention lets go; returns how many."""
-        chosen = choose(self._finished_segments(), self.retention, self._held, time.time(), need_bytes)
+    def prune(self, need_bytes=0):
+        """Remove the games retention lets go; returns how many. Raises OSError."""
+        chosen = choose(self._finished_segments(), self.retention, self.held, time.time(), need_bytes)
         for info, unheld in chosen:
-            self._keep_damage_aside(self._path(info.first))  # damaged bytes are never deleted
-            os.unlink(self._path(info.first))
-            self._segments.remove(info.first)
+            self._keep_damage_aside(self.store.path(info.first))  # damaged bytes are never deleted
+            self.store.remove(info.first)
             if unheld:
-                self._note(
+                self.note(
                     f"seq {info.first}-{info.last} pruned before the director held it, to make room",
                     {"pruned": [info.first, info.last]},
                 )
         if chosen:
-            files.fsync_dir(self.directory)
-            self._first_disk_seq = self._segments[0] if self._segments else None
+            self.store.removed()
         return len(chosen)
 
     def _keep_damage_aside(self, path):
@@ -104,15 +127,15 @@ class Pruning:
         if segment.needs_repair:
             kept = segment.keep_aside()
             lines = ", ".join(f"line {number}: {what}" for number, what in segment.problems) or "its end"
-            self._note(
+            self.note(
                 f"{os.path.basename(path)} damaged ({lines}); pruned as retention says, its bytes "
-                f"kept as {os.path.relpath(kept, self.directory)}",
+                f"kept as {os.path.relpath(kept, self.store.directory)}",
                 {},
             )
 
-    def _make_room(self):
+    def make_room(self):
         """The card is full: prune the oldest finished game (held ones first) to go on writing."""
         try:
-            return self._prune(need_bytes=1) > 0
+            return self.prune(need_bytes=1) > 0
         except OSError:
             return False

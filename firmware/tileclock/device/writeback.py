@@ -12,14 +12,9 @@ other record.
 """
 
 import ctypes
-import errno
-import logging
 import os
-from itertools import groupby, islice
 
 from ..wire import segments as files
-
-log = logging.getLogger(__name__)
 
 #: sync_file_range's flag: start writing the dirty pages out, without waiting for them.
 SYNC_FILE_RANGE_WRITE = 2
@@ -91,80 +86,73 @@ def commit_interval_ms(path, mountinfo="/proc/self/mountinfo"):
 
 
 class SegmentWriter:
-    """Writing the journal's records into its open segment (a mixin of `Journal`)."""
+    """The segment file records are written into, in `directory`: open, its size on disk, and
+    whether it holds records written but not fsynced. `note(detail, extra)` says what it found."""
 
-    def _write_pending(self):
-        if self._blind:
-            self._see_again()
-        pending = islice(self._recent, len(self._recent) - self._unwritten, None)
-        urgent = self._unwritten_urgent > 0 or self.settle_ms is None
-        for segment, group in groupby(list(pending), key=lambda entry: entry[2]):
-            lines = [line for _, line, _ in group]
-            if segment != self._open_segment:
-                self._begin_segment(segment)
-            self._ensure_open()
-            data = memoryview(b"".join(line.encode("ascii") + b"\n" for line in lines))
-            offset = self._size
-            while data:
-                written = os.pwrite(self._fd, data, offset)
-                data, offset = data[written:], offset + written
-            if urgent:
-                os.fdatasync(self._fd)  # the segment's unhurried records before these stay with them
-            else:
-                start_writeback(self._fd)
-            self._unsynced = not urgent
-            self._size = offset
-            self._unwritten -= len(lines)
-        self._unwritten_urgent = 0
-        if self._fd is None:  # nothing was waiting: a retry after a failure checks the disk again
-            self._ensure_open()
-        self._reserve()
+    def __init__(self, directory, note):
+        self.directory = directory
+        self.note = note
+        #: the first seq of the segment open for writing (None: none)
+        self.segment = None
+        #: how many bytes of it are known to be on disk
+        self.size = 0
+        self._fd = None
+        self._unsynced = False  # it holds records written but not fsynced
 
-    def _see_again(self):
-        """The folder could not be read at start. Now that it answers, write into it only if it holds
-        nothing this run may have numbered again."""
-        os.makedirs(self.directory, exist_ok=True)
-        if files.list_segments(self.directory) or files.read_mark(self.directory, files.RESERVED):
-            raise OSError(
-                errno.EEXIST,
-                "the journal can be read again and holds records from before "
-                "this start: restart tileclock to go on from them",
-            )
-        self._blind = False
+    def resume(self, segment, size):
+        """Go on writing into `segment` (read at start), `size` bytes of it good."""
+        self.segment, self.size = segment, size
 
-    def _begin_segment(self, first):
-        self._close_fd()
-        self._open_segment, self._size = first, 0
-        self._ensure_open()
+    def begin(self, first):
+        """Open a new segment from seq `first` (the one before is closed). Raises OSError."""
+        self.close()
+        self.segment, self.size = first, 0
+        self.ensure_open()
         files.fsync_dir(self.directory)
-        if first not in self._segments:
-            self._segments.append(first)
-            try:
-                self._prune()
-            except OSError as error:
-                log.warning("journal %s: pruning: %s", self.directory, error)
 
-    def _ensure_open(self):
+    def leave(self):
+        """Close the segment and write no more into it (new records start another)."""
+        self.close()
+        self.segment = None
+
+    def write(self, lines, urgent):
+        """Append `lines` (framed, no line endings) to the open segment; fsync them if `urgent`, else
+        start their writeback without waiting. Raises OSError as the disk does."""
+        self.ensure_open()
+        data = memoryview(b"".join(line.encode("ascii") + b"\n" for line in lines))
+        offset = self.size
+        while data:
+            written = os.pwrite(self._fd, data, offset)
+            data, offset = data[written:], offset + written
+        if urgent:
+            os.fdatasync(self._fd)  # the segment's unhurried records before these stay with them
+        else:
+            start_writeback(self._fd)
+        self._unsynced = not urgent
+        self.size = offset
+
+    def ensure_open(self):
         """Open the segment being written, cut back to what is known to be on disk."""
-        if self._fd is not None or self._open_segment is None:
+        if self._fd is not None or self.segment is None:
             return
         os.makedirs(self.directory, exist_ok=True)
-        fd = os.open(self._path(self._open_segment), os.O_WRONLY | os.O_CREAT, 0o644)
+        fd = os.open(
+            os.path.join(self.directory, files.segment_name(self.segment)), os.O_WRONLY | os.O_CREAT, 0o644
+        )
         try:
             size = os.fstat(fd).st_size
-            if size != self._size:
-                os.ftruncate(fd, self._size)  # a write cut off by the failure
-                if size < self._size:
-                    self._note(
-                        f"{files.segment_name(self._open_segment)} lost records the disk had taken", {}
-                    )
+            if size != self.size:
+                os.ftruncate(fd, self.size)  # a write cut off by the failure
+                if size < self.size:
+                    self.note(f"{files.segment_name(self.segment)} lost records the disk had taken", {})
                 os.fdatasync(fd)
         except OSError:
             os.close(fd)
             raise
         self._fd = fd
 
-    def _close_fd(self):
+    def close(self):
+        """Close the open file (fsynced first if it holds unsynced records); errors are let go."""
         if self._fd is not None:
             try:
                 if self._unsynced:

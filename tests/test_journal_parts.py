@@ -1,0 +1,46 @@
+"""The journal's parts alone (device/journal.py is a thin front over them): each owns its state and
+can be tried without the others."""
+
+from tileclock.device.numbering import HEADROOM, Numbering
+from tileclock.device.outbox import Outbox
+from tileclock.device.retention import Pruning, Retention
+from tileclock.device.segment_store import SegmentStore
+from tileclock.wire import segments as files
+
+
+def test_the_outbox_gives_up_the_oldest_unwritten_records_past_its_backlog_and_says_which_once():
+    outbox = Outbox(backlog=3, recent=0)
+    for seq in range(5):
+        outbox.add(seq, f"line {seq}", segment=0, urgent=True)
+    assert [seq for seq, _, _ in outbox.waiting()] == [2, 3, 4]
+    assert outbox.take_lost() == [0, 1] and outbox.take_lost() is None
+    outbox.written(3)
+    assert outbox.waiting() == [] and outbox.unwritten == 0
+
+
+def test_the_outbox_starts_a_segment_at_each_game_and_keeps_boot_records_with_the_next():
+    outbox = Outbox(backlog=10)
+    placed = [outbox.place(seq, ev) for seq, ev in enumerate(["boot", "new_game", "switch", "new_game"])]
+    assert placed == [0, 0, 0, 3]
+
+
+def test_the_reservation_moves_only_half_its_headroom_at_a_time(tmp_path):
+    notes = []
+    numbering = Numbering(str(tmp_path), None, lambda detail, extra: notes.append(extra))
+    numbering.reserve(0)
+    assert files.read_mark(str(tmp_path), files.RESERVED) == HEADROOM
+    numbering.reserve(HEADROOM // 2)  # not past the half: the mark stays (no write)
+    assert files.read_mark(str(tmp_path), files.RESERVED) == HEADROOM
+    numbering.reserve(HEADROOM // 2 + 1)
+    assert files.read_mark(str(tmp_path), files.RESERVED) == HEADROOM * 3 // 2 + 1
+    numbering.note_skipped(5, 9, "why")
+    assert notes == [{"skipped": [5, 8]}]
+
+
+def test_the_held_mark_moves_to_the_end_of_the_last_whole_game_held(tmp_path):
+    store = SegmentStore(str(tmp_path), note=lambda *_: None, fail=None)
+    for first in (0, 10, 20):
+        store.add(first)
+    pruning = Pruning(store, Retention(), note=lambda *_: None)
+    pruning.mark_held(15)  # inside the second game: only the first is held whole
+    assert pruning.held == 9 and files.read_mark(str(tmp_path), files.COLLECTED) == 9
