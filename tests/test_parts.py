@@ -1,14 +1,23 @@
 """The loop's parts meet it at small interfaces (device/parts.py): links and panels are `Protocol`s the
 real ones satisfy, and anything that may need the loop awake registers a wake source with it."""
 
+import os
+import queue
+import select
+import signal
+import threading
+
 import pytest
 
+from tileclock.clock.core import GameClock
+from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.hardware.hall_link import HallLink
 from tileclock.device.hardware.serial_link import SerialLink
 from tileclock.device.journal import Journal
-from tileclock.device.parts import Link, Screen
+from tileclock.device.loop import Daemon
+from tileclock.device.parts import EdgeSource, Link, Readable, Screen
 from tileclock.sim.simulator import Simulator
 
 
@@ -42,3 +51,53 @@ def test_a_registered_wake_source_wakes_the_loop_and_can_move_or_go_away(sim):
     assert sim.daemon.next_deadline() == sim.time() + 1000 and (before is None or before > when[0])
     when[0] = None  # nothing to wake for any more: the loop's own deadline again
     assert sim.daemon.next_deadline() == before
+
+
+def test_the_buttons_and_the_serial_port_are_the_edge_source_and_the_descriptor_the_loop_expects(sim):
+    assert isinstance(sim.board, EdgeSource) and sim.daemon.flush_edges == sim.board.flush_edges
+    assert isinstance(sim.link, Readable) and sim.link.seal is None  # the cable takes unsealed commands
+
+
+def test_data_on_a_registered_descriptor_wakes_the_running_loop():
+    daemon = Daemon(GameClock(PROFILES["naspa"]))
+    read_end, write_end = os.pipe()
+
+    class Port:
+        def fileno(self):
+            return read_end
+
+    daemon.register_fd(Port())
+    read, stop = queue.SimpleQueue(), threading.Event()
+
+    def on_wake():  # the loop's wake reads what came, as the serial link's pump would
+        if select.select([read_end], [], [], 0)[0]:
+            read.put(os.read(read_end, 64))
+
+    loop = threading.Thread(
+        target=daemon.run_forever, kwargs={"should_stop": stop.is_set, "on_wake": on_wake}
+    )
+    loop.start()
+    try:
+        os.write(write_end, b"status\n")  # the loop sleeps with no deadline: only the descriptor wakes it
+        assert read.get(timeout=5) == b"status\n"
+    finally:
+        stop.set()
+        daemon.wake(0)
+        loop.join(timeout=5)
+        os.close(read_end)
+        os.close(write_end)
+    assert not loop.is_alive()
+
+
+def test_a_registered_signal_does_its_action_and_wakes_the_loop():
+    daemon = Daemon(GameClock(PROFILES["naspa"]))
+    done = []
+    previous = signal.getsignal(signal.SIGUSR1)
+    try:
+        daemon.register_signal(signal.SIGUSR1, lambda: done.append(True))
+        os.kill(os.getpid(), signal.SIGUSR1)
+        assert done == [True]
+        _, button, _ = daemon.inputs.get(timeout=5)
+        assert button is None  # a bare wake-up: the loop goes round and sees what the action did
+    finally:
+        signal.signal(signal.SIGUSR1, previous)

@@ -12,10 +12,10 @@ from dataclasses import replace
 import pytest
 
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
-from tileclock.device import service
+from tileclock.device import wakers
 from tileclock.device.config import Config
 from tileclock.device.journal import Journal
-from tileclock.device.service import SerialWaker
+from tileclock.device.wakers import FdWaker
 from tileclock.director.records.history import iter_records
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import unframe
@@ -111,7 +111,7 @@ class Port:
 
 @pytest.fixture
 def waker(monkeypatch):
-    """A SerialWaker on a pipe 'port'; `waker.woken` gets an item each time it wakes the loop, and
+    """An FdWaker on a pipe 'port'; `waker.woken` gets an item each time it wakes the loop, and
     `waker.timeouts` every timeout it ever passed to select."""
     timeouts = []
     real_select = select.select
@@ -120,10 +120,10 @@ def waker(monkeypatch):
         timeouts.append(args[3:])
         return real_select(*args)
 
-    monkeypatch.setattr(service.select, "select", recording)
+    monkeypatch.setattr(wakers.select, "select", recording)
     port = Port()
     woken = queue.Queue()
-    waker = SerialWaker(port, woken.put)
+    waker = FdWaker(port, woken.put)
     waker.port, waker.woken, waker.timeouts = port, woken, timeouts
     yield waker
     waker.stop()
@@ -151,7 +151,7 @@ def test_the_serial_waker_watches_a_port_reopened_before_it_found_the_old_one_cl
     numbers = iter([closed])  # its first look finds the old, closed descriptor
     monkeypatch.setattr(port, "fileno", lambda: next(numbers, port.read_end))
     woken = queue.Queue()
-    waker = SerialWaker(port, woken.put)
+    waker = FdWaker(port, woken.put)
     try:
         os.write(port.write_end, b"status\n")
         woken.get(timeout=5)

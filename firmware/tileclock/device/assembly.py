@@ -26,8 +26,10 @@ from .hardware.virtual import MonotonicTime, VirtualFactory
 from .identity import hardware_clock_id, new_clock_id, stored_clock_id
 from .journal import Journal
 from .loop import Daemon
+from .parts import TimeSource
 from .render import Panel
 from .retention import Retention
+from .wakers import Inbox
 from .wiring import bus_of
 
 JOURNAL_DIR = "journal"
@@ -57,7 +59,7 @@ class Parts:
     #: any pyserial URL: a device path, `loop://`, a pty
     serial_url: str
     #: () -> integer monotonic nanoseconds; its `boot_id` names the epoch they count from
-    time: Callable
+    time: TimeSource
     #: where the journal lives (None: in memory only)
     state_dir: str | None = None
     #: a folder that lasts as long as the machine's boot (systemd's $RUNTIME_DIRECTORY): a restart
@@ -131,16 +133,26 @@ class RunningClock:
 
     `checkpoints` (the config's interval) bound what a power cut can lose; simulator scripts
     read better without them. `boot_id` names the monotonic clock's epoch (default: the time
-    source's; a restart in the same boot then takes a running game up exactly).
+    source's; a restart in the same boot then takes a running game up exactly). `heartbeat_ns`
+    (the service's watchdog) and `timings` (a `WakeTimings`) are handed to the loop.
     """
 
     def __init__(
-        self, config, parts, *, boot_id=None, checkpoints=True, refresh_on_ticks=True, on_frames=None
+        self,
+        config,
+        parts,
+        *,
+        boot_id=None,
+        checkpoints=True,
+        refresh_on_ticks=True,
+        on_frames=None,
+        heartbeat_ns=None,
+        timings=None,
     ):
         self.config = config
         self.parts = parts
         self.time = parts.time
-        boot_id = boot_id or getattr(parts.time, "boot_id", None) or uuid.uuid4().hex
+        boot_id = boot_id or parts.time.boot_id or uuid.uuid4().hex
         if parts.journal is not None:
             self.journal = parts.journal
         else:
@@ -166,6 +178,12 @@ class RunningClock:
         self.link = SerialLink(self.journal, parts.serial_url, config.serial_baud)
         self.link.pump()  # open it now, so the first records go straight out
         self.boot_info = boot_info(config, boot_id)
+        self.uplink = None
+        # the parts that wake the loop from their own threads post to its inbox, made first
+        inbox = Inbox()
+        self.board = self._buttons(config, parts, inbox)
+        if config.hall is not None:
+            self.uplink = self._hall_link(config, inbox)
         self.daemon = Daemon(
             self.clock,
             self.panels,
@@ -175,13 +193,26 @@ class RunningClock:
             on_frames,
             self.boot_info,
             clock_id=self.clock_id,
+            uplink=self.uplink,
+            inbox=inbox,
+            edges=self.board,  # the loop then wakes at its deadlines, no later, if the pins can flush
+            heartbeat_ns=heartbeat_ns,
+            timings=timings,
         )
+        self.daemon.register_fd(self.link)  # a command on the serial line wakes the loop (run_forever)
+        if self.uplink is not None:
+            self.uplink.start()  # connects in the background: the clock boots at once regardless
+        self.started_ns = self.time()
+        self.daemon.boot(self.started_ns)
+
+    def _buttons(self, config, parts, inbox):
+        """The buttons on their pins, posting their edges to the loop's `inbox`."""
         # gpiozero warns (two lines each, on stderr) for every backend it falls back from: said
         # once in the log when the buttons work, and left to `tileclock doctor` when none does
         with warnings.catch_warnings(record=True) as fallbacks:
             warnings.simplefilter("always")
             try:
-                self.board = ButtonBoard(config.pins, self.daemon.post_edge, pin_factory=parts.open_pins())
+                board = ButtonBoard(config.pins, inbox.post_edge, pin_factory=parts.open_pins())
             except Exception as error:  # each gpiozero backend fails in its own way
                 self.link.close()
                 self.journal.close()
@@ -191,21 +222,16 @@ class RunningClock:
                 ) from error
         for fallback in fallbacks:
             logging.getLogger(__name__).info("buttons: %s", fallback.message)
-        self.daemon.flush_edges = self.board.flush_edges  # the loop then wakes at its deadlines, no later
-        self.uplink = None
-        if config.hall is not None:
-            self.uplink = self.daemon.uplink = self._hall_link(config)
-            self.uplink.start()  # connects in the background: the clock boots at once regardless
-        self.started_ns = self.time()
-        self.daemon.boot(self.started_ns)
+        return board
 
     def press(self, button, down):
         """Make (`down`) or break `button`'s contact through its simulated GPIO pin (a `VirtualFactory`'s),
         which stamps it."""
         self.board.pin_factory.drive(self.board.buttons[button].pin, down)
 
-    def _hall_link(self, config):
-        """The uplink to the hall's broker (imported only when the config names one)."""
+    def _hall_link(self, config, inbox):
+        """The uplink to the hall's broker (imported only when the config names one); it wakes the
+        loop through its `inbox` from paho's thread."""
         from ..wire.topics import valid_clock_id
         from .hardware.hall_link import HallLink
 
@@ -213,14 +239,14 @@ class RunningClock:
             self.close()
             raise StartError(f"clock id {self.clock_id!r} is reserved on the hall's broker: set [clock] id")
         state_dir = self.parts.state_dir or (
-            os.path.dirname(self.journal.path) if self.journal.path else None
+            os.path.dirname(self.journal.directory) if self.journal.directory else None
         )
         return HallLink(
             self.journal,
             self.clock_id,
             config.hall,
             state_dir,
-            wake=lambda: self.daemon.wake(self.time()),
+            wake=lambda: inbox.wake(self.time()),
             board=config.board,
             now_ns=self.time,
             wall_ns=self.parts.wall or time.time_ns,
@@ -228,7 +254,7 @@ class RunningClock:
 
     def close(self):
         """Let go of the uplink, the pins, the port and the journal."""
-        if getattr(self, "uplink", None) is not None:
+        if self.uplink is not None:
             self.uplink.close()  # says `offline` while the journal is still open
         self.board.close()
         self.link.close()

@@ -54,7 +54,7 @@ class CommandHandler:
         """
         made = 0
         bad = []
-        seal = getattr(link, "seal", None)  # the hall's link with a key: only sealed commands, each new
+        seal = link.seal if link is not None else None  # the hall's with a key: sealed commands only
         for raw in lines:
             try:
                 if seal is not None:

@@ -1,13 +1,17 @@
 """The clock's one loop: inputs in, records out, screens refreshed; it sleeps until something can change.
 
-Pin backends call `post_edge` from their own threads (and, where they can,
-hand over every edge stamped so far when the loop wakes: `flush_edges`);
-everything else happens on the loop's thread, in time order. The same `Daemon`
+Its parts are handed to it at construction, and whatever may wake it registers
+with it: a timer (`register_wake`), a file descriptor (`register_fd`: the serial
+link's port), a signal (`register_signal`). Pin backends post edges into its
+inbox from their own threads (and, where they can, hand over every edge stamped
+so far when the loop wakes: the `EdgeSource`'s `flush_edges`); everything else
+happens on the loop's thread, in time order. The same `Daemon`
 serves the service on a Pi (real monotonic time, `run_forever`) and the
 simulator (virtual time, driven step by step through `pump`).
 """
 
 import queue
+import signal
 import time
 from dataclasses import replace
 
@@ -15,6 +19,7 @@ from ..clock.timecode import NS_PER_MS, NS_PER_S
 from .commands import CommandHandler
 from .journal import Journal
 from .render import fault_text
+from .wakers import FdWaker, Inbox
 
 #: How long after a deadline the loop wakes when its pin backend cannot hand over its edges on
 #: demand (gpiozero's lgpio and RPi.GPIO factories), so that an edge stamped just before the
@@ -31,14 +36,13 @@ STREAM_NS = 5 * NS_PER_MS
 class Daemon:
     """Feeds the clock, journals its records, sends them on `link`, and shows its view on `panels`.
 
-    Each wake applies its inputs, shows the outcome on the panels, then writes
-    and fsyncs the wake's records together, and only then hands them to the
-    links, which send from the journal: a screen is no promise, so the panels
-    never wait for the card, and nothing leaves the clock before it is
-    journaled (a wake of checkpoints alone is written without waiting for the
-    card: see journal.py). A link or panel with a true
-    `failing` attribute is a fault: it is recorded once when it starts and once
-    when it ends, shown on the panels meanwhile, and retried every `RETRY_NS`.
+    Each wake applies its inputs, shows the outcome on the panels, then writes and fsyncs the
+    wake's records together, and only then hands them to the links, which send from the journal:
+    a screen is no promise, so the panels never wait for the card, and nothing leaves the clock
+    before it is journaled (a wake of checkpoints alone is written without waiting for the card:
+    see journal.py). A link or panel with a true `failing` attribute is a fault: it is recorded
+    once when it starts and once when it ends, shown on the panels meanwhile, and retried every
+    `RETRY_NS`. Its parts are handed to it here (`parts.py` says what each must offer).
     """
 
     def __init__(
@@ -52,41 +56,50 @@ class Daemon:
         boot_info=None,
         clock_id=None,
         uplink=None,
+        *,
+        inbox=None,
+        edges=None,
+        heartbeat_ns=None,
+        timings=None,
+        on_record=None,
     ):
         self.clock = clock
         #: stamped on every record, so the director can always tell this clock's stream apart
         self.clock_id = clock_id
         self.panels = list(panels)
         self.journal = journal if journal is not None else Journal()
+        #: the serial link (a `parts.Link`), or None
         self.link = link
         #: answers the director's commands (serial lines, or any other way in)
         self.commands = CommandHandler(
             clock, self.journal, link, self._publish, faults=lambda: sorted(self._faulty), clock_id=clock_id
         )
-        #: the hall's broker link (device/hardware/hall_link.py), or None
+        #: the hall's broker link (a `parts.Link`: device/hardware/hall_link.py), or None
         self.uplink = uplink
         self.refresh_on_ticks = refresh_on_ticks
         self.on_frames = on_frames
-        self.on_record = None  # called with each record as it is made
+        self.on_record = on_record  # called with each record as it is made
         #: a `WakeTimings` to note where each wake's time goes (the benchmark), or None
-        self.timings = None
+        self.timings = timings
         self.boot_info = boot_info
-        self.inputs = queue.SimpleQueue()
-        #: () -> None: the pin backend posts every edge it has stamped so far, or None if it cannot
-        #: (then the loop wakes `DEADLINE_GRACE_NS` after each deadline instead)
-        self.flush_edges = None
-        self._posted = queue.SimpleQueue()  # command lines handed over by other threads
+        #: what other threads hand the loop (`wakers.Inbox`): the pin backend posts its edges there
+        self.inbox = inbox if inbox is not None else Inbox()
+        self.inputs = self.inbox.inputs
+        #: () -> None: the pin backend (`edges`, a `parts.EdgeSource`) posts every edge it has stamped
+        #: so far, or None if it cannot (then the loop wakes `DEADLINE_GRACE_NS` after each deadline)
+        self.flush_edges = edges.flush_edges if edges is not None else None
         self.wakeups = 0
         self.frames = {}
         self._faulty = set()
         self._last_pump_ns = None
         #: wake at least this often (the service's watchdog), or None
-        self.heartbeat_ns = None
+        self.heartbeat_ns = heartbeat_ns
         self._writers = None  # the threads that write other buses' panels at once (made when needed)
         self._acted = False  # this wake made a record other than a checkpoint (a press, most often)
         #: what may wake the loop with no input: each a () -> the next instant it must wake, or None
         #: (`register_wake`); the loop knows none of them beyond that
         self._wake_sources = []
+        self._fd_parts = []  # parts whose descriptor wakes the loop while it runs (`register_fd`)
         for source in (
             self.clock.next_deadline,
             self._retry_due,
@@ -102,18 +115,31 @@ class Daemon:
         sleeps: a timer of a part, asked again at every sleep, so it may move or go away."""
         self._wake_sources.append(source)
 
+    def register_fd(self, part):
+        """Have the loop wake when `part`'s descriptor (a `parts.Readable`: the serial link's port)
+        has data, while it runs (`run_forever`: a `wakers.FdWaker` waits on it)."""
+        self._fd_parts.append(part)
+
+    def register_signal(self, signum, action):
+        """On signal `signum`, call `action()` and wake the loop (e.g. SIGTERM: stop); installed now."""
+
+        def handle(_signum, _frame):
+            action()
+            self.wake(time.monotonic_ns())
+
+        signal.signal(signum, handle)
+
     def post_edge(self, button, down, t_ns):
         """A raw button edge, from any thread."""
-        self.inputs.put((t_ns, button, down))
+        self.inbox.post_edge(button, down, t_ns)
 
     def wake(self, t_ns):
         """Wake the loop (from any thread) without an edge, e.g. when the serial line has data."""
-        self.inputs.put((t_ns, None, None))
+        self.inbox.wake(t_ns)
 
     def post_command(self, line, t_ns):
         """A director's command line (bytes) from any thread (a script's `send`), answered on the next wake."""
-        self._posted.put(line)
-        self.wake(t_ns)
+        self.inbox.post_command(line, t_ns)
 
     def boot(self, now_ns):
         """Take up the journal's last game where it stopped (or open the first game), and show it."""
@@ -329,9 +355,7 @@ class Daemon:
         """Hand the director's command lines waiting on the serial line and the hall's broker to the
         command handler: both carry the same commands, with the same checks."""
         made = 0
-        posted = []
-        while not self._posted.empty():
-            posted.append(self._posted.get_nowait())
+        posted = self.inbox.take_commands()
         if posted:
             made += self.commands.serve(posted, now_ns)
         for link in (self.link, self.uplink):
@@ -347,19 +371,27 @@ class Daemon:
         return 0 if self.flush_edges is not None else DEADLINE_GRACE_NS
 
     def run_forever(self, now_ns=time.monotonic_ns, should_stop=lambda: False, on_wake=None, boot=True):
-        """The service's loop: sleep until the next edge or the next deadline."""
-        if boot:
-            self.boot(now_ns())
-        while not should_stop():
-            deadline = self.next_deadline()
-            if deadline is None:
-                timeout = None
-            else:
-                timeout = max(0, deadline + self.deadline_grace_ns - now_ns()) / NS_PER_S
-            try:
-                taken = self.inputs.get(timeout=timeout)
-            except queue.Empty:
-                taken = None
-            self.pump(now_ns(), taken)
-            if on_wake:
-                on_wake()
+        """The service's loop: sleep until the next edge, the next deadline, or data on a registered
+        descriptor (each watched by a `wakers.FdWaker` while it runs)."""
+        wakers = [FdWaker(part, self.wake) for part in self._fd_parts]
+        try:
+            if boot:
+                self.boot(now_ns())
+            while not should_stop():
+                deadline = self.next_deadline()
+                if deadline is None:
+                    timeout = None
+                else:
+                    timeout = max(0, deadline + self.deadline_grace_ns - now_ns()) / NS_PER_S
+                try:
+                    taken = self.inputs.get(timeout=timeout)
+                except queue.Empty:
+                    taken = None
+                self.pump(now_ns(), taken)
+                for waker in wakers:
+                    waker.loop_woke()  # it has read what was waiting: watch the descriptor again
+                if on_wake:
+                    on_wake()
+        finally:
+            for waker in wakers:
+                waker.stop()

@@ -1,7 +1,8 @@
-"""The small interfaces the loop talks to its parts through (`typing.Protocol`s): what a link, a panel
-and an edge source must offer, and nothing more. A part is any object that has them; the loop never
+"""The small interfaces the loop talks to its parts through (`typing.Protocol`s): what a link, a panel,
+an edge source and a descriptor that wakes it must offer, and nothing more. A part is any object that has them; the loop never
 probes for a method (no `hasattr`), and a fake in a test must offer the same."""
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 
@@ -13,6 +14,9 @@ class Link(Protocol):
 
     #: its name in `fault` records and on the panels (`serial`, `hall`)
     part: str
+    #: what every command that comes in on it must be sealed with (the hall's link with a key:
+    #: `hall_seal.CommandSeal`), or None
+    seal: object
 
     @property
     def failing(self) -> str | None:
@@ -65,3 +69,31 @@ class WakeSource(Protocol):
 
     def __call__(self) -> int | None:
         """The next instant (monotonic ns) the loop must wake for it, or None."""
+
+
+@runtime_checkable
+class EdgeSource(Protocol):
+    """Where the buttons' edges come from (`hardware/buttons.ButtonBoard`): it posts each edge to the
+    loop's inbox from its own thread, and may hand over on demand every edge stamped so far."""
+
+    #: () -> None: post every edge stamped so far, at once; None where the pin backend cannot
+    flush_edges: Callable[[], None] | None
+
+
+@runtime_checkable
+class Readable(Protocol):
+    """A part whose file descriptor has data for the loop (the serial link's port)."""
+
+    def fileno(self) -> int | None:
+        """The open descriptor to wait on, or None while it is closed."""
+
+
+class TimeSource(Protocol):
+    """The clock's time: `hardware/virtual.MonotonicTime` on a Pi, `VirtualTime` in the simulator."""
+
+    #: what names the epoch its instants count from (the kernel's boot id; a restart in the same
+    #: boot then takes a running game up exactly), or None if it is not known
+    boot_id: str | None
+
+    def __call__(self) -> int:
+        """Now, in integer monotonic nanoseconds."""

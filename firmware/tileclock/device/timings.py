@@ -25,21 +25,25 @@ class WakeTimings:
 
     def __init__(self, path, buses=None, now_ns=time.monotonic_ns):
         self.path = path
-        self.buses = list((buses or {}).values())
+        #: {side: bus}: read at each wake (the panels open, and their buses appear, as the clock is built)
+        self._buses = buses if buses is not None else {}
         self.now_ns = now_ns
         self.rows = deque(maxlen=LIMIT)
         self._row = None
         #: what each bus carried before the loop's first wake: the panels' start-up, the first frame
-        self.boot_buses = [list(counts) for counts in self._per_bus()]
+        #: (counted at that wake, so the timings may be handed to the loop before the clock boots)
+        self.boot_buses = None
 
     def _per_bus(self):
-        return [(bus.bytes_on_wire(), bus.transactions) for bus in self.buses]
+        return [(bus.bytes_on_wire(), bus.transactions) for bus in self._buses.values()]
 
     def _since_begin(self):
         return [[b - b0, t - t0] for (b, t), (b0, t0) in zip(self._per_bus(), self._bus_before, strict=True)]
 
     def begin(self, edges):
         """A wake starts, with these `(t_ns, button, down)` edges."""
+        if self.boot_buses is None:
+            self.boot_buses = [list(counts) for counts in self._per_bus()]
         self._row = {
             "woke_ns": self.now_ns(),
             "edges": [[button, down, t_ns] for t_ns, button, down in edges if button is not None],
@@ -76,7 +80,8 @@ class WakeTimings:
     def save(self):
         """Write every row kept, one JSON object a line."""
         with open(self.path, "w", encoding="ascii") as file:
-            file.write(json.dumps({"boot_buses": self.boot_buses}) + "\n")
+            boot_buses = self.boot_buses or [list(counts) for counts in self._per_bus()]  # (no wake)
+            file.write(json.dumps({"boot_buses": boot_buses}) + "\n")
             for row in self.rows:
                 file.write(json.dumps(row, separators=(",", ":")) + "\n")
 

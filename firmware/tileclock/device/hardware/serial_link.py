@@ -31,6 +31,8 @@ class SerialLink:
     """
 
     part = "serial"
+    #: commands on the serial line come unsealed (the cable is the director's own)
+    seal = None
     #: resend lines written per wake at most, so a long resend never holds the loop up
     RESEND_PER_PUMP = Resends.PER_WAKE
     #: bytes the port may hold unsent before a resend line waits (a live record never waits for it)
