@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from tileclock.device.config import parse_config
 from tileclock.device.firstboot import (
+    REJECTED_NAME,
     SETTINGS_NAME,
     Settings,
     SettingsError,
@@ -18,9 +19,10 @@ from tileclock.device.firstboot import (
     config_toml,
     main,
     parse_settings,
+    rejection_reason,
     wpa_conf,
 )
-from tileclock.device.verdict import draw, short_verdict
+from tileclock.device.verdict import draw, refused_verdict, short_verdict
 
 TEMPLATE = (Path(__file__).parent.parent / "systemd" / "config.toml").read_text()
 EXAMPLE = Path(__file__).parent.parent / "hw" / "image" / "root" / "usr" / "lib" / "tileclock-image"
@@ -136,6 +138,37 @@ def test_a_board_without_a_serial_keeps_the_id_of_its_first_boot(tmp_path, monke
     assert (config.board, config.clock_id) == ("7", "0a1b2c3d4e5f")
     (boot / SETTINGS_NAME).write_bytes(b"board = 7 8\n")
     assert main(argv) == 2 and (boot / SETTINGS_NAME).exists()
+
+
+def test_a_refused_file_is_named_beside_it_on_the_card_and_on_the_panels_until_it_is_mended(
+    tmp_path, monkeypatch
+):
+    boot, etc, data = folders(tmp_path)
+    monkeypatch.setattr("tileclock.device.identity.board_serial", lambda *a: "00000000c0ffee25")
+    template = tmp_path / "template.toml"
+    template.write_text(TEMPLATE)
+    (etc / "config.toml").write_text(TEMPLATE)
+    argv = ["--boot", str(boot), "--etc", str(etc), "--template", str(template)]
+    argv += ["--wifi", str(data / "w"), "--ssh", str(data / "k"), "--group", "no-such-group"]
+    card = boot / SETTINGS_NAME
+    bad = b'board = 12\nwifi_name = Hall\nwifi_password = "tiny pw"\nrules = chess\n'
+    card.write_bytes(bad)
+    assert main(argv) == 2
+    # nothing applied, the file kept as the director wrote it, the reason beside it
+    assert (etc / "config.toml").read_text() == TEMPLATE and card.read_bytes() == bad
+    assert not (data / "w").exists() and not (etc / "settings.txt").exists()
+    note = (boot / REJECTED_NAME).read_text()
+    assert "line 3: wifi_password" in note and "tiny pw" not in note  # never a password
+    reason = rejection_reason(str(boot))
+    assert reason.startswith("line 3: wifi_password")
+    lines = refused_verdict(reason)
+    assert lines[:2] == ["NOT READY", "settings line 3:"] and lines[2].startswith("wifi_password")
+    assert all(len(line) <= 21 for line in lines) and draw(lines).getbbox() is not None
+    assert refused_verdict("wifi_name and wifi_password go together")[1] == "settings refused:"
+    card.write_bytes(b"board = 12\nrules = nsa1997\n")  # mended: applied, and the note goes
+    assert main(argv) == 0
+    assert not (boot / REJECTED_NAME).exists() and rejection_reason(str(boot)) is None
+    assert parse_config(tomllib.loads((etc / "config.toml").read_text())).board == "12"
 
 
 def test_the_example_on_the_card_is_a_valid_stand_alone_file_naming_every_key():

@@ -10,8 +10,9 @@ power cut at any point leaves either the old settings or the new ones, and a fil
 is still there is applied again at the next boot.
 
 The format is `key = value`, one a line, `#` starting a comment; a value may be in
-double quotes (then `#` is part of it). Anything else is refused with the line's number,
-and the file is then kept where it is, for the director to mend.
+double quotes (then `#` is part of it). Anything else is refused with the line's number:
+nothing in the file is applied, the file is kept where it is for the director to mend, and
+`tileclock-settings.rejected.txt` beside it says why (the panels say it too, at that boot).
 """
 
 import hashlib
@@ -25,6 +26,8 @@ from .config import ConfigError, parse_config
 from .identity import is_label
 
 SETTINGS_NAME = "tileclock-settings.txt"
+REJECTED_NAME = "tileclock-settings.rejected.txt"
+_REASON = "reason: "
 MAX_BYTES = 16 * 1024  # a settings file is a few lines; a larger one is not one
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.:-]{0,252}")
 _COUNTRY = re.compile(r"[A-Z]{2}")
@@ -186,13 +189,15 @@ def wpa_conf(settings):
 
 def write_whole(path, data, mode, gid=None):
     """Replace `path` with `data` whole: a new file, fsynced, renamed over the old, its folder fsynced.
-    A power cut leaves the old file or the new one, never a part."""
+    A power cut leaves the old file or the new one, never a part. `mode` None: as the file system
+    makes it (FAT has no modes to set)."""
     folder = os.path.dirname(path) or "."
     temporary = f"{path}.new"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644 if mode is None else mode)
     try:
         os.write(fd, data.encode() if isinstance(data, str) else data)
-        os.fchmod(fd, mode)  # the umask may have taken bits off
+        if mode is not None:
+            os.fchmod(fd, mode)  # the umask may have taken bits off
         if gid is not None:
             os.fchown(fd, 0, gid)
         os.fsync(fd)
@@ -262,6 +267,28 @@ def apply_settings(path, etc_dir, wifi_path, ssh_path, template, clock_id=None, 
     return "settings applied: " + ", ".join(parts)
 
 
+def note_rejection(boot, error):
+    """Say on the firmware partition, beside the refused file, why it was refused: the director
+    reads it on any laptop. The reason never holds a password (SettingsError's rule)."""
+    text = (
+        f"tileclock did not apply {SETTINGS_NAME}: nothing in it was used, the clock kept the\r\n"
+        f"settings it had.\r\n{_REASON}{error}\r\n"
+        f"Mend {SETTINGS_NAME} and boot again; this note goes when a settings file is applied.\r\n"
+    )
+    write_whole(os.path.join(boot, REJECTED_NAME), text, None)
+
+
+def rejection_reason(boot):
+    """The reason a settings file on `boot` was refused at this boot or the last, or None."""
+    try:
+        with open(os.path.join(boot, REJECTED_NAME), encoding="utf-8", errors="replace") as file:
+            lines = file.read(4096).splitlines()
+    except OSError:
+        return None
+    reasons = [line[len(_REASON) :] for line in lines if line.startswith(_REASON)]
+    return reasons[0].strip() if reasons else "see " + REJECTED_NAME
+
+
 def kept_clock_id(config_path):
     """The clock id the config already holds, if any."""
     try:
@@ -274,9 +301,11 @@ def kept_clock_id(config_path):
 def main(argv=None):
     """At every boot of the image (hw/image/root/usr/lib/tileclock-image/firstboot): apply a
     settings file if the firmware partition has one; on a board with no serial number, keep the
-    clock id made at first boot. Exit 0, or 2 when the settings file is refused."""
+    clock id made at first boot; with --hostname, name the machine after the clock id. Exit 0,
+    or 2 when the settings file is refused (then the reason is on the firmware partition too)."""
     import argparse
     import grp
+    import socket
     import sys
 
     from .identity import board_serial, hardware_clock_id
@@ -288,6 +317,7 @@ def main(argv=None):
     parser.add_argument("--ssh", default="/data/ssh/authorized_keys")
     parser.add_argument("--template", default="/usr/lib/tileclock-image/config.toml")
     parser.add_argument("--group", default="tileclock", help="the group that may read the config")
+    parser.add_argument("--hostname", action="store_true", help="set the hostname to tileclock-ID")
     args = parser.parse_args(argv)
     settings_path = os.path.join(args.boot, SETTINGS_NAME)
     config_path = os.path.join(args.etc, "config.toml")
@@ -297,6 +327,7 @@ def main(argv=None):
         gid = None
     # a board without a serial number (an emulator) would get a new id with each boot's machine id
     clock_id = kept_clock_id(config_path) or (None if board_serial() else hardware_clock_id())
+    status = 0
     if os.path.exists(settings_path):
         with open(args.template, encoding="utf-8") as file:
             template = file.read()
@@ -304,7 +335,8 @@ def main(argv=None):
             print(apply_settings(settings_path, args.etc, args.wifi, args.ssh, template, clock_id, gid))
         except SettingsError as error:
             print(f"{settings_path} not applied, left for the director to mend: {error}", file=sys.stderr)
-            return 2
+            note_rejection(args.boot, error)
+            status = 2
     elif clock_id and not kept_clock_id(config_path) and os.path.exists(config_path):
         with open(config_path, encoding="utf-8") as file:
             current = file.read()
@@ -312,7 +344,15 @@ def main(argv=None):
         print(f"no serial number on this board: clock id {clock_id} kept in {config_path}")
     else:
         print(f"no {SETTINGS_NAME} on {args.boot}: the settings stay as they are")
-    return 0
+    if status == 0:
+        remove(os.path.join(args.boot, REJECTED_NAME))  # an old refusal, mended or taken away
+    if args.hostname:
+        # the id doctor and the panels show (worked out here: a second Python costs seconds at boot)
+        clock_id = kept_clock_id(config_path) or hardware_clock_id()
+        if clock_id:
+            socket.sethostname(f"tileclock-{clock_id}")
+        print(f"clock id {clock_id}")
+    return status
 
 
 if __name__ == "__main__":

@@ -1,15 +1,18 @@
 """doctor's verdict in a few words on the panels: what a director sees of a card's first boot.
 
-The image runs this once after the first boot (and after a settings change), before the
-service takes the panels: READY with the clock id and the hall, or NOT READY and what is
-wrong. The full report goes to the console and the system journal.
+The image runs this once after the first boot (and after a settings change or a refused
+settings file), before the service takes the panels: READY with the clock id and the hall, or
+NOT READY and what is wrong, a refused settings file first. The full report goes to the
+console and the system journal.
 """
 
+import re
 import time
 
 from PIL import Image
 
 from .doctor import FAIL, report, run_checks
+from .firstboot import rejection_reason
 from .render import HEIGHT, WIDTH, draw_text
 
 LINE_PX = 16
@@ -23,6 +26,14 @@ def short_verdict(checks, clock_id, hall):
         first = failed[0]
         return ["NOT READY", f"{first.what}:"[:CHARS], first.seen[:CHARS]]
     return ["READY", f"id {clock_id}"[:CHARS], (f"hall {hall}" if hall else "no hall: serial")[:CHARS]]
+
+
+def refused_verdict(reason):
+    """Three short lines for a settings file the card refused: where in it, and what."""
+    where = re.match(r"line (\d+): (.*)", reason)
+    if where:
+        return ["NOT READY", f"settings line {where[1]}:"[:CHARS], where[2][:CHARS]]
+    return ["NOT READY", "settings refused:", reason[:CHARS]]
 
 
 def draw(lines):
@@ -60,6 +71,7 @@ def main(argv=None):
     parser.add_argument("--config", default="/etc/tileclock/config.toml")
     parser.add_argument("--state-dir", default="/var/lib/tileclock")
     parser.add_argument("--seconds", type=int, default=10, help="how long the panels show it")
+    parser.add_argument("--boot", default="/boot/firmware", help="where a refused settings file is noted")
     args = parser.parse_args(argv)
     checks = run_checks(args.config, args.state_dir)
     print(report(checks))
@@ -69,6 +81,10 @@ def main(argv=None):
         config = Config()
     clock_id = config.clock_id or hardware_clock_id()
     lines = short_verdict(checks, clock_id, config.hall.broker if config.hall else None)
+    refused = rejection_reason(args.boot)
+    if refused:
+        print(f"settings file refused: {refused}")
+        lines = refused_verdict(refused)  # what the director must mend first
     print("verdict: " + " | ".join(lines))
     missing = show(config, lines)
     if missing:
