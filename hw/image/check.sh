@@ -16,6 +16,8 @@ shift || true
 MACHINES=("$@")
 [ "${#MACHINES[@]}" -gt 0 ] || MACHINES=(raspi3b virt)
 TIMEOUT_S=${TILECLOCK_CHECK_TIMEOUT:-1800}
+# the emulator's niceness: 10 beside others' work; TILECLOCK_CHECK_NICE=0 to time a boot fairly
+NICE=${TILECLOCK_CHECK_NICE:-10}
 BAR_READY_S=120   # first boot to the service ready under -M raspi3b (docs/build-guide.md)
 BAR_XZ_MB=400
 
@@ -97,7 +99,8 @@ boot_one() {
   fi
   : >"$log"
   started=$(date +%s)
-  nice -n 10 qemu-system-aarch64 "${args[@]}" &
+  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  nice -n "$NICE" qemu-system-aarch64 "${args[@]}" &
   QEMU_PID=$!
   while :; do
     now=$(date +%s)
@@ -107,7 +110,7 @@ boot_one() {
     fi
     line=$(tr -d '\r' <"$log" | grep -a -m1 -E "TILECLOCK-CHECK (pass|FAIL)$" || true)
     if [ -n "$line" ]; then
-      result=${line#TILECLOCK-CHECK }
+      result=${line##*TILECLOCK-CHECK }
       break
     fi
     kill -0 "$QEMU_PID" 2>/dev/null || { result="qemu stopped"; break; }
@@ -117,10 +120,17 @@ boot_one() {
   kill "$QEMU_PID" 2>/dev/null || true
   wait "$QEMU_PID" 2>/dev/null || true
   QEMU_PID=
-  grep -a -E "TILECLOCK-CHECK|tileclock-firstboot" "$log" | tr -d '\r' | sed 's/^.*\(TILECLOCK-CHECK\|tileclock-firstboot\)/\1/'
-  say "-M $machine: $result; service ready ${ready:-never} s after power-on (host clock)"
+  grep -a -E "TILECLOCK-CHECK|tileclock-(firstboot|grow)" "$log" | tr -d '\r' |
+    sed 's/^.*\(TILECLOCK-CHECK\|tileclock-firstboot\|tileclock-grow\)/\1/'
+  say "-M $machine: $result; the self-check saw the service ready ${ready:-never} s after power-on (host clock; nice $NICE;" \
+    "this machine's load average $load_before at power-on, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
   [ "$result" = pass ] || die "-M $machine: $result (console: $log)"
   grep -aq "first boot done" "$log" || die "-M $machine: the first boot did not finish"
+  # the guest's own figure: its uptime when the service said READY=1 (the console line above comes
+  # later, after the data partition has grown); the host's, when that line was seen
+  guest=$(tr -d '\r' <"$log" | sed -n 's/.*TILECLOCK-CHECK service active.*ready at uptime \([0-9]*\) s.*/\1/p' | head -1)
+  [ -n "$guest" ] || die "-M $machine: the self-check did not say when the service was ready"
+  say "-M $machine: service ready at the guest's uptime $guest s"
   grep -aq "TILECLOCK-CHECK   no problems found" "$log" || say "-M $machine: doctor found problems (above)"
   if [ "$machine" = raspi3b ]; then
     # the real service's records on the Pi's record UART (the mini UART, QEMU's second serial port)
@@ -130,16 +140,17 @@ boot_one() {
       "$OUTDIR/check-$machine-uart1.log" | sort | uniq -c | tr -s ' \n' ' ')"
   fi
   # a figure, said loudly, not a failure: it measures this machine's speed as much as the image
-  if [ "$machine" = raspi3b ] && [ "${ready:-0}" -ge "$BAR_READY_S" ]; then
-    say "-M raspi3b: BAR NOT MET: service ready $ready s after power-on, the bar is $BAR_READY_S s"
+  if [ "$machine" = raspi3b ] && [ "$guest" -ge "$BAR_READY_S" ]; then
+    say "-M raspi3b: BAR NOT MET: service ready at uptime $guest s, the bar is $BAR_READY_S s"
   fi
-  READY_S[$machine]=$ready
+  READY_S[$machine]=$guest
 }
 
 declare -A READY_S
 for machine in "${MACHINES[@]}"; do
   boot_one "$machine"
 done
-summary="image-check passed: $xz_mb MB compressed"
-for machine in "${MACHINES[@]}"; do summary+=", -M $machine ready in ${READY_S[$machine]} s"; done
+summary="image-check passed: $xz_mb"
+[ "${IMAGE%.img}" != "$IMAGE" ] || summary+=" MB compressed"
+for machine in "${MACHINES[@]}"; do summary+=", -M $machine ready at uptime ${READY_S[$machine]} s"; done
 say "$summary"

@@ -26,6 +26,33 @@ with zipfile.ZipFile(sys.argv[1]) as wheel:
 EOF
 }
 
+# Units a clock never needs, masked so that the first boot does not wait for them (the reasons,
+# and what a Pi loses: docs/build-guide.md, "What the image leaves out").
+boot_masked_units() {
+  # module preloads for what the card has not got or loads on demand anyway (the device-mapper,
+  # loop and fuse devices load their module when first opened; drm comes with vc4, for HDMI)
+  echo modprobe@dm_mod.service modprobe@drm.service modprobe@efi_pstore.service
+  echo modprobe@fuse.service modprobe@loop.service modprobe@configfs.service
+  # kernel debugging and special file systems nothing on a clock uses
+  echo sys-kernel-debug.mount sys-kernel-tracing.mount sys-kernel-config.mount dev-hugepages.mount
+  echo sys-fs-fuse-connections.mount proc-sys-fs-binfmt_misc.automount systemd-binfmt.service
+  echo systemd-pstore.service
+  # a login prompt on the screen: root has no password on the image (SSH with a key only)
+  echo getty@tty1.service
+  # Debian's D-Bus Wi-Fi daemon: the image runs its own (tileclock-wifi.service, wlan0 only)
+  echo wpa_supplicant.service
+  # nothing on the card waits for the network (the hall's uplink reconnects by itself)
+  echo systemd-networkd-wait-online.service
+}
+
+boot_masked_generators() {
+  # no SysV scripts or rc.local to convert, no GPT, encrypted or verity volumes, no hibernation or
+  # offline updates; no login on a serial console (the record's UART must stay quiet)
+  echo systemd-sysv-generator systemd-rc-local-generator systemd-gpt-auto-generator
+  echo systemd-cryptsetup-generator systemd-veritysetup-generator systemd-integritysetup-generator
+  echo systemd-hibernate-resume-generator systemd-system-update-generator systemd-getty-generator
+}
+
 finish_root() {
   local root=$1 wheel=$2 kver
   # the image's files: systemd units, first boot, fstab, firmware defaults, the I2C hook
@@ -69,12 +96,18 @@ finish_root() {
     in_root "$root" sh -c 'id tileclock >/dev/null 2>&1 || useradd --system --user-group \
       --home-dir /nonexistent --shell /usr/sbin/nologin tileclock' &&
       in_root "$root" usermod -a -G gpio,i2c,spi,dialout tileclock &&
-      in_root "$root" systemctl enable tileclock-firstboot.service tileclock.service \
+      in_root "$root" systemctl enable tileclock-firstboot.service tileclock.service tileclock-grow.service \
         tileclock-selfcheck.service tileclock-wifi.service systemd-networkd.service \
         systemd-resolved.service ssh.service &&
       in_root "$root" systemctl mask apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
-        e2scrub_reap.service
+        e2scrub_reap.service $(boot_masked_units)
   } >"$WORK/units.log" 2>&1 || { cat "$WORK/units.log" >&2; die "setting up the units failed"; }
+  # generators the card has no use for, masked like units (each is a program run at every boot
+  # and every daemon-reload, seconds apiece on a slow first boot)
+  mkdir -p "$root/etc/systemd/system-generators"
+  for generator in $(boot_masked_generators); do
+    ln -sfn /dev/null "$root/etc/systemd/system-generators/$generator"
+  done
   # the data partition's folders: owned by the user made just now (see assemble.sh)
   TILECLOCK_UID=$(in_root "$root" id -u tileclock)
   TILECLOCK_GID=$(in_root "$root" id -g tileclock)

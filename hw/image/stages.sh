@@ -97,5 +97,36 @@ stage_kernel() {
     } >"$log" 2>&1 || { tail -30 "$log" >&2; die "kernel stage failed (log: $log)"; }
     mv "$tmp" "$dir"
   fi
+  KERNEL_KEY=$key
   KERNEL_DIR=$dir
 }
+
+# Stage initrd: the kernel stage's root with the image's own initramfs settings (MODULES=list and
+# the modules a Pi needs for its SD card, hw/image/root/etc/initramfs-tools/) and its initramfs
+# made again with them. A stage of its own so that changing the list costs one mkinitramfs, not
+# the kernel's apt-get install too.
+stage_initrd() {
+  local key dir tmp log kver conf
+  conf=$(cd "$HERE/root" && find etc/initramfs-tools -type f | sort | xargs cat | sha256sum | cut -c1-16)
+  key=$(key_of "$STAGE_FORMAT" "$KERNEL_KEY" "$conf")
+  dir=$CACHE/root-initrd-$key
+  if [ -d "$dir" ]; then
+    say "initramfs: cached ($dir)"
+  else
+    tmp=$CACHE/tmp-initrd-$key
+    log=$CACHE/initrd-$key.log
+    rm -rf "$tmp"
+    say "initramfs: update-initramfs with the image's module list (a few minutes under qemu-user-static)"
+    cp -a "$KERNEL_DIR" "$tmp"
+    tar -C "$HERE/root" --owner=0 --group=0 -cf - etc/initramfs-tools | tar -C "$tmp" -xf -
+    {
+      chroot_said "$tmp" on &&
+        kver=$(ls "$tmp/lib/modules" | sort -V | tail -1) &&
+        in_root "$tmp" update-initramfs -u -k "$kver" &&
+        chroot_said "$tmp" off
+    } >"$log" 2>&1 || { tail -30 "$log" >&2; die "initramfs stage failed (log: $log)"; }
+    mv "$tmp" "$dir"
+  fi
+  INITRD_DIR=$dir
+}
+
