@@ -132,6 +132,9 @@ boot_one() {
   [ -n "$guest" ] || die "-M $machine: the self-check did not say when the service was ready"
   say "-M $machine: service ready at the guest's uptime $guest s"
   grep -aq "TILECLOCK-CHECK   no problems found" "$log" || say "-M $machine: doctor found problems (above)"
+  # the scripted game as played: B starts, A's and B's moves, then STOP held ends it
+  grep -aq "TILECLOCK-CHECK   1,[0-9a-f]*,1,naspa,stop_hold," "$log" ||
+    die "-M $machine: the scripted game's record does not show it ended by holding STOP (console: $log)"
   if [ "$machine" = raspi3b ]; then
     # the real service's records on the Pi's record UART (the mini UART, QEMU's second serial port)
     grep -aq '"ev":"boot".*"board":"7"' "$OUTDIR/check-$machine-uart1.log" ||
