@@ -150,3 +150,33 @@ def test_reconnecting_forgets_what_was_asked(parts):
     session.reconnected()
     session.ask()
     assert wire.sent == ["resend 0 3", "resend 0 3"]
+
+
+def test_a_fresh_session_asks_nothing_and_takes_the_first_record_as_live(parts):
+    session, wire, _ = parts
+    session.ask()
+    session.tail_lost(3)  # nothing stored yet: no tail to have lost
+    assert wire.sent == []
+    record = unframe(Clock().line("pause", button="STOP"))
+    assert session.heard(record) is True and session.heard(record) is False  # seq 0 live once
+
+
+def test_a_lost_tail_of_one_record_is_asked_for_and_a_state_naming_no_seq_asks_nothing(parts):
+    session, wire, _ = parts
+    take(session, Clock().line("pause", button="STOP"))
+    for named in (None, "1", 1.0, 0):  # not a seq, or one already stored
+        session.tail_lost(named)
+    assert wire.sent == []
+    session.tail_lost(1)
+    assert wire.sent == ["resend 1 1"]
+
+
+def test_a_clock_of_protocol_1_is_known_by_its_port(tmp_path):
+    from tileclock.director.follow.store import clock_of
+
+    record = {"seq": 0, "ev": "pause"}  # protocol 1 names no clock
+    port = Wire("/dev/ttyUSB0")
+    session = ClockSession(clock_of(record, port.name), RecordStore(str(tmp_path / "out")), port)
+    assert session.mine(record)
+    other = ClockSession(clock_of(record, "/dev/ttyUSB1"), RecordStore(str(tmp_path / "out2")), port)
+    assert not other.mine(record)

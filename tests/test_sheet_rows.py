@@ -172,7 +172,8 @@ def test_a_game_s_lists_are_joined_for_reading_and_blanks_stay_blank(tmp_path):
 
 def page_of(tmp_path, match, schedule=None, title="", pictures=None):
     path = tmp_path / "round.html"
-    write_page(path, match, sheet_rows(match, pictures), schedule, title)
+    titled = [title] if title else []  # no title given: the page's own
+    write_page(path, match, sheet_rows(match, pictures), schedule, *titled)
     return path.read_text()
 
 
@@ -277,3 +278,16 @@ def test_on_a_laptop_whose_defaults_are_not_utf8_and_lf_the_files_are_still_utf8
     data = open(csv_path, "rb").read()
     assert "Zoë Őry".encode() in data and data.count(b"\r\n") == 2 and b"\r\r" not in data
     assert "Zoë Őry".encode() in open(page_path, "rb").read()
+
+
+def test_the_scores_entered_show_as_a_detail_row_of_their_table(tmp_path):
+    match = SimpleNamespace(round=3, tables=[table()], problems=[], left_out=[])
+    rows = sheet_rows(
+        match, settled={4: settled({"A": 402, "B": 380}, steps=["as entered: Ann 402, Bob 380"])}
+    )
+    path = tmp_path / "round.html"
+    write_page(path, match, rows)
+    assert (
+        '<tr class="detail"><td></td><td colspan=9 class=""><b>Scores:</b> as entered: Ann 402, Bob 380</td></tr>'
+        in path.read_text()
+    )

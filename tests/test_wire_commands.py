@@ -1,0 +1,52 @@
+"""The director's `set` command and the journal's marks and segment checks, at the wire's edge
+(docs/protocol.md): what a director types is taken or refused in words, never crashes the clock."""
+
+import json
+
+import pytest
+
+from tileclock.wire import segments
+from tileclock.wire.protocol import CommandError, frame, parse_command, with_crc
+
+LAST_WALL_MS = 4_102_444_800_000  # 2100-01-01: the latest wall time `set` takes
+
+
+def set_values(text):
+    return parse_command(with_crc(text).encode()).args[0]
+
+
+def test_set_takes_each_of_its_values_at_the_ends_of_their_ranges():
+    assert set_values(f"set wall={LAST_WALL_MS}") == {"wall_ms": LAST_WALL_MS}
+    assert set_values("set round=1 table=12b") == {"round": 1, "table": "12b"}
+    assert set_values("set a=25:00 B=3:05") == {"times_s": {"A": 1500, "B": 185}}
+
+
+@pytest.mark.parametrize(
+    "word", [f"wall={LAST_WALL_MS + 1}", "round=0", "round=1000", "c=1:00", "colour=red"]
+)
+def test_set_refuses_what_it_does_not_know_naming_what_it_does(word):
+    with pytest.raises(CommandError) as caught:
+        set_values(f"set {word}")
+    assert str(caught.value) == (
+        f"set: {word!r} (known: wall=MS_SINCE_1970, round=1-999, table=LABEL, A=m:ss, B=m:ss)"
+    )
+
+
+def test_a_mark_set_again_leaves_one_mark_however_many_a_crash_left(tmp_path):
+    for value in (3, 7, 9):  # a crash between a rename and an unlink can leave several
+        (tmp_path / f"{segments.COLLECTED}{value}").touch()
+    segments.set_mark(str(tmp_path), segments.COLLECTED, 12)
+    assert sorted(path.name for path in tmp_path.iterdir()) == [f"{segments.COLLECTED}12"]
+    assert segments.read_mark(str(tmp_path), segments.COLLECTED) == 12
+
+
+def test_a_record_out_of_order_in_a_segment_is_named_by_line_and_seq(tmp_path):
+    side = {"used_ms": 0, "shown": "25:00", "pen": 0}
+
+    def line(seq):
+        body = {"seq": seq, "ev": "pause", "t_ms": 0, "button": "STOP", "state": "paused", "run": None}
+        return frame(json.dumps(body | {"A": side, "B": side})) + "\n"
+
+    path = tmp_path / segments.segment_name(5)
+    path.write_text(line(5) + line(7) + line(6))
+    assert segments.Segment(str(path)).problems == [(3, "seq 6 after 7")]
