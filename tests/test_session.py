@@ -180,3 +180,11 @@ def test_a_clock_of_protocol_1_is_known_by_its_port(tmp_path):
     assert session.mine(record)
     other = ClockSession(clock_of(record, "/dev/ttyUSB1"), RecordStore(str(tmp_path / "out2")), port)
     assert not other.mine(record)
+
+
+def test_a_record_naming_the_very_next_seq_is_asked_for(parts):
+    session, wire, _ = parts
+    take(session, Clock().line("pause", button="STOP"))
+    session.named(1)  # the clock holds one more than has come
+    session.ask()
+    assert wire.sent == ["resend 1 1"]

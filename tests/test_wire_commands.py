@@ -50,3 +50,41 @@ def test_a_record_out_of_order_in_a_segment_is_named_by_line_and_seq(tmp_path):
     path = tmp_path / segments.segment_name(5)
     path.write_text(line(5) + line(7) + line(6))
     assert segments.Segment(str(path)).problems == [(3, "seq 6 after 7")]
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("round over", "round over ends the game: it needs its CRC (round over*xxxxxxxx)"),
+        ("reopen", "reopen changes the game: it needs its CRC (reopen*xxxxxxxx)"),
+        ("late a", "late starts a clock: it needs its CRC (late A*xxxxxxxx)"),
+        ("late BOTH", "late starts a clock: it needs its CRC (late both*xxxxxxxx)"),
+        ("set round=3", "set changes the game: it needs its CRC (set round=3*xxxxxxxx)"),
+        ("late C", "usage: late A|B|both (the absent side, or both)"),
+        ("reopen*00000000", "integrity check failed"),
+    ],
+)
+def test_a_command_that_changes_the_game_without_its_crc_is_refused_showing_how_to_send_it(line, said):
+    with pytest.raises(CommandError) as caught:
+        parse_command(line.encode())
+    assert str(caught.value) == said
+
+
+@pytest.mark.parametrize(("word", "player"), [("a", "A"), ("B", "B"), ("Both", "both")])
+def test_late_names_the_absent_side_or_both(word, player):
+    from tileclock.wire.protocol import Command
+
+    assert parse_command(with_crc(f"late {word}").encode()) == Command("late", (player,))
+    assert parse_command(with_crc("reopen").encode()) == Command("reopen")
+
+
+def test_a_record_line_refused_says_why_in_words_the_rejects_file_keeps():
+    from tileclock.wire.protocol import FrameError, unframe
+
+    for line, said in [
+        ('{"seq":0}', "no integrity field"),
+        (frame('{"seq": 1e999}'), "the number '1e999' is not finite"),
+    ]:
+        with pytest.raises(FrameError) as caught:
+            unframe(line)
+        assert str(caught.value) == said
