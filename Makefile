@@ -17,7 +17,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: sim test test-slow lint clean hall-demo spectators-bench tools pi-kernel-check pi-install-check image image-check
+.PHONY: sim test test-slow mutation lint clean hall-demo spectators-bench tools pi-kernel-check pi-install-check image image-check
 
 sim: $(STAMP)
 	$(VENV)/bin/tileclock sim $(ARGS)
@@ -29,6 +29,14 @@ test: $(STAMP)
 # up to 30 minutes, where `make test` gives a test 150 s)
 test-slow: $(STAMP)
 	$(PY) -m pytest -m slow -o timeout=1800 $(ARGS)
+
+# mutmut over clock/, the journal, wire/, the director's sheet and session, each against the tests
+# that cover it (docs/testing.md, "Mutation testing"; hours on a busy two-core machine, so never in
+# `make test` or CI). GROUPS: some of wire sheet session journal clock (default: all); the figures
+# and the survivors: `$(PY) tests/mutation/run.py --report`.
+mutation: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev]'
+	nice -n 10 $(PY) tests/mutation/run.py $(GROUPS)
 
 # the director's tools on a laptop (collect, sheet, replay, plot, hall), in .venv
 tools: $(STAMP)

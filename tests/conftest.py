@@ -16,7 +16,9 @@ pytest_plugins = ["pytester"]
 
 # No per-example deadline: the properties are about behaviour, and a loaded machine is slow.
 settings.register_profile("tileclock", deadline=None)
-settings.load_profile("tileclock")
+# `make mutation` runs each test once per mutant: fewer examples there (a test's own @settings wins)
+settings.register_profile("mutation", deadline=None, max_examples=20, database=None)
+settings.load_profile(os.environ.get("TILECLOCK_HYPOTHESIS_PROFILE", "tileclock"))
 
 
 @pytest.fixture
