@@ -1,7 +1,10 @@
 """The one decoder at the edge (tileclock/wire/decoder.py): limits first, then a schema per record,
 and a refusal that says why with a reason code. Each hostile input here once crashed a reader."""
 
+import itertools
 import json
+import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -160,3 +163,79 @@ def test_what_the_decoder_takes_is_what_json_reads(value):
     except WireError as error:  # only for a limit it broke
         assert error.reason in (Reason.TOO_DEEP, Reason.BAD_NUMBER)
         assert depth(text) > LIMITS.max_depth or error.reason == Reason.BAD_NUMBER
+
+
+def careful_load(text, limits=LIMITS):
+    """The decoder's checks done the plain way, each on every input: brackets counted outside the
+    strings, every integer's digits and range checked by the parser as it meets it."""
+    outside = re.sub(r'"(?:[^"\\]|\\.)*"', "", text, flags=re.S)
+    levels = max(
+        itertools.accumulate(
+            {"[": 1, "{": 1, "]": -1, "}": -1}[c] for c in re.sub(r"[^\[\]{}]", "", outside)
+        ),
+        default=0,
+    )
+    if levels > limits.max_depth:
+        raise WireError(Reason.TOO_DEEP, "deep")
+
+    def integer(digits):
+        if (
+            len(digits.lstrip("-")) > limits.max_int_digits
+            or not limits.min_int <= int(digits) <= limits.max_int
+        ):
+            raise WireError(Reason.BAD_NUMBER, "number")
+        return int(digits)
+
+    def finite(text):
+        if not math.isfinite(float(text)):
+            raise WireError(Reason.BAD_NUMBER, "number")
+        return float(text)
+
+    def constant(name):
+        raise WireError(Reason.BAD_NUMBER, "number")
+
+    try:
+        return json.loads(text, parse_int=integer, parse_float=finite, parse_constant=constant)
+    except json.JSONDecodeError:
+        raise WireError(Reason.NOT_JSON, "json") from None
+
+
+def verdict(decode_, text, *args):
+    try:
+        return "value", decode_(text, *args)
+    except WireError as error:
+        return "refused", error.reason
+
+
+#: pieces of hostile text: long digit runs in strings and out, brackets in strings, escapes,
+#: unterminated strings, integers at the edges of the range, a BOM
+PIECES = [
+    "{", "}", "[", "]", ",", ":", '"', '\\"', "\\", "\ufeff", " ", "-", "1", "0", "9" * 18, "9" * 19,
+    "9" * 30, str(2**63 - 1), str(2**63), str(-(2**63)), str(-(2**63) - 1), "1.5", "1e999", "NaN",
+    '"a"', '"[[[["', '"' + "7" * 25 + '"', "true", "null",
+]  # fmt: skip
+
+
+@settings(max_examples=1500, derandomize=True, deadline=None)
+@given(
+    st.lists(st.sampled_from(PIECES), max_size=24),
+    st.sampled_from([LIMITS, Limits(max_depth=2), Limits(min_int=0, max_int_digits=3)]),
+)
+def test_the_quick_paths_decide_exactly_as_the_careful_checks(pieces, limits):
+    text = "".join(pieces)
+    assert verdict(load, text, limits) == verdict(careful_load, text, limits)
+
+
+def test_the_quick_paths_decide_exactly_as_the_careful_checks_on_records_and_their_edges():
+    honest = json.dumps(record(), separators=(",", ":"))
+    texts = [
+        honest,
+        honest.replace('"seq":7', '"seq":' + "9" * 19),  # out of range: the careful path finds it
+        honest.replace('"seq":7', f'"seq":{2**63 - 1}'),
+        honest.replace('"button":"STOP"', '"button":"' + "1" * 40 + '"'),  # a long run, in a string
+        honest.replace('"button":"STOP"', '"button":"' + "[" * 40 + '"'),  # deep, in a string
+        '{"a":"\\"' + "1" * 30 + '"}',  # an escaped quote: the digits are still in the string
+        '{"a":"x,"b":' + "1" * 30 + "}",  # the quotes pair up otherwise: the digits are outside
+    ]
+    for text in texts:
+        assert verdict(load, text) == verdict(careful_load, text), text

@@ -76,8 +76,9 @@ LIMITS = Limits()
 #: A whole file of games, as `tileclock export` writes it: a list of games, each with its records.
 FILE_LIMITS = Limits(max_bytes=512 * 1024 * 1024, max_depth=LIMITS.max_depth + 2)
 
-#: a JSON string, escapes and all (what the depth count skips)
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+#: a JSON string, escapes and all (what the depth count skips); written as runs of plain characters
+#: between escapes, which matches the same strings several times faster than one character a step
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
@@ -100,18 +101,40 @@ def text_of(data, limits=LIMITS):
 
 def depth(text):
     """How deep `text`'s objects and arrays nest, counted outside its strings (no parsing)."""
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    return max(itertools.accumulate(_STEP[c] for c in brackets), default=0)
+    return _depth(_STRING.sub("", text))
+
+
+def _depth(outside_strings):
+    brackets = _NOT_BRACKET.sub("", outside_strings)
+    return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
 def load(data, limits=LIMITS):
     """The JSON value `data` (bytes or str) holds, after the checks above; WireError says which failed."""
     text = text_of(data, limits)
-    levels = depth(text)
-    if levels > limits.max_depth:
-        raise WireError(Reason.TOO_DEEP, f"nested {levels} deep (at most {limits.max_depth})")
+    # Both checks below look outside the strings, but a record's strings hold few brackets or
+    # digits: where the whole text passes, its strings are not cut out first (a clock's start
+    # reads its last game's 450 records through here).
+    outside = None
+    if text.count("{") + text.count("[") > limits.max_depth:  # (no deeper than its opening brackets)
+        outside = _STRING.sub("", text)
+        levels = _depth(outside)
+        if levels > limits.max_depth:
+            raise WireError(Reason.TOO_DEEP, f"nested {levels} deep (at most {limits.max_depth})")
+    careful, quick, long_number = _decoders(limits)
+    # Every integer is checked as the parser meets it, but a call per integer doubles the cost of a
+    # record: with no digits outside the strings too many for an integer always in range, the
+    # parser may convert them itself.
+    decoder = careful
+    if quick and long_number.search(text) is None:
+        decoder = quick
+    elif quick:
+        outside = _STRING.sub("", text) if outside is None else outside
+        decoder = careful if long_number.search(outside) else quick
     try:
-        return json.loads(text, parse_int=_integer(limits), parse_float=_finite, parse_constant=_no_constant)
+        if text.startswith("\ufeff"):  # as json.loads refuses it (a decoder's own decode does not look)
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        return decoder.decode(text)
     except json.JSONDecodeError as error:
         raise WireError(Reason.NOT_JSON, f"not JSON: {error}") from None
     except RecursionError:  # only if max_depth is set above what the parser can recurse
@@ -124,6 +147,33 @@ def load_object(data, limits=LIMITS):
     if not isinstance(value, dict):
         raise WireError(Reason.NOT_OBJECT, "not a JSON object")
     return value
+
+
+def _decoders(limits):
+    """For `limits`: the parser that checks every integer, the one that leaves them to `json` (None
+    if every integer needs checking), and a pattern finding a run of digits too long for the second."""
+    made = _MADE.get(id(limits))
+    if made is None or made[0] is not limits:  # (by identity: hashing a Limits costs more than a parse)
+        if len(_MADE) > 16:  # a few Limits live as long as the process; others must not pile up here
+            _MADE.clear()
+        made = _MADE[id(limits)] = (limits, _make_decoders(limits))
+    return made[1]
+
+
+_MADE = {}
+
+
+def _make_decoders(limits):
+    careful = json.JSONDecoder(parse_int=_integer(limits), parse_float=_finite, parse_constant=_no_constant)
+    short = 0
+    while (
+        short < limits.max_int_digits
+        and limits.min_int <= -(10 ** (short + 1) - 1)
+        and (10 ** (short + 1) - 1 <= limits.max_int)
+    ):
+        short += 1
+    quick = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant) if short else None
+    return careful, quick, re.compile(rf"\d{{{short + 1}}}")
 
 
 def _integer(limits):

@@ -166,8 +166,11 @@ _INSTANTS = {"at_ns": "natural", "mono_ns": "int"}
 _COMMON = {"seq": "natural", "ev": "str", "t_ms": "int", "state": "state", "run": "run"}
 #: Each side's state, on every record.
 _SIDE = Obj({"used_ms": "natural", "shown": "display_time", "pen": "natural"}, {"late_pen": "natural"})
-#: The fields every record carries, the instants it may carry, and each side's state.
-_RECORD = Obj({**_COMMON, "A": _SIDE, "B": _SIDE}, {"clock": "label", **_INSTANTS})
+#: Each side's state, and the instants a record may carry (the common fields are checked first, alone).
+_RECORD = Obj({"A": _SIDE, "B": _SIDE}, {"clock": "label", **_INSTANTS})
+#: The schemas `decode` checks, made once (not once a record)
+_COMMON_OBJ = Obj(_COMMON)
+_EVENT_OBJ = {name: Obj(event.fields, event.optional) for name, event in EVENTS.items()}
 
 
 @dataclass(frozen=True)
@@ -226,11 +229,11 @@ def decode(line, limits=LIMITS):
         if not isinstance(record, dict):
             raise RecordError(Reason.NOT_OBJECT, "not a record (a JSON object)")
         ev = record.get("ev")
-        check_fields(record, Obj(_COMMON), KINDS, ev if isinstance(ev, str) and len(ev) <= 20 else "record")
+        check_fields(record, _COMMON_OBJ, KINDS, ev if isinstance(ev, str) and len(ev) <= 20 else "record")
         where = record["ev"]
-        event = EVENTS.get(where)
+        event = _EVENT_OBJ.get(where)
         if event is not None:
-            check_fields(record, Obj(event.fields, event.optional), KINDS, where)
+            check_fields(record, event, KINDS, where)
         check_fields(record, _RECORD, KINDS, where)
     except RecordError:
         raise
