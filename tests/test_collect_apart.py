@@ -245,3 +245,66 @@ def test_a_line_flipping_between_clocks_cannot_flood_the_notices(tmp_path, monke
     assert os.path.getsize(out / "notices.log") <= 4000 and len(feed.store.notices) <= 100
     assert sum("now clock" in text for _, text in feed.store.notices) >= 50  # said, however often
     plug.pull()
+
+
+def test_two_clocks_with_one_id_on_two_ports_at_once_are_loud_and_kept_apart(tmp_path):
+    """Two cards given one `[clock] id`, both on, each on its own port, their records by turns:
+    nothing dropped, each clock's games in files of their own, and the director told."""
+    from test_hall_trust import X_GAME, Y_GAME, game_lines
+    from test_hall_trust import journal_of as c1_journal
+
+    out = tmp_path / "out"
+    plugs = [Plug(str(tmp_path), f"ttyUSB{n}") for n in (0, 1)]
+    first, second = c1_journal(X_GAME), c1_journal(Y_GAME)
+    store = RecordStore(str(out))
+    feeds = [ClockFeed(plug.path, store) for plug in plugs]
+    for feed in feeds:
+        feed.poll()
+    for index in range(max(len(first), len(second))):
+        for plug, lines in zip(plugs, (first, second), strict=True):
+            if index < len(lines):
+                before = sum(log.expected for log in store.logs_of("c1"))
+                send(plug, lines[index : index + 1])
+                serve(feeds, lambda before=before: sum(log.expected for log in store.logs_of("c1")) > before)
+    logs = store.logs_of("c1")
+    assert [(log.clock_id, log.expected, log.duplicates) for log in logs] == [
+        ("c1", len(first), 0),
+        ("c1_r2", len(second), 0),
+    ]
+    said = [text for _, text in store.notices]
+    assert any("TWO CLOCKS ARE RUNNING WITH THIS ID" in text for text in said)
+    assert any("TWO CLOCKS" in line for line in screen_lines(snapshot(feeds, store)))  # on the console
+    for feed in feeds:
+        feed.close()
+    store.close()
+    assert game_lines(out, "c1") == first and game_lines(out, "c1_r2") == second
+    assert len(results(str(out))) == 2
+    for plug in plugs:
+        plug.pull()
+
+
+def test_a_second_clock_with_one_id_and_one_boot_id_on_another_port_far_behind_is_kept(tmp_path):
+    """Two simulated clocks on one machine share the kernel's boot id; the first is past the last
+    records a log compares (RECENT), so the second's start is not a repeat: it is another port's."""
+    from test_hall_trust import Y_GAME, game_lines
+    from test_hall_trust import journal_of as c1_journal
+
+    long_game = "".join(f"{2 * n} press {'BA'[n % 2]}\n" for n in range(300))
+    first, second = c1_journal(long_game, "one-machine"), c1_journal(Y_GAME, "one-machine")
+    out = tmp_path / "out"
+    plugs = [Plug(str(tmp_path), f"ttyUSB{n}") for n in (0, 1)]
+    store = RecordStore(str(out))
+    feeds = [ClockFeed(plug.path, store) for plug in plugs]
+    for feed in feeds:
+        feed.poll()
+    for start in range(0, len(first), 10):  # (a pty holds a few kB: in pieces, each read before the next)
+        send(plugs[0], first[start : start + 10])
+        serve(feeds, lambda start=start: store.log_of("c1").expected == min(len(first), start + 10))
+    send(plugs[1], second)
+    serve(feeds, lambda: len(store.logs_of("c1")) == 2 and store.logs_of("c1")[1].expected == len(second))
+    for feed in feeds:
+        feed.close()
+    store.close()
+    assert game_lines(out, "c1") == first and game_lines(out, "c1_r2") == second
+    for plug in plugs:
+        plug.pull()

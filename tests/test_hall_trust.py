@@ -190,6 +190,44 @@ def test_a_disk_that_refuses_writes_pauses_the_hall_names_the_file_and_loses_not
     assert set(counts) == clocks.journaled() and max(counts.values()) == 1
 
 
+def test_a_disk_failing_between_a_games_end_line_and_its_results_row_loses_no_row(hall, monkeypatch):
+    clocks, feed, liar = hall
+    add_result = RecordStore.add_result
+    full = {"on": True}
+
+    def refusing(self, row):  # the end line is on disk; the row is not, nor a byte of it
+        if full["on"]:
+            raise OSError(errno.ENOSPC, "No space left on device", "results.csv")
+        return add_result(self, row)
+
+    monkeypatch.setattr(RecordStore, "add_result", refusing)
+    monkeypatch.setattr(hall_disk, "RETRY_S", 0.05)
+    clocks.end_game("c2")
+    wait_for(lambda: (steps(feed, clocks, 1), feed.disk.held)[1], what="the end held for the disk")
+    assert "results.csv" in feed.snapshot()["alerts"][0]
+    full["on"] = False  # space again
+    settle(feed, clocks, "every record written")
+    wait_for(lambda: (steps(feed, clocks, 1), not feed.disk.held)[1], what="nothing held")
+    with open(f"{feed.store.outdir}/results.csv") as file:
+        rows = list(csv.DictReader(file))
+    assert [(row["clock"], row["end_reason"]) for row in rows] == [("c2", "stop_hold")]  # once
+    assert any("results.csv: the row of game" in text for _, text in feed.store.notices)
+
+
+def test_a_results_row_the_disk_cut_off_is_made_whole_from_the_game_file(tmp_path):
+    out = tmp_path / "out"
+    store = RecordStore(str(out))
+    for line in journal_of(GAME):
+        store.add(unframe(line), line, "/dev/ttyUSB0")
+    store.close()
+    whole = (out / "results.csv").read_text()
+    (out / "results.csv").write_text(whole[: len(whole) - 40])  # the row cut off mid-write
+    RecordStore(str(out)).close()  # collect or the hall started again on the folder
+    assert (out / "results.csv").read_text() == whole
+    RecordStore(str(out)).close()
+    assert (out / "results.csv").read_text() == whole  # once only
+
+
 def test_collect_refuses_the_same_poison_on_a_serial_line_and_goes_on(tmp_path):
     from test_collect import FakeClock, Plug, journal_of, poll_until
     from tileclock.director.follow.collect import ClockFeed
@@ -214,26 +252,78 @@ def test_collect_refuses_the_same_poison_on_a_serial_line_and_goes_on(tmp_path):
     plug.pull()
 
 
-def test_two_clocks_with_one_id_are_said_loudly_and_the_second_kept_aside(tmp_path):
-    first = journal_of("0 press B\n10 press A\n")
-    # the same [clock] id, another game, its start before the director heard it (no `boot`)
-    second = journal_of("0 press A\n3 press B\n7 press A\n")[1:]
+def game_lines(outdir, clock_id):
+    """Every framed line in `clock_id`'s files under `outdir` (its games and what came before them)."""
+    lines = []
+    for folder in sorted(outdir.glob("board-*")):
+        for path in sorted(folder.glob(f"*-{clock_id}.log")):
+            lines += path.read_text().splitlines()
+    return lines
+
+
+def by_turns(first, second, lead=0):
+    """Two clocks' lines as they arrive while both run: `lead` of the first, then one of each."""
+    mixed, rest = list(first[:lead]), list(first[lead:])
+    for index in range(max(len(rest), len(second))):
+        mixed += rest[index : index + 1] + second[index : index + 1]
+    return mixed
+
+
+X_GAME = "0 press B\n10 press A\n25 press B\n31 press A\n40 press STOP\n45 hold STOP 2.5\n48 press STOP\n"
+Y_GAME = "0 press A\n3 press B\n7 press A\n12 press B\n20 press STOP\n22 hold STOP 2.5\n26 press STOP\n"
+
+
+@pytest.mark.parametrize("lead", [0, 3])
+def test_two_clocks_running_at_once_with_one_id_are_loud_and_kept_apart_whole(tmp_path, lead):
+    """As the hall's broker hands them over: one topic, both clocks' records by turns."""
+    first, second = journal_of(X_GAME), journal_of(Y_GAME)
     store = RecordStore(str(tmp_path / "out"))
-    for line in first + second:
-        store.add(unframe(line), line, "/dev/ttyUSB0")
-    (log,) = store.clocks.values()
-    assert log.twins >= 1 and "two clocks" in log.faults["identity"]
-    assert any("came twice with other contents" in text for _, text in store.notices)
-    with open(tmp_path / "out" / "rejects.log") as file:
-        kept = [json.loads(line) for line in file]
-    twins = [entry["line"] for entry in kept if entry["reason"].startswith("duplicate_id")]
-    assert twins and set(twins) <= set(second)  # nothing of the second dropped unseen
+    for line in by_turns(first, second, lead):
+        store.add(unframe(line), line, "hall:c1")
+    assert [log.clock_id for log in store.logs_of("c1")] == ["c1", "c1_r2"]
+    assert any("TWO CLOCKS ARE RUNNING WITH THIS ID" in text for _, text in store.notices)
+    assert all("two clocks with the id c1" in log.faults["identity"] for log in store.logs_of("c1"))
     store.close()
+    assert game_lines(tmp_path / "out", "c1") == first  # each whole, in order, nothing of the other
+    assert game_lines(tmp_path / "out", "c1_r2") == second
+    with open(tmp_path / "out" / "results.csv") as file:
+        assert len(list(csv.DictReader(file))) == 2  # both games' rows
+    again = RecordStore(str(tmp_path / "out"))  # the director started again: both logs go on
+    assert [(log.clock_id, log.expected) for log in again.logs_of("c1")] == [
+        ("c1", len(first)),
+        ("c1_r2", len(second)),
+    ]
+    again.close()
 
 
-def journal_of(script):
-    """The framed lines clock c1 makes playing `script` on a journal of its own (a card)."""
-    sim = Simulator(Config(clock_id="c1"), refresh_on_ticks=False)
+def test_two_clocks_with_one_id_on_the_broker_are_loud_and_kept_apart(broker, tmp_path):
+    first, second = journal_of(X_GAME), journal_of(Y_GAME)
+    feed = director(broker, tmp_path / "records")
+    liar = Liar(broker)  # both clocks hold c1's credentials: the hall sees one topic
+    try:
+        for line in by_turns(first, second, 2):
+            liar.send("records", line.encode())
+
+        def done():
+            feed.step(0.01)
+            logs = feed.store.logs_of("c1")
+            return sum(log.expected for log in logs) == len(first) + len(second) and len(logs) == 2
+
+        wait_for(done, 30, "both clocks' records")
+        board = next(b for b in feed.snapshot()["boards"] if b["clock"] == "c1")
+        assert "two clocks with the id c1" in json.dumps(board)  # on the page
+    finally:
+        liar.close()
+        feed.close()
+    assert any("TWO CLOCKS ARE RUNNING WITH THIS ID" in text for _, text in feed.store.notices)
+    assert game_lines(tmp_path / "records", "c1") == first
+    assert game_lines(tmp_path / "records", "c1_r2") == second
+
+
+def journal_of(script, boot_id=None):
+    """The framed lines clock c1 makes playing `script` on a journal of its own (a card); its boot
+    id its own unless given (two clocks on one machine share the kernel's)."""
+    sim = Simulator(Config(clock_id="c1"), refresh_on_ticks=False, boot_id=boot_id)
     parsed = parse_script(script)
     for t_ns, button, down in parsed.edges:
         sim.set_button(button, down, t_ns)
@@ -262,3 +352,20 @@ def test_a_clock_whose_journal_was_replaced_is_a_new_log_and_its_games_are_kept(
     again = RecordStore(str(tmp_path / "out"))  # the director started again: the new card goes on
     assert again.log_of("c1").clock_id == "c1_r2" and again.log_of("c1").expected == len(new_card)
     again.close()
+
+
+def test_records_forged_to_fit_none_of_a_clocks_logs_cannot_make_logs_without_end(tmp_path):
+    from tileclock.director.follow import store as store_module
+
+    honest = journal_of(GAME)
+    store = RecordStore(str(tmp_path / "out"))
+    for line in honest:
+        store.add(unframe(line), line, "hall:c1")
+    for forged in range(20):  # each seq 3 again, with other contents: fits none of the logs made so far
+        line = as_c1(unframe(honest[3]), t_ms=unframe(honest[3])["t_ms"] + forged + 1).decode()
+        store.add(unframe(line), line, "hall:c1")
+    assert len(store.logs_of("c1")) == store_module.MAX_LOGS
+    with open(tmp_path / "out" / "rejects.log") as file:
+        kept = [json.loads(entry)["reason"] for entry in file]
+    assert kept.count("duplicate_id") == 20 - (store_module.MAX_LOGS - 1)  # the rest kept aside
+    store.close()

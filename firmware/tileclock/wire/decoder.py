@@ -39,7 +39,7 @@ class Reason(StrEnum):
     WRONG_KIND = "wrong_kind"
     BAD_COMMAND = "bad_command"
     FOREIGN_CLOCK = "foreign_clock"
-    #: a seq that came again with other contents: two clocks with one id (follow/clocklog.py)
+    #: a record of a clock id that none of its logs can take (director/follow/store.py)
     DUPLICATE_ID = "duplicate_id"
     #: a message that broke something after its checks: kept aside, the hall goes on (follow/hall.py)
     INTERNAL = "internal"

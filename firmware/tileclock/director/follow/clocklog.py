@@ -9,7 +9,6 @@ game that ends adds its row to `results.csv`.
 import os
 
 from ...clock.history import GameSplitter, take_scene
-from ...wire.decoder import Reason, WireError
 from ...wire.protocol import FrameError, is_label, unframe
 from ..records.history import summary_row
 
@@ -65,7 +64,9 @@ class ClockLog:
         self.unsent = []  # [first, last] runs of seqs the clock says it can never send
         self.boot_ids = set()  # the `boot_id` of every start this log has written
         self.recent = {}  # seq -> line of the last RECENT records taken (to tell a twin from a repeat)
-        self.twins = 0  # records whose seq was taken before with other contents
+        #: the `results.csv` row of each `end` in the game files read back (`take_up`): the store
+        #: writes any the disk did not take (docs/hall.md, "What the hall trusts")
+        self.rows_on_file = []
 
     def take_up(self, lines, path, last):
         """Read back a game file this store wrote before (its framed lines): the clock goes on
@@ -87,7 +88,10 @@ class ClockLog:
                 self.faults[shown(record.get("part"))] = shown(record.get("detail"))
             elif record["ev"] == "fault_cleared":
                 self.faults.pop(shown(record.get("part")), None)
-            splitter.add(record)
+            self._recent(record["seq"], line)
+            for game, settled in splitter.add(record):
+                if game is not None and settled["ev"] == "end":  # its row, as it was made then
+                    self.rows_on_file.append(self._row(game))
         if last and splitter.game is not None:
             self._splitter = splitter
             self._file_game = splitter.game
@@ -95,15 +99,21 @@ class ClockLog:
 
     def add(self, record, line):
         """Take one record and its framed line; returns how many records it let through to the
-        files (0: held for a gap, or a duplicate)."""
-        seq = record["seq"]
-        if seq < self.expected and record["ev"] == "boot" and record.get("boot_id") not in self.boot_ids:
-            # a start this log never saw, below where it is: the clock's journal began again (a
-            # new card): its records go into a new log of the same clock, never dropped as repeats
-            fresh = self.store.journal_replaced(self, seq)
-            if fresh is not None:
-                return fresh.add(record, line)
-        return self._take(seq, (record, line))
+        files (0: held for a gap, or a duplicate). Which log of its clock id it goes to is the
+        store's choice (`twins.py`)."""
+        return self._take(record["seq"], (record, line))
+
+    def verdict(self, seq, line):
+        """How record `seq` (its framed `line`) fits this log: `same` (it holds it), `conflict`
+        (it holds that seq with other contents), `next` (the seq it waits for), `ahead` (after a
+        gap) or `old` (before where it is, too far back to compare)."""
+        if seq in self.pending:
+            entry = self.pending[seq]
+            return "same" if entry is None or entry[1] == line else "conflict"
+        if seq < self.expected:
+            held = self.recent.get(seq)
+            return "old" if held is None else "same" if held == line else "conflict"
+        return "next" if seq == self.expected else "ahead"
 
     def add_rejected(self, seq):
         """The clock's record `seq` came, but was rejected: it is not asked for again."""
@@ -111,9 +121,7 @@ class ClockLog:
 
     def _take(self, seq, entry):
         if seq < self.expected or seq in self.pending:
-            self.duplicates += 1
-            if entry is not None and self.recent.get(seq, entry[1]) != entry[1]:
-                self._twin(seq, entry[1])
+            self.duplicates += 1  # (one with other contents never comes here: `twins.choose`)
             return 0
         if seq != self.expected and len(self.pending) >= MAX_PENDING:
             # memory is bounded: past this the record is let go, and the gap, then the records after
@@ -122,26 +130,13 @@ class ClockLog:
             return 0
         self.pending[seq] = entry
         if entry is not None:
-            self.recent[seq] = entry[1]
-            if len(self.recent) > RECENT:
-                del self.recent[next(iter(self.recent))]
+            self._recent(seq, entry[1])
         return self._drain()
 
-    def _twin(self, seq, line):
-        """Seq `seq` came again with other contents: a second clock with this clock's id, or its
-        journal replaced (a new card). Said loudly, once a clock, and the record kept aside."""
-        self.twins += 1
-        self.faults["identity"] = (
-            f"{self.twins} records whose seq this clock sent before with other contents: two clocks "
-            "with one [clock] id, or a new card? (kept in rejects.log)"
-        )
-        if self.twins == 1:
-            self.store.notice(
-                f"clock {self.clock_id}: seq {seq} came twice with other contents: two clocks share "
-                "this id, or its journal was replaced; the second kept in rejects.log"
-            )
-        detail = f"seq {seq} of clock {self.clock_id} came again with other contents"
-        self.store.keep_aside(line, WireError(Reason.DUPLICATE_ID, detail))
+    def _recent(self, seq, line):
+        self.recent[seq] = line
+        if len(self.recent) > RECENT:
+            del self.recent[next(iter(self.recent))]
 
     def gap(self):
         """(first, last) of the first run of records missing before one that arrived, or None."""
@@ -247,7 +242,14 @@ class ClockLog:
         if record["ev"] == "end":
             self.flush()  # the game's file is whole on disk before its row names it
             self.games += 1
-            self.store.add_result(summary_row(game, self.board_label))
+            self.store.add_result(self._row(game))
+
+    def _row(self, game):
+        """A game's `results.csv` row, naming this log (`CLOCK_r2` for a clock id's second log)."""
+        row = summary_row(game, self.board_label)
+        if row["clock"]:
+            row["clock"] = self.clock_id
+        return row
 
     def flush(self):
         """Hand what was written to the game's file to the system (the store does it after each batch)."""

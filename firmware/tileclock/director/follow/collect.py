@@ -148,7 +148,7 @@ class ClockFeed:
                 self.link.send(line)
         if live:
             self._give_start_times(record["state"], record)
-        session.settle(record)  # the seqs it will never send stepped over; its `ack`, if one is due
+        session.settle(record, log)  # the seqs it will never send stepped over; its `ack`, if one is due
         if log is not self.current:
             if self.current is not None:
                 self.store.notice(

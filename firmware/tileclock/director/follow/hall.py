@@ -354,7 +354,7 @@ class HallFeed:
         if log is None:
             return []
         session.heard(record)
-        session.settle(record)  # the seqs it will never send stepped over; its `ack`, if one is due
+        session.settle(record, log)  # the seqs it will never send stepped over; its `ack`, if one is due
         board = self._board(clock_id)
         if log.last is not None and (board.record is None or log.last["seq"] != board.record["seq"]):
             board.record = log.last

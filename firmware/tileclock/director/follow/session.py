@@ -38,13 +38,21 @@ class ClockSession:
         self.resends = ResendPlan()
         #: the newest seq heard from the clock here, or named by it (-1: none yet)
         self.newest = -1
-        self._acked_games = 0  # the games ended when the last `ack` was sent
+        self._acked_games = {}  # log name -> its games ended when its last `ack` was sent
 
     @property
     def log(self):
         """The clock's `ClockLog` in the store (its newest, after a journal replaced), or None
         before its first record."""
-        return self.store.log_of(self.clock_id)  # the newest, if its journal was replaced
+        return self.store.log_of(self.clock_id, self.transport.name)  # (its newest, or this port's)
+
+    @property
+    def shared(self):
+        """Whether this transport carries more than one clock with this id (the broker's topics for
+        two clocks given one id): no `ack` is sent then, nor records asked for past a gap, since what
+        it would say reaches both clocks."""
+        logs = self.store.logs_of(self.clock_id)
+        return len(logs) > 1 and sum(log.port == self.transport.name for log in logs) != 1
 
     def mine(self, record):
         """Whether `record` (through the decoder) is this clock's: it names this clock's id (a clock
@@ -76,16 +84,18 @@ class ClockSession:
         """The clock says (its answer to `status`) that it has made records up to `seq`."""
         self.newest = max(self.newest, seq)
 
-    def settle(self, record):
+    def settle(self, record, log=None):
         """After a record is stored: note the seqs the clock will never send, and send the `ack`
         that is due. Once a game more has ended and every record up to the last one taken is
         written, the clock is sent `ack SEQ` (SEQ the last of them), the same over every transport;
         the clock marks as held only the games its journal has closed up to there
         (docs/reliability.md, "Retention"), so an `ack` never lets it prune a game still open."""
-        log = self.log
+        log = log or self.log
         log.note_unsent(record)
-        if log.games > self._acked_games:
-            self._acked_games = log.games
+        if self.shared:
+            return  # an `ack` would reach the other clock too, and let it prune games not on file
+        if log.games > self._acked_games.get(log.clock_id, 0):
+            self._acked_games[log.clock_id] = log.games
             self.transport.send(with_crc(f"ack {log.expected - 1}"))
 
     def ask(self):
@@ -94,7 +104,7 @@ class ClockSession:
         log = self.log
         expected = log.expected if log is not None else 0
         gap = log.gap() if log is not None else None
-        if gap is None and self.newest >= expected:
+        if gap is None and self.newest >= expected and not self.shared:
             gap = (expected, self.newest)
         wanted = self.resends.due(expected, gap, self.clock())
         if wanted:
@@ -104,7 +114,7 @@ class ClockSession:
         """The clock's state names record `seq`, which the store has not had, and nothing is on its
         way (no record waits for a gap): the transport lost the tail of the stream. Ask for it now."""
         log = self.log
-        if log is None or not isinstance(seq, int) or seq < log.expected or log.pending:
+        if log is None or not isinstance(seq, int) or seq < log.expected or log.pending or self.shared:
             return
         self.transport.send(f"resend {log.expected} {seq}")
 

@@ -32,6 +32,7 @@ from collections import deque
 from ...wire.decoder import Reason, WireError
 from ...wire.protocol import is_label, unframe
 from ..records.history import CSV_FIELDS, csv_safe
+from . import twins
 from .clocklog import ClockLog, lines_on_disk
 from .clocklog import shown as shown  # (re-exported: the hall's table takes it from here)
 
@@ -43,6 +44,9 @@ _GENERATION = re.compile(r"(.+)_r(\d+)")
 #: The rejects and notices files stop growing here (what would go in them is still counted): a
 #: clock that sends nothing but bad or odd records cannot fill the director's disk.
 MAX_SIDE_FILE_BYTES = 10 * 1024 * 1024
+#: Logs of one clock id at most: a clock sending records that fit none of its logs (a liar with its
+#: credentials, forging seqs its logs hold) has them kept aside in rejects.log past this
+MAX_LOGS = 8
 #: Notices kept in memory for the live table (all of them are in notices.log, up to its limit).
 KEPT_NOTICES = 100
 #: the files beside the board folders that hold no game (readers of the folder leave them alone)
@@ -57,6 +61,16 @@ class Rejected(WireError):
 
 def _whole(value, low=None):
     return isinstance(value, int) and not isinstance(value, bool) and (low is None or value >= low)
+
+
+def _row_key(row):
+    """What tells one `results.csv` row from another: its clock, game and end."""
+    return tuple(str(row.get(field, "")) for field in ("clock", "game_seq", "end_t_ms", "end_reason"))
+
+
+def _generation(name):
+    match = _GENERATION.fullmatch(name)
+    return (match.group(1), int(match.group(2))) if match else (name, 1)
 
 
 def clock_of(record, port=None):
@@ -106,7 +120,10 @@ class RecordStore:
         self.rejects = 0
         self.notices = deque(maxlen=KEPT_NOTICES)  # (when, text), newest last
         self.noticed = 0  # notices since the store opened (a console prints the new ones)
-        self.current = {}  # clock id -> the name of its newest log, once its journal was replaced
+        #: clock id -> the names of its logs, oldest first (more than one: its journal began again,
+        #: or two clocks have this id; `twins.py`)
+        self.family = {}
+        self._twins_said = set()  # the clock ids said to run twice at once
         self._side_bytes = {}  # file name -> bytes this store wrote to it
         os.makedirs(outdir, exist_ok=True)
         self._restore()
@@ -127,21 +144,53 @@ class RecordStore:
             games.sort()
             for number, (_, path) in enumerate(games):
                 log.take_up(lines_on_disk(path), path, last=number == len(games) - 1 and "game-" in path)
-        for name in self.clocks:  # a journal replaced: the newest log of a clock takes its records
+        self._rows_made_good()
+        for name in sorted(self.clocks, key=_generation):  # each clock id's logs, oldest first
             match = _GENERATION.fullmatch(name)
-            if match and match.group(1) in self.clocks:
-                newest = self.current.get(match.group(1))
-                if newest is None or int(_GENERATION.fullmatch(newest).group(2)) < int(match.group(2)):
-                    self.current[match.group(1)] = name
+            base = match.group(1) if match and match.group(1) in self.clocks else name
+            self.family.setdefault(base, []).append(name)
+
+    def _rows_made_good(self):
+        """Write the `results.csv` row of every ended game on file that has none: the disk failed
+        between the game's `end` line and its row (a row cut off mid-write is cut from the file)."""
+        path = os.path.join(self.outdir, RESULTS)
+        have = set()
+        if os.path.exists(path):
+            lines_on_disk(path)  # (cuts a row the disk cut off)
+            with open(path, newline="", encoding="utf-8") as file:
+                have = {_row_key(row) for row in csv.DictReader(file)}
+        for log in self.clocks.values():
+            for row in log.rows_on_file:
+                if _row_key(csv_safe(row)) not in have:
+                    self.add_result(row)
+                    self.notice(
+                        f"results.csv: the row of game {row['game_seq']} of clock {row['clock']} was "
+                        "missing (the disk failed before it was written): written from its game file"
+                    )
+            log.rows_on_file = []
 
     def add(self, record, line, source=None):
         """Take one framed line and its record from `source` (a port name); returns the clock's
-        `ClockLog`, or None if the record was rejected (it is then in the rejects file)."""
+        `ClockLog` it went to, or None if the record was rejected (it is then in the rejects file)."""
         try:  # its fields were checked by the one decoder (`wire.records.decode`, through `unframe`)
-            log = self._log(record, source)
+            clock_id = clock_of(record, source)
         except Rejected as error:
             self.reject(record, line, error, source)
             return None
+        logs = [self.clocks[name] for name in self.family.get(clock_id, ())]
+        if not logs:
+            log = self._new_log(clock_id, clock_id)
+        else:
+            log, verdict = twins.choose(logs, record, line, source)
+            if log is None:
+                log = self._another_log(clock_id, logs, record, verdict)
+                if log is None:
+                    detail = f"seq {record['seq']} of clock {clock_id} fits none of its logs"
+                    self.keep_aside(line, WireError(Reason.DUPLICATE_ID, detail), source)
+                    return None
+            elif verdict in ("next", "ahead") and log is not logs[-1]:
+                self._at_once(clock_id, logs)  # an older log still takes new records
+        log.port = source
         log.add(record, line)
         return log
 
@@ -152,7 +201,10 @@ class RecordStore:
         record is not asked for again."""
         self.rejects += 1
         try:
-            self._log(record or {}, source).add_rejected(record["seq"])
+            clock_id = clock_of(record or {}, source)
+            log = self.log_of(clock_id, source) or self._new_log(clock_id, clock_id)
+            log.port = source
+            log.add_rejected(record["seq"])
         except Rejected:
             pass
         coded = isinstance(error, WireError)  # (words alone, from code written before the codes)
@@ -172,36 +224,67 @@ class RecordStore:
         """Keep `line` in the rejects file for `error` (a `WireError`), marking nothing as seen."""
         self.reject(None, line, error, source)
 
-    def log_of(self, clock_id):
-        """The `ClockLog` a clock's records go to now (its newest, after a journal replaced), or None."""
-        return self.clocks.get(self.current.get(clock_id, clock_id))
+    def log_of(self, clock_id, source=None):
+        """The `ClockLog` of `clock_id` (its newest, or the one `source` alone feeds), or None."""
+        logs = [self.clocks[name] for name in self.family.get(clock_id, ())]
+        fed = [log for log in logs if source is not None and log.port == source]
+        return fed[0] if len(fed) == 1 else logs[-1] if logs else None
 
-    def journal_replaced(self, log, seq):
-        """`log`'s clock started a journal again at `seq` (a new card): a new log of the same clock,
-        named `CLOCK_rN` in the files, takes its records from now on; None if no name is left."""
-        clock_id = next((c for c, name in self.current.items() if name == log.clock_id), log.clock_id)
+    def logs_of(self, clock_id):
+        """Every `ClockLog` of `clock_id`, oldest first."""
+        return [self.clocks[name] for name in self.family.get(clock_id, ())]
+
+    def _new_log(self, clock_id, name):
+        log = self.clocks[name] = ClockLog(name, self)
+        self.family.setdefault(clock_id, []).append(name)
+        return log
+
+    def _another_log(self, clock_id, logs, record, why):
+        """A second (third...) log of `clock_id`, named `CLOCK_rN` in the files, for `record`, which
+        fits none of its logs: a `boot` none saw, below where each is (its journal began again: a
+        new card, or a second clock), or a seq each holds with other contents (a second clock)."""
         generation = 2
         while f"{clock_id}_r{generation}" in self.clocks:
             generation += 1
         name = f"{clock_id}_r{generation}"
-        if not is_label(name):
+        if not is_label(name) or len(logs) >= MAX_LOGS:  # kept aside then, never dropped unseen
             return None
-        self.current[clock_id] = name
-        fresh = self.clocks[name] = ClockLog(name, self)
-        fresh.port = log.port
+        fresh = self._new_log(clock_id, name)
+        seq = record["seq"]
+        if why == "boot":
+            self.notice(
+                f"clock {clock_id}: its journal started again at seq {seq} (a new card?): "
+                f"its games from here are a new log, {name} in the file names"
+            )
+            return fresh
+        fresh.expected = seq  # what came before is the other clock's, or the same as it
         self.notice(
-            f"clock {clock_id}: its journal started again at seq {seq} (a new card?): "
-            f"its games from here are a new log, {name} in the file names"
+            f"clock {clock_id}: seq {seq} came twice with other contents: two clocks share this id; "
+            f"the second's records are kept apart as {name} in the file names"
         )
+        self._identity(clock_id)
         return fresh
 
-    def _log(self, record, source):
-        clock_id = clock_of(record, source)
-        log = self.log_of(clock_id)
-        if log is None:
-            log = self.clocks[clock_id] = ClockLog(clock_id, self)
-        log.port = source
-        return log
+    def _at_once(self, clock_id, logs):
+        """Two logs of `clock_id` take new records by turns: two clocks run with one id. Said once,
+        loudly, and shown as a fault on each of its logs."""
+        self._identity(clock_id)
+        if clock_id in self._twins_said:
+            return
+        self._twins_said.add(clock_id)
+        self.notice(
+            f"clock {clock_id}: TWO CLOCKS ARE RUNNING WITH THIS ID at once; their records are kept "
+            f"apart ({', '.join(log.clock_id for log in logs)} in the file names): give each its own "
+            "[clock] id"
+        )
+
+    def _identity(self, clock_id):
+        names = ", ".join(self.family[clock_id])
+        for log in self.logs_of(clock_id):
+            log.faults["identity"] = (
+                f"two clocks with the id {clock_id}: their records are kept apart ({names}); "
+                "give each its own [clock] id"
+            )
 
     def notice(self, text):
         """Something the director should know: kept, shown, and written to `notices.log`."""
@@ -232,7 +315,7 @@ class RecordStore:
 
     def add_result(self, row):
         path = os.path.join(self.outdir, RESULTS)
-        new = not os.path.exists(path)
+        new = not os.path.exists(path) or not os.path.getsize(path)
         with open(path, "a", newline="", encoding="utf-8") as file:
             writer = csv.DictWriter(file, fieldnames=CSV_FIELDS)
             if new:
