@@ -91,6 +91,10 @@ def scenes():
     yield "round_left", round_.view(45 * 60 * S)  # the round's last minutes show on the panels
     round_.advance(50 * 60 * S + S)
     yield "round_over", round_.view(50 * 60 * S + S)
+    # the hall's score link held (the final screen says how to show it), then shown as a QR code
+    link = ("HTTP://192.168.1.20:8080/S/12", "7Q4K2M9X")
+    yield "score_link", replace(round_.view(50 * 60 * S + S), score_link=link)
+    yield "score_code", replace(round_.view(50 * 60 * S + S), score_link=link, code=("A", "B"))
 
 
 SCENES = dict(scenes())

@@ -145,6 +145,12 @@ def build_parser():
         metavar="NAME",
         help="a name or address browsers may reach the page by (repeatable; default: this laptop's own)",
     )
+    hall.add_argument(
+        "--phone-url",
+        metavar="URL",
+        help="http://ADDRESS:PORT, the page as the players' phones reach it: each ended game's score "
+        "link goes to its clock, shown as a QR code (default: --web's, unless loopback or 0.0.0.0)",
+    )
     hall.set_defaults(run=cmd_hall)
 
     demo = commands.add_parser("hall-demo", help="a private broker, simulated clocks playing, and the page")

@@ -358,6 +358,7 @@ class GameClock:
         if boot is not None:
             self._emit("boot", t_ns, **boot)
         changes = self.rules.changes()
+        self._game.seq = self.log.seq
         self._emit(
             "new_game",
             t_ns,

@@ -282,6 +282,7 @@ def rebuild(records, origin_ns, rules):
     """The `GameState` a game's `records` leave, its start placed at `origin_ns`."""
     first = records[0]
     game = GameState.new(origin_ns, {side: first["time_ms"][side] * NS_PER_MS for side in SIDES})
+    game.seq = first.get("seq")  # the game's name: the hall's score link names the game by it
     for record in records[1:]:
         apply_record(game, record, origin_ns + record_instant_ns(record), rules)
         if record["ev"] == "recovered":  # a start took the game up as this says (see `reconcile`)

@@ -70,6 +70,8 @@ class GameState:
     end_seq: int | None = None
     #: what the panels say until a side next runs (a correction, a recovery)
     notice: object = None
+    #: the seq of its `new_game`: the game's name (the hall's score link names the game by it)
+    seq: int | None = None
 
     @classmethod
     def new(cls, t0_ns, start_ns):

@@ -61,6 +61,10 @@ class View:
     #: Why the game ended (`stop_hold`, `forfeit`, `round_over`), once it has; and why a forfeit.
     end_reason: str | None = None
     lost_reason: str | None = None
+    #: The hall's score link of this game, as (base, token): side S's is `base/S/token` (the device
+    #: adds it, never the core: it is not in any record); and the sides whose panel shows it.
+    score_link: tuple | None = None
+    code: tuple = ()
 
     def side(self, name):
         return self.A if name == "A" else self.B

@@ -17,6 +17,7 @@ from ..clock.timecode import ms
 from ..wire.protocol import CommandError, frame, parse_command
 from ..wire.records import SIDES
 from .ratelimit import AnswerBudget
+from .score_code import ScoreCode
 
 
 class CommandHandler:
@@ -34,6 +35,8 @@ class CommandHandler:
         self.faults = faults
         self.clock_id = clock_id
         self.errors = AnswerBudget()
+        #: the hall's score link of this game, shown on the panels as a QR code (never a record)
+        self.score_code = ScoreCode()
         self._resending = {}  # the links a resend was asked of (in order): they name what they lacked
         self._answers = {
             "adjust": self._adjust,
@@ -42,6 +45,7 @@ class CommandHandler:
             "ack": self._ack,
             "late": self._late,
             "reopen": self._reopen,
+            "code": self._code,
         }
 
     def serve(self, lines, now_ns, link=None):
@@ -134,6 +138,13 @@ class CommandHandler:
 
     def _set(self, now_ns, values):
         return self.publish(self.clock.set_scene(now_ns, **values))
+
+    def _code(self, now_ns, game_seq, base, token):
+        this = self.clock.game.seq
+        if game_seq != this:  # a link for a game gone by (the players started the next): not shown
+            return self._error(now_ns, f"code: for game {game_seq}, not this one ({this})")
+        self.score_code.take(game_seq, base, token)
+        return 0
 
     def _ack(self, now_ns, seq):
         self.journal.mark_held(seq)  # the director holds every record up to `seq`: no answer

@@ -250,7 +250,7 @@ class Daemon:
         """Show the clock as of `now_ns` on every panel, with any faults; record faults that began or
         ended. `urgent` (a wake that made a record other than a checkpoint, a press's most often):
         panels on separate buses are written at once."""
-        view = self.clock.view(now_ns)
+        view = self.commands.score_code.on(self.clock.view(now_ns))  # the hall's score link, if any
         if self._faulty:
             view = replace(view, faults=view.faults + tuple(sorted(self._faulty)))
         idle_ns = self._idle_ns(now_ns)
@@ -333,6 +333,7 @@ class Daemon:
             if self.clock_id is not None:
                 record = replace(record, clock=self.clock_id)
             self.journal.append(record, sync=False)  # written with the wake's others, after the panels
+            self.commands.score_code.note(record)
             if self.on_record:
                 self.on_record(record)
         if self.timings:
@@ -348,7 +349,7 @@ class Daemon:
 
     def command_lines(self, lines, now_ns):
         """Answer director's command lines that came some other way than the link; show the result."""
-        if self.commands.serve(lines, now_ns):
+        if self.commands.serve(lines, now_ns) or self.commands.score_code.changed:  # a link: no record
             self.refresh(now_ns)
 
     def _serve_commands(self, now_ns):
@@ -362,7 +363,7 @@ class Daemon:
             if link is not None:
                 made += self.commands.serve(link.read_lines(), now_ns, link)
         made += self.commands.follow_up(now_ns)
-        return made
+        return made + self.commands.score_code.changed  # a new score link shows, with no record
 
     @property
     def deadline_grace_ns(self):

@@ -9,6 +9,8 @@ Each panel faces one player. Layout of the 128x64 panel:
     row 48-63   whose turn it is: a solid white band reading YOUR TURN when
                 this side's clock runs, so it shows across the board
 
+After a game, a panel may show the hall's score link as a QR code instead (`score_screen.py`).
+
 The pointer at the top left is the turn mark: small, so that after a switch
 it is the first bytes on the bus (gone from one panel, drawn on the other) and
 both panels say whose turn it is before the rest of the frame follows
@@ -134,6 +136,8 @@ def band_text(view, side):
         return HINT_WORDS[view.hint], False
     if view.state == State.ENDED:
         over = "ROUND OVER" if view.end_reason == "round_over" else "GAME OVER"
+        if view.score_link is not None:  # the hall sent the score link: the gesture that shows it
+            over = f"PRESS {side}: QR CODE"
         return _lost_text(view, side, opponent) or (over, False)
     if mine.absent_s is not None:
         return f"ABSENT {format_clock(mine.absent_s)}", False
@@ -203,6 +207,10 @@ def _draw_pointers(draw, view, panel, shift):
 def render(view, panel, shift=(0, 0)):
     """Draw `view` for `panel`: a mode-"1" image the size of the panel, moved by `shift` pixels."""
     side = panel.faces
+    if side in view.code and view.score_link is not None and view.hint is None:
+        from .score_screen import draw_code  # segno is loaded only once a code is shown
+
+        return draw_code(view, panel)
     opponent = "B" if side == "A" else "A"
     mine = view.side(side)
     image = Image.new("1", (panel.width, panel.height), 0)

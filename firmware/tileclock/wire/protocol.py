@@ -5,8 +5,8 @@ the CRC-32 (as zlib computes it) of the line's bytes with that field removed,
 in eight lower-case hex digits. Every line stays valid JSON.
 
 A command is one line of ASCII: `status`, `resend FROM [TO]`, `adjust SIDE DELTA_MS*CRC`,
-`round over*CRC`, `late A|B|both*CRC`, `reopen*CRC`, `set KEY=VALUE ...*CRC` or `ack SEQ*CRC`,
-where CRC is the CRC-32 of the text before `*`. A command that changes the game (or what the clock
+`round over*CRC`, `late A|B|both*CRC`, `reopen*CRC`, `set KEY=VALUE ...*CRC`, `ack SEQ*CRC` or
+`code GAME BASE TOKEN*CRC` (the hall's score link for game GAME, shown as a QR code), where CRC is the CRC-32 of the text before `*`. A command that changes the game (or what the clock
 may delete) must carry its CRC, so line noise can never make one. The answer to `status` is a
 framed line without a `seq`: it is not a record.
 """
@@ -44,6 +44,12 @@ _ADJUST_LIMIT_MS = 10 * 60 * 1000
 #: A time of day the clock takes: 2020 to 2100 (a director's computer with its clock unset is refused).
 _WALL_MS_RANGE = (1_577_836_800_000, 4_102_444_800_000)
 _START_TIME = re.compile(r"\d{1,2}:[0-5]\d")
+#: a score link's start, as the hall sends it: upper case, every character one QR's compact
+#: alphanumeric mode holds (no `_`, no space, no `*`), so a 128x64 panel fits its code
+_CODE_BASE = re.compile(r"HTTPS?://[0-9A-Z.:-]{1,40}(/[0-9A-Z.$%+-]{1,32}){2}")
+_CODE_TOKEN = re.compile(r"[0-9A-Z]{4,16}")
+#: the longest link a version-3 QR code holds at its lowest error correction (alphanumeric mode)
+MAX_LINK = 77
 
 
 class FrameError(WireError):
@@ -126,8 +132,8 @@ def _checked_body(line, limits=LIMITS):
 @dataclass(frozen=True)
 class Command:
     """One director's command: `status`, `resend` (first, last), `adjust` (side, delta_ms),
-    `round_over`, `late` (player,), `reopen`, `set` (values,: `set_scene`'s keyword arguments)
-    or `ack` (seq,)."""
+    `round_over`, `late` (player,), `reopen`, `set` (values,: `set_scene`'s keyword arguments),
+    `ack` (seq,) or `code` (game seq, base, token)."""
 
     name: str
     args: tuple = ()
@@ -189,12 +195,14 @@ def parse_command(raw):
         if player not in (*SIDES, "both"):
             raise CommandError("usage: late A|B|both (the absent side, or both)")
         return _checked(Command("late", (player,)), checked, "late starts a clock", f"late {player}")
+    if name == "code":
+        return _checked(_code(args), checked, "code gives the players a link", "code 12 HTTP://H/S/3 TOKEN")
     if name == "set":
         values = _set_values(args)
         return _checked(Command("set", (values,)), checked, "set changes the game", "set round=3")
     raise CommandError(
         f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS, round over, "
-        "late A|B|both, reopen, set KEY=VALUE..., ack SEQ)"
+        "late A|B|both, reopen, set KEY=VALUE..., ack SEQ, code GAME BASE TOKEN)"
     )
 
 
@@ -203,6 +211,20 @@ def _checked(command, checked, what, example):
     if not checked:
         raise CommandError(f"{what}: it needs its CRC ({example}*xxxxxxxx)")
     return command
+
+
+def _code(args):
+    """`code GAME BASE TOKEN`'s arguments: the game's seq, and a link the panels can show; the link
+    of side S is `BASE/S/TOKEN`. CommandError says what is wrong."""
+    usage = "usage: code GAME_SEQ HTTP://HOST:PORT/S/TABLE TOKEN (upper case)"
+    if len(args) != 3 or not args[0].isdigit() or len(args[0]) > 12:
+        raise CommandError(usage)
+    game, base, token = int(args[0]), args[1], args[2]
+    if not _CODE_BASE.fullmatch(base) or not _CODE_TOKEN.fullmatch(token):
+        raise CommandError(usage)
+    if len(base) + len("/A/") + len(token) > MAX_LINK:
+        raise CommandError(f"code: the link is longer than a panel's QR code holds ({MAX_LINK} characters)")
+    return Command("code", (game, base, token))
 
 
 def _set_values(args):

@@ -49,14 +49,26 @@ class ScoreBook:
             self.tokens[token] = (round_number, table)
         return token
 
+    def token_for(self, round_number, table):
+        """The token of the game at `table` in `round_number`: the one already made, else a new one
+        (a game's end sent again, after a correction, keeps its link)."""
+        game = (round_number, table_key(table))
+        with self.lock:
+            made = next((token for token, of in self.tokens.items() if of == game), None)
+        return made or self.issue(round_number, table)
+
     def game_of(self, table, token):
         """The round of the game `token` opens at `table`, or EntryRefused."""
         found = self.tokens.get(str(token).upper())
-        if found is None or found[1] != table_key(table):
+        if found is None or found[1].upper() != table_key(table).upper():  # the link is upper case
             raise EntryRefused("this link is not (or no longer) valid for this table: ask the director")
         if self.locked(found[0]):
             raise EntryRefused(f"round {found[0]} is locked: ask the director")
         return found[0]
+
+    def table_of(self, token):
+        """The table `token` was made for, as the book keeps it (the link has it in upper case)."""
+        return self.tokens[str(token).upper()][1]
 
     def locked(self, round_number):
         return os.path.exists(self._path(round_number, "locked"))

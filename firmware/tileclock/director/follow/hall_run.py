@@ -6,6 +6,7 @@ import os
 import socket
 import sys
 import time
+from urllib.parse import urlsplit
 
 from ...wire.seal import read_keys
 from .hall import FIRST_CONNECT_S, HallFeed
@@ -68,6 +69,7 @@ def director_password(args, environ=os.environ, stdin=sys.stdin, ask=getpass.get
 def serve_hall(args, password, out, draw_panel=None):
     """`tileclock hall` once its arguments are checked: until interrupted."""
     from ..event.entries import ScoreBook
+    from ..event.score_links import ScoreLinks, phone_base
     from .collect import ClockFeed
 
     try:
@@ -78,13 +80,15 @@ def serve_hall(args, password, out, draw_panel=None):
         ) from None
 
     keys = getattr(args, "keys_read", None)
-    feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca, keys=keys).start()
     host, _, port = args.web.rpartition(":")
+    phone = phone_url(args, host, port)
+    allowed = getattr(args, "allow_host", None)
+    if phone and allowed:  # the phones call the page by the address their links name
+        allowed = [*allowed, urlsplit(phone).hostname]
+    feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca, keys=keys).start()
     try:
         scores = ScoreBook(os.path.join(args.out, "scores"))  # the score entries, beside the records
-        page = HallPage(
-            feed, host or "127.0.0.1", int(port), getattr(args, "allow_host", None), draw_panel, scores
-        ).start()
+        page = HallPage(feed, host or "127.0.0.1", int(port), allowed, draw_panel, scores).start()
     except OSError as error:
         feed.close()
         raise ValueError(f"--web {args.web}: cannot serve the page there: {_why(error)}") from None
@@ -100,6 +104,14 @@ def serve_hall(args, password, out, draw_panel=None):
         )
     serial = [ClockFeed(port, feed.store) for port in args.serial or []]
     out.write(f"tileclock hall: records into {args.out}; the page is at {page.address}\n")
+    if phone:
+        links = ScoreLinks(scores, phone_base(phone), feed.command)
+        feed.on_stored = lambda clock_id, _seq, record: links.stored(
+            clock_id, record, feed.store.log_of(clock_id)
+        )
+        out.write(f"tileclock hall: score codes on the panels after each game, for phones at {phone}\n")
+    else:
+        out.write("tileclock hall: no score codes on the panels (give --phone-url http://ADDRESS:PORT)\n")
     if not feed.connected.is_set():
         out.write(f"tileclock hall: {feed.down}; still trying\n")
     out.flush()
@@ -123,6 +135,20 @@ def serve_hall(args, password, out, draw_panel=None):
             port_feed.close()
         feed.close()
     return 0
+
+
+def phone_url(args, host, port):
+    """The address phones reach the page by (the start of the score links): `--phone-url`, else
+    `--web`'s own address when it is one a phone can reach (not loopback, not every interface)."""
+    given = getattr(args, "phone_url", None)
+    if given:
+        from ..event.score_links import phone_base
+
+        phone_base(given)  # a ValueError naming --phone-url, before anything runs
+        return given.rstrip("/")
+    if host and host not in ("0.0.0.0", "::", "localhost") and not host.startswith("127."):
+        return f"http://{host}:{port}"
+    return None
 
 
 def reach(host, port, timeout_s=5.0):

@@ -42,6 +42,7 @@ def score_routes(hall, command_form, file, json_, text):
             round_number = book.game_of(table, token)
         except EntryRefused as error:
             return text(403, str(error))
+        table = book.table_of(token)
         facts = await asyncio.to_thread(hall.table_facts, table)
         return json_({"round": round_number, "table": table, "side": side.upper(), **facts})
 
@@ -56,6 +57,7 @@ def score_routes(hall, command_form, file, json_, text):
             return text(404, "not found")
         try:
             round_number = book.game_of(table, token)
+            table = book.table_of(token)  # `12`, or `a1` where the link says `A1`
             book.enter(
                 round_number, table, _one(form, "score_a"), _one(form, "score_b"), f"phone {side.upper()}"
             )

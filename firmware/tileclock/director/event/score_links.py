@@ -1,0 +1,61 @@
+"""Each ended game's score link, sent by the hall to its clock, which shows it as a QR code.
+
+When the hall stores a game's `end` record, it takes the game's token from the score book (made
+once a game: a later `end` that supersedes it keeps it) and sends the clock `code GAME BASE TOKEN`
+(wire/protocol.py): side S's link is `BASE/S/TOKEN`, e.g. `HTTP://192.168.1.20:8080/S/12/A/7Q4K2M9X`,
+the score form of table 12's game for the player at side A. It is sent only for the clock's newest
+game, with its round and table known (the round from the page's **Start round**, or `set`); the
+base is the address phones reach the page by (`tileclock hall --phone-url`), all upper case so the
+code stays small (QR's alphanumeric mode). The token goes to that clock alone, never into a record.
+"""
+
+import re
+
+from ...wire.protocol import MAX_LINK
+from .pairings import table_key
+
+#: what a score link may hold: QR's alphanumeric mode, as the clock checks it
+_QR_SAFE = re.compile(r"[0-9A-Z.:/$%+-]+")
+
+
+def phone_base(url):
+    """`url` (`http://HOST:PORT`) as the links' start, upper case; ValueError if a code cannot hold it."""
+    base = str(url).strip().rstrip("/").upper()
+    if not re.fullmatch(r"HTTPS?://[0-9A-Z.:-]{1,40}", base):
+        raise ValueError(f"--phone-url {url}: http://HOST:PORT, the address phones reach the page by")
+    return base
+
+
+class ScoreLinks:
+    """Sends the score link of each game that ends to its clock: `send(text, clock_id)` sends a
+    command (the hall's feed adds its CRC, or seals it)."""
+
+    def __init__(self, book, base, send):
+        self.book = book
+        self.base = base
+        self.send = send
+        self.skipped = []  # (clock id, why) of games that ended with no link sent
+
+    def stored(self, clock_id, record, log):
+        """After the hall stored `record` of `clock_id` (its `ClockLog` is `log`): the link, if it
+        is the `end` of the clock's newest game. Returns the command sent, or None."""
+        game = getattr(log, "game", None)
+        if record.get("ev") != "end" or game is None or game.end is None or game.end["seq"] != record["seq"]:
+            return None
+        round_number = record.get("round")
+        table = record.get("table") if record.get("table") is not None else log.board
+        table = table_key(table) if table is not None else None
+        if not isinstance(round_number, int) or table is None:
+            return self._skip(clock_id, "no round or table on the clock: start the round from the page")
+        base = f"{self.base}/S/{table.upper()}"
+        token = self.book.token_for(round_number, table)
+        if not _QR_SAFE.fullmatch(base) or len(base) + 3 + len(token) > MAX_LINK:
+            return self._skip(clock_id, f"table {table}: no QR code holds its link (use the Scores page)")
+        text = f"code {game.seq} {base} {token}"
+        self.send(text, clock_id)
+        return text
+
+    def _skip(self, clock_id, why):
+        self.skipped.append((clock_id, why))
+        del self.skipped[:-100]
+        return None
