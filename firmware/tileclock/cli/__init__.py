@@ -151,6 +151,7 @@ def build_parser():
         help="http://ADDRESS:PORT, the page as the players' phones reach it: each ended game's score "
         "link goes to its clock, shown as a QR code (default: --web's, unless loopback or 0.0.0.0)",
     )
+    pairing_options(hall, required=False, seats=False)  # the players' names on the score forms
     hall.set_defaults(run=cmd_hall)
 
     demo = commands.add_parser("hall-demo", help="a private broker, simulated clocks playing, and the page")
@@ -328,9 +329,10 @@ def number(kind, least, most=None):
     return parse
 
 
-def pairing_options(parser, csv=True):
-    """The options that say where a round's pairings come from (`sheet`, `scores`)."""
-    source = parser.add_mutually_exclusive_group(required=True)
+def pairing_options(parser, csv=True, required=True, seats=True):
+    """The options that say where a round's pairings come from (`sheet`, `scores`, and `hall`,
+    where they are optional and name the players on the score forms)."""
+    source = parser.add_mutually_exclusive_group(required=required)
     source.add_argument(
         "--tsh", nargs="+", metavar="FILE", help="TSH division files (.t), one per division (read only)"
     )
@@ -345,6 +347,8 @@ def pairing_options(parser, csv=True):
         metavar="DIV=FIRST-LAST",
         help="the hall's tables of a division whose boards start at 1 again (repeatable): B=11-20",
     )
+    if not seats:
+        return
     parser.add_argument(
         "--seat",
         action="append",

@@ -32,6 +32,7 @@ def run_hall(args, out, draw_panel=None):
             raise ValueError(f"--keys {args.keys}: {_why(error)}") from None
     for port in args.serial or []:
         check_port(port)
+    args.pairings_read = hall_pairings(args)
     reach(args.broker, args.port)
     return serve_hall(args, password, out, draw_panel)
 
@@ -88,7 +89,8 @@ def serve_hall(args, password, out, draw_panel=None):
     feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca, keys=keys).start()
     try:
         scores = ScoreBook(os.path.join(args.out, "scores"))  # the score entries, beside the records
-        page = HallPage(feed, host or "127.0.0.1", int(port), allowed, draw_panel, scores).start()
+        pairings = getattr(args, "pairings_read", None)
+        page = HallPage(feed, host or "127.0.0.1", int(port), allowed, draw_panel, scores, pairings).start()
     except OSError as error:
         feed.close()
         raise ValueError(f"--web {args.web}: cannot serve the page there: {_why(error)}") from None
@@ -135,6 +137,25 @@ def serve_hall(args, password, out, draw_panel=None):
             port_feed.close()
         feed.close()
     return 0
+
+
+def hall_pairings(args):
+    """The pairings `--tsh`, `--config` or `--pairings` name (with `--tables`), for the players'
+    names on the score forms, or None; a ValueError naming the option if they cannot be read."""
+    tsh, config, csv = (getattr(args, name, None) for name in ("tsh", "tsh_config", "pairings"))
+    if not (tsh or config or csv):
+        if getattr(args, "tables", None):
+            raise ValueError("--tables: give the pairings too (--tsh FILES or --config config.tsh)")
+        return None
+    from ..event.hall_pairings import HallPairings
+
+    option = "--tsh" if tsh else "--config" if config else "--pairings"
+    try:
+        return HallPairings(tsh, config, csv, getattr(args, "tables", None))
+    except OSError as error:
+        raise ValueError(f"{option}: {error.filename or ''}: {_why(error)}") from None
+    except ValueError as error:
+        raise ValueError(f"{option}: {error}") from None
 
 
 def phone_url(args, host, port):

@@ -2,7 +2,7 @@
 
     GET  /S/TABLE/SIDE/TOKEN         the phone-sized score form of a table's game (also /s/...)
     GET  /api/score/TABLE/SIDE/TOKEN what the form shows: the table, the penalties the clock applies
-    POST /api/score/TABLE/SIDE/TOKEN score_a, score_b: a phone's entry for its game
+    POST /api/score/TABLE/SIDE/TOKEN score_a, score_b[, seat_a]: a phone's entry for its game
     GET  /scores                     the director's page of the round's entries (hall_page/scores.html)
     GET  /api/scores?round=N         every table's entries, who made them and when, agreed or not
     POST /api/scores/TABLE           round, score_a, score_b[, seat_a]: the director's entry or correction
@@ -43,7 +43,7 @@ def score_routes(hall, command_form, file, json_, text):
         except EntryRefused as error:
             return text(403, str(error))
         table = book.table_of(token)
-        facts = await asyncio.to_thread(hall.table_facts, table)
+        facts = await asyncio.to_thread(hall.table_facts, table, round_number)
         return json_({"round": round_number, "table": table, "side": side.upper(), **facts})
 
     async def phone_entry(request):
@@ -58,9 +58,8 @@ def score_routes(hall, command_form, file, json_, text):
         try:
             round_number = book.game_of(table, token)
             table = book.table_of(token)  # `12`, or `a1` where the link says `A1`
-            book.enter(
-                round_number, table, _one(form, "score_a"), _one(form, "score_b"), f"phone {side.upper()}"
-            )
+            book.enter(round_number, table, _one(form, "score_a"), _one(form, "score_b"), f"phone {side.upper()}",
+                       _one(form, "seat_a") or None)  # fmt: skip  # one call
         except EntryRefused as error:
             return text(400, str(error))
         return json_(_table_state(book, round_number, table))
@@ -74,7 +73,7 @@ def score_routes(hall, command_form, file, json_, text):
         number = request.query_params.get("round", "")
         if not number.isdigit() or not 1 <= int(number) <= 99:
             return text(400, "round: a number from 1 to 99")
-        return json_(await asyncio.to_thread(book.state, int(number)))
+        return json_(await asyncio.to_thread(_round_state, hall, book, int(number)))
 
     async def director_entry(request):
         if book is None:
@@ -132,6 +131,25 @@ def score_routes(hall, command_form, file, json_, text):
         Route("/api/scores/{table}/link", link, methods=["POST"]),
         Route("/api/round/lock", lock, methods=["POST"]),
     ]
+
+
+def _round_state(hall, book, number):
+    """The round's entries, every table named with its players where the pairings say (a paired
+    table with no entry yet is listed too, `none`)."""
+    state = book.state(number)
+    players = hall.round_players(number)
+    listed = {table["table"] for table in state["tables"]}
+    state["tables"] += [
+        {"table": table, "status": "none", "why": "no entry yet", "scores": None, "history": []}
+        for table in players
+        if table not in listed
+    ]
+    for table in state["tables"]:
+        table.update(players.get(table["table"], {}))
+    state["tables"].sort(
+        key=lambda t: (0, int(t["table"]), "") if t["table"].isdigit() else (1, 0, t["table"])
+    )
+    return state
 
 
 def _one(form, key):

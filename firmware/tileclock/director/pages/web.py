@@ -44,10 +44,20 @@ class HallPage:
     clock does (a Pillow image): the command line hands in the clock's own renderer, so the
     director's rooms never import the device's; without it the page has no panel pictures (404)."""
 
-    def __init__(self, feed, host="127.0.0.1", port=8080, allowed_hosts=None, draw_panel=None, scores=None):
+    def __init__(
+        self,
+        feed,
+        host="127.0.0.1",
+        port=8080,
+        allowed_hosts=None,
+        draw_panel=None,
+        scores=None,
+        pairings=None,
+    ):
         self.feed = feed
         self.draw_panel = draw_panel
         self.scores = scores  # an event.entries.ScoreBook: the score entry's routes answer with it
+        self.pairings = pairings  # an event.hall_pairings.HallPairings: the players' names, or None
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts else own_hosts(host)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
@@ -117,13 +127,34 @@ class HallPage:
             "picture": _plot_available(),
         }
 
-    def table_facts(self, table):
-        """What a table's score form shows: the penalties its game's clock applies, in words."""
+    def table_facts(self, table, round_number=None):
+        """What a table's score form shows: the penalties its game's clock applies, in words, and
+        (with the pairings) who plays there, by side when that is known."""
         from ..event.score_form import penalties_in_words
 
+        game = self._table_game(table)
+        facts = {"penalties": penalties_in_words(game.records if game else None)}
+        if self.pairings is not None and round_number is not None:
+            facts.update(self.pairings.players(round_number, table, _first_side(game)))
+        return facts
+
+    def round_players(self, round_number):
+        """{table: who plays there} for every paired table of the round (the Scores page), or {}."""
+        if self.pairings is None:
+            return {}
+        try:
+            tables = self.pairings.tables(round_number)
+        except (OSError, ValueError):
+            return {}
+        return {
+            table: self.pairings.players(round_number, table, _first_side(self._table_game(table)))
+            for table in tables
+        }
+
+    def _table_game(self, table):
+        """The game the hall is writing for the clock whose board is `table`, or None."""
         board = next((b for b in self.feed.snapshot()["boards"] if str(b.get("board")) == str(table)), None)
-        game = self.game(board["clock"]) if board else None
-        return {"penalties": penalties_in_words(game.records if game else None)}
+        return self.game(board["clock"]) if board else None
 
     def panels_png(self, clock_id, at_ms):
         from PIL import Image
@@ -149,6 +180,15 @@ class HallPage:
         if game is None or not plot.available():
             return None
         return plot.game_svg(game, title=f"clock {clock_id}, game {game.seq}")
+
+
+def _first_side(game):
+    """The side whose clock first ran in play in `game` (a `Game`), or None."""
+    if game is None:
+        return None
+    from ..records.facts import game_facts
+
+    return game_facts(game.records).first_side
 
 
 def _plot_available():

@@ -1,0 +1,129 @@
+"""The players' names on the score form and the director's Scores page (issue 29): `tileclock hall`
+is given the same TSH pairings as `sheet` and `scores` (`--tsh`, `--config`, `--tables`), reads them
+again when TSH writes them, and names each table's players, by side where the pairings say who went
+first and the clock says which side moved first."""
+
+import http.client
+import json
+import os
+import shutil
+from types import SimpleNamespace
+
+import pytest
+
+from test_hall_page import browser  # noqa: F401  # the fixture: Debian's chromium, once a module
+from test_hall_page_guard import Feed
+from tileclock.cli import main
+from tileclock.clock.history import last_game
+from tileclock.director.event.entries import ScoreBook
+from tileclock.director.event.hall_pairings import HallPairings
+from tileclock.director.pages.web import HallPage
+from tournament import TSH_FILES
+
+#: A presses first, so B's clock runs first: B moved first (in round 3 of a.t, table 1 is Anderson
+#: (#1, p12 1: she goes first) against Diaz (#4)); then the game ends
+GAME = "0 press A\n5 press B\n10 press STOP\n11 hold STOP 2.5\n14 press STOP\n"
+ANN, DAN = "Anderson, Ann (#1, A)", "Diaz, Dan (#4, A)"
+
+
+class BoardFeed(Feed):
+    """The hall's feed with one board, table 1, whose clock's game is `game`."""
+
+    def __init__(self, game):
+        super().__init__()
+        self.store = SimpleNamespace(log_of=lambda clock: SimpleNamespace(game=game))
+
+    def snapshot(self):
+        return {**super().snapshot(), "boards": [{"board": "1", "clock": "c1"}]}
+
+
+@pytest.fixture
+def named(sim, tmp_path):
+    game = last_game(sim(GAME))
+    book = ScoreBook(str(tmp_path / "scores"))
+    server = HallPage(BoardFeed(game), port=0, scores=book, pairings=HallPairings(tsh=TSH_FILES)).start()
+    yield server, book
+    server.close()
+
+
+def _get(server, path):
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    connection.request("GET", path, headers={"Host": f"127.0.0.1:{server.port}"})
+    answer = connection.getresponse()
+    status, body = answer.status, answer.read().decode()
+    connection.close()
+    assert status == 200, body
+    return json.loads(body)
+
+
+def test_the_form_names_both_players_each_at_the_side_they_sat(named):
+    server, book = named
+    token = book.issue(3, "1")
+    form = _get(server, f"/api/score/1/A/{token}")
+    assert form["players"] == {"A": DAN, "B": ANN}
+    assert form["names"] == [ANN, DAN]
+    # a table whose clock has not run: both names, and why the sides are not known
+    other = _get(server, f"/api/score/2/B/{book.issue(3, '2')}")
+    assert other["names"] == ["Fox, Fay (#6, A)", "Brown, Bob (#2, A)"] and "players" not in other
+    assert "no clock has run" in other["sides"]
+
+
+def test_the_scores_page_lists_every_paired_table_with_its_players(named):
+    server, book = named
+    book.enter(3, "2", "355", "411", "director")
+    tables = {t["table"]: t for t in _get(server, "/api/scores?round=3")["tables"]}
+    assert sorted(tables) == ["1", "2", "3", "4", "5"]  # a.t's three tables and b.t's two
+    assert tables["1"]["players"] == {"A": DAN, "B": ANN} and tables["1"]["status"] == "none"
+    assert tables["2"]["status"] == "settled" and tables["2"]["names"][1] == "Brown, Bob (#2, A)"
+    assert tables["4"]["names"] == ["Jones, Jo (#4, B)", "Garcia, Gil (#1, B)"]
+
+
+def test_pairings_written_by_tsh_during_the_day_are_read_again(tmp_path):
+    path = tmp_path / "a.t"
+    shutil.copy(TSH_FILES[0], path)
+    pairings = HallPairings(tsh=[str(path)])
+    assert pairings.players(3, "1")["names"] == [ANN, DAN]
+    path.write_text(path.read_text(encoding="utf-8").replace("Diaz, Dan", "Diaz, Dana"), encoding="utf-8")
+    os.utime(path, ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns + 10**9))
+    assert pairings.players(3, "1")["names"] == [ANN, "Diaz, Dana (#4, A)"]
+
+
+def test_hall_refuses_pairings_it_cannot_read_before_it_starts(tmp_path, capsys):
+    missing = str(tmp_path / "nowhere.t")
+    assert main(["hall", "--broker", "127.0.0.1", "--tsh", missing]) == 2
+    assert "--tsh" in capsys.readouterr().err
+    assert main(["hall", "--broker", "127.0.0.1", "--tables", "A=1-3"]) == 2
+    assert "--tables" in capsys.readouterr().err
+
+
+def test_a_phone_sees_the_players_names_on_its_form(named, browser):  # noqa: F811  # the fixture
+    server, book = named
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.goto(f"{server.address.rstrip('/')}/S/1/A/{book.issue(3, '1')}")
+    page.locator("#label_a").filter(has_text="Diaz").wait_for()
+    assert page.inner_text("#label_a") == f"{DAN} (side A)'s score (yours)"
+    assert page.inner_text("#label_b") == f"{ANN} (side B)'s score"
+    context.close()
+
+
+def test_where_the_sides_are_not_known_the_phone_says_who_sat_at_a(named, browser):  # noqa: F811  # the fixture
+    server, book = named
+    token = book.issue(3, "2")
+    assert _get(server, f"/api/score/2/A/{token}")["seats"] == [
+        {"number": 6, "name": "Fox, Fay (#6, A)"},
+        {"number": 2, "name": "Brown, Bob (#2, A)"},
+    ]
+    assert "seats" not in _get(server, f"/api/score/1/A/{book.issue(3, '1')}")  # table 1's sides are known
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.goto(f"{server.address.rstrip('/')}/S/2/A/{token}")
+    page.locator("#seat").filter(has_text="Who sat at side A?").wait_for()
+    page.select_option("#seat_a", "2")
+    page.fill("#score_a", "355")
+    page.fill("#score_b", "411")
+    page.click("button[type=submit]")
+    page.locator("#answer").filter(has_text="Entered").wait_for()
+    context.close()
+    ((entry,),) = book.entries(3).values()
+    assert (entry.by, entry.scores, entry.seat_a) == ("phone A", {"A": 355, "B": 411}, 2)
