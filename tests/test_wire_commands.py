@@ -82,9 +82,31 @@ def test_a_record_line_refused_says_why_in_words_the_rejects_file_keeps():
     from tileclock.wire.protocol import FrameError, unframe
 
     for line, said in [
+        (b"\xff\xfe", "not ASCII or UTF-8 text"),
+        (b"x" * 100_000, "100000 bytes (at most 65536)"),
         ('{"seq":0}', "no integrity field"),
         (frame('{"seq": 1e999}'), "the number '1e999' is not finite"),
     ]:
         with pytest.raises(FrameError) as caught:
             unframe(line)
         assert str(caught.value) == said
+
+
+def test_a_known_event_with_a_field_out_of_shape_is_refused_quoting_the_field_and_its_value():
+    from tileclock.wire.records import RecordError, decode
+
+    side = {"used_ms": 0, "shown": "1:00", "pen": 0}
+    record = {"seq": 0, "ev": "pause", "t_ms": 0, "state": "paused", "run": None, "A": side, "B": side}
+    with pytest.raises(RecordError) as caught:
+        decode(json.dumps(record | {"button": 7}))
+    assert str(caught.value) == "pause: field 'button' = 7 is not a button"
+    with pytest.raises(RecordError) as caught:
+        decode(json.dumps(record | {"button": "A", "t_ms": "x"}))  # a common field: named by its event too
+    assert str(caught.value) == "pause: field 't_ms' = 'x' is not a int"
+
+
+def test_a_side_s_late_penalty_is_in_the_record_beside_its_whole_penalty():
+    from tileclock.wire.records import SideState
+
+    side = SideState(used_ms=61_000, shown="23:59", pen=10, late_pen=10)
+    assert side.as_dict() == {"used_ms": 61_000, "shown": "23:59", "pen": 10, "late_pen": 10}
