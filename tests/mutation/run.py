@@ -68,7 +68,7 @@ GROUPS = {
             "src/tileclock/device/readback.py",
             "src/tileclock/device/writeback.py",
         ],
-        ["tests/test_journal.py", "tests/test_storage_faults.py", "tests/test_crash.py"],
+        ["tests/test_journal.py", "tests/test_crash.py"],
     ),
     "clock": (
         ["src/tileclock/clock/*.py"],
