@@ -13,6 +13,7 @@ from test_hall import Clocks
 from tileclock.clock.history import record_instant_ns
 from tileclock.clock.timecode import NS_PER_MS, format_clock
 from tileclock.device.assembly import SIM_EPOCH_NS
+from tileclock.device.hardware.hall_public import PublicScene, public_text
 from tileclock.device.journal import Journal
 
 
@@ -80,6 +81,7 @@ def test_the_public_state_is_the_time_left_at_its_own_instant_as_a_time_of_day(b
         left = state[side]["left_ms"]
         assert left == 1_500_000 - record[side]["used_ms"]
         assert format_clock(-(-left // 1000)) == record[side]["shown"] == state[side]["shown"]
+        assert state[side]["runs"] == (side == record["run"])
     assert state["cap_s"] == 600  # NASPA: the count stops at -10:01
     assert set(state) == {
         "v",
@@ -134,3 +136,28 @@ def test_no_one_signs_in_anonymously_to_the_hall_broker_or_the_bridge_port(broke
     client.loop_stop()
     assert refused == [True]
     assert BROKER_USERS["viewers"] not in viewers_broker.config.read_text().split("listener")[1]
+
+
+def public_states(records):
+    """The public state after each record of one game, as the clock would publish it."""
+    scene, states = PublicScene(), []
+    for record in records:
+        scene.take(record)
+        text = public_text("c1", "12", {}, scene, record, 0, SIM_EPOCH_NS)
+        states.append((record, json.loads(text) if text else None))
+    return states
+
+
+def test_each_side_says_whether_its_time_runs_as_the_clock_charges_it(sim):
+    # school rules: absence runs no clock, so after a late start nothing counts down (the panels
+    # show 25:00 / 25:00 a minute on); NASPA: both absent sides run
+    for rules, runs in (("school", (False, False)), ("naspa", (True, True))):
+        records = sim("1 send late both\n61 until\n", "--rules", rules)
+        record, state = next((r, s) for r, s in public_states(records) if r["ev"] == "late_start")
+        assert (state["state"], state["run"]) == ("running", None)
+        assert (state["A"]["runs"], state["B"]["runs"]) == runs, rules
+    records = sim("1 press B\n9 press A\n12 press STOP\n")
+    after = {r["ev"]: s for r, s in public_states(records)}
+    assert (after["start"]["A"]["runs"], after["start"]["B"]["runs"]) == (True, False)
+    assert (after["switch"]["A"]["runs"], after["switch"]["B"]["runs"]) == (False, True)
+    assert (after["pause"]["A"]["runs"], after["pause"]["B"]["runs"]) == (False, False)

@@ -15,6 +15,7 @@ from test_hall_page import browser  # noqa: F401  # the fixture: Debian's chromi
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config import Config
+from tileclock.device.hardware.hall_public import PublicScene, public_text
 from tileclock.device.hardware.hall_state import RetainedState
 from tileclock.director.follow.viewers_broker import PAGES
 from tileclock.sim.simulator import Simulator
@@ -182,3 +183,23 @@ def test_the_count_stays_within_the_delivery_of_the_clock(browser, broker, viewe
     assert synced[0] <= 2  # the stamp's and the time left's whole ms
     assert skewed[0] <= delays[-1] + 2  # the least delay of the last 8 states, taken for the offset
     assert max(synced[1], skewed[1]) <= delays[-1] + 2  # no worse than the delivery itself
+
+
+def test_a_late_start_under_school_rules_counts_no_side_down(browser, sim):  # noqa: F811  # the fixture
+    # the panels show 25:00 / 25:00 a minute after a school late start: absence runs no clock
+    records = sim("1 send late both\n61 until\n", "--rules", "school")
+    scene = PublicScene()
+    for record in records:
+        scene.take(record)
+        if record["ev"] == "late_start":
+            text = public_text("c1", "12", {}, scene, record, 0, SIM_EPOCH_NS)
+            break
+    page = browser.new_page()
+    page.add_script_tag(path=str(PAGES / "count.js"))
+    at = json.loads(text)["at_ms"] + 61_000
+    shown = page.evaluate(
+        "([text, at]) => ['A', 'B'].map((side) => TileclockCount.shown(TileclockCount.parse(text), side, at, 0))",
+        [text, at],
+    )
+    page.close()
+    assert shown == ["25:00", "25:00"]

@@ -7,16 +7,18 @@ seq gaps, faults, commands or keys: the topic is readable by anyone on the spect
 
 Between two records nothing changes but the running side's time (docs/protocol.md), so the state
 of the newest record, stamped with that record's own instant as a time of day, is exact: a viewer
-shows `left_ms - (now - at_ms)` for each side that runs.
+shows `left_ms - (now - at_ms)` for each side whose `runs` is true (the clock's own charged sides).
 """
 
 import json
 
-from ...clock.history import game_rules, record_instant_ns
+from ...clock.history import apply_record, game_rules, reconcile, record_instant_ns
+from ...clock.records import SIDES
+from ...clock.state import GameState, State
 from ...clock.timecode import NS_PER_MS, parse_clock
 
-#: the public state's version: a viewer ignores one it does not know
-VERSION = 1
+#: the public state's version: a viewer ignores one it does not know (2: each side says if it runs)
+VERSION = 2
 
 
 def left_ms(side):
@@ -29,21 +31,43 @@ def left_ms(side):
 
 class PublicScene:
     """What the public state needs from the game's records besides the newest one: the game's
-    monotonic origin (its `new_game` or `recovered` `mono_ns`) and the overtime cap of its rules."""
+    monotonic origin (its `new_game` or `recovered` `mono_ns`), the overtime cap of its rules, and
+    the game's state played back as the clock played it (`apply_record`), for whose time runs: a
+    record's `run` names one side only, and with it None both, or neither (a late start under rules
+    where absence runs no clock), may run."""
 
     def __init__(self):
         self.origin_ns = None
         self.cap_s = None
+        self.game = None  # the game played back from its records (t0 = 0), or None if not known
+        self.rules = None
 
     def take(self, record):
         """Take one record of the game, in order."""
         if record.get("ev") == "new_game":
             try:
-                self.cap_s = game_rules(record).overtime_cap_s
-            except (KeyError, ValueError):
-                self.cap_s = None
+                self.rules = game_rules(record)
+                self.cap_s = self.rules.overtime_cap_s
+                self.game = GameState.new(0, {side: record["time_ms"][side] * NS_PER_MS for side in SIDES})
+            except (KeyError, TypeError, ValueError):
+                self.cap_s = self.game = None
+        elif self.game is not None:
+            try:
+                apply_record(self.game, record, record_instant_ns(record), self.rules)
+                if record.get("ev") == "recovered":
+                    reconcile(self.game, record, 0, self.rules)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                self.game = None  # a record that does not play back: who runs is known from `run` only
         if isinstance(record.get("mono_ns"), int):
             self.origin_ns = record["mono_ns"]
+
+    def runs(self, record, side):
+        """Whether `side`'s time runs after `record` (the newest): the game's own charged sides."""
+        if record.get("state") != State.RUNNING:
+            return False
+        if self.game is None or self.game.state != State.RUNNING:
+            return record.get("run") == side  # not known: only a named side surely runs
+        return side in self.game.charged
 
     def stamp_ms(self, record, now_ns, wall_ns):
         """The wall time (ms since 1970) of `record`'s instant: now's wall time less how long ago
@@ -62,7 +86,12 @@ def public_text(clock_id, board, scene, public, record, now_ns, wall_ns):
         if not isinstance(side, dict):
             return None
         try:
-            sides[name] = {"left_ms": left_ms(side), "shown": side["shown"], "pen": side["pen"]}
+            sides[name] = {
+                "left_ms": left_ms(side),
+                "shown": side["shown"],
+                "pen": side["pen"],
+                "runs": public.runs(record, name),
+            }
         except (KeyError, TypeError, ValueError):
             return None
     state = {

@@ -1,6 +1,6 @@
 // The spectators' count (docs/hall.md, "Spectators"): pure functions, no network, no page.
 // A public state carries each side's time left at its own instant `at_ms` (the clock's time of
-// day); between two states only the running side's time moves, so a viewer shows
+// day); between two states only the time of a side that runs moves, so a viewer shows
 // left_ms - (now - at_ms) and never drifts from the clock. Tested in Chromium
 // (tests/test_viewers_pages.py) and measured over a 25-minute game (docs/hall.md).
 "use strict";
@@ -27,7 +27,7 @@ var TileclockCount = (function () {
     } catch (error) {
       return null;
     }
-    if (!value || typeof value !== "object" || value.v !== 1) return null;
+    if (!value || typeof value !== "object" || value.v !== 2) return null;
     if (typeof value.clock !== "string" || !LABEL.test(value.clock)) return null;
     if (STATES.indexOf(value.state) < 0 || [null, "A", "B"].indexOf(value.run) < 0) return null;
     if (!whole(value.seq, 0, Number.MAX_SAFE_INTEGER) || !whole(value.at_ms, 0, 1e14)) return null;
@@ -44,14 +44,16 @@ var TileclockCount = (function () {
       var side = value[SIDES[i]];
       if (!side || !whole(side.left_ms, -1e9, 1e9) || !whole(side.pen, 0, 1e6)) return null;
       if (typeof side.shown !== "string" || !SHOWN.test(side.shown)) return null;
-      state[SIDES[i]] = { left_ms: side.left_ms, shown: side.shown, pen: side.pen };
+      if (typeof side.runs !== "boolean") return null;
+      state[SIDES[i]] = { left_ms: side.left_ms, shown: side.shown, pen: side.pen, runs: side.runs };
     }
     return state;
   }
 
-  // Whether `side`'s time runs in `state`: the running side, or both while both are absent.
+  // Whether `side`'s time runs in `state`, as the clock says (its `runs`): never guessed from
+  // `run`, which is null both when both absent sides run and when neither does (school rules).
   function charged(state, side) {
-    return state.state === "running" && (state.run === null || state.run === side);
+    return state.state === "running" && state[side].runs === true;
   }
 
   // `side`'s time left (ms) at the viewer's `now_ms`, its clock `skew_ms` ahead of the clock's.
