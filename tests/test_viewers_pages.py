@@ -194,3 +194,31 @@ def test_a_clock_gone_offline_shows_stale_alone_and_stops_counting(browser, hall
     assert shown(later, "12") == ("-0:10", "25:00")
     page.context.close()
     later.context.close()
+
+
+def running_state(clock, seq, at_ms):
+    """A public state of `clock`: A runs with 20:00 left at `at_ms` (that clock's wall time)."""
+    side = {"left_ms": 1_200_000, "shown": "20:00", "pen": 0, "runs": True}
+    state = {"v": 2, "clock": clock, "board": clock, "round": None, "table": None, "seq": seq}
+    state.update(state="running", run="A", at_ms=at_ms, cap_s=600, A=side)
+    state["B"] = {**side, "runs": False}
+    return json.dumps(state)
+
+
+def test_each_board_counts_right_whatever_its_pi_s_wall_clock_says(browser, viewers_broker):  # noqa: F811  # the fixture
+    # three Pis: one synced, one 2 h ahead, one 3 h behind (no RTC, no network time); each state
+    # arrives 40 ms after it was made
+    page = open_page(browser, viewers_broker, "")
+    hour = 3_600_000
+    for clock, off in (("synced", 0), ("ahead", 2 * hour), ("behind", -3 * hour)):
+        for seq in (1, 2):
+            state = running_state(clock, seq, AT_MS - 40 + off)
+            page.evaluate(
+                "([c, s]) => tileclockViewer.take('tileclock/' + c + '/public', s, false)", [clock, state]
+            )
+    page.evaluate("tileclockViewer.draw()")
+    assert [shown(page, c) for c in ("synced", "ahead", "behind")] == [("20:00", "20:00")] * 3
+    page.clock.set_fixed_time((AT_MS + 61_000) / 1000)
+    page.evaluate("tileclockViewer.draw()")
+    assert [shown(page, c) for c in ("synced", "ahead", "behind")] == [("18:59", "20:00")] * 3
+    page.context.close()

@@ -85,7 +85,8 @@ var TileclockCount = (function () {
     return format(shownSeconds(leftAt(state, side, now_ms, skew_ms), state.cap_s));
   }
 
-  // The viewer's clock against the clocks': the least delay of the last few live states (a state
+  // The viewer's clock against ONE clock's (a page keeps one a clock: each Pi's wall clock is its own,
+  // hours off without network time): the least delay of its last few live states (a state
   // just made, not a retained copy or one sent again); trusted as synced within SYNCED_MS.
   function Skew() {
     this.delays = [];

@@ -10,9 +10,8 @@
   var params = new URLSearchParams(location.search);
   var view = document.body.dataset.view; // "boards" or "overlay"
   var only = params.get("board"); // one board (its clock id or board name), large
-  var boards = new Map(); // clock id -> {state}
+  var boards = new Map(); // clock id -> {state, skew}: each clock's own offset (its Pi's wall clock)
   var offline = new Map(); // clock id -> since when it is offline (ms; 0: since before the page opened)
-  var skew = new C.Skew();
   var linked = { broker: false, bridge: true };
   var staleSince = null; // when the viewer stopped receiving (ms), or null
 
@@ -47,9 +46,9 @@
     var at = staleSince !== null ? staleSince : Date.now();
     if (offline.has(entry.state.clock)) {
       // gone since a moment the page saw, or, told when it opened, since its last state at the latest
-      at = Math.min(at, offline.get(entry.state.clock) || entry.state.at_ms + skew.value());
+      at = Math.min(at, offline.get(entry.state.clock) || entry.state.at_ms + entry.skew.value());
     }
-    return C.shown(entry.state, side, at, skew.value());
+    return C.shown(entry.state, side, at, entry.skew.value());
   }
 
   function sideNode(entry, side, playerName) {
@@ -167,12 +166,13 @@
     if (!state || state.clock !== clock) return;
     if (!entry) {
       if (boards.size >= MAX_BOARDS) return;
-      entry = { state: state };
+      // a skew of its own: a Pi without network time may be hours off, and only its own board with it
+      entry = { state: state, skew: new C.Skew() };
       boards.set(clock, entry);
     } else if (state.seq < entry.state.seq) {
       return; // an older state (a copy sent again): the newer one stands
     } else if (state.seq > entry.state.seq && !retained) {
-      skew.sample(state, Date.now());
+      entry.skew.sample(state, Date.now());
     }
     entry.state = state;
   }
@@ -204,7 +204,7 @@
     take(topic, message.toString(), packet.retain);
     frame(); // drawn at once, and the next draw planned for what now runs
   });
-  window.tileclockViewer = { boards: boards, skew: skew, linked: linked, draw: draw, take: take };
+  window.tileclockViewer = { boards: boards, linked: linked, draw: draw, take: take };
 
   // The next draw: when a running side's display next changes (so it changes within a few ms of
   // the clock's), else in 250 ms for anything else that came.
@@ -214,7 +214,7 @@
     boards.forEach(function (entry) {
       ["A", "B"].forEach(function (side) {
         if (offline.has(entry.state.clock) || !C.charged(entry.state, side)) return;
-        var left = C.leftAt(entry.state, side, now, skew.value());
+        var left = C.leftAt(entry.state, side, now, entry.skew.value());
         delay = Math.min(delay, left - (Math.ceil(left / 1000) - 1) * 1000 + 1);
       });
     });
