@@ -4,6 +4,9 @@ publishes nothing (docs/hall.md, "Spectators"). The small, fast version of
 `tileclock hall-bench --spectators`."""
 
 import json
+import os
+import stat
+from pathlib import Path
 
 import paho.mqtt.client as mqtt
 
@@ -15,6 +18,7 @@ from tileclock.clock.timecode import NS_PER_MS, format_clock
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.hardware.hall_public import PublicScene, public_text
 from tileclock.device.journal import Journal
+from tileclock.director.follow.viewers_broker import ViewersBroker, write_setup
 
 
 def newest_seqs(clocks):
@@ -161,3 +165,19 @@ def test_each_side_says_whether_its_time_runs_as_the_clock_charges_it(sim):
     assert (after["start"]["A"]["runs"], after["start"]["B"]["runs"]) == (True, False)
     assert (after["switch"]["A"]["runs"], after["switch"]["B"]["runs"]) == (False, True)
     assert (after["pause"]["A"]["runs"], after["pause"]["B"]["runs"]) == (False, False)
+
+
+def test_the_bridge_s_config_is_never_readable_by_others_even_for_a_moment(tmp_path, monkeypatch):
+    # only the mode it is created with counts: any chmod after the password is written is too late
+    for name in ("chmod", "fchmod"):
+        monkeypatch.setattr(os, name, lambda *args, **kwargs: None)
+    monkeypatch.setattr(Path, "chmod", lambda *args, **kwargs: None)
+    old = os.umask(0o022)
+    try:
+        (tmp_path / "setup").mkdir()
+        write_setup(tmp_path / "setup", "s3cret")
+        demo = ViewersBroker(tmp_path / "demo", 1883, "s3cret")
+    finally:
+        os.umask(old)
+    for path in (tmp_path / "setup" / "tileclock-viewers.conf", demo.config):
+        assert "s3cret" in path.read_text() and stat.S_IMODE(path.stat().st_mode) == 0o600, path

@@ -93,9 +93,18 @@ def write_setup(folder, password, hall_host="127.0.0.1", hall_port=1883, web_por
         free_port(),
         f"viewers-bridge-{secrets.token_hex(8)}",
     )
-    path = folder / "tileclock-viewers.conf"
-    path.write_text(text, encoding="utf-8")
-    path.chmod(0o600)  # it holds the bridge's password
+    write_private(folder / "tileclock-viewers.conf", text)
+
+
+def write_private(path, text):
+    """Write `text` (a config holding the bridge's password) to `path`, readable by its owner only
+    from the moment it exists: created 0600, never under the umask and chmodded after."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        os.fchmod(
+            fd, 0o600
+        )  # a file already there keeps its mode through O_CREAT: made 0600 before the write
+        file.write(text)
 
 
 class ViewersBroker(LocalBroker):
@@ -131,7 +140,7 @@ class ViewersBroker(LocalBroker):
             ],
         )
         self.config = self.folder / "viewers.conf"
-        self.config.write_text(text, encoding="utf-8")
+        write_private(self.config, text)
 
     @property
     def address(self):
