@@ -248,3 +248,31 @@ def test_export_takes_the_state_dir_by_the_name_run_and_doctor_use_and_by_its_ol
     with pytest.raises(SystemExit):
         main(["export", "--help"])
     assert "--state-dir DIR, --journal DIR" in capsys.readouterr().out
+
+
+def test_the_live_table_ticks_between_records_as_the_clock_does(tmp_path):
+    from tileclock.director.follow.collect import note_heard
+    from tileclock.director.follow.table import ticking
+
+    # whole seconds off at each second boundary of the side's used time, into overtime too
+    assert ticking("24:50", 10_400, 500) == "24:50"
+    assert ticking("24:50", 10_400, 600) == "24:49"
+    assert ticking("0:00", 1_500_000, 1_000) == "-0:01"
+    assert ticking("-0:41", 1_541_000, 2_000) == "-0:43"
+    assert ticking("25:00", 0, 0) == "25:00" and ticking("?", 0, 5_000) == "?"
+
+    store = RecordStore(str(tmp_path / "out"))
+    lines = journal_of("0 press B\n10 press A\n")  # A's clock runs from 10 s: B's press at 0 ran A...
+    for line in lines:
+        store.add(unframe(line), line)
+    heard = {}
+    assert note_heard(store, heard, 100.0) is True  # a clock runs: the table redraws each second
+    (row,) = snapshot([], store, heard, 100.0).rows
+    last = store.clocks[row.clock_id].last
+    running = last["run"]
+    before = last[running]["shown"]
+    (later,) = snapshot([], store, heard, 103.0).rows
+    assert f"*{running} {ticking(before, last[running]['used_ms'], 3000):>7}" in later.sides
+    assert ticking(before, last[running]["used_ms"], 3000) != before
+    assert note_heard(store, heard, 103.0) and heard[row.clock_id][1] == 100.0  # the same record
+    assert "playing" in screen_lines(snapshot([], store, heard, 103.0))[1]

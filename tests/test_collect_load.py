@@ -55,7 +55,7 @@ def test_the_table_fits_the_terminal_with_what_needs_attention_first_and_in_full
     text = " ".join(line.strip() for line in lines)
     assert reason.split(":")[-1].strip() in text and "usb-FTDI_FT232R_USB_UART_A50285BI-if00-port0" in text
     assert "fault: panel A: gone" in text and "claimed by clocks a, b" in text
-    assert lines[1].split()[0] == "running" and "67:" in lines[1]  # a summary line per state
+    assert lines[1].split()[0] == "playing" and "67:" in lines[1]  # a summary line per state
     assert lines[-1].startswith("... and") and "more boards" in lines[-1]
     assert lines.index("needs attention:") < next(
         n for n, line in enumerate(lines) if line.lstrip().startswith("0 ")

@@ -74,7 +74,7 @@ def test_the_page_shows_every_board_live_and_its_game(hall, page):
     cards = page.locator(".board")
     cards.first.wait_for()
     wait_for(lambda: cards.count() == len(CLOCKS), what="a card for every board")
-    assert "3 boards" in page.inner_text("#summary")
+    assert page.inner_text("#summary").startswith("3 boards: ")
     assert requested and all(url.startswith(server.address) for url in requested)  # nothing from outside
 
     # a record at a clock reaches the page within a second
@@ -91,7 +91,7 @@ def test_the_page_shows_every_board_live_and_its_game(hall, page):
     assert page.locator(".board").first.get_attribute("data-clock") == "c1"
 
     # the running clocks tick on the page between records
-    running = page.locator('.board[data-clock="c2"] .side.running')
+    running = page.locator('.board[data-clock="c2"] .side.turn .time')
     before = running.inner_text()
     wait_for(lambda: running.inner_text() != before, 5, "the running side to tick")
 
@@ -120,8 +120,8 @@ def test_round_over_on_the_page_stops_every_clock(hall, page):
 
     wait_for(all_ended, what="every clock to end its game")
     assert {sim.journal.records()[-1]["reason"] for sim in clocks.sims.values()} == {"round_over"}
-    page.locator(".board .word", has_text="ended").first.wait_for()
-    wait_for(lambda: page.locator(".board .word", has_text="ended").count() == len(CLOCKS), what="all ended")
+    page.locator(".board .badge", has_text="ENDED").first.wait_for()
+    wait_for(lambda: page.locator(".board .badge", has_text="ENDED").count() == len(CLOCKS), what="all ended")
 
 
 def test_a_dismissed_confirmation_sends_nothing(hall, page):

@@ -175,3 +175,11 @@ def test_without_the_director_extra_the_message_says_how_to_get_it(games, tmp_pa
     written = _run(["export", "--journal", games[1]["1"], str(tmp_path / "usb")])
     assert "game-1.json" in written and "no game pictures" in written
     assert not (tmp_path / "usb" / "game-1.svg").exists()
+
+
+def test_every_axis_says_its_unit(games):
+    fig = figure(picture(games[0]["3"], "table 3"))
+    times, pens = fig.axes[:2]
+    assert "min:s" in times.get_ylabel() and "overtime" in times.get_ylabel()
+    assert pens.get_ylabel() == "penalty (points)"
+    assert "min:s" in pens.get_xlabel() and "since the game opened" in pens.get_xlabel()

@@ -21,7 +21,7 @@ from ...wire.protocol import FieldError, FrameError, is_label, unframe, unframe_
 from .port import SerialPort
 from .session import ClockSession
 from .store import RecordStore, Rejected, clock_of
-from .table import LiveView, Row, Snapshot, screen_lines
+from .table import LiveView, Row, Snapshot, screen_lines, ticking
 
 #: How often the loop looks at ports that are down and at resends due, when no data comes.
 IDLE_WAKE_S = 0.25
@@ -210,10 +210,14 @@ def read_tables(lines, where="--tables"):
     return tables
 
 
-def snapshot(feeds, store):
-    """What the live table shows, copied out at one instant."""
+def snapshot(feeds, store, heard=None, now=None):
+    """What the live table shows, copied out at one instant. `heard` (clock id -> (seq, when)):
+    when each clock's last record arrived, by the clock `now` is read from; with both, a running
+    side's time ticks on from its record, as on the clock."""
     rows = []
     for log in list(store.clocks.values()):
+        since = (heard or {}).get(log.clock_id)
+        elapsed_ms = int((now - since[1]) * 1000) if since and now is not None and log.last else 0
         last = log.last
         attention = []
         gap = log.gap()
@@ -225,7 +229,7 @@ def snapshot(feeds, store):
                 board=log.board_label if log.board is not None else "?",
                 clock_id=log.clock_id,
                 state=last["state"] if last else "?",
-                sides=_sides(last),
+                sides=_sides(last, elapsed_ms),
                 seq=last["seq"] if last else -1,
                 port=log.port or "",
                 attention=tuple(attention),
@@ -247,13 +251,32 @@ def snapshot(feeds, store):
     )
 
 
-def _sides(last):
+def _sides(last, elapsed_ms=0):
     if last is None:
         return f"{'':>8} {'':>4}    {'':>8} {'':>4}"
     return "   ".join(
-        f"{'*' if last['run'] == side else ' '}{side} {last[side]['shown']:>7} {-last[side]['pen']:4d}"
+        f"{'*' if last['run'] == side else ' '}{side} {_shown(last, side, elapsed_ms):>7} {-last[side]['pen']:4d}"
         for side in "AB"
     )
+
+
+def _shown(last, side, elapsed_ms):
+    if last["state"] != "running" or last["run"] != side:
+        return last[side]["shown"]
+    return ticking(last[side]["shown"], last[side]["used_ms"], elapsed_ms)
+
+
+def note_heard(store, heard, now):
+    """Note in `heard` when each clock's newest record arrived (at `now`); whether a clock runs."""
+    running = False
+    for log in list(store.clocks.values()):
+        last = log.last
+        if last is None:
+            continue
+        if heard.get(log.clock_id, (None,))[0] != last["seq"]:
+            heard[log.clock_id] = (last["seq"], now)
+        running = running or last["state"] == "running"
+    return running
 
 
 def collect(
@@ -266,12 +289,16 @@ def collect(
     feeds = [ClockFeed(port, store, clock, hello, (start_times or {}).get(port)) for port in ports]
     lock = threading.Lock()  # the reading loop changes what the table's thread copies out
     changes = [0]
+    heard, running = {}, [False]  # when each clock's last record came; whether any clock runs
 
     def copy():
         with lock:
-            return snapshot(feeds, store)
+            return snapshot(feeds, store, heard, clock())
 
-    view = LiveView(out, copy, lambda: changes[0]).start() if out.isatty() else None
+    def version():  # a running clock's time changes each second, between its records too
+        return changes[0], int(clock()) if running[0] else None
+
+    view = LiveView(out, copy, version).start() if out.isatty() else None
     last_data = clock()
     try:
         while True:
@@ -285,6 +312,7 @@ def collect(
                         changes[0] += 1
                     else:
                         feed.ask()
+                running[0] = note_heard(store, heard, clock())
             if got:
                 last_data = clock()
             if stop_after_idle_s is not None and clock() - last_data >= stop_after_idle_s:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 DRAW_EVERY_S = 0.5
 STATES = ("running", "paused", "ready", "ended")
+#: a state as the table says it: the panels' and the page's words (a stopped clock is "stopped")
+WORDS = {"running": "playing", "paused": "stopped", "ready": "ready", "ended": "ended", "?": "?"}
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,22 @@ HEADER = (
 
 def row_text(row):
     """A board's line in the table."""
-    return f"{row.board:>8}  {row.clock_id:12}  {row.state:8}  {row.sides}  {row.seq:>7}  {row.port}"
+    state = WORDS.get(row.state, row.state)
+    return f"{row.board:>8}  {row.clock_id:12}  {state:8}  {row.sides}  {row.seq:>7}  {row.port}"
+
+
+def ticking(shown, used_ms, elapsed_ms):
+    """A running side's display `elapsed_ms` after the record that said `shown` with `used_ms`
+    charged: a whole second off for each second boundary its time crosses, as the clock counts
+    (the page's clocks tick the same way). Anything that is not `m:ss` stays as it is."""
+    negative, _, rest = shown.partition("-") if shown.startswith("-") else ("", "", shown)
+    minutes, colon, secs = rest.partition(":")
+    if not (colon and minutes.isdigit() and secs.isdigit() and len(secs) == 2) or elapsed_ms <= 0:
+        return shown
+    value = (int(minutes) * 60 + int(secs)) * (-1 if shown.startswith("-") else 1)
+    value -= (used_ms + elapsed_ms) // 1000 - used_ms // 1000
+    sign = "-" if value < 0 else ""
+    return f"{sign}{abs(value) // 60}:{abs(value) % 60:02d}"
 
 
 def _count(n, noun):
@@ -66,7 +83,9 @@ def screen_lines(snapshot, columns=None, height=None):
     for state in STATES + ("?",):
         boards = [row.board for row in snapshot.rows if row.state == state]
         if boards:
-            lines.append(f"{state if state != '?' else 'no record':>9} {len(boards):4}: {' '.join(boards)}")
+            lines.append(
+                f"{WORDS[state] if state != '?' else 'no record':>9} {len(boards):4}: {' '.join(boards)}"
+            )
     attention = [f"port {port} DOWN: {reason}" for port, reason in snapshot.ports_down]
     attention += [f"port {port}: open, no record yet" for port in snapshot.ports_silent]
     for row in snapshot.rows:
@@ -106,6 +125,7 @@ class LiveView:
     """Draws `snapshot()` on `out` from a thread of its own, when `changed()` says so."""
 
     def __init__(self, out, snapshot, version, draw_every_s=DRAW_EVERY_S):
+        # `version()` changes with every change to show: a new record, and each second a clock runs
         self.out = out
         self.snapshot = snapshot
         self.version = version

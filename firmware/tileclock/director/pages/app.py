@@ -2,6 +2,7 @@
 page works in a hall with no internet.
 
     GET  /                          every board, those needing attention first (hall_page/index.html)
+    GET  /favicon.svg, /favicon.ico the page's icon (a browser asks for one: never a 404)
     GET  /events                    Server-Sent Events: the boards again whenever anything changes
     GET  /api/boards                the boards, JSON
     GET  /board/CLOCK               one board's game (hall_page/board.html)
@@ -36,6 +37,7 @@ from .live import LiveBoards
 from .score_routes import score_routes
 
 PAGES = Path(__file__).with_name("hall_page")
+ICON = PAGES / "favicon.svg"
 #: the header the page's own script sends with each command (a cross-site form cannot set one)
 COMMAND_HEADER = "X-Tileclock-Command"
 #: the largest command form read (a round number)
@@ -70,6 +72,11 @@ def make_app(hall, allowed_hosts):
 
     async def index(_request):
         return _file("index.html")
+
+    async def icon(_request):
+        return Response(
+            ICON.read_bytes(), media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"}
+        )
 
     async def events(_request):
         if live.full():
@@ -142,6 +149,8 @@ def make_app(hall, allowed_hosts):
 
     routes = [
         Route("/", index),
+        Route("/favicon.svg", icon),
+        Route("/favicon.ico", icon),
         Route("/events", events),
         Route("/api/boards", boards),
         Route("/board/{clock}", board_page),

@@ -179,7 +179,16 @@ class HallPage:
         game = self.game(clock_id)
         if game is None or not plot.available():
             return None
-        return plot.game_svg(game, title=f"clock {clock_id}, game {game.seq}")
+        board = next((b for b in self.feed.snapshot()["boards"] if b["clock"] == clock_id), {})
+        return plot.game_svg(game, title=_picture_title(board.get("board"), game))
+
+
+def _picture_title(board, game):
+    """The game picture's title, as a director names the game: its board, round and table."""
+    opened = next((r for r in game.records if r["ev"] == "new_game"), {})
+    words = [f"Board {board}" if board not in (None, "?") else "A board"]
+    words += [f"{name} {opened[name]}" for name in ("round", "table") if opened.get(name) is not None]
+    return ", ".join(words)
 
 
 def _first_side(game):

@@ -285,9 +285,10 @@ def figure(pic, at_ms=None):
     for axis, span in ((times.yaxis, high - low), (pens.xaxis, end_s)):
         axis.set_major_formatter(FuncFormatter(_clock_label))
         axis.set_major_locator(MultipleLocator(_tick_step_s(span)))
-    times.set_ylabel("time left (below 0: overtime)")
-    pens.set_ylabel("penalty")
-    pens.set_xlabel("game time")
+    # units on every axis: a newcomer read "penalty" as minutes and "game time" as a time of day
+    times.set_ylabel("time left (min:s; below 0:00 overtime)")
+    pens.set_ylabel("penalty (points)")
+    pens.set_xlabel("game time (min:s since the game opened)")
     pens.yaxis.set_major_locator(MaxNLocator(nbins=4, steps=[1, 2, 5, 10], integer=True))
     times.legend(loc="upper right", fontsize=8, ncols=2)
     times.grid(alpha=0.3)

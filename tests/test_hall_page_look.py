@@ -1,0 +1,175 @@
+"""The director's page as a director sees it, in Debian's chromium: a hall in every state a board
+can be in, from one fixed snapshot (and a fixed time of day), kept as a screenshot golden; and the
+words and order a newcomer reads, checked in the page itself.
+
+To change the page's look on purpose, run with TILECLOCK_REGOLD=1, look at the new
+tests/golden/page-*.png, and commit them with the change.
+"""
+
+import io
+import os
+import time
+
+import pytest
+from PIL import Image, ImageChops
+
+from test_hall_page import browser, page  # noqa: F401  (the fixtures: Debian's chromium)
+from tileclock.director.pages.web import HallPage
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
+#: the screen a director's laptop shows the page on
+VIEWPORT = {"width": 1280, "height": 900}
+#: the page's clock (ms since 1970): the running sides tick from here, so it stays put
+NOW_MS = 1_764_079_200_000
+#: a golden and a new screenshot may differ in this share of pixels (font hinting), no more
+TOLERANCE = 0.002
+
+
+def side(shown, used_ms, pen=0):
+    return {"used_ms": used_ms, "shown": shown, "pen": pen}
+
+
+def board(n, state, run=None, a=("25:00", 0), b=("25:00", 0), **more):
+    made = {
+        "clock": f"clock-{n}",
+        "board": str(n),
+        "round": 3,
+        "table": str(n),
+        "online": True,
+        "state": state,
+        "run": run,
+        "ev": "switch",
+        "seq": 40 + n,
+        "A": side(*a),
+        "B": side(*b),
+        "faults": {},
+        "age_ms": 1500,
+        "waiting": 0,
+        "refused": 0,
+        "attention": 2,
+    }
+    made.update(more)
+    return made
+
+
+#: a hall with a board in each state the page tells apart
+HALL = [
+    board(1, "running", "A", ("12:31", 748_400), ("14:02", 658_000)),
+    board(2, "running", "B", ("9:59", 900_200), ("-0:41", 1_540_900, 10)),
+    board(3, "paused", None, ("3:10", 1_310_000), ("6:45", 1_095_000)),
+    board(4, "running", "A", ("18:20", 400_000), ("17:05", 475_000), online=False, age_ms=130_000),
+    board(5, "ready", None),
+    board(6, "ended", None, ("-1:12", 1_572_000, 20), ("2:01", 1_379_000)),
+    board(7, "running", "B", ("20:00", 300_000), ("21:30", 210_000), faults={"panel B": "not answering"}),
+    board(8, "running", "A", ("15:00", 600_000), ("15:40", 560_000), waiting=3),
+    board(11, "paused", None, ("-2:05", 1_625_000, 30), ("4:00", 1_260_000)),
+]
+
+
+class Feed:
+    """The hall's feed, fixed: the page's whole input is `HALL`."""
+
+    version = 1
+
+    def __init__(self, boards):
+        self.boards = boards
+
+    def snapshot(self):
+        return {"version": 1, "connected": True, "down": None, "alerts": [], "boards": self.boards}
+
+    def wait_for_change(self, version, timeout_s):
+        time.sleep(min(timeout_s, 0.05))
+        return self.version
+
+
+@pytest.fixture
+def server():
+    page_server = HallPage(Feed(HALL), port=0).start()
+    yield page_server
+    page_server.close()
+
+
+def opened(page, server):  # noqa: F811  (pytest hands in the imported fixture)
+    page.set_viewport_size(VIEWPORT)
+    page.clock.set_fixed_time(NOW_MS)
+    page.goto(server.address)
+    page.locator(".board").nth(len(HALL) - 1).wait_for()
+    return page
+
+
+def test_the_page_leads_with_what_the_director_acts_on(server, page):  # noqa: F811  (pytest hands in the imported fixture)
+    opened(page, server)
+    groups = page.evaluate(
+        "[...document.querySelectorAll('.group:not([hidden])')].map(g => "
+        "[g.id, [...g.querySelectorAll('.board')].map(b => b.dataset.clock + ':' + b.dataset.status)])"
+    )
+    assert groups == [  # the feed's order (needing the director first) within each group
+        ["g-now", ["clock-4:silent", "clock-7:fault", "clock-8:missing"]],
+        ["g-soon", ["clock-2:overtime", "clock-3:stopped", "clock-11:overtime"]],
+        ["g-play", ["clock-1:playing"]],
+        ["g-rest", ["clock-5:ready", "clock-6:ended"]],
+    ]
+    summary = page.inner_text("#summary")
+    assert summary.startswith("9 boards: ") and "STOPPED" in summary and "paused" not in summary.lower()
+
+
+def test_words_a_newcomer_reads(server, page):  # noqa: F811  (pytest hands in the imported fixture)
+    opened(page, server)
+    body = page.inner_text("main")
+    # no internals on the overview: no clock ids, no seqs, no raw field names
+    for internal in ("clock-", "seq", "age_ms", "used_ms", "paused", "attention"):
+        assert internal not in body, internal
+    one = page.locator('.board[data-clock="clock-1"]')
+    assert one.locator(".name").inner_text() == "Board 1"
+    # whose turn: in words and a mark, not colour or an underline alone
+    turn = one.locator(".side.turn")
+    assert turn.count() == 1 and turn.get_attribute("data-side") == "A"
+    assert "▶ A to play" in turn.inner_text()
+    assert "A's turn" in one.locator(".badge").inner_text()
+    # overtime and penalties stand out, in words
+    two = page.locator('.board[data-clock="clock-2"]')
+    assert two.locator(".badge").inner_text().startswith("OVERTIME")
+    assert "overtime" in two.locator(".side.over").inner_text()
+    assert two.locator(".pen").inner_text() == "−10 pts"
+    # a stopped clock is STOPPED, as the panels say
+    assert page.locator('.board[data-clock="clock-3"] .badge').inner_text() == "STOPPED"
+    # a silent clock looks different, and says how long it has been silent
+    silent = page.locator('.board[data-clock="clock-4"]')
+    assert silent.locator(".badge").inner_text().startswith("SILENT")
+    assert "went silent" in silent.inner_text() and "2 min 10 s" in silent.inner_text()
+    assert silent.evaluate("e => getComputedStyle(e).borderTopStyle") == "dashed"
+
+
+def test_one_board_is_one_board(page):  # noqa: F811  (pytest hands in the imported fixture)
+    page_server = HallPage(Feed(HALL[:1]), port=0).start()
+    try:
+        page.clock.set_fixed_time(NOW_MS)
+        page.goto(page_server.address)
+        page.locator(".board").first.wait_for()
+        assert page.inner_text("#summary") == "1 board: 1 PLAYING"
+    finally:
+        page_server.close()
+
+
+def test_no_request_of_the_page_fails(server, page):  # noqa: F811  (pytest hands in the imported fixture)
+    failed = []
+    page.on("response", lambda answer: answer.status >= 400 and failed.append((answer.url, answer.status)))
+    opened(page, server)
+    page.wait_for_load_state("load")
+    icon = page.context.request.get(server.address + "favicon.ico")
+    assert icon.ok and icon.headers["content-type"].startswith("image/svg+xml")
+    assert failed == []
+
+
+def test_the_page_looks_as_its_golden(server, page):  # noqa: F811  (pytest hands in the imported fixture)
+    opened(page, server)
+    page.mouse.move(0, 0)
+    shot = Image.open(io.BytesIO(page.screenshot(full_page=True))).convert("RGB")
+    path = os.path.join(GOLDEN, "page-hall.png")
+    if os.environ.get("TILECLOCK_REGOLD"):
+        shot.save(path)
+    golden = Image.open(path).convert("RGB")
+    assert shot.size == golden.size, f"{path}: {shot.size} against {golden.size}; see the module docstring"
+    changed = ImageChops.difference(shot, golden).convert("L").point(lambda v: 255 if v > 40 else 0)
+    share = changed.histogram()[255] / (shot.size[0] * shot.size[1])
+    assert share <= TOLERANCE, f"{path}: {share:.2%} of the pixels differ; see the module docstring"
