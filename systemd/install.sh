@@ -169,8 +169,20 @@ if grep -q '^\[hall\]' "$ROOT/etc/tileclock/config.toml"; then
   mkdir -p "$ROOT/etc/systemd/system/tileclock.service.d"
   install -m 0644 "$SRC/systemd/hall.conf" "$ROOT/etc/systemd/system/tileclock.service.d/hall.conf"
   say "    [hall] configured: the service may open network sockets"
+  # the wall clock follows the director's laptop, the hall's broker (docs/hall.md, "One time for
+  # the hall"): Debian's chrony, its config from the same file hall-setup writes
+  laptop=$(sed -n '/^\[hall\]/,/^\[/s/^[[:space:]]*broker[[:space:]]*=[[:space:]]*"\([A-Za-z0-9.:-]*\)".*/\1/p' \
+    "$ROOT/etc/tileclock/config.toml" | head -n 1)
+  if [ -n "$laptop" ]; then
+    run env DEBIAN_FRONTEND=noninteractive apt-get install -y chrony
+    mkdir -p "$ROOT/etc/chrony/conf.d"
+    sed "s/@LAPTOP@/$laptop/" "$SRC/firmware/tileclock/director/follow/hall_broker/chrony-clock.conf" \
+      > "$ROOT/etc/chrony/conf.d/tileclock.conf"
+    say "    the wall clock follows $laptop (chrony: /etc/chrony/conf.d/tileclock.conf)"
+    if [ "$DRY" = 1 ] || [ -d /run/systemd/system ]; then run systemctl restart chrony; fi
+  fi
 else
-  rm -f "$ROOT/etc/systemd/system/tileclock.service.d/hall.conf"
+  rm -f "$ROOT/etc/systemd/system/tileclock.service.d/hall.conf" "$ROOT/etc/chrony/conf.d/tileclock.conf"
 fi
 if [ "$DRY" = 1 ] || [ -d /run/systemd/system ]; then
   run systemctl daemon-reload

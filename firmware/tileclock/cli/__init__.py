@@ -177,7 +177,9 @@ def build_parser():
     )
     demo.set_defaults(run=cmd_hall_demo)
 
-    hall_setup = commands.add_parser("hall-setup", help="write the hall's broker config, ACL and passwords")
+    hall_setup = commands.add_parser(
+        "hall-setup", help="write the hall's broker config, ACL and passwords, and its time server's config"
+    )
     hall_setup.add_argument("folder", help="where to write them")
     hall_setup.add_argument(
         "--clock",
@@ -185,6 +187,18 @@ def build_parser():
         default=[],
         metavar="ID",
         help="a clock id (repeatable): `tileclock doctor` on each clock prints it (its `clock id` line)",
+    )
+    hall_setup.add_argument(
+        "--address",
+        metavar="HOST",
+        help="this laptop's address on the hall's network, as the clocks' [hall] broker names it: "
+        "chrony-clock.conf, each clock's time server, names it",
+    )
+    hall_setup.add_argument(
+        "--time-allow",
+        default="all",
+        metavar="NET",
+        help="who may ask this laptop the time (chrony's allow): all (default) or a subnet, 192.168.4.0/24",
     )
     hall_setup.set_defaults(run=cmd_hall_setup)
 

@@ -83,7 +83,7 @@ def cmd_hall_demo(args):
             return 1
         started.append(page.close)
         fleet = Fleet(
-            f"{folder}/clocks", "127.0.0.1", broker.port, users, args.clocks, speed=args.speed
+            f"{folder}/clocks", "127.0.0.1", broker.port, users, args.clocks, speed=args.speed, rounds=True
         ).start()
         started.append(fleet.close)
         viewers = ViewersBroker(f"{folder}/viewers", broker.port, users[VIEWERS]).start()
@@ -96,6 +96,10 @@ def cmd_hall_demo(args):
             f"the spectators' page: {viewers.address}   a stream overlay: "
             f"{viewers.address}overlay.html?board={ids[0]}&a=Alice&b=Bob"
             + ("" if args.speed == 1 else "   (they count in real time: right at --speed 1 only)")
+        )
+        print(
+            "the boards wait at a fresh game for a round: start one on the page (Start round; its "
+            "start time is this laptop's time of day), call, correct, and end it with Round over"
         )
         print(f"the director's page: {page.address}   (Ctrl-C to stop)", flush=True)
         feed.run(threading.Event().is_set)
@@ -110,13 +114,20 @@ def cmd_hall_demo(args):
 def cmd_hall_setup(args):
     """Write the hall's broker config, ACL and passwords."""
     from ..director.follow.broker import BrokerError, read_keys_file, setup
+    from ..director.follow.timeserver import clock_conf, hall_conf
 
     folder_to_make(args.folder, "hall-setup")
     try:
+        times = {"chrony-hall.conf": hall_conf(args.time_allow)}
+        if args.address:
+            times["chrony-clock.conf"] = clock_conf(args.address)
         users = setup(args.folder, args.clock)
-    except BrokerError as error:
+    except (BrokerError, ValueError) as error:
         print(f"tileclock: {error}", file=sys.stderr)
         return 2
+    for name, text in times.items():
+        with open(f"{args.folder}/{name}", "w", encoding="utf-8") as file:
+            file.write(text)
     keys = read_keys_file(f"{args.folder}/tileclock.keys")
     print(
         f"wrote tileclock.conf, tileclock.acl, tileclock.passwd and tileclock.keys in {args.folder}, and the "
@@ -131,6 +142,15 @@ def cmd_hall_setup(args):
     )
     if not args.clock:
         print("no --clock given: `tileclock doctor` on each clock prints its id (the `clock id` line)")
+    print(
+        f"the hall's time: {args.folder}/chrony-hall.conf goes in this laptop's /etc/chrony/conf.d/ "
+        "(then: sudo systemctl restart chrony)"
+        + (
+            f"; {args.folder}/chrony-clock.conf in each clock's /etc/chrony/conf.d/tileclock.conf"
+            if args.address
+            else "; each clock's is written by its installer from its [hall] broker (or give --address)"
+        )
+    )
     return 0
 
 

@@ -96,6 +96,7 @@ class GameClock:
         self._handlers = {
             TimerKind.RULE: lambda t_ns, due: self.play.rule_due(self.game, t_ns, due),
             TimerKind.ROUND: lambda t_ns, _: self.play.end(self.game, t_ns, "round_over"),
+            TimerKind.ROUND_START: lambda t_ns, _: self.play.round_start(self.game, t_ns),
             TimerKind.STUCK: lambda t_ns, button: self._act(self.gestures.mark_stuck(button, t_ns)),
             TimerKind.CHECKPOINT: lambda t_ns, _: self._emit("checkpoint", t_ns),
         }
@@ -294,11 +295,12 @@ class GameClock:
         """The director reopens an ended game (not a forfeit), stopped, exactly as it was."""
         return self._submit(t_ns, self._on_game, self.requests.reopen, source)
 
-    def set_scene(self, t_ns, wall_ms=None, round=None, table=None, times_s=None):
+    def set_scene(self, t_ns, wall_ms=None, round=None, table=None, times_s=None, start_ms=None):
         """A director's `set`: the time of day (ms since 1970, UTC) at `t_ns`, the round, the
         table, and the starting times (`{side: s}`), for this game while nobody has pressed,
-        else for the next (see scene.py). Recorded in a `set` record."""
-        return self._submit(t_ns, self._set_scene, wall_ms, round, table, times_s)
+        else for the next (see scene.py); and the round's start (`start_ms`, a time of day: this
+        game only, while nobody has pressed). Recorded in a `set` record."""
+        return self._submit(t_ns, self._set_scene, wall_ms, round, table, times_s, start_ms)
 
     # ------------------------------------------------------------- game state
 

@@ -18,6 +18,8 @@ def due_timers(game, done_ns, accounting, gestures, checkpoint_ms, last_t_ns):
     round_end = accounting.round_end_ns(game)
     if round_end is not None:
         yield Timer(max(round_end, done_ns), TimerKind.ROUND)
+    if game.round_start_at is not None and game.state != State.ENDED:  # the director's set start
+        yield Timer(max(game.round_start_at[0], done_ns), TimerKind.ROUND_START)
     yield from gestures.timers()
     if checkpoint_ms is not None and game.state == State.RUNNING:
         yield Timer(last_t_ns + checkpoint_ms * NS_PER_MS, TimerKind.CHECKPOINT)

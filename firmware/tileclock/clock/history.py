@@ -269,7 +269,12 @@ def apply_record(game, record, t_ns, rules):
         game.end_seq = record["seq"]
     elif ev == "reopen":
         game.reopen(t_ns)
-    elif ev == "set" and record.get("applies") == "this" and "time_ms" in record:
+    elif ev == "round_start":
+        game.round_start_at, game.round_start_ns = None, t_ns
+    if ev == "set" and record.get("applies") == "this" and "start_at_ns" in record:
+        start = (game.t0_ns + record["start_at_ns"], record["start_ms"], record.get("late_ms", 0))
+        game.round_start_at = start
+    if ev == "set" and record.get("applies") == "this" and "time_ms" in record:
         game.give_start_times({side: ms * NS_PER_MS for side, ms in record["time_ms"].items()})
 
 

@@ -157,6 +157,14 @@ class Play:
             raise Refused("round over: the game has already ended")
         self.end(game, t_ns, "round_over")
 
+    def round_start(self, game, t_ns):
+        """The round starts now, at the instant the director set (`set start=`): its limit counts
+        from here, whenever the game's first press came (CLOCK_RULES §9, "School round end")."""
+        _, start_ms, late_ms = game.round_start_at
+        game.round_start_at = None
+        game.round_start_ns = t_ns
+        self._emit("round_start", t_ns, start_ms=start_ms, **({"late_ms": late_ms} if late_ms else {}))
+
     def reopen(self, game, t_ns, source):
         """An ended game (not a forfeit, nor a round over) goes back to stopped, exactly as it was."""
         if game.state != ENDED:

@@ -41,13 +41,28 @@ class DirectorRequests:
         """An ended game (not a forfeit) goes back to stopped, exactly as it was."""
         self._request(t_ns, self.play.reopen, game, t_ns, source)
 
-    def set_scene(self, game, t_ns, scene, wall_ms, round, table, times_s):
-        """A `set` taken by `scene` (a `Scene`): starting times for `game` while nobody has pressed;
-        a `set` record says what was set and for which game."""
+    def set_scene(self, game, t_ns, scene, wall_ms, round, table, times_s, start_ms=None):
+        """A `set` taken by `scene` (a `Scene`): starting times for `game` while nobody has pressed,
+        and the round's start at the time of day `start_ms`; a `set` record says what was set and
+        for which game (an `error` record why a start cannot be taken)."""
+        self._request(t_ns, self._set, game, t_ns, scene, wall_ms, round, table, times_s, start_ms)
+
+    def _set(self, game, t_ns, scene, wall_ms, round, table, times_s, start_ms):
+        if start_ms is not None:  # refused before anything is set
+            if game.state != State.READY:
+                raise Refused(f"set start: only on a fresh game ({game.state}): start a new game first")
+            if wall_ms is None and scene.offset_ms is None:
+                raise Refused(
+                    "set start: this clock does not know the time of day (its clock is not synchronised)"
+                )
         fields, this_times = scene.set(
             t_ns, game.t0_ns, game.state == State.READY, wall_ms, round, table, times_s
         )
         game.give_start_times({side: s * NS_PER_S for side, s in (this_times or {}).items()})
+        if start_ms is not None:
+            fields.update(
+                _round_start_at(game, t_ns, wall_ms if wall_ms is not None else scene.wall_ms(t_ns), start_ms)
+            )
         self._emit("set", t_ns, **fields)
 
     def _request(self, t_ns, action, *args):
@@ -56,3 +71,13 @@ class DirectorRequests:
             action(*args)
         except Refused as why:
             self._emit("error", t_ns, detail=str(why))
+
+
+def _round_start_at(game, t_ns, now_ms, start_ms):
+    """The round's start at the time of day `start_ms`, placed on `game`'s own clock from the time
+    of day `now_ms` at `t_ns` (exact to the ms); one already past starts now, saying how late."""
+    late_ms = max(0, now_ms - start_ms)
+    at_ns = max(t_ns + (start_ms - now_ms) * NS_PER_MS, t_ns)
+    game.round_start_at = (at_ns, start_ms, late_ms)
+    fields = {"start_ms": start_ms, "start_at_ns": at_ns - game.t0_ns}
+    return {**fields, "late_ms": late_ms} if late_ms else fields

@@ -63,8 +63,10 @@ class GameState:
     turns: dict = _per_side(0)
     #: the side whose clock first ran in play (not in absence)
     first: str | None = None
-    #: when the round started (the first start or late start), for a round limit
+    #: when the round started (the first start or late start, or the director's start), for a round limit
     round_start_ns: int | None = None
+    #: the round's start the director set (`set start=`), until it comes: (instant, time of day ms, late ms)
+    round_start_at: tuple | None = None
     #: why the game ended, and the seq of its `end` record (a later one supersedes it)
     end_reason: str | None = None
     end_seq: int | None = None

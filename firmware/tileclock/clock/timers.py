@@ -10,6 +10,7 @@ class TimerKind(IntEnum):
     RULE = 0  # a penalty step, overtime, a forfeit (subject: {(side, kind), ...})
     ROUND = 1  # the round limit ends the game
     SETTLE = 2  # a contact has held its level a glitch window: a change decided (subject: button)
+    ROUND_START = 3  # the round starts at the instant the director set (`set start=`)
     STUCK = 4  # a button held down too long is a fault (subject: button)
     CHECKPOINT = 5  # a checkpoint record while a side runs
 

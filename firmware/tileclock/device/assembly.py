@@ -29,6 +29,7 @@ from .loop import Daemon
 from .parts import TimeSource
 from .render import Panel
 from .retention import Retention
+from .timesync import TimeReport, synchronised, system_wall
 from .wakers import Inbox
 from .wiring import bus_of
 
@@ -75,6 +76,8 @@ class Parts:
     hardware_id: Callable | None = None
     #: () -> the time of day in ns since 1970 (None: the system's), stamping the public state
     wall: Callable | None = None
+    #: () -> chrony's figures for the hall's page (`timesync.TimeReport`), or None: not reported
+    time_report: Callable | None = None
 
 
 def device_parts(config, state_dir, simulate=False):
@@ -94,6 +97,7 @@ def device_parts(config, state_dir, simulate=False):
         buses=panels.buses if simulate else None,
         pin_backend="mock" if simulate else config.pin_backend,
         hardware_id=None if simulate else hardware_clock_id,
+        time_report=None if simulate else TimeReport(),
     )
 
 
@@ -199,6 +203,13 @@ class RunningClock:
             heartbeat_ns=heartbeat_ns,
             timings=timings,
         )
+        # a round's start is a time of day on this clock's wall clock: the system's (chrony keeps
+        # it on the laptop's; unknown while the kernel says it is not synchronised) or the simulated one
+        self.daemon.commands.wall = system_wall(
+            monotonic_ns=self.time,
+            wall_ns=parts.wall or time.time_ns,
+            synced=synchronised if parts.wall is None else (lambda: True),
+        )
         self.daemon.register_fd(self.link)  # a command on the serial line wakes the loop (run_forever)
         if self.uplink is not None:
             self.uplink.start()  # connects in the background: the clock boots at once regardless
@@ -241,7 +252,7 @@ class RunningClock:
         state_dir = self.parts.state_dir or (
             os.path.dirname(self.journal.directory) if self.journal.directory else None
         )
-        return HallLink(
+        link = HallLink(
             self.journal,
             self.clock_id,
             config.hall,
@@ -251,6 +262,9 @@ class RunningClock:
             now_ns=self.time,
             wall_ns=self.parts.wall or time.time_ns,
         )
+        if self.parts.time_report is not None:
+            link.report_time(self.parts.time_report)
+        return link
 
     def close(self):
         """Let go of the uplink, the pins, the port and the journal."""

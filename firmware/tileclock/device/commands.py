@@ -37,6 +37,8 @@ class CommandHandler:
         self.errors = AnswerBudget()
         #: the hall's score link of this game, shown on the panels as a QR code (never a record)
         self.score_code = ScoreCode()
+        #: now_ns -> the time of day (ms) from this clock's own wall clock, or None (timesync.py)
+        self.wall = None
         self._resending = {}  # the links a resend was asked of (in order): they name what they lacked
         self._answers = {
             "adjust": self._adjust,
@@ -137,6 +139,11 @@ class CommandHandler:
         return self.publish(self.clock.adjust(now_ns, side, delta_ms))
 
     def _set(self, now_ns, values):
+        if "start_ms" in values and "wall_ms" not in values and self.wall is not None:
+            # a round's start is a time of day on this clock's own wall clock (chrony keeps it on
+            # the director's laptop), read at the instant the command is taken
+            wall_ms = self.wall(now_ns)
+            values = values if wall_ms is None else {**values, "wall_ms": wall_ms}
         return self.publish(self.clock.set_scene(now_ns, **values))
 
     def _code(self, now_ns, game_seq, base, token):

@@ -285,7 +285,27 @@ def check_service():
     )
 
 
-def check_wall_clock():
+#: a clock's wall clock further than this from the laptop's is said (a round's start: issue 30)
+ROUND_START_MS = 10
+
+
+def check_wall_clock(hall=False, tracking=None):
+    """The wall clock: chrony's offset from the director's laptop where chrony runs (a round set
+    for a time starts by it), else whether anything synchronises it. `hall`: the clock has a
+    [hall] section, so a round may be started for a time of day on it."""
+    from .timesync import tracking as chrony_tracking
+
+    seen = (tracking or chrony_tracking)()
+    if seen is not None:
+        return _chrony_check(seen)
+    if hall:
+        return Check(
+            WARN,
+            "wall clock",
+            "no chrony answers: this clock's time of day does not follow the director's laptop",
+            "a round set for a time may start early or late here: sudo systemd/install.sh installs "
+            'chrony with the [hall] section (docs/hall.md, "One time for the hall")',
+        )
     synced = _ask(["timedatectl", "show", "-p", "NTPSynchronized", "--value"])
     if synced is None and os.path.exists("/run/systemd/timesync/synchronized"):
         synced = "yes"
@@ -298,6 +318,28 @@ def check_wall_clock():
         "game times do not depend on it (they use the monotonic clock); only file dates do. "
         "Connect to a network once, or fit an RTC",
     )
+
+
+def _chrony_check(seen):
+    offset_ms, error_ms = seen["offset_us"] / 1000, seen["error_us"] / 1000
+    said = f"follows {seen['source'] or 'no server'} (chrony): {offset_ms:+.3f} ms (within {error_ms:.3f} ms)"
+    if not seen["synced"]:
+        return Check(
+            WARN,
+            "wall clock",
+            f"chrony follows no server yet ({seen['source'] or 'none reachable'})",
+            "a round set for a time may start early or late here: is the director's laptop serving "
+            "the time (hall-setup's chrony-hall.conf) and reachable? `chronyc sources` says",
+        )
+    if abs(offset_ms) + error_ms > ROUND_START_MS:
+        return Check(
+            WARN,
+            "wall clock",
+            said,
+            f"over {ROUND_START_MS} ms from the laptop: a round set for a time starts that far off here; "
+            "give chrony a minute (`chronyc tracking`), or a wired link",
+        )
+    return Check(OK, "wall clock", said)
 
 
 def run_checks(config_path, state_dir, smbus=None, service_user=None, root="/"):
@@ -321,7 +363,7 @@ def run_checks(config_path, state_dir, smbus=None, service_user=None, root="/"):
     checks.append(check_serial(config))
     checks += check_state_dir(state_dir, service_user or SERVICE_USER)
     checks.append(check_service())
-    checks.append(check_wall_clock())
+    checks.append(check_wall_clock(hall=config.hall is not None))
     return [check for check in checks if check is not None]
 
 

@@ -235,6 +235,8 @@ def _set_values(args):
         key = key.lower()
         if key == "wall" and value.isdigit() and _WALL_MS_RANGE[0] <= int(value) <= _WALL_MS_RANGE[1]:
             values["wall_ms"] = int(value)
+        elif key == "start" and value.isdigit() and _WALL_MS_RANGE[0] <= int(value) <= _WALL_MS_RANGE[1]:
+            values["start_ms"] = int(value)  # the round starts at this time of day (ms since 1970 UTC)
         elif key == "round" and value.isdigit() and 1 <= int(value) <= 999:
             values["round"] = int(value)
         elif key == "table" and is_label(value):
@@ -244,7 +246,8 @@ def _set_values(args):
             values.setdefault("times_s", {})[key.upper()] = int(minutes) * 60 + int(seconds)
         else:
             raise CommandError(
-                f"set: {word[:30]!r} (known: wall=MS_SINCE_1970, round=1-999, table=LABEL, A=m:ss, B=m:ss)"
+                f"set: {word[:30]!r} (known: wall=MS_SINCE_1970, start=MS_SINCE_1970, round=1-999, "
+                "table=LABEL, A=m:ss, B=m:ss)"
             )
     if not values:
         raise CommandError("set: nothing to set")

@@ -139,8 +139,14 @@ EVENTS = _events(
             "wall_mono_ns": "int",
             "start_wall_ms": "natural_or_null",
             "time_ms": "some_sides_ms",
+            # the round's start as a time of day, its instant in the game, how late the command came
+            "start_ms": "natural",
+            "start_at_ns": "natural",
+            "late_ms": "natural",
         },
     ),
+    # the round started (a director's `set start=`), at the instant set: `start_ms` its time of day
+    Event("round_start", {"start_ms": "natural"}, {"late_ms": "natural"}),
     Event("status"),
     Event("checkpoint"),
     Event(
@@ -158,6 +164,7 @@ EVENTS = _events(
 #: the game to the nanosecond from the journal.
 TRANSITIONS = (
     "new_game", "start", "switch", "resume", "pause", "late_start", "arrived", "forfeit", "end", "reopen", "recovered",
+    "round_start",
 )  # fmt: skip  # one line reads as the list it is
 
 #: Instants a record may carry (`at_ns` on `TRANSITIONS`, `mono_ns` on a game's origin), checked on any record.
