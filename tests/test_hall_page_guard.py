@@ -19,8 +19,8 @@ class Feed:
         self.sent = []
         self.version = 1
 
-    def command(self, line):
-        self.sent.append(line)
+    def command(self, line, clock_id="all"):
+        self.sent.append(line if clock_id == "all" else f"{line} to {clock_id}")
 
     def clear_state(self, clock_id):
         self.sent.append(f"clear {clock_id}")

@@ -47,6 +47,7 @@ def board(n, state, run=None, a=("25:00", 0), b=("25:00", 0), **more):
         "waiting": 0,
         "refused": 0,
         "attention": 2,
+        "time": {"offset_us": 180, "error_us": 420, "synced": True},
     }
     made.update(more)
     return made
@@ -56,9 +57,16 @@ def board(n, state, run=None, a=("25:00", 0), b=("25:00", 0), **more):
 HALL = [
     board(1, "running", "A", ("12:31", 748_400), ("14:02", 658_000)),
     board(2, "running", "B", ("9:59", 900_200), ("-0:41", 1_540_900, 10)),
-    board(3, "paused", None, ("3:10", 1_310_000), ("6:45", 1_095_000)),
+    board(
+        3,
+        "paused",
+        None,
+        ("3:10", 1_310_000),
+        ("6:45", 1_095_000),
+        time={"offset_us": 14_200, "error_us": 900, "synced": True},
+    ),
     board(4, "running", "A", ("18:20", 400_000), ("17:05", 475_000), online=False, age_ms=130_000),
-    board(5, "ready", None),
+    board(5, "ready", None, time={"offset_us": 0, "error_us": 0, "synced": False}),
     board(6, "ended", None, ("-1:12", 1_572_000, 20), ("2:01", 1_379_000)),
     board(7, "running", "B", ("20:00", 300_000), ("21:30", 210_000), faults={"panel B": "not answering"}),
     board(8, "running", "A", ("15:00", 600_000), ("15:40", 560_000), waiting=3),
@@ -82,9 +90,21 @@ class Feed:
         return self.version
 
 
+#: the round started from the page: round 3 at 14:00:00 on every board
+ROUND = {
+    "round": 3,
+    "start_ms": NOW_MS - 600_000,
+    "start": "14:00:00",
+    "boards": [b["board"] for b in HALL],
+    "clocks": [b["clock"] for b in HALL],
+}
+
+
 @pytest.fixture
 def server():
-    page_server = HallPage(Feed(HALL), port=0).start()
+    page_server = HallPage(Feed(HALL), port=0)
+    page_server.rounds.current = ROUND
+    page_server.start()
     yield page_server
     page_server.close()
 
@@ -94,6 +114,7 @@ def opened(page, server):  # noqa: F811  (pytest hands in the imported fixture)
     page.clock.set_fixed_time(NOW_MS)
     page.goto(server.address)
     page.locator(".board").nth(len(HALL) - 1).wait_for()
+    page.locator("#round-status", has_text="Round 3").wait_for()
     return page
 
 
@@ -138,6 +159,21 @@ def test_words_a_newcomer_reads(server, page):  # noqa: F811  (pytest hands in t
     assert silent.locator(".badge").inner_text().startswith("SILENT")
     assert "went silent" in silent.inner_text() and "2 min 10 s" in silent.inner_text()
     assert silent.evaluate("e => getComputedStyle(e).borderTopStyle") == "dashed"
+
+
+def test_the_round_and_each_clocks_time_are_said(server, page):  # noqa: F811  (pytest hands in the imported fixture)
+    opened(page, server)
+    status = page.inner_text("#round-status")
+    assert status.startswith("Round 3, from 14:00:00 on 9 boards: 1 not started (Board 5)")
+    assert "2 in overtime (Board 2, Board 11)" in status and "1 ended (Board 6)" in status
+    times = page.inner_text("#time-status")
+    assert (
+        times
+        == "Clock times: 8 clocks within 15.1 ms of this laptop (over 10 ms: Board 3); not synchronised: Board 5"
+    )
+    assert "14.2 ms off" in page.inner_text('.board[data-clock="clock-3"] .time-off')
+    assert "not synchronised" in page.inner_text('.board[data-clock="clock-5"] .time-off')
+    assert page.locator('.board[data-clock="clock-1"] .time-off').count() == 0
 
 
 def test_one_board_is_one_board(page):  # noqa: F811  (pytest hands in the imported fixture)

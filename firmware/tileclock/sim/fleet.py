@@ -68,9 +68,23 @@ class Player:
 class Fleet:
     """`count` simulated clocks, ids `prefix-1`..`prefix-N`, on the broker at `host`:`port`."""
 
-    def __init__(self, state_dir, host, port, passwords, count, prefix="clock", speed=1.0, first=1, seed=0):
+    def __init__(
+        self,
+        state_dir,
+        host,
+        port,
+        passwords,
+        count,
+        prefix="clock",
+        speed=1.0,
+        first=1,
+        seed=0,
+        rounds=False,
+    ):
         self.speed = speed
         self._started_wall_ns = time.time_ns()  # the time of day at game time 0 (set again at start)
+        #: the players wait at a fresh game for the director's round to start (`set start=`)
+        self.rounds = rounds
         self.clocks = {}
         self.players = {}
         self.queued = {}
@@ -91,6 +105,8 @@ class Fleet:
                 # the time of day of its game time, so spectators' pages count with it (at speed 1)
                 wall=lambda game_time=game_time: self._started_wall_ns + game_time(),
             )
+            # each clock's wall clock is this laptop's (`wall` above): no offset to report, exactly
+            self.clocks[clock_id].uplink.report_time(lambda: {"offset_us": 0, "error_us": 0, "synced": True})
             self.players[clock_id] = Player(seed * 100_000 + number)
             self.queued[clock_id] = []
         self.playing = True
@@ -125,6 +141,13 @@ class Fleet:
             if not self.playing:
                 return  # held mid-step
             queued = self.queued[clock_id]
+            if self.rounds and self._waiting(sim):
+                self.players[clock_id].t_ns = now  # its players sit at the board until the round starts
+                queued.clear()
+                sim.time.set(max(sim.time(), now))
+                sim.daemon.pump(sim.time())
+                self._empty_line(clock_id)
+                continue
             while True:
                 if not queued:
                     queued.extend(self.players[clock_id].next_presses())
@@ -138,6 +161,12 @@ class Fleet:
             sim.time.set(max(sim.time(), now))
             sim.daemon.pump(sim.time())
             self._empty_line(clock_id)
+
+    @staticmethod
+    def _waiting(sim):
+        """A fresh game whose round has not started: its players wait for the director's start."""
+        game = sim.clock.game
+        return game.state == "ready" and game.round_start_ns is None and game.round_start_at is None
 
     def _empty_line(self, clock_id):
         """Nobody reads the clocks' serial lines here: throw their output away."""

@@ -98,4 +98,20 @@ def _fields(value, clock_id):
         if not (isinstance(detail, str) and len(part) <= 32 and len(detail) <= 200):
             bad("faults")
     state["faults"] = dict(faults)
+    state["time"] = _time(value.get("time"), bad)
     return state
+
+
+def _time(item, bad):
+    """How the clock's wall clock follows the laptop (chrony, device/timesync.py), or None."""
+    if item is None:
+        return None
+    limit = 10**9  # µs: a quarter of an hour either way is already no time service at all
+    if not (
+        isinstance(item, dict)
+        and _whole(item.get("offset_us"), -limit, limit)
+        and _whole(item.get("error_us"), 0, limit)
+        and isinstance(item.get("synced"), bool)
+    ):
+        bad("time")
+    return {"offset_us": item["offset_us"], "error_us": item["error_us"], "synced": item["synced"]}

@@ -98,6 +98,11 @@ class HallLink:
         self._closed = False
         self.client = self._make_client()
 
+    def report_time(self, report):
+        """Say on the state topic how this clock's wall clock follows the laptop: `report()` gives
+        `timesync.TimeReport`'s figures (chrony's), or None."""
+        self._state.time_report = report
+
     # --- the loop's side
 
     @property

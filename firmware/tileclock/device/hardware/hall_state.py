@@ -36,6 +36,8 @@ class RetainedState:
         self._board_named = None  # the board name the last `boot` record gave
         self._faults = {}  # part -> detail, from fault / fault_cleared records
         self._last_record = None
+        #: () -> how the wall clock follows the laptop (`timesync.TimeReport`), or None: not said
+        self.time_report = None
 
     def forget_published(self):
         """The broker's copy may be gone (a new connection): the next `publish` sends it afresh."""
@@ -98,6 +100,8 @@ class RetainedState:
             "B": record.get("B"),
             "faults": self._faults,
         }
+        if self.time_report is not None:
+            state["time"] = self.time_report()
         text = json.dumps(state, separators=(",", ":"), sort_keys=True)
         if text != self._state:
             self._publish(topic(self.clock_id, "state"), text, retain=True)

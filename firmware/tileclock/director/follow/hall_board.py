@@ -49,6 +49,8 @@ class Board:
             "age_ms": None if self.received_at is None else int((now - self.received_at) * 1000),
             "waiting": len(log.pending) if log else 0,
             "refused": self.refusals,
+            # how its wall clock follows this laptop (chrony): a round set for a time starts by it
+            "time": self.state.get("time"),
         }
         board["attention"] = _attention(board)
         return board

@@ -9,7 +9,9 @@ page works in a hall with no internet.
     GET  /api/board/CLOCK           that game's records, JSON
     GET  /api/board/CLOCK/panels.png?at_ms=N   both panels at an instant, as the clock drew them
     GET  /api/board/CLOCK/picture.svg          the game's picture (with the director extra)
-    POST /api/round/start  round=N  sets the round on every clock
+    GET  /api/round                 the round started from this page: number, start, boards (JSON)
+    POST /api/round/start  round=N start=HH:MM[:SS] boards=1-8,11   the round, for a time of day, on
+                                    those boards (empty: in 10 s, every board): follow/round_control.py
     POST /api/round/over            `round over` to every clock: it stops them (school rule 21)
     POST /api/board/CLOCK/clear     clears the clock's retained state and status on the broker
 
@@ -127,15 +129,24 @@ def make_app(hall, allowed_hosts):
         number = form.get("round", [""])[0]
         if not number.isdigit() or not 1 <= int(number) <= 99:
             return _text(400, "round: a number from 1 to 99")
-        hall.feed.command(f"set round={int(number)}")
-        return _json({"sent": f"set round={int(number)}"})
+        start, boards = form.get("start", [""])[0], form.get("boards", [""])[0]
+        try:
+            started = await asyncio.to_thread(hall.rounds.start, int(number), start, boards)
+        except ValueError as error:
+            return _text(400, str(error))
+        count = len(started["boards"])
+        said = f"round {number} starts at {started['start']} on {count} board{'' if count == 1 else 's'}"
+        return _json({"sent": said, "round": started})
+
+    async def current_round(_request):
+        return _json({"round": hall.rounds.current})
 
     async def round_over(request):
         _form, refused = await _command_form(request)
         if refused:
             return refused
-        hall.feed.command("round over")
-        return _json({"sent": "round over"})
+        await asyncio.to_thread(hall.rounds.over)
+        return _json({"sent": "round over", "round": hall.rounds.current})
 
     async def clear(request):
         _form, refused = await _command_form(request)
@@ -157,6 +168,7 @@ def make_app(hall, allowed_hosts):
         Route("/api/board/{clock}", board_api),
         Route("/api/board/{clock}/panels.png", panels),
         Route("/api/board/{clock}/picture.svg", picture),
+        Route("/api/round", current_round),
         Route("/api/round/start", round_start, methods=["POST"]),
         Route("/api/round/over", round_over, methods=["POST"]),
         *score_routes(hall, _command_form, _file, _json, _text),

@@ -15,6 +15,7 @@ import time
 import uvicorn
 
 from ...clock.history import view_at
+from ..follow.round_control import RoundControl
 from .app import COMMAND_HEADER, MAX_FORM_BYTES, make_app
 from .guard import TimedH11, own_hosts
 from .live import MAX_UPDATES_PER_S, MAX_VIEWERS
@@ -58,6 +59,7 @@ class HallPage:
         self.draw_panel = draw_panel
         self.scores = scores  # an event.entries.ScoreBook: the score entry's routes answer with it
         self.pairings = pairings  # an event.hall_pairings.HallPairings: the players' names, or None
+        self.rounds = RoundControl(feed)  # the round started from the page (follow/round_control.py)
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts else own_hosts(host)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)

@@ -1,0 +1,103 @@
+"""Round control from the director's page: a round started for a time of day on the boards that
+take part, and round over to every clock at once (docs/hall.md, "Round control").
+
+A start is one `set round=N start=MS` to each board's clock (ms since 1970 UTC): each clock starts
+its round when its own wall clock, which chrony keeps on this laptop's, reads that time
+(device/timesync.py), so every board starts together however late the command reached it.
+Commands go out through the feed's one command path, as every command from the page does.
+"""
+
+import datetime
+import re
+import time
+
+#: a start left empty is this far ahead: every clock has the command before it falls due
+LEAD_S = 10
+#: a start set further ahead than this is surely a mistake (the round after next?)
+MAX_AHEAD_H = 12
+_TIME = re.compile(r"(\d{1,2}):(\d\d)(?::(\d\d))?")
+_RANGE = re.compile(r"(\d{1,4})\s*-\s*(\d{1,4})")
+
+
+class RoundControl:
+    """The round the director started on this page, and the commands that do it, through `feed`
+    (a `HallFeed`: `command(text, clock_id)`, `snapshot()`)."""
+
+    def __init__(self, feed, now_ns=time.time_ns, zone=None):
+        self.feed = feed
+        self.now_ns = now_ns
+        self.zone = zone  # a tzinfo for the start's time of day; None: this laptop's own
+        self.current = None
+
+    def start(self, number, start_text="", boards_text=""):
+        """Start round `number` at `start_text` (`14:00` or `14:00:00`, today, this laptop's time;
+        empty: in `LEAD_S` seconds) on the boards `boards_text` names (`1-8, 11`; empty: every
+        board). Returns what was done; ValueError says what is wrong, before anything is sent."""
+        if not (isinstance(number, int) and 1 <= number <= 99):
+            raise ValueError("round: a number from 1 to 99")
+        start_ms = self._start_ms(start_text.strip())
+        boards = self._boards(boards_text.strip())
+        for board in boards:
+            self.feed.command(f"set round={number} start={start_ms}", board["clock"])
+        self.current = {
+            "round": number,
+            "start_ms": start_ms,
+            "start": self._clock_time(start_ms),
+            "boards": [board["board"] for board in boards],
+            "clocks": [board["clock"] for board in boards],
+        }
+        return self.current
+
+    def over(self):
+        """`round over` to every clock at once (school rule 21)."""
+        self.feed.command("round over")
+        if self.current is not None:
+            self.current = dict(self.current, over_ms=self.now_ns() // 1_000_000)
+        return self.current
+
+    def _start_ms(self, text):
+        now_ms = self.now_ns() // 1_000_000
+        if not text:
+            return now_ms + LEAD_S * 1000
+        found = _TIME.fullmatch(text)
+        if not found or int(found[1]) > 23 or int(found[2]) > 59 or int(found[3] or 0) > 59:
+            raise ValueError(f"start {text[:20]!r}: a time of day, 14:00 or 14:00:00 (empty: in {LEAD_S} s)")
+        today = datetime.datetime.fromtimestamp(now_ms / 1000, self.zone).astimezone(self.zone)
+        wanted = today.replace(
+            hour=int(found[1]), minute=int(found[2]), second=int(found[3] or 0), microsecond=0
+        )
+        start_ms = int(wanted.timestamp()) * 1000
+        if start_ms <= now_ms:
+            raise ValueError(
+                f"start {text}: that time has passed (it is {self._clock_time(now_ms)}); "
+                f"leave it empty to start in {LEAD_S} s"
+            )
+        if start_ms - now_ms > MAX_AHEAD_H * 3600 * 1000:
+            raise ValueError(f"start {text}: more than {MAX_AHEAD_H} hours ahead")
+        return start_ms
+
+    def _boards(self, text):
+        """The boards (the page's board dicts) that `text` names, in board order; all for ''."""
+        known = self.feed.snapshot()["boards"]
+        if not text:
+            if not known:
+                raise ValueError("no board has been heard from yet")
+            return known
+        by_name = {str(board["board"]): board for board in known}
+        wanted, unknown = [], []
+        for word in (w.strip() for w in text.replace(";", ",").split(",")):
+            span = _RANGE.fullmatch(word)
+            names = [str(n) for n in range(int(span[1]), int(span[2]) + 1)] if span else [word]
+            for name in names:
+                if name in by_name:
+                    wanted.append(by_name[name])
+                elif not span and word:
+                    unknown.append(word)
+        if unknown:
+            raise ValueError(f"boards: no board {', '.join(unknown[:5])} has been heard from")
+        if not wanted:
+            raise ValueError(f"boards {text[:30]!r}: none of them has been heard from")
+        return list({board["clock"]: board for board in wanted}.values())
+
+    def _clock_time(self, ms):
+        return datetime.datetime.fromtimestamp(ms / 1000, self.zone).strftime("%H:%M:%S")

@@ -1,0 +1,163 @@
+"""Round control on the director's page (issue 30, point 4): a round started for a time of day on
+the boards that take part, through a real mosquitto to simulated clocks in virtual time, each with
+a wall clock of its own; what the page then says of the round, in Debian's chromium; and the
+start's words checked before anything is sent."""
+
+import datetime
+import re
+import threading
+from dataclasses import replace
+
+import pytest
+
+from hall_helpers import hall_config, wait_for
+from test_hall import Clocks, director, settle
+from test_hall_page import browser, page  # noqa: F401  (the fixtures: Debian's chromium)
+from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
+from tileclock.device.config import Config
+from tileclock.device.hardware.virtual import VirtualTime
+from tileclock.device.timesync import virtual_wall
+from tileclock.director.follow.round_control import LEAD_S, RoundControl
+from tileclock.director.pages.web import COMMAND_HEADER, HallPage
+from tileclock.sim.simulator import Simulator
+
+#: 2025-11-25 14:00:00 UTC, in ms since 1970
+AT_14 = 1_764_079_200_000
+UTC = datetime.UTC
+S = NS_PER_S
+
+
+class Feed:
+    """The feed as round control sees it: the boards heard, and the commands sent."""
+
+    def __init__(self, boards=("1", "2", "3", "11")):
+        self.sent = []
+        self.boards = [{"board": b, "clock": f"clock-{b}"} for b in boards]
+
+    def command(self, text, clock_id="all"):
+        self.sent.append((clock_id, text))
+
+    def snapshot(self):
+        return {"boards": self.boards}
+
+
+def control(feed, now_ms=AT_14 - 60_000):
+    return RoundControl(feed, now_ns=lambda: now_ms * 1_000_000, zone=UTC)
+
+
+def test_a_start_names_its_time_of_day_and_its_boards():
+    feed = Feed()
+    started = control(feed).start(3, "14:00", "1-2, 11")
+    assert feed.sent == [(f"clock-{b}", f"set round=3 start={AT_14}") for b in ("1", "2", "11")]
+    assert started == {
+        "round": 3,
+        "start_ms": AT_14,
+        "start": "14:00:00",
+        "boards": ["1", "2", "11"],
+        "clocks": ["clock-1", "clock-2", "clock-11"],
+    }
+    feed.sent.clear()
+    assert control(feed).start(4)["start_ms"] == AT_14 - 60_000 + LEAD_S * 1000  # empty: in 10 s
+    assert [clock for clock, _ in feed.sent] == ["clock-1", "clock-2", "clock-3", "clock-11"]  # every board
+
+
+@pytest.mark.parametrize(
+    "start, boards, said",
+    [
+        ("13:58", "", "that time has passed (it is 13:59:00)"),
+        ("2pm", "", "a time of day, 14:00 or 14:00:00"),
+        ("25:00", "", "a time of day"),
+        ("14:00", "1, 9", "no board 9 has been heard from"),
+        ("14:00", "40-50", "none of them"),
+    ],
+)
+def test_a_start_that_cannot_be_is_said_and_nothing_is_sent(start, boards, said):
+    feed = Feed()
+    with pytest.raises(ValueError, match=re.escape(said)):
+        control(feed).start(3, start, boards)
+    assert feed.sent == []
+
+
+class WallClocks(Clocks):
+    """Simulated clocks on the broker, each booted at its own instant before 14:00: clock `cN`'s
+    wall clock reads 14:00 when its monotonic clock has run N minutes. Each at a fresh game."""
+
+    def start(self, clock):
+        config = replace(
+            Config(clock_id=clock, board=clock, rules="school"), hall=hall_config(self.broker, clock)
+        )
+        minutes = int(clock[1:])
+        virtual = VirtualTime(0)
+        wall = virtual_wall(AT_14 - minutes * 60_000, virtual)
+        return Simulator(
+            config, state_dir=str(self.tmp_path / clock), refresh_on_ticks=False, time=virtual, wall=wall
+        )
+
+
+@pytest.fixture
+def hall(broker, tmp_path):
+    clocks = WallClocks(broker, tmp_path)
+    for sim in clocks.sims.values():
+        sim.run_to(10 * S)
+    feed = director(broker, tmp_path / "records")
+    wait_for(lambda: (clocks.pump(), feed.step(0.01), len(feed.boards) == 3)[-1], what="every board heard")
+    settle(feed, clocks, "the first records")
+    stop = threading.Event()
+    stepper = threading.Thread(target=feed.run, args=(stop.is_set,), daemon=True)
+    stepper.start()
+    server = HallPage(feed, port=0)
+    server.rounds = control(feed, AT_14 - 30_000)  # this laptop's time: 13:59:30
+    server.start()
+    yield clocks, feed, server
+    stop.set()
+    stepper.join(5)
+    server.close()
+    feed.close()
+    clocks.close()
+
+
+def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_clock(hall, page):  # noqa: F811  (pytest hands in the imported fixture)
+    clocks, feed, server = hall
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.goto(server.address)
+    page.locator(".board").nth(2).wait_for()
+    page.fill("#round", "3")
+    page.fill("#start-at", "14:00:00")
+    page.fill("#boards", "c1, c2")  # the boards are named after their clocks here
+    page.click("#start-round")
+    page.locator("#sent", has_text="round 3 starts at 14:00:00 on 2 boards").wait_for()
+
+    def taken(clock):
+        clocks.pump()
+        return any(r["ev"] == "set" for r in clocks.sims[clock].journal.records())
+
+    for clock in ("c1", "c2"):
+        wait_for(lambda clock=clock: taken(clock), what=f"{clock} to take the start")
+    assert not [r for r in clocks.sims["c3"].journal.records() if r["ev"] == "set"]  # not in the round
+    # each clock runs on in virtual time past its own 14:00
+    for clock in ("c1", "c2"):
+        sim = clocks.sims[clock]
+        sim.run_to((int(clock[1:]) * 60 + 5) * S)
+        (start,) = [r for r in sim.journal.records() if r["ev"] == "round_start"]
+        epoch = AT_14 - int(clock[1:]) * 60_000
+        assert epoch + start["at_ns"] // NS_PER_MS == AT_14 and start["start_ms"] == AT_14
+    settle(feed, clocks, "the round's records")
+    status = page.locator("#round-status")
+    wait_for(
+        lambda: "Round 3, from 14:00:00 on 2 boards" in status.inner_text(), what="the round on the page"
+    )
+    assert "2 not started (Board c1, Board c2)" in status.inner_text()  # nobody has pressed yet
+    answer = page.context.request.get(server.address + "api/round")
+    assert answer.json()["round"]["clocks"] == ["c1", "c2"]
+
+
+def test_a_start_the_page_refuses_sends_nothing(hall, page):  # noqa: F811  (pytest hands in the imported fixture)
+    clocks, feed, server = hall
+    answer = page.context.request.post(
+        server.address + "api/round/start",
+        headers={COMMAND_HEADER: "1", "Origin": server.address.rstrip("/")},
+        form={"round": "3", "start": "13:00", "boards": ""},
+    )
+    assert answer.status == 400 and "has passed" in answer.text()
+    clocks.pump()  # a refused start published nothing: there is nothing to wait for
+    assert not [r for sim in clocks.sims.values() for r in sim.journal.records() if r["ev"] == "set"]
