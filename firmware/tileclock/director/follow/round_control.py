@@ -29,16 +29,18 @@ class RoundControl:
         self.zone = zone  # a tzinfo for the start's time of day; None: this laptop's own
         self.current = None
 
-    def start(self, number, start_text="", boards_text=""):
+    def start(self, number, start_text="", boards_text="", send=None):
         """Start round `number` at `start_text` (`14:00` or `14:00:00`, today, this laptop's time;
         empty: in `LEAD_S` seconds) on the boards `boards_text` names (`1-8, 11`; empty: every
-        board). Returns what was done; ValueError says what is wrong, before anything is sent."""
+        board): `send(command, clock_id)` to each (default: the feed's `command`, the one path
+        every command of the page takes). Returns what was done; ValueError says what is wrong,
+        before anything is sent."""
         if not (isinstance(number, int) and 1 <= number <= 99):
             raise ValueError("round: a number from 1 to 99")
         start_ms = self._start_ms(start_text.strip())
         boards = self._boards(boards_text.strip())
         for board in boards:
-            self.feed.command(f"set round={number} start={start_ms}", board["clock"])
+            (send or self.feed.command)(f"set round={number} start={start_ms}", board["clock"])
         self.current = {
             "round": number,
             "start_ms": start_ms,
@@ -48,9 +50,9 @@ class RoundControl:
         }
         return self.current
 
-    def over(self):
-        """`round over` to every clock at once (school rule 21)."""
-        self.feed.command("round over")
+    def over(self, send=None):
+        """`round over` to every clock at once (school rule 21), by `send(command, clock_id)`."""
+        (send or self.feed.command)("round over", "all")
         if self.current is not None:
             self.current = dict(self.current, over_ms=self.now_ns() // 1_000_000)
         return self.current
