@@ -79,6 +79,7 @@ def _free_udp_port():
 
 @needs_chronyd
 @pytest.mark.skipif(os.geteuid() != 0, reason="chronyd runs as root")
+@pytest.mark.slow  # two real daemons syncing over UDP: seconds, and longer on a loaded machine
 @pytest.mark.timeout(60)
 def test_a_clock_follows_the_laptop_with_the_configs_as_written(tmp_path):
     """Both daemons on this machine (the laptop's on a spare port, neither allowed to set the
