@@ -28,7 +28,8 @@ def test_set_refuses_what_it_does_not_know_naming_what_it_does(word):
     with pytest.raises(CommandError) as caught:
         set_values(f"set {word}")
     assert str(caught.value) == (
-        f"set: {word!r} (known: wall=MS_SINCE_1970, round=1-999, table=LABEL, A=m:ss, B=m:ss)"
+        f"set: {word!r} (known: wall=MS_SINCE_1970, start=MS_SINCE_1970, round=1-999, "
+        "table=LABEL, A=m:ss, B=m:ss)"
     )
 
 
