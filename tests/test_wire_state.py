@@ -61,6 +61,8 @@ def test_a_table_is_a_label_or_a_number_up_to_9999_and_a_board_only_a_label():
         ("ev", "not a label"),
         ("clock", "t02"),
         ("faults", ["journal"]),
+        ("time", {"offset_us": 1.5, "error_us": 0, "synced": True}),
+        ("time", {"offset_us": 0, "error_us": 0, "synced": "yes"}),
     ],
 )
 def test_a_field_out_of_shape_refuses_the_state_and_is_named(field, value):

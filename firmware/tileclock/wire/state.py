@@ -98,7 +98,8 @@ def _fields(value, clock_id):
         if not (isinstance(detail, str) and len(part) <= 32 and len(detail) <= 200):
             bad("faults")
     state["faults"] = dict(faults)
-    state["time"] = _time(value.get("time"), bad)
+    if value.get("time") is not None:  # said only by a clock whose chrony answers
+        state["time"] = _time(value["time"], bad)
     return state
 
 
