@@ -177,9 +177,7 @@ def build_parser():
     )
     demo.set_defaults(run=cmd_hall_demo)
 
-    hall_setup = commands.add_parser(
-        "hall-setup", help="write the hall's broker config, ACL and passwords, and its time server's config"
-    )
+    hall_setup = commands.add_parser("hall-setup", help="write the hall's broker and time server configs")
     hall_setup.add_argument("folder", help="where to write them")
     hall_setup.add_argument(
         "--clock",
@@ -188,17 +186,10 @@ def build_parser():
         metavar="ID",
         help="a clock id (repeatable): `tileclock doctor` on each clock prints it (its `clock id` line)",
     )
+    address = "this laptop's address, as the clocks' [hall] broker (chrony-clock.conf)"
+    hall_setup.add_argument("--address", metavar="HOST", help=address)
     hall_setup.add_argument(
-        "--address",
-        metavar="HOST",
-        help="this laptop's address on the hall's network, as the clocks' [hall] broker names it: "
-        "chrony-clock.conf, each clock's time server, names it",
-    )
-    hall_setup.add_argument(
-        "--time-allow",
-        default="all",
-        metavar="NET",
-        help="who may ask this laptop the time (chrony's allow): all (default) or a subnet, 192.168.4.0/24",
+        "--time-allow", default="all", metavar="NET", help="chrony's allow: all, a subnet"
     )
     hall_setup.set_defaults(run=cmd_hall_setup)
 

@@ -296,10 +296,8 @@ class GameClock:
         return self._submit(t_ns, self._on_game, self.requests.reopen, source)
 
     def set_scene(self, t_ns, wall_ms=None, round=None, table=None, times_s=None, start_ms=None):
-        """A director's `set`: the time of day (ms since 1970, UTC) at `t_ns`, the round, the
-        table, and the starting times (`{side: s}`), for this game while nobody has pressed,
-        else for the next (see scene.py); and the round's start (`start_ms`, a time of day: this
-        game only, while nobody has pressed). Recorded in a `set` record."""
+        """A director's `set` (scene.py): the time of day at `t_ns`, round, table, starting times,
+        and the round's start (`start_ms`: this game, while nobody has pressed); a `set` record."""
         return self._submit(t_ns, self._set_scene, wall_ms, round, table, times_s, start_ms)
 
     # ------------------------------------------------------------- game state
