@@ -44,6 +44,8 @@ def test_a_demo_whose_page_port_is_taken_says_so_and_leaves_no_broker_running(tm
     assert code == 1
     assert f"the page cannot listen on {web}" in capsys.readouterr().err
     left = subprocess.run(["pgrep", "-f", f"mosquitto -c {tmp_path}"], capture_output=True, text=True)
+    for pid in left.stdout.split():  # said below, but not left running on the machine
+        os.kill(int(pid), signal.SIGKILL)
     assert left.stdout == "", "the demo's broker was left running"
 
 
@@ -69,9 +71,11 @@ def test_ctrl_c_stops_the_demo_within_two_seconds_and_leaves_no_broker_running(t
         assert time.monotonic() - asked < 2.0
     finally:
         if demo.poll() is None:
-            demo.kill()
+            os.killpg(demo.pid, signal.SIGKILL)  # its brokers too: a failed run must not leave them
             demo.wait()
     left = subprocess.run(["pgrep", "-f", f"mosquitto -c {tmp_path}"], capture_output=True, text=True)
+    for pid in left.stdout.split():  # said below, but not left running on the machine
+        os.kill(int(pid), signal.SIGKILL)
     assert left.stdout == "", "the demo's broker was left running"
 
 
