@@ -11,8 +11,10 @@ from tileclock.device.config import HallConfig
 from tileclock.wire.protocol import unframe
 
 
-def wait_for(predicate, timeout_s=10.0, what="the condition"):
-    """Poll `predicate` (network I/O happens on other threads) until true; fail after `timeout_s`."""
+def wait_for(predicate, timeout_s=30.0, what="the condition"):
+    """Poll `predicate` (network I/O happens on other threads) until true; fail after `timeout_s`.
+    The limit is for a hang, not a speed: it returns as soon as the predicate holds, and a loaded
+    machine took over 10 s to bring a broker's bridge up."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if predicate():
