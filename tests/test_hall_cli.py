@@ -60,6 +60,9 @@ def test_ctrl_c_stops_the_demo_within_two_seconds_and_leaves_no_broker_running(t
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,  # a terminal's foreground group of its own, for the Ctrl-C
+        # as a terminal runs it, whatever runs this test: a background job (`make test &`, nohup)
+        # starts with SIGINT ignored, and the demo would inherit it and never hear the Ctrl-C
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         for line in demo.stdout:
