@@ -3,6 +3,7 @@
 import fcntl
 import os
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -14,6 +15,14 @@ import pytest
 
 from tileclock.sim.terminal import HELPS
 from tileclock.wire.protocol import unframe
+
+
+def as_from_a_terminal():
+    """In the child: the pty its controlling terminal, and SIGINT at its default, as a shell at a
+    terminal starts it (a background job, `make test &` or nohup, starts with SIGINT ignored, and
+    the simulator would never hear the Ctrl-C typed at its terminal)."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class Terminal:
@@ -28,7 +37,7 @@ class Terminal:
             stdout=slave,
             stderr=slave,
             start_new_session=True,  # its own session, this pty its controlling terminal
-            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+            preexec_fn=as_from_a_terminal,
             env=dict(os.environ, TERM="xterm"),
         )
         self.slave = slave
@@ -162,7 +171,7 @@ def test_with_its_output_piped_it_prints_each_record_plainly_and_keys_still_work
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
-        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+        preexec_fn=as_from_a_terminal,
     )
     os.close(slave)
     try:
