@@ -131,15 +131,8 @@ class LocalBroker:
     """
 
     def __init__(self, folder, users, port=None):
-        binary = mosquitto_binary()
-        if binary is None:
-            raise BrokerError(f"mosquitto not found: {INSTALL_HINT}")
-        self.binary = binary
-        self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.port = port or free_port()
+        self._place(folder, port)
         self.users = dict(users)
-        self.process = None
         write_passwords(self.folder / "passwd", self.users)
         clocks = (n for n in self.users if n not in (DIRECTOR, VIEWERS))
         (self.folder / "acl").write_text(acl_text(clocks), encoding="utf-8")
@@ -164,6 +157,16 @@ class LocalBroker:
             "user root" if os.geteuid() == 0 else "",
         ]
         return "\n".join(lines) + "\n"
+
+    def _place(self, folder, port):
+        """The mosquitto to run, its folder (made) and its port: what every broker here starts from."""
+        self.binary = mosquitto_binary()
+        if self.binary is None:
+            raise BrokerError(f"mosquitto not found: {INSTALL_HINT}")
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.port = port or free_port()
+        self.process = None
 
     def start(self, timeout_s=10.0):
         """Start the broker and wait until it takes connections."""

@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from ...wire.topics import BRIDGE_TOPIC, VIEWERS
-from .broker import SHIPPED, LocalBroker, free_port, mosquitto_binary
+from .broker import SHIPPED, LocalBroker, free_port
 
 #: the spectators' pages and the browser's MQTT client (served by this broker itself)
 PAGES = Path(__file__).parent.parent / "pages" / "viewers"
@@ -101,9 +101,8 @@ def write_private(path, text):
     from the moment it exists: created 0600, never under the umask and chmodded after."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as file:
-        os.fchmod(
-            fd, 0o600
-        )  # a file already there keeps its mode through O_CREAT: made 0600 before the write
+        # a file already there keeps its mode through O_CREAT: made 0600 before the write
+        os.fchmod(fd, 0o600)
         file.write(text)
 
 
@@ -113,16 +112,7 @@ class ViewersBroker(LocalBroker):
 
     def __init__(self, folder, hall_port, password, port=None):
         # not LocalBroker.__init__, which writes a hall broker's passwords and ACL; its start and stop serve
-        binary = mosquitto_binary()
-        if binary is None:
-            from .broker import INSTALL_HINT, BrokerError
-
-            raise BrokerError(f"mosquitto not found: {INSTALL_HINT}")
-        self.binary = binary
-        self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.port = port or free_port()
-        self.process = None
+        self._place(folder, port)
         shutil.copy(SHIPPED / "viewers.acl", self.folder / "viewers.acl")
         text = config_text(
             "127.0.0.1",
