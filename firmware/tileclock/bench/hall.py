@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 
-from ..director.follow.broker import BrokerError, LocalBroker, free_port
+from ..director.follow.broker import BrokerError, LocalBroker, free_port, write_private
 from ..director.follow.store import count_on_disk
 from ..director.records.history import read_records
 from . import procstat
@@ -76,9 +76,7 @@ class Director:
         self.records = os.path.join(folder, "records")
         self.web_port = web_port
         password_file = os.path.join(folder, "director.password")
-        with open(password_file, "w", encoding="utf-8") as file:
-            os.chmod(password_file, 0o600)
-            file.write(password)
+        write_private(password_file, password)
         self.command = [sys.executable, "-m", "tileclock", "hall", "--broker", "127.0.0.1"]
         self.command += ["--port", str(broker_port), "--password-file", password_file]
         self.command += ["--out", self.records, "--web", f"127.0.0.1:{web_port}"]

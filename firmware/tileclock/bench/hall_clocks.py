@@ -10,6 +10,8 @@ import sys
 import threading
 import time
 
+from ..director.follow.broker import write_private
+
 _SEQ = re.compile(r'"seq":(\d+)')
 
 
@@ -84,9 +86,7 @@ class FleetProcess:
     def start(self):
         # a new seed each start: a clock started again plays on, not its first game over
         spec = dict(self.spec, seed=self.number * 1000 + self.starts)
-        with open(self.spec_path, "w", encoding="utf-8") as file:
-            os.chmod(self.spec_path, 0o600)
-            json.dump(spec, file)
+        write_private(self.spec_path, json.dumps(spec))  # it holds the clock's broker password
         code = f"from tileclock.bench.hall_clocks import _fleet_child; _fleet_child({self.spec_path!r})"
         self.process = subprocess.Popen(
             [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True

@@ -44,9 +44,7 @@ def write_passwords(path, users):
     for name in users:
         if name not in (DIRECTOR, VIEWERS) and not valid_clock_id(name):
             raise BrokerError(f"{name!r} cannot be a clock id (letters, digits, - and _; not 'all')")
-    with open(path, "w", encoding="utf-8") as file:
-        os.chmod(path, 0o600)
-        file.writelines(f"{name}:{password}\n" for name, password in users.items())
+    write_private(path, "".join(f"{name}:{password}\n" for name, password in users.items()))
     subprocess.run([tool, "-U", str(path)], check=True, capture_output=True)  # hash them in place
 
 
@@ -99,10 +97,27 @@ def setup(folder, clock_ids, director_password=None):
 
 def write_keys(path, keys):
     """Write the clocks' command keys (clock id -> 64 hex digits) for `tileclock hall --keys`, 0600."""
-    with open(path, "w", encoding="utf-8") as file:
-        os.chmod(path, 0o600)
-        file.write("# the clocks' command keys: tileclock hall --keys FILE; each clock's in its [hall] key\n")
-        file.writelines(f"{clock} {key}\n" for clock, key in keys.items())
+    head = "# the clocks' command keys: tileclock hall --keys FILE; each clock's in its [hall] key\n"
+    write_private(path, head + "".join(f"{clock} {key}\n" for clock, key in keys.items()))
+
+
+def write_private(path, text):
+    """Write `text` (passwords, keys) as the whole of `path`, readable by its owner only from the
+    moment it exists: a new file created 0600 and renamed over the old one. Never written under the
+    umask and chmodded after (another user could open it in between and read what comes later
+    through that descriptor), nor into a file already there (its mode, and any descriptor open on
+    it, would stay)."""
+    path = Path(path)
+    temporary = path.with_name(path.name + ".new")
+    temporary.unlink(missing_ok=True)  # one a crash left: O_EXCL below wants it gone
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    os.replace(temporary, path)
 
 
 def read_keys_file(path):

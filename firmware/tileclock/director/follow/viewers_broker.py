@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from ...wire.topics import BRIDGE_TOPIC, VIEWERS
-from .broker import SHIPPED, LocalBroker, free_port
+from .broker import SHIPPED, LocalBroker, free_port, write_private
 
 #: the spectators' pages and the browser's MQTT client (served by this broker itself)
 PAGES = Path(__file__).parent.parent / "pages" / "viewers"
@@ -94,16 +94,6 @@ def write_setup(folder, password, hall_host="127.0.0.1", hall_port=1883, web_por
         f"viewers-bridge-{secrets.token_hex(8)}",
     )
     write_private(folder / "tileclock-viewers.conf", text)
-
-
-def write_private(path, text):
-    """Write `text` (a config holding the bridge's password) to `path`, readable by its owner only
-    from the moment it exists: created 0600, never under the umask and chmodded after."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as file:
-        # a file already there keeps its mode through O_CREAT: made 0600 before the write
-        os.fchmod(fd, 0o600)
-        file.write(text)
 
 
 class ViewersBroker(LocalBroker):
