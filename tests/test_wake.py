@@ -6,6 +6,7 @@ and the hall still carry only records that have been through the journal's write
 
 import os
 import queue
+import resource
 import select
 from dataclasses import replace
 
@@ -112,15 +113,20 @@ class Port:
 @pytest.fixture
 def waker(monkeypatch):
     """An FdWaker on a pipe 'port'; `waker.woken` gets an item each time it wakes the loop, and
-    `waker.timeouts` every timeout it ever passed to select."""
+    `waker.timeouts` every timeout it ever passed to poll."""
     timeouts = []
-    real_select = select.select
+    real_poll = select.poll
 
-    def recording(*args):
-        timeouts.append(args[3:])
-        return real_select(*args)
+    class Recording:
+        def __init__(self):
+            self.poller = real_poll()
+            self.register = self.poller.register
 
-    monkeypatch.setattr(wakers.select, "select", recording)
+        def poll(self, *args):
+            timeouts.append(args)
+            return self.poller.poll(*args)
+
+    monkeypatch.setattr(wakers.select, "poll", Recording)
     port = Port()
     woken = queue.Queue()
     waker = FdWaker(port, woken.put)
@@ -138,7 +144,7 @@ def test_the_serial_waker_wakes_the_loop_once_per_arrival_and_never_by_timeout(w
     os.write(waker.port.write_end, b"status\n")
     waker.woken.get(timeout=5)
     assert waker.woken.empty()
-    assert all(timeout == () for timeout in waker.timeouts)  # every select blocks with no timeout
+    assert waker.timeouts and all(timeout in ((), (None,)) for timeout in waker.timeouts)  # no timeout
 
 
 def test_the_serial_waker_watches_a_port_reopened_before_it_found_the_old_one_closed(monkeypatch):
@@ -146,7 +152,7 @@ def test_the_serial_waker_watches_a_port_reopened_before_it_found_the_old_one_cl
     descriptor, and only then did its wait find that one closed: it must watch the new one, not
     wait for a word the loop already gave (the race that made the test below fail one run in two)."""
     port = Port()
-    closed = os.dup2(port.read_end, 900)  # the table grows past it, so select checks it ...
+    closed = os.dup2(port.read_end, 900)  # a number the table has room for, so poll checks it ...
     os.close(closed)  # ... and finds it closed; new descriptors take lower numbers
     numbers = iter([closed])  # its first look finds the old, closed descriptor
     monkeypatch.setattr(port, "fileno", lambda: next(numbers, port.read_end))
@@ -157,6 +163,30 @@ def test_the_serial_waker_watches_a_port_reopened_before_it_found_the_old_one_cl
         woken.get(timeout=5)
     finally:
         waker.stop()
+
+
+def test_the_serial_waker_wakes_the_loop_for_a_port_numbered_past_1023(monkeypatch):
+    """A service with many files open (or a raised RLIMIT_NOFILE) gets descriptors of 1024 and more,
+    which select() cannot take: the waker must still wake the loop when the port has data."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 2048
+    if hard != resource.RLIM_INFINITY and hard < want:
+        pytest.skip(f"the hard limit on open files ({hard}) is under {want}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), hard))
+    port = Port()
+    high = os.dup2(port.read_end, 1500)
+    os.close(port.read_end)
+    port.read_end = high
+    woken = queue.Queue()
+    waker = FdWaker(port, woken.put)
+    try:
+        os.write(port.write_end, b"status\n")
+        woken.get(timeout=5)  # queue.Empty here: the port's data never woke the loop
+    finally:
+        waker.stop()
+        os.close(port.read_end)
+        os.close(port.write_end)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_the_serial_waker_follows_a_reopened_port(waker):

@@ -59,7 +59,7 @@ class FdWaker:
     """A thread that wakes the loop when `part`'s descriptor (`part.fileno()`, None while it is
     closed) has data, and costs nothing otherwise.
 
-    It blocks on the descriptor and on a pipe, with no timeout. Once it has woken the loop it leaves
+    It blocks on the descriptor and on a pipe (poll, so any descriptor number), with no timeout. Once it has woken the loop it leaves
     the descriptor alone (unread data would wake it again at once) until the loop, having read,
     calls `loop_woke()`; that also tells it when the part was reopened (another file, even on the
     same descriptor number). `stop()` ends it through the pipe.
@@ -99,21 +99,31 @@ class FdWaker:
             fd = self.part.fileno() if watch else None
             self.watched = _identity(fd)
             try:
-                ready = select.select([self._read] if fd is None else [self._read, fd], [], [])[0]
-            except OSError:  # the loop closed the descriptor under it
+                ready = _wait([self._read] if fd is None else [self._read, fd])
+            except ValueError:  # a descriptor poll cannot take (negative): wait for the loop's word
+                self.watched = None
+                watch = False
+                continue
+            if ready.get(fd, 0) & select.POLLNVAL:  # the loop closed the descriptor under it
                 self.watched = None  # first: a `loop_woke` from now on pokes it
                 # the loop may have opened it again already (perhaps on the same number) and said
                 # so before this: watch the new one; else wait for the loop's word
                 watch = _identity(self.part.fileno()) is not None
                 continue
-            except ValueError:  # a descriptor select cannot take: wait for the loop's word
-                self.watched = None
-                watch = False
-                continue
             if self._read in ready:
                 os.read(self._read, 512)
                 watch = True
-            elif fd in ready:
+            elif fd in ready:  # data, or a hang-up or error the loop's read will meet
                 self.watched = None  # first, so that the loop's `loop_woke` after this wake pokes it
                 watch = False
                 self.wake(time.monotonic_ns())
+
+
+def _wait(fds):
+    """Block with no timeout until one of `fds` is readable (or hung up, in error, not open): a
+    dict of descriptor -> poll events. poll, not select: select cannot take a descriptor of 1024
+    or more, which a service with many files open (or a raised RLIMIT_NOFILE) hands out."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return dict(poller.poll())
