@@ -116,3 +116,22 @@ def test_a_panel_that_does_not_answer_is_luma_s_device_not_found():
     bus.fail = OSError(errno.EREMOTEIO, "Remote I/O error")
     with pytest.raises(DeviceNotFoundError, match="0x3C"):
         pi_i2c(bus, 0x3C).command(0xAE)
+
+
+def test_a_simulated_pin_changed_behind_the_factory_s_back_is_refused_not_taken_late():
+    """A real backend's every edge is covered by `flush_edges`; a virtual pin driven directly would
+    be stamped and posted outside the factory's edge lock, where the loop can miss it and take it a
+    wake late. The fake is as strict: only `drive` may change a pin, and nothing reaches the clock."""
+    time = VirtualTime(0)
+    factory = VirtualFactory(time)
+    edges = []
+    board = ButtonBoard(PINS, lambda *edge: edges.append(edge), pin_factory=factory)
+    try:
+        time.set(5_000_000)
+        with pytest.raises(RuntimeError, match="outside VirtualFactory.drive"):
+            board.buttons["A"].pin.drive_low()
+        assert edges == []
+        factory.drive(board.buttons["A"].pin, False)  # back up through the factory: a real edge
+    finally:
+        board.close()
+    assert edges == [("A", False, 5_000_000)]

@@ -74,6 +74,7 @@ class VirtualFactory(MockFactory):
         #: held while a pin is driven and its edge stamped and passed on (`flush_edges`); a pin
         #: driven from the edge's own callback takes it again
         self.edge_lock = threading.RLock()
+        self._driving = threading.local()  # how deep this thread is in `drive` (0: not in it)
         super().__init__(**kwargs)
 
     def drive(self, pin, down):
@@ -83,7 +84,11 @@ class VirtualFactory(MockFactory):
         `flush_edges` can wait for an edge stamped before it to be posted.
         """
         with self.edge_lock:
-            pin.drive_low() if down else pin.drive_high()
+            self._driving.depth = getattr(self._driving, "depth", 0) + 1
+            try:
+                pin.drive_low() if down else pin.drive_high()
+            finally:
+                self._driving.depth -= 1
 
     def flush_edges(self):
         """Return once every edge stamped so far has been passed on to its device.
@@ -104,5 +109,13 @@ class VirtualFactory(MockFactory):
         return (later - earlier) / NS_PER_S
 
     def edge_ns(self, ticks):
-        """The edge's time: the virtual time of the call (gpiozero's real-time `ticks` set aside)."""
+        """The edge's time: the virtual time of the call (gpiozero's real-time `ticks` set aside).
+
+        Only an edge made through `drive` is taken, as strict as a real backend, whose every edge
+        `flush_edges` covers: a pin driven directly (`pin.drive_low()`) would be stamped and posted
+        outside `edge_lock`, and the loop could read the time, miss the edge and take it late."""
+        if not getattr(self._driving, "depth", 0):
+            raise RuntimeError(
+                "a virtual pin changed outside VirtualFactory.drive: drive it through the factory"
+            )
         return self.time.now_ns
