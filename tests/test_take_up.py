@@ -1,12 +1,11 @@
 """Taking up the last game is a function of the journal's records (issue 26 point 1): the same
-records give the same game, the records are left as they were, and the game taken up after a
-restart is the one replay rebuilds from them (`history.rebuild`)."""
+records give the same game, the records are left as they were, and after a restart the game goes
+on as if the clock had never stopped: the clock that played it, kept running, says the same."""
 
 import copy
 import json
 
 from tileclock.clock.core import GameClock
-from tileclock.clock.history import last_game, rebuild
 from tileclock.clock.recovery import take_up
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.state import State
@@ -16,14 +15,18 @@ RULES = PROFILES["naspa"]
 START_NS = {"A": RULES.time_s * NS_PER_S, "B": RULES.time_s * NS_PER_S}
 
 
-def played():
+#: between two presses of `played`
+STEP_NS = 7 * NS_PER_S + 123_457
+
+
+def played(clock=None):
     """A game's records as the journal holds them (A runs at the end), and the last instant."""
-    clock = GameClock(RULES, checkpoint_ms=1000)
+    clock = clock or GameClock(RULES, checkpoint_ms=1000)
     made = clock.new_game(5 * NS_PER_S, {"boot_id": "b1"})
     t_ns = 6 * NS_PER_S
     for button in "BABAB":
         made += clock.edge(button, True, t_ns) + clock.edge(button, False, t_ns + 50_000_000)
-        t_ns += 7 * NS_PER_S + 123_457
+        t_ns += STEP_NS
     made += clock.advance(t_ns)
     return [json.loads(json.dumps(record.as_dict())) for record in made], t_ns
 
@@ -38,15 +41,24 @@ def test_the_same_records_give_the_same_game_and_are_left_as_they_were():
     assert first.game.run == "A" and first.down == {"reason": "restart", "down_ms": 1000}
 
 
-def test_after_a_restart_the_game_taken_up_is_the_one_replay_rebuilds():
-    records, t_ns = played()
-    taken = take_up(records, t_ns + 3 * NS_PER_S, {"boot_id": "b1"}, RULES, START_NS)
-    origin = 5 * NS_PER_S  # the game's new_game, in this boot
-    assert taken.same_boot and taken.notes == []
-    assert taken.game == rebuild(last_game(records).records, origin, RULES)
-    assert taken.game.used_ns("A", t_ns) == rebuild(last_game(records).records, origin, RULES).used_ns(
-        "A", t_ns
-    )
+def test_after_a_restart_the_game_goes_on_as_if_the_clock_had_never_stopped():
+    kept_running = GameClock(RULES, checkpoint_ms=1000)  # the same game, on a clock never restarted
+    records, t_ns = played(kept_running)
+    now = t_ns + 3 * NS_PER_S  # 3 s down, in the same boot: the monotonic clock ran on
+    taken = take_up(records, now, {"boot_id": "b1"}, RULES, START_NS)
+    assert taken.same_boot and taken.notes == [] and taken.game.run == "A"
+    assert taken.down == {"reason": "restart", "down_ms": 3000}
+    # A ran 6 s to 13, 20 to 27, 34 to 41 and the 3 s down; B 13 to 20 and 27 to 34: to the ns
+    assert [taken.game.used_ns(side, now) for side in "AB"] == [3 * STEP_NS + 3 * NS_PER_S, 2 * STEP_NS]
+    assert [taken.game.used_ns(side, now) for side in "AB"] == [kept_running.used_ns(s, now) for s in "AB"]
+    # and the panels of the clock started again show what the one kept running shows
+    restarted = GameClock(RULES, checkpoint_ms=1000)
+    restarted.recover(records, now, {"boot_id": "b1"})
+    shown = restarted.view(now)
+    assert (shown.run, shown.A.shown, shown.B.shown) == ("A", "24:36", "24:46")
+    kept = kept_running.view(now)
+    assert (shown.state, shown.A, shown.B) == (kept.state, kept.A, kept.B)
+    assert shown.notice.kind == "recovered"  # the one difference: it says it was restarted
 
 
 def test_after_a_power_cut_the_game_is_stopped_as_its_newest_record_left_it():

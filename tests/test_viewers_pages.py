@@ -143,9 +143,16 @@ def test_it_counts_between_states_and_goes_stale(browser, hall, broker, viewers_
     assert page.locator("section.board.stale").count() == 3
     broker.start()
     page.wait_for_function("!document.body.classList.contains('is-stale')", timeout=15_000)
+    # the hall's broker going down also marked each clock offline (their wills), which freezes a
+    # board by itself: wait until they are back, so that only the lost connection can freeze it
+    page.wait_for_function("document.querySelectorAll('section.board.stale').length === 0", timeout=15_000)
+    assert shown(page, "12") == ("-0:10", "22:50")  # counting again: B's state is from 25:10
     viewers_broker.stop()  # the page's own broker gone
     page.wait_for_selector("body.is-stale", timeout=15_000)
     assert "connection to the hall is lost" in page.locator("#note").inner_text()
+    page.clock.set_fixed_time((AT_MS + 180_000) / 1000)
+    page.evaluate("tileclockViewer.draw()")
+    assert shown(page, "12") == ("-0:10", "22:50")  # frozen at the moment the connection went
     page.context.close()
 
 
