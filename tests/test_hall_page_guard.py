@@ -4,6 +4,7 @@ request gets a plain refusal, and idle or too many clients cannot hold the page.
 
 import http.client
 import socket
+import tempfile
 import time
 
 import pytest
@@ -15,9 +16,11 @@ from tileclock.director.pages.web import COMMAND_HEADER, MAX_CONNECTIONS, HallPa
 class Feed:
     """Stands in for the hall's feed: it notes the commands it is asked to send, and has boards."""
 
-    def __init__(self):
+    def __init__(self, folder=None):
         self.sent = []
         self.version = 1
+        folder = folder or tempfile.mkdtemp(prefix="tileclock-guard-")
+        self.store = type("Store", (), {"outdir": str(folder)})()  # the audit trail goes here
 
     def command(self, line, clock_id="all"):
         self.sent.append(line if clock_id == "all" else f"{line} to {clock_id}")
@@ -34,8 +37,8 @@ class Feed:
 
 
 @pytest.fixture
-def page():
-    feed = Feed()
+def page(tmp_path):
+    feed = Feed(tmp_path)
     server = HallPage(feed, port=0).start()
     yield server, feed
     server.close()
@@ -62,7 +65,7 @@ def own(server, **more):
 def test_the_pages_own_script_ends_the_round(page):
     server, feed = page
     status, _ = request(server, "POST", "/api/round/over", own(server))
-    assert status == 200 and feed.sent == ["round over"]
+    assert status == 200 and feed.sent == ["round over by=page"]  # no session named: the page's
 
 
 @pytest.mark.parametrize("name", ["localhost", "127.0.0.1", socket.gethostname()])

@@ -266,7 +266,8 @@ def test_every_record_shows_the_time_and_penalty_the_rules_give():
 @given(GAMES)
 def test_nothing_runs_after_the_end(game):
     """After `end` no time is charged and only the director's corrections change a display (each
-    followed by a new `end`), until a `reopen` or the next game."""
+    followed by a new `end`), until a `reopen` or the next game; a call to the director may be made
+    and answered then, changing nothing."""
     _, records, _ = play(*game)
     ended = None
     for record in records:
@@ -276,7 +277,10 @@ def test_nothing_runs_after_the_end(game):
             assert record.state == "ended" and record.run is None
             assert (record.A.used_ms, record.B.used_ms) == (ended.A.used_ms, ended.B.used_ms)
             corrected = ("adjust", "overtime", "penalty", "forfeit", "end", "error")
-            assert record.ev in ("ignored", "status", "fault", "fault_cleared") + corrected, record
+            assert (
+                record.ev
+                in ("ignored", "status", "fault", "fault_cleared", "call", "call_answer") + corrected
+            ), record
             if record.ev not in corrected:
                 assert (record.A, record.B) == (ended.A, ended.B)
         if record.ev == "end":

@@ -17,6 +17,7 @@ from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.timesync import virtual_wall
+from tileclock.director.follow import audit
 from tileclock.director.follow.round_control import LEAD_S, RoundControl
 from tileclock.director.pages.web import COMMAND_HEADER, HallPage
 from tileclock.sim.simulator import Simulator
@@ -149,6 +150,28 @@ def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_cloc
     assert "2 not started (Board c1, Board c2)" in status.inner_text()  # nobody has pressed yet
     answer = page.context.request.get(server.address + "api/round")
     assert answer.json()["round"]["clocks"] == ["c1", "c2"]
+    # the start is on the audit trail, one line for the round, and each clock's `set` names the
+    # same page session
+    (line,) = [e for e in audit.read(feed.store.outdir) if e["action"] == "round_start"]
+    assert re.fullmatch(r"page-[0-9a-f]{8}", line["by"]) and line["clock"] == "all"
+    assert line["changed"] == {"round": 3, "start_ms": AT_14, "start": "14:00:00", "boards": ["c1", "c2"]}
+    for clock in ("c1", "c2"):
+        (set_,) = [r for r in clocks.sims[clock].journal.records() if r["ev"] == "set"]
+        assert set_["by"] == line["by"]
+    # round over: on the trail before it leaves, and in each clock's `end`
+    page.click("#end-round")
+    page.locator("#sent", has_text="round over").wait_for()
+    (over,) = [e for e in audit.read(feed.store.outdir) if e["action"] == "round_over"]
+    assert over["by"] == line["by"] and over["changed"] == {"round": 3}
+    assert over["command"] == f"round over by={line['by']}"
+
+    def ended(clock):
+        clocks.pump()
+        return [r for r in clocks.sims[clock].journal.records() if r["ev"] == "end"]
+
+    for clock in ("c1", "c2", "c3"):
+        wait_for(lambda clock=clock: ended(clock), what=f"{clock} to take round over")
+        assert ended(clock)[0]["by"] == line["by"] and ended(clock)[0]["reason"] == "round_over"
 
 
 def test_a_start_the_page_refuses_sends_nothing(hall, page):  # noqa: F811  (pytest hands in the imported fixture)

@@ -91,6 +91,20 @@ def scenes():
     yield "round_left", round_.view(45 * 60 * S)  # the round's last minutes show on the panels
     round_.advance(50 * 60 * S + S)
     yield "round_over", round_.view(50 * 60 * S + S)
+    call = GameClock(PROFILES["naspa"])  # a call to the director (docs/player-guide.md)
+    call.new_game(0)
+    tap(call, "B", 0)
+    tap(call, "STOP", 70)
+    call.edge("STOP", True, 80 * S)
+    call.advance(86 * S)
+    yield "call_hint", call.view(86 * S)  # STOP held 6 s: letting go calls the director
+    call.edge("STOP", False, 87 * S)
+    call.advance(88 * S)
+    yield "called", call.view(88 * S)
+    call.answer_call(90 * S, call.play.calls.open.seq, "taken")
+    yield "call_taken", call.view(90 * S)
+    call.answer_call(200 * S, call.play.calls.open.seq, "done")
+    yield "call_done", call.view(200 * S)
     # the hall's score link held (the final screen says how to show it), then shown as a QR code
     link = ("HTTP://192.168.1.20:8080/S/12", "7Q4K2M9X")
     yield "score_link", replace(round_.view(50 * 60 * S + S), score_link=link)

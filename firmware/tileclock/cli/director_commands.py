@@ -82,9 +82,8 @@ def cmd_hall_demo(args):
             )
             return 1
         started.append(page.close)
-        fleet = Fleet(
-            f"{folder}/clocks", "127.0.0.1", broker.port, users, args.clocks, speed=args.speed, rounds=True
-        ).start()
+        clocks = (f"{folder}/clocks", "127.0.0.1", broker.port, users, args.clocks)
+        fleet = Fleet(*clocks, speed=args.speed, rounds=True, calls=True).start()
         started.append(fleet.close)
         viewers = ViewersBroker(f"{folder}/viewers", broker.port, users[VIEWERS]).start()
         started.append(viewers.stop)
@@ -209,7 +208,7 @@ def cmd_replay(args):
     if note:
         print(f"{note}: the state at the end")
     view, record, at_ms = view_at(game, at_ms=at_ms, after_seq=after_seq)
-    print(describe(view, record, at_ms))
+    print(describe(view, record, at_ms, game))
     if args.png:
         from ..sim.frames import side_by_side
 

@@ -13,9 +13,9 @@ It is assembled from parts, each with one concern:
 - `gestures.Gestures`: debounced edges turned into intents (holds, chords, stuck buttons);
 - `accounting.Accounting`: time against the rules (penalties, what falls due, the summary);
 - `play.Play`: what intents, due events and requests do to the game, and the records that say so;
-- `requests.DirectorRequests`: the director's adjust, late start, round over, reopen, set;
-- `schedule.Schedule`: inputs waiting in time order; `record_log.RecordLog`: the records made;
-- `due`, `readings`: what falls due with no input, and the queries, as plain functions;
+- `requests.DirectorRequests`: the director's requests, from adjust to a call's answer (`calls`);
+- `schedule.Schedule`: inputs in time order; `record_log.RecordLog`: the records made; `due`,
+  `readings`: what falls due with no input, and the queries, as plain functions;
 - `recovery.take_up`: the journal's last game, a pure function of its records (history.rebuild).
 
 Each part owns its state and is handed what it needs of the others (no mixins); the clock owns
@@ -59,15 +59,9 @@ class GameClock:
     """
 
     def __init__(
-        self,
-        rules,
-        timing=ButtonTiming(),
-        times_s=None,
-        first_seq=0,
-        checkpoint_ms=None,
-        checkpoint_lag_ms=0,
-        dark_after_ms=None,
-    ):
+        self, rules, timing=ButtonTiming(), times_s=None, first_seq=0, checkpoint_ms=None,
+        checkpoint_lag_ms=0, dark_after_ms=None,
+    ):  # fmt: skip  # the arguments on two lines, as the rooms' line budget asks
         self.rules = rules
         self.timing = timing
         self.accounting = Accounting(rules)
@@ -163,7 +157,7 @@ class GameClock:
 
     def view(self, t_ns):
         """What the screens show at `t_ns` (call `advance` first for events up to then)."""
-        return readings.view(self.game, self.accounting, self.gestures, t_ns)
+        return readings.view(self.game, self.accounting, self.gestures, t_ns, self.play.calls.shown())
 
     def contacts_decided_by(self):
         """When every contact change made so far will have been decided, or None if none is undecided."""
@@ -241,6 +235,7 @@ class GameClock:
         `fault` saying why), a new game opens: whatever the journal holds, the clock starts.
         `unplayable` lists each record left out, with why."""
         seq = self.log.seq
+        self.play.calls.rebuild(records)  # the board's open call, whatever becomes of the game
         try:
             taken = take_up(
                 records, now_ns, boot, self.rules, self.start_ns, self.checkpoint_ms, self.checkpoint_lag_ms
@@ -278,27 +273,31 @@ class GameClock:
 
     # ------------------------------------------------------------ the director
 
-    def adjust(self, t_ns, side, delta_ms, source="serial"):
+    def adjust(self, t_ns, side, delta_ms, source="serial", by=None):
         """A director's correction from outside the buttons (the same rules as the buttons' chord)."""
-        return self._submit(t_ns, self._on_game, self.requests.adjust, side, delta_ms, source)
+        return self._submit(t_ns, self._on_game, self.requests.adjust, side, delta_ms, source, by)
 
-    def late_start(self, t_ns, player, source="serial"):
+    def late_start(self, t_ns, player, source="serial", by=None):
         """A director's late start of `player` (`A`, `B` or `both`): only on a fresh game."""
-        return self._submit(t_ns, self._on_game, self.requests.late_start, player, source)
+        return self._submit(t_ns, self._on_game, self.requests.late_start, player, source, by)
 
-    def round_over(self, t_ns, source="serial"):
-        """The director's "round over" (school rule 21): both sides stop and the game ends at once
-        (`round_over`), its penalties as of this instant; refused with an `error` on an ended game."""
-        return self._submit(t_ns, self._on_game, self.requests.round_over, source)
+    def round_over(self, t_ns, source="serial", by=None):
+        """The director's "round over" (school rule 21): the game ends at once; refused on an ended one."""
+        return self._submit(t_ns, self._on_game, self.requests.round_over, source, by)
 
-    def reopen(self, t_ns, source="serial"):
+    def reopen(self, t_ns, source="serial", by=None):
         """The director reopens an ended game (not a forfeit), stopped, exactly as it was."""
-        return self._submit(t_ns, self._on_game, self.requests.reopen, source)
+        return self._submit(t_ns, self._on_game, self.requests.reopen, source, by)
 
-    def set_scene(self, t_ns, wall_ms=None, round=None, table=None, times_s=None, start_ms=None):
+    def answer_call(self, t_ns, call, answer, source="serial", by=None):
+        """The director's answer to the board's call `call`, `taken` or `done`; refused if not open."""
+        return self._submit(t_ns, self._on_game, self.requests.answer_call, call, answer, source, by)
+
+    def set_scene(self, t_ns, wall_ms=None, round=None, table=None, times_s=None, start_ms=None, by=None):
         """A director's `set` (scene.py): the time of day at `t_ns`, round, table, starting times,
         and the round's start (`start_ms`: this game, while nobody has pressed); a `set` record."""
-        return self._submit(t_ns, self._set_scene, wall_ms, round, table, times_s, start_ms)
+        scene = (wall_ms, round, table, times_s, start_ms, by)
+        return self._submit(t_ns, self._on_game, self.requests.set_scene, self.scene, *scene)
 
     # ------------------------------------------------------------- game state
 
@@ -337,9 +336,6 @@ class GameClock:
     def _on_game(self, t_ns, action, *args):
         action(self.game, t_ns, *args)
 
-    def _set_scene(self, t_ns, *args):
-        self.requests.set_scene(self.game, t_ns, self.scene, *args)
-
     def _transition(self, t_ns, button, down):
         self._act(self.gestures.transition(button, down, t_ns, self.state))
 
@@ -368,6 +364,7 @@ class GameClock:
             **scene,
             **({"boot_id": self.boot_id} if self.boot_id else {}),
             **({"rules_set": changes} if changes else {}),
+            **self.play.calls.carried(),
         )
 
     def _act(self, intents):
@@ -380,9 +377,8 @@ class GameClock:
                 self._emit("error", intent.t_ns, detail=str(why))
 
     def _dated_in_order(self, chord):
-        """A chord is known only at its release but takes effect at its first edge (CLOCK_RULES
-        §10); whatever was recorded while it was held stays before it (it is dated no earlier than
-        the last record), and what falls due after its instant is then fired at its own instant."""
+        """A chord is known at its release but takes effect at its first edge (CLOCK_RULES §10), dated
+        no earlier than the last record; what falls due after that instant fires at its own instant."""
         t_ns = max(chord.t_ns, self.log.last_t_ns)
         self.schedule.done_ns = min(self.schedule.done_ns, t_ns)
         return replace(chord, t_ns=t_ns)

@@ -33,6 +33,9 @@ class ButtonTiming:
     end_hold_ms: int = 2000
     #: After that, a STOP press within this long confirms the end.
     confirm_end_ms: int = 5000
+    #: Hold STOP this long on a stopped clock, then release, to call the director (never acts on
+    #: the game; the stuck fault, `stuck_ms`, comes later).
+    call_hold_ms: int = 5000
     #: STOP must have been held this long before a side's press for the two to be a chord.
     chord_after_ms: int = 500
     #: In a correction, a side held at least this long takes time off instead of adding it.
@@ -64,6 +67,13 @@ class StopPress:
 @dataclass(frozen=True)
 class StopHoldRelease:
     """On an ended game, STOP was held `end_hold` and let go: a new game."""
+
+    t_ns: int
+
+
+@dataclass(frozen=True)
+class CallDirector:
+    """On a stopped, fresh or ended clock, STOP was held `call_hold` and let go: call the director."""
 
     t_ns: int
 
@@ -226,6 +236,8 @@ class Gestures:
     def hint(self, t_ns, state):
         """What the panels should ask or say about a STOP gesture at `t_ns`, or None."""
         hold_from = self._end_hold_from()
+        if hold_from is not None and t_ns >= self._call_from(hold_from):
+            return Hint.CALL
         if hold_from is not None and t_ns >= hold_from:
             return Hint.NEW_GAME if state == State.ENDED else Hint.END_GAME
         if self._confirm_until is not None and t_ns < self._confirm_until and state != State.ENDED:
@@ -234,9 +246,9 @@ class Gestures:
 
     def next_hint_change(self, now_ns):
         """When the hint next changes without input, or None."""
-        changes = [
-            at for at in (self._end_hold_from(), self._confirm_until) if at is not None and at > now_ns
-        ]
+        hold_from = self._end_hold_from()
+        call_from = self._call_from(hold_from) if hold_from is not None else None
+        changes = [at for at in (hold_from, call_from, self._confirm_until) if at is not None and at > now_ns]
         return min(changes) if changes else None
 
     # --------------------------------------------------------------- internals
@@ -247,6 +259,11 @@ class Gestures:
         if not hold or not hold.began_stopped or hold.used or STOP in self.stuck:
             return None
         return hold.since_ns + self.timing.end_hold_ms * NS_PER_MS
+
+    def _call_from(self, hold_from):
+        """From when letting go of the STOP hold that may end a game from `hold_from` calls the
+        director instead (the same hold, held longer)."""
+        return hold_from + (self.timing.call_hold_ms - self.timing.end_hold_ms) * NS_PER_MS
 
     def _accepted(self, button, down, t_ns, state):
         """A press or release that really happened, at `t_ns`."""
@@ -287,6 +304,8 @@ class Gestures:
             return []
         if t_ns < hold_from:
             return [Ignored(t_ns, STOP, "stopped" if state != State.ENDED else "ended")]
+        if t_ns >= self._call_from(hold_from):
+            return [CallDirector(t_ns)]  # held on past the end's hold: a call, nothing else
         if state == State.ENDED:
             return [StopHoldRelease(t_ns)]
         self._confirm_until = t_ns + self.timing.confirm_end_ms * NS_PER_MS  # the panels ask to confirm

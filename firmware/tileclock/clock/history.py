@@ -17,6 +17,7 @@ are not part of any game.
 from dataclasses import dataclass, field
 
 from .accounting import Accounting
+from .calls import Calls
 from .records import SIDES
 from .rules import profile
 from .scene import Scene
@@ -369,6 +370,8 @@ def view_at(game, at_ms=None, after_seq=None):
     (see `state_at`). Returns (`View`, the last record at or before that instant, the instant in ms)."""
     instant = state_at(game, at_ms, after_seq)
     state, at_ns = instant.state, instant.at_ns
+    calls = Calls()
+    calls.rebuild(r for r in game.records if r["seq"] <= instant.record["seq"])
     view = View(
         state.state,
         state.run,
@@ -376,5 +379,6 @@ def view_at(game, at_ms=None, after_seq=None):
         instant.side("B"),
         round_left_s=instant.accounting.round_left_s(state, at_ns),
         end_reason=state.end_reason,
+        call=calls.shown(),
     )
     return view, instant.record, instant.at_ms

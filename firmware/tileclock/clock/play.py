@@ -6,10 +6,14 @@ what happened through `emit`. A request or a chord the game does not allow now r
 (the clock answers it with an `error` record that says why). The gestures are tabled in docs/rules.md.
 """
 
+from copy import copy
+
 from .accounting import FORFEITS
+from .calls import CallRefused, Calls
 from .gestures import (
     STOP,
     BothChord,
+    CallDirector,
     Chord,
     ConfirmEnd,
     Ignored,
@@ -35,16 +39,24 @@ class Play:
     """The transitions of a game under `rules` (buttons per `timing`, time read by `accounting`).
 
     What it needs of the clock: `emit(ev, t_ns, **fields)` makes a record of the game as it
-    stands; `next_seq()` is the seq the next record will have; `open_game(t_ns)` opens the next game.
+    stands; `next_seq()` is the seq the next record will have; `open_game(t_ns)` opens the next game;
+    `calls` (a `calls.Calls`) is the board's open call to the director, which outlives a game.
     """
 
-    def __init__(self, rules, timing, accounting, emit, next_seq, open_game):
+    def __init__(self, rules, timing, accounting, emit, next_seq, open_game, calls=None):
         self.rules = rules
         self.timing = timing
         self.accounting = accounting
         self._emit = emit
         self._next_seq = next_seq
         self._open_game = open_game
+        self.calls = Calls() if calls is None else calls
+
+    def speaking_through(self, emit):
+        """The same transitions, said through `emit` (the director's requests add who asked)."""
+        twin = copy(self)
+        twin._emit = emit
+        return twin
 
     def intent(self, game, intent):
         """What an intent of the buttons (gestures.py) does to `game`; may raise `Refused`."""
@@ -68,6 +80,11 @@ class Play:
                 self.reopen(game, t, "buttons")
             case BothChord(t_ns=t):
                 self._ignore(STOP, t, "both_sides")
+            case CallDirector(t_ns=t) if self.calls.open is None:
+                self.calls.raised(self._next_seq())  # the call's id: its record's seq
+                self._emit("call", t, button=STOP)
+            case CallDirector(t_ns=t):
+                self._ignore(STOP, t, "called")  # the panels already show the open call
             case Ignored(t_ns=t, button=button, reason=reason):
                 self._ignore(button, t, reason)
             case Stuck(t_ns=t, button=button):
@@ -174,6 +191,17 @@ class Play:
             raise Refused(f"reopen: {why}")
         game.reopen(t_ns)
         self._emit("reopen", t_ns, source=source, reopens=game.end_seq)
+
+    def answer_call(self, game, t_ns, call, answer, source):
+        """The director's answer to the board's call `call`: `taken` or `done` (never acts on the game)."""
+        try:
+            self.calls.check(call, answer)
+        except CallRefused as why:
+            raise Refused(str(why)) from None
+        self.calls.answered(answer)
+        if answer == "done":
+            game.notice = Notice("call_done")
+        self._emit("call_answer", t_ns, call=call, answer=answer, source=source)
 
     # ---------------------------------------------------------------- buttons
 

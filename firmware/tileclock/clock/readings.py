@@ -25,9 +25,9 @@ def idle_ns(game, last_input_ns, t_ns):
     return max(0, t_ns - since)
 
 
-def view(game, accounting, gestures, t_ns):
+def view(game, accounting, gestures, t_ns, call=None):
     """What the screens show of `game` at `t_ns`: the sides as `accounting` reads them, the
-    buttons' hint and faults as `gestures` has them."""
+    buttons' hint and faults as `gestures` has them, the board's open `call` (calls.py)."""
     sides = {side: accounting.side_view(game, side, t_ns) for side in SIDES}
     faults = tuple(f"button {b}" for b in sorted(gestures.stuck))
     hint = gestures.hint(t_ns, game.state)
@@ -42,6 +42,7 @@ def view(game, accounting, gestures, t_ns):
         faults,
         round_left,
         game.end_reason,
+        call=call,
     )
 
 

@@ -1,7 +1,11 @@
-"""The director's requests from outside the buttons: adjust, late start, round over, reopen, set.
+"""The director's requests from outside the buttons: adjust, late start, round over, reopen, set,
+and the answers to the board's call.
 
 A part of `GameClock` (core.py). The buttons' chords reach the same corrections and late starts
 (play.py); a request the game does not allow now is refused with an `error` record that says why.
+Each request may name who made it (`by`: a label, the page session or tool the director used):
+the records it makes of the kinds in `ASKED` say so beside `source` (the way it came), so the
+clock's own record answers "who gave B a minute, and when" (docs/protocol.md).
 """
 
 from .play import Refused
@@ -12,6 +16,9 @@ from .timecode import NS_PER_MS, NS_PER_S
 # `Refused` is play.py's; it is named here too for readers of the requests.
 __all__ = ["DirectorRequests", "Refused"]
 
+#: the records that name who asked for the request that made them
+ASKED = ("adjust", "late_start", "reopen", "end", "set", "call_answer", "error")
+
 
 class DirectorRequests:
     """The director's requests of a game, done by `play` (a `Play`) or refused.
@@ -21,31 +28,36 @@ class DirectorRequests:
     """
 
     def __init__(self, play, emit):
-        self.play = play
-        self._emit = emit
+        self._plain_emit = emit
+        self.play = play.speaking_through(self._emit)
+        self._asked = {}  # who asked for the request being done, as record fields
 
-    def adjust(self, game, t_ns, side, delta_ms, source):
+    def adjust(self, game, t_ns, side, delta_ms, source, by=None):
         """A correction of `side` by `delta_ms` (the same rules as the buttons' chord)."""
-        self._request(t_ns, self.play.correct, game, t_ns, side, delta_ms * NS_PER_MS, source)
+        self._request(t_ns, by, self.play.correct, game, t_ns, side, delta_ms * NS_PER_MS, source)
 
-    def late_start(self, game, t_ns, player, source):
+    def late_start(self, game, t_ns, player, source, by=None):
         """A late start of `player` (`A`, `B` or `both`): only on a fresh game."""
         absent = SIDES if player == "both" else (player,)
-        self._request(t_ns, self.play.late_start, game, t_ns, absent, source)
+        self._request(t_ns, by, self.play.late_start, game, t_ns, absent, source)
 
-    def round_over(self, game, t_ns, source):
+    def round_over(self, game, t_ns, source, by=None):
         """The round is over: the game ends at once; refused on an ended game."""
-        self._request(t_ns, self.play.round_over, game, t_ns, source)
+        self._request(t_ns, by, self.play.round_over, game, t_ns, source)
 
-    def reopen(self, game, t_ns, source):
+    def reopen(self, game, t_ns, source, by=None):
         """An ended game (not a forfeit) goes back to stopped, exactly as it was."""
-        self._request(t_ns, self.play.reopen, game, t_ns, source)
+        self._request(t_ns, by, self.play.reopen, game, t_ns, source)
 
-    def set_scene(self, game, t_ns, scene, wall_ms, round, table, times_s, start_ms=None):
+    def answer_call(self, game, t_ns, call, answer, source, by=None):
+        """The answer to the board's call `call` (its record's seq): `taken` or `done`."""
+        self._request(t_ns, by, self.play.answer_call, game, t_ns, call, answer, source)
+
+    def set_scene(self, game, t_ns, scene, wall_ms, round, table, times_s, start_ms=None, by=None):
         """A `set` taken by `scene` (a `Scene`): starting times for `game` while nobody has pressed,
         and the round's start at the time of day `start_ms`; a `set` record says what was set and
         for which game (an `error` record why a start cannot be taken)."""
-        self._request(t_ns, self._set, game, t_ns, scene, wall_ms, round, table, times_s, start_ms)
+        self._request(t_ns, by, self._set, game, t_ns, scene, wall_ms, round, table, times_s, start_ms)
 
     def _set(self, game, t_ns, scene, wall_ms, round, table, times_s, start_ms):
         if start_ms is not None:  # refused before anything is set
@@ -65,12 +77,18 @@ class DirectorRequests:
             )
         self._emit("set", t_ns, **fields)
 
-    def _request(self, t_ns, action, *args):
-        """Do `action(*args)` at `t_ns`, or answer its refusal with an `error` record saying why."""
+    def _request(self, t_ns, by, action, *args):
+        """Do `action(*args)` at `t_ns` for `by`, or answer its refusal with an `error` record saying why."""
+        self._asked = {"by": by} if by else {}
         try:
             action(*args)
         except Refused as why:
             self._emit("error", t_ns, detail=str(why))
+        finally:
+            self._asked = {}
+
+    def _emit(self, ev, t_ns, **fields):
+        self._plain_emit(ev, t_ns, **fields, **(self._asked if ev in ASKED else {}))
 
 
 def _round_start_at(game, t_ns, now_ms, start_ms):

@@ -10,14 +10,15 @@ class Hint(StrEnum):
     END_GAME = "end_game"  # letting go asks to confirm the end
     CONFIRM_END = "confirm_end"  # a STOP press now ends the game
     NEW_GAME = "new_game"
+    CALL = "call"  # letting go calls the director
 
 
 @dataclass(frozen=True)
 class Notice:
     """Something the panels say until the clock next runs.
 
-    `kind` is `correction` (with `side` and `delta_s`) or `recovered` (with `uncertain_s`, the time
-    a power cut may have lost, 0 after a restart).
+    `kind` is `correction` (with `side` and `delta_s`), `recovered` (with `uncertain_s`, the time
+    a power cut may have lost, 0 after a restart) or `call_done` (the director closed the call).
     """
 
     kind: str
@@ -61,6 +62,8 @@ class View:
     #: Why the game ended (`stop_hold`, `forfeit`, `round_over`), once it has; and why a forfeit.
     end_reason: str | None = None
     lost_reason: str | None = None
+    #: The board's open call to the director: `called` (waiting), `taken` (on the way), else None.
+    call: str | None = None
     #: The hall's score link of this game, as (base, token): side S's is `base/S/token` (the device
     #: adds it, never the core: it is not in any record); and the sides whose panel shows it.
     score_link: tuple | None = None

@@ -47,6 +47,7 @@ class CommandHandler:
             "ack": self._ack,
             "late": self._late,
             "reopen": self._reopen,
+            "call": self._call,
             "code": self._code,
         }
 
@@ -84,7 +85,11 @@ class CommandHandler:
             return self._resend(now_ns, *command.args, link=link)
         if command.name == "status":
             return self._status(now_ns, link)
-        return self._answers[command.name](now_ns, *command.args)
+        if command.name in ("ack", "code"):  # make no record: nobody to name
+            return self._answers[command.name](now_ns, *command.args)
+        # the record a request makes says the way it came and who sent it (by=)
+        asked = {"source": "serial" if link is self.link else "hall", "by": command.by}
+        return self._answers[command.name](now_ns, *command.args, **asked)
 
     def follow_up(self, now_ns):
         """After the commands of a wake: report seqs a finished resend could not find, and how many
@@ -126,25 +131,28 @@ class CommandHandler:
             answer["faults"] = faults
         return frame(json.dumps(answer, separators=(",", ":")))
 
-    def _round_over(self, now_ns):
-        return self.publish(self.clock.round_over(now_ns))
+    def _round_over(self, now_ns, **asked):
+        return self.publish(self.clock.round_over(now_ns, **asked))
 
-    def _late(self, now_ns, player):
-        return self.publish(self.clock.late_start(now_ns, player))
+    def _late(self, now_ns, player, **asked):
+        return self.publish(self.clock.late_start(now_ns, player, **asked))
 
-    def _reopen(self, now_ns):
-        return self.publish(self.clock.reopen(now_ns))
+    def _reopen(self, now_ns, **asked):
+        return self.publish(self.clock.reopen(now_ns, **asked))
 
-    def _adjust(self, now_ns, side, delta_ms):
-        return self.publish(self.clock.adjust(now_ns, side, delta_ms))
+    def _adjust(self, now_ns, side, delta_ms, **asked):
+        return self.publish(self.clock.adjust(now_ns, side, delta_ms, **asked))
 
-    def _set(self, now_ns, values):
+    def _call(self, now_ns, call, answer, **asked):
+        return self.publish(self.clock.answer_call(now_ns, call, answer, **asked))
+
+    def _set(self, now_ns, values, source=None, by=None):
         if "start_ms" in values and "wall_ms" not in values and self.wall is not None:
             # a round's start is a time of day on this clock's own wall clock (chrony keeps it on
             # the director's laptop), read at the instant the command is taken
             wall_ms = self.wall(now_ns)
             values = values if wall_ms is None else {**values, "wall_ms": wall_ms}
-        return self.publish(self.clock.set_scene(now_ns, **values))
+        return self.publish(self.clock.set_scene(now_ns, **values, by=by))
 
     def _code(self, now_ns, game_seq, base, token):
         this = self.clock.game.seq

@@ -86,7 +86,10 @@ HINT_WORDS = {
     Hint.END_GAME: "RELEASE: END GAME",
     Hint.CONFIRM_END: "PRESS STOP TO END",
     Hint.NEW_GAME: "RELEASE: NEW GAME",
+    Hint.CALL: "RELEASE: CALL TD",
 }
+#: the board's open call to the director, on both panels until it is done
+CALL_WORDS = {"called": "CALLED TD", "taken": "TD COMING"}
 _PART_WORDS = {"serial": "LINK DOWN", "journal": "DISK FAULT", "hall": "NO HALL"}
 
 
@@ -98,7 +101,10 @@ def fault_text(part):
 
 
 def notice_text(notice):
-    """A notice in words: `A +1:00` after a correction, `RECOVERED +-10s` after a restart."""
+    """A notice in words: `A +1:00` after a correction, `RECOVERED +-10s` after a restart,
+    `CALL DONE` once the director has closed a call."""
+    if notice.kind == "call_done":
+        return "CALL DONE"
     if notice.kind == "correction":
         sign = "-" if notice.delta_s < 0 else "+"
         return f"{notice.side} {sign}{format_clock(abs(notice.delta_s))}"
@@ -106,9 +112,11 @@ def notice_text(notice):
 
 
 def top_left_text(view):
-    """The alert, round time left, notice or state for the top line."""
+    """The alert, the open call, round time left, notice or state for the top line."""
     if view.faults:
         return fault_text(view.faults[0])
+    if view.call:
+        return CALL_WORDS[view.call]
     if view.round_left_s is not None:
         return f"ROUND {format_clock(view.round_left_s)}"  # the round's last minutes
     if view.notice:

@@ -33,10 +33,12 @@ log = logging.getLogger(__name__)
 class Player:
     """The presses of one board, as (game time ns, button, down), made up as the game goes."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, calls=None):
         self.random = random.Random(seed)
         self.t_ns = 0
         self.turns = 0
+        #: None: never calls the director; else the turn of its first call (then now and then)
+        self.calls = calls
 
     def next_presses(self):
         """The presses of the next move: a turn, sometimes a stop and a restart, sometimes a game's end."""
@@ -56,6 +58,11 @@ class Player:
             tap("STOP", 2, hold_s=2.2)  # hold on an ended game: the next one
             tap("B", 5)  # and its first move
             self.turns = 0
+            return presses
+        if self.calls is not None and (self.turns == self.calls or rnd.random() < 0.01):
+            tap("STOP", rnd.uniform(2, 20))  # a question for the director: stopped, then a call
+            tap("STOP", 1, hold_s=5.5)  # hold STOP 5 s and let go (docs/player-guide.md)
+            tap(rnd.choice("AB"), rnd.uniform(30, 90))  # answered or not, the game goes on
             return presses
         if rnd.random() < 0.05:  # a challenge: stopped, then the loser restarts the other side
             tap("STOP", rnd.uniform(2, 20))
@@ -80,7 +87,9 @@ class Fleet:
         first=1,
         seed=0,
         rounds=False,
+        calls=False,
     ):
+        """`calls`: the players call the director now and then (the first board on its third move)."""
         self.speed = speed
         self._started_wall_ns = time.time_ns()  # the time of day at game time 0 (set again at start)
         #: the players wait at a fresh game for the director's round to start (`set start=`)
@@ -107,7 +116,8 @@ class Fleet:
             )
             # each clock's wall clock is this laptop's (`wall` above): no offset to report, exactly
             self.clocks[clock_id].uplink.report_time(lambda: {"offset_us": 0, "error_us": 0, "synced": True})
-            self.players[clock_id] = Player(seed * 100_000 + number)
+            first_call = (3 if number == first else 0) if calls else None
+            self.players[clock_id] = Player(seed * 100_000 + number, first_call)
             self.queued[clock_id] = []
         self.playing = True
         #: the longest a step took (real seconds): how far the fleet fell behind its game time

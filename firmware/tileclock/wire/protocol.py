@@ -5,8 +5,10 @@ the CRC-32 (as zlib computes it) of the line's bytes with that field removed,
 in eight lower-case hex digits. Every line stays valid JSON.
 
 A command is one line of ASCII: `status`, `resend FROM [TO]`, `adjust SIDE DELTA_MS*CRC`,
-`round over*CRC`, `late A|B|both*CRC`, `reopen*CRC`, `set KEY=VALUE ...*CRC`, `ack SEQ*CRC` or
-`code GAME BASE TOKEN*CRC` (the hall's score link for game GAME, shown as a QR code), where CRC is the CRC-32 of the text before `*`. A command that changes the game (or what the clock
+`round over*CRC`, `late A|B|both*CRC`, `reopen*CRC`, `set KEY=VALUE ...*CRC`, `call taken|done
+SEQ*CRC`, `ack SEQ*CRC` or `code GAME BASE TOKEN*CRC` (the hall's score link for game GAME, shown
+as a QR code), where CRC is the CRC-32 of the text before `*`. Any command that changes the game
+may also name who sent it, `by=LABEL` (a page session, a tool): the record it makes says so. A command that changes the game (or what the clock
 may delete) must carry its CRC, so line noise can never make one. The answer to `status` is a
 framed line without a `seq`: it is not a record.
 """
@@ -133,10 +135,12 @@ def _checked_body(line, limits=LIMITS):
 class Command:
     """One director's command: `status`, `resend` (first, last), `adjust` (side, delta_ms),
     `round_over`, `late` (player,), `reopen`, `set` (values,: `set_scene`'s keyword arguments),
-    `ack` (seq,) or `code` (game seq, base, token)."""
+    `call` (seq, answer), `ack` (seq,) or `code` (game seq, base, token); `by`, who sent it (a
+    label), if the line said."""
 
     name: str
     args: tuple = ()
+    by: str | None = None
 
 
 def with_crc(text):
@@ -163,7 +167,17 @@ def parse_command(raw):
     words = text.split()
     if not words:
         raise CommandError("empty command")
-    name, args = words[0].lower(), words[1:]
+    by = [word[3:] for word in words[1:] if word[:3].lower() == "by="]
+    if len(by) > 1 or (by and not is_label(by[0])):
+        raise CommandError("by=: once, a label (letters, digits, - or _, up to 32)")
+    command = _command(words[0].lower(), [w for w in words[1:] if w[:3].lower() != "by="], checked)
+    if by and command.name in ("status", "resend", "ack", "code"):
+        raise CommandError(f"{command.name} takes no by=")
+    return Command(command.name, command.args, by[0]) if by else command
+
+
+def _command(name, args, checked):
+    """The command `name` with `args` (words), `checked`: whether its line carried its CRC."""
     if name == "status" and not args:
         return Command("status")
     if name == "resend" and 1 <= len(args) <= 2 and all(a.isdigit() for a in args):
@@ -195,6 +209,11 @@ def parse_command(raw):
         if player not in (*SIDES, "both"):
             raise CommandError("usage: late A|B|both (the absent side, or both)")
         return _checked(Command("late", (player,)), checked, "late starts a clock", f"late {player}")
+    if name == "call" and len(args) == 2 and args[0].lower() in ("taken", "done") and args[1].isdigit():
+        answer = args[0].lower()
+        return _checked(
+            Command("call", (int(args[1]), answer)), checked, "call answers a call", "call taken 57"
+        )
     if name == "code":
         return _checked(_code(args), checked, "code gives the players a link", "code 12 HTTP://H/S/3 TOKEN")
     if name == "set":
@@ -202,7 +221,7 @@ def parse_command(raw):
         return _checked(Command("set", (values,)), checked, "set changes the game", "set round=3")
     raise CommandError(
         f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS, round over, "
-        "late A|B|both, reopen, set KEY=VALUE..., ack SEQ, code GAME BASE TOKEN)"
+        "late A|B|both, reopen, set KEY=VALUE..., call taken|done SEQ, ack SEQ, code GAME BASE TOKEN)"
     )
 
 

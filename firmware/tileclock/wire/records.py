@@ -44,6 +44,7 @@ KINDS = {
     ),
     "state": lambda value: value in STATES,
     "run": lambda value: value is None or value in SIDES,
+    "call_answer": lambda value: value in ("taken", "done"),
     "seqs": lambda value: isinstance(value, list) and len(value) == 2 and all(map(_natural, value)),
 }
 
@@ -104,6 +105,9 @@ def _events(*events):
 #: Where a game sits in the tournament (scene.py): on `new_game`, `end` and `set` records.
 _SCENE = {"round": "natural_or_null", "table": "str_or_null", "wall_ms": "natural_or_null"}
 
+#: Who asked for a director's request (a page session, a tool: a label), on the record it made.
+_BY = {"by": "label"}
+
 #: Every event a clock writes, with its own fields (docs/protocol.md). `at_ns` (the exact instant, in
 #: ns since the game's start) is on every record that starts or stops a clock: see `TRANSITIONS`.
 EVENTS = _events(
@@ -113,22 +117,33 @@ EVENTS = _events(
     Event(
         "new_game",
         {"rules": "str", "time_ms": "sides_ms"},
-        {"mono_ns": "int", "boot_id": "str", "rules_set": "dict", **_SCENE},
+        # `call`, `call_taken`: the board's call to the director still open as the game opens
+        {
+            "mono_ns": "int",
+            "boot_id": "str",
+            "rules_set": "dict",
+            "call": "natural",
+            "call_taken": "bool",
+            **_SCENE,
+        },
     ),
     # a side's press runs the other side: the side pressed and the side that runs are each A or B
     Event("start", {"button": "side", "run": "side"}),
     Event("switch", {"button": "side", "run": "side"}, {"arrived": "side"}),
     Event("resume", {"button": "side", "run": "side"}),
     Event("pause", {"button": "button"}, {"arrived": "side"}),
-    Event("late_start", {"player": "side_or_both"}, {"button": "button", "source": "str"}),
+    Event("late_start", {"player": "side_or_both"}, {"button": "button", "source": "str", **_BY}),
     Event("arrived", {"player": "side", "button": "button"}),
     Event("ignored", {"button": "button", "reason": "str"}),
     Event("overtime", {"player": "side"}),
     Event("penalty", {"player": "side", "kind": "str"}),
     Event("forfeit", {"player": "side_or_both", "reason": "str"}),
-    Event("adjust", {"player": "side", "delta_ms": "int"}, {"source": "str"}),
-    Event("end", {"reason": "str", "summary": SUMMARY}, {"supersedes": "natural", **_SCENE}),
-    Event("reopen", {"source": "str"}, {"reopens": "natural"}),
+    Event("adjust", {"player": "side", "delta_ms": "int"}, {"source": "str", **_BY}),
+    Event("end", {"reason": "str", "summary": SUMMARY}, {"supersedes": "natural", **_SCENE, **_BY}),
+    Event("reopen", {"source": "str"}, {"reopens": "natural", **_BY}),
+    # the board calls the director (its id: this record's seq), and the director's answers to it
+    Event("call", {"button": "button"}),
+    Event("call_answer", {"call": "natural", "answer": "call_answer", "source": "str"}, _BY),
     Event(  # a `set` carries only what was set: never a null round, table or time of day
         "set",
         {"applies": "str"},
@@ -143,6 +158,7 @@ EVENTS = _events(
             "start_ms": "natural",
             "start_at_ns": "natural",
             "late_ms": "natural",
+            **_BY,
         },
     ),
     # the round started (a director's `set start=`), at the instant set: `start_ms` its time of day
@@ -155,7 +171,7 @@ EVENTS = _events(
         {"mono_ns": "int", "down_ms": "int", "uncertain_ms": "natural_or_null"},
     ),
     # `holds`: on a refused resend, the seqs the journal still holds (first, last)
-    Event("error", {"detail": "str"}, {"line": "str", "dropped": "natural", "holds": "seqs"}),
+    Event("error", {"detail": "str"}, {"line": "str", "dropped": "natural", "holds": "seqs", **_BY}),
     Event("fault", {"part": "str", "detail": "str"}, {"skipped": "seqs", "lost": "seqs", "pruned": "seqs"}),
     Event("fault_cleared", {"part": "str"}),
 )

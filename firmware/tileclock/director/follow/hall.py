@@ -87,6 +87,8 @@ class HallFeed:
         self.changed = threading.Condition()
         #: called with (clock id, seq, record) for each record stored (benchmarks time them)
         self.on_stored = None
+        #: `players(round, table)`: who plays there, from the pairings (event/players.py), if given
+        self.players = None
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False)
         client.username_pw_set(user, password or None)
         if tls_ca:
@@ -215,6 +217,8 @@ class HallFeed:
         now = time.time()
         boards = [board.as_dict(self.store.log_of(cid), now) for cid, board in list(self.boards.items())]
         boards.sort(key=lambda b: (b["attention"], board_order(b["board"]), b["clock"]))
+        for board in boards if self.players else ():  # the board's name is its table, unless set
+            board["players"] = self.players(board["round"], board["table"] or board["board"])
         return {
             "version": self.version,
             "connected": self.down is None,

@@ -1,5 +1,6 @@
 """What the hall's page shows of one clock (`Board`), and in which order the boards come."""
 
+from ...clock.calls import Calls
 from .store import shown
 
 
@@ -14,6 +15,7 @@ class Board:
         self.received_at = None  # time.time() when that record arrived
         self.refusals = 0  # messages of this clock refused (rejects.log has each, with its reason)
         self.last_refusal = None
+        self._call = (None, None)  # (the game's last record read, the open call it leaves)
 
     def refused(self, reason, detail):
         """One more message of this clock refused, for `reason` (a short code)."""
@@ -52,8 +54,35 @@ class Board:
             # how its wall clock follows this laptop (chrony): a round set for a time starts by it
             "time": self.state.get("time"),
         }
+        board["call"] = self.open_call(log, board["age_ms"])
         board["attention"] = _attention(board)
         return board
+
+    def open_call(self, log, age_ms):
+        """The board's open call to the director, from its game's records on file (so a restart of
+        the hall finds it again): its seq, `called` or `taken`, and how long it has waited (the
+        clock's time since the call, and since its last record), or None."""
+        game = log.game if log else None
+        if game is None or not game.records:
+            return None
+        last = game.records[-1]
+        key = (game.seq, last.get("seq"))
+        if self._call[0] != key:  # read the game again only when it has grown
+            calls = Calls()
+            calls.rebuild(game.records)
+            call = next((r for r in game.records if r.get("seq") == getattr(calls.open, "seq", None)), None)
+            self._call = (key, (calls.open, call))
+        open_call, record = self._call[1]
+        if open_call is None:
+            return None
+        # a call carried into this game was raised in the one before: its wait counts from this game's start
+        since_ms = record["t_ms"] if record else 0
+        waited_ms = max(0, last.get("t_ms", 0) - since_ms) + (age_ms or 0)
+        return {
+            "seq": open_call.seq,
+            "state": "taken" if open_call.taken else "called",
+            "waited_ms": waited_ms,
+        }
 
 
 def _side(side):
@@ -67,9 +96,9 @@ def _side(side):
 
 
 def _attention(board):
-    """0 needs the director now (offline, a fault, waiting for records), 1 look soon (overtime,
-    stopped mid-game), 2 playing, 3 nothing to do (ready, ended)."""
-    if not board["online"] or board["faults"] or board["waiting"]:
+    """0 needs the director now (a call, offline, a fault, waiting for records), 1 look soon
+    (overtime, stopped mid-game), 2 playing, 3 nothing to do (ready, ended)."""
+    if board.get("call") or not board["online"] or board["faults"] or board["waiting"]:
         return 0
     if board["state"] == "paused" or any(s["shown"].startswith("-") for s in (board["A"], board["B"])):
         return 1

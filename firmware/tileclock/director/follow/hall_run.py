@@ -87,6 +87,10 @@ def serve_hall(args, password, out, draw_panel=None):
     if phone and allowed:  # the phones call the page by the address their links name
         allowed = [*allowed, urlsplit(phone).hostname]
     feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca, keys=keys).start()
+    if getattr(args, "pairings_read", None):
+        from ..event.players import TablePlayers
+
+        feed.players = TablePlayers(args).names  # a call's banner names the players at its table
     try:
         scores = ScoreBook(os.path.join(args.out, "scores"))  # the score entries, beside the records
         pairings = getattr(args, "pairings_read", None)

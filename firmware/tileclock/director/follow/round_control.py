@@ -29,29 +29,38 @@ class RoundControl:
         self.zone = zone  # a tzinfo for the start's time of day; None: this laptop's own
         self.current = None
 
-    def start(self, number, start_text="", boards_text="", send=None):
+    def start(self, number, start_text="", boards_text="", send=None, record=None):
         """Start round `number` at `start_text` (`14:00` or `14:00:00`, today, this laptop's time;
         empty: in `LEAD_S` seconds) on the boards `boards_text` names (`1-8, 11`; empty: every
         board): `send(command, clock_id)` to each (default: the feed's `command`, the one path
-        every command of the page takes). Returns what was done; ValueError says what is wrong,
-        before anything is sent."""
+        every command of the page takes), after `record(action, command, changed)` (the audit
+        trail's line; what it raises stops the round before anything is sent). Returns what was
+        done; ValueError says what is wrong, before anything is sent."""
         if not (isinstance(number, int) and 1 <= number <= 99):
             raise ValueError("round: a number from 1 to 99")
         start_ms = self._start_ms(start_text.strip())
         boards = self._boards(boards_text.strip())
-        for board in boards:
-            (send or self.feed.command)(f"set round={number} start={start_ms}", board["clock"])
-        self.current = {
+        command = f"set round={number} start={start_ms}"
+        current = {
             "round": number,
             "start_ms": start_ms,
             "start": self._clock_time(start_ms),
             "boards": [board["board"] for board in boards],
             "clocks": [board["clock"] for board in boards],
         }
+        if record is not None:
+            changed = {key: current[key] for key in ("round", "start_ms", "start", "boards")}
+            record("round_start", command, changed)
+        for board in boards:
+            (send or self.feed.command)(command, board["clock"])
+        self.current = current
         return self.current
 
-    def over(self, send=None):
-        """`round over` to every clock at once (school rule 21), by `send(command, clock_id)`."""
+    def over(self, send=None, record=None):
+        """`round over` to every clock at once (school rule 21), by `send(command, clock_id)`, after
+        `record(action, command, changed)` (as for `start`)."""
+        if record is not None:
+            record("round_over", "round over", {"round": self.current["round"]} if self.current else {})
         (send or self.feed.command)("round over", "all")
         if self.current is not None:
             self.current = dict(self.current, over_ms=self.now_ns() // 1_000_000)

@@ -15,7 +15,9 @@ page works in a hall with no internet.
     POST /api/round/over            `round over` to every clock: it stops them (school rule 21)
     POST /api/board/CLOCK/clear     clears the clock's retained state and status on the broker
 
-and the score entry's routes (`score_routes.py`): the phones' form, the director's scores page.
+the board's commands, its call's answers and its table's history (`board_routes.py`), and the
+score entry's routes (`score_routes.py`): the phones' form, the director's scores page. Every
+command is on the audit trail (`follow/audit.py`) before it is sent.
 """
 
 import asyncio
@@ -34,6 +36,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ...wire.protocol import is_label
+from .board_routes import board_routes, round_step, who
 from .guard import origin_ok
 from .live import LiveBoards
 from .score_routes import score_routes
@@ -131,9 +134,11 @@ def make_app(hall, allowed_hosts):
             return _text(400, "round: a number from 1 to 99")
         start, boards = form.get("start", [""])[0], form.get("boards", [""])[0]
         try:
-            started = await asyncio.to_thread(hall.rounds.start, int(number), start, boards)
+            started = await asyncio.to_thread(round_step, hall, request, "start", int(number), start, boards)
         except ValueError as error:
             return _text(400, str(error))
+        except OSError as error:
+            return _text(503, f"not sent: the audit trail cannot be written ({error.strerror or error})")
         count = len(started["boards"])
         said = f"round {number} starts at {started['start']} on {count} board{'' if count == 1 else 's'}"
         return _json({"sent": said, "round": started})
@@ -145,7 +150,10 @@ def make_app(hall, allowed_hosts):
         _form, refused = await _command_form(request)
         if refused:
             return refused
-        await asyncio.to_thread(hall.rounds.over)
+        try:
+            await asyncio.to_thread(round_step, hall, request, "over")
+        except OSError as error:
+            return _text(503, f"not sent: the audit trail cannot be written ({error.strerror or error})")
         return _json({"sent": "round over", "round": hall.rounds.current})
 
     async def clear(request):
@@ -155,6 +163,12 @@ def make_app(hall, allowed_hosts):
         clock = request.path_params["clock"]
         if not is_label(clock):
             return _text(404, "no such clock")
+        by, addr = who(request)
+        changed = {"cleared": ["state", "status"]}
+        try:
+            await asyncio.to_thread(hall.audit.record, "clear", by, addr, None, clock, None, changed)
+        except OSError as error:
+            return _text(503, f"not cleared: the audit trail cannot be written ({error.strerror or error})")
         hall.feed.clear_state(clock)
         return _json({"cleared": clock})
 
@@ -172,6 +186,7 @@ def make_app(hall, allowed_hosts):
         Route("/api/round/start", round_start, methods=["POST"]),
         Route("/api/round/over", round_over, methods=["POST"]),
         *score_routes(hall, _command_form, _file, _json, _text),
+        *board_routes(hall, _command_form, _json, _text),
         Route("/api/board/{clock}/clear", clear, methods=["POST"]),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False)]

@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from ...wire.protocol import is_label
 from ..event.entries import EntryRefused
+from .board_routes import who
 
 
 def score_routes(hall, command_form, file, json_, text):
@@ -90,6 +91,14 @@ def score_routes(hall, command_form, file, json_, text):
                        _one(form, "seat_a") or None)  # fmt: skip  # one call
         except EntryRefused as error:
             return text(400, str(error))
+        scores = {
+            "round": int(number),
+            "table": table,
+            "A": _one(form, "score_a"),
+            "B": _one(form, "score_b"),
+        }
+        by, addr = who(request)
+        await asyncio.to_thread(hall.audit.record, "score", by, addr, None, None, {"table": table}, scores)
         return json_(_table_state(book, int(number), table))
 
     async def link(request):
@@ -118,6 +127,8 @@ def score_routes(hall, command_form, file, json_, text):
         if not number.isdigit() or not 1 <= int(number) <= 99:
             return text(400, "round: a number from 1 to 99")
         book.lock_round(int(number))
+        by, addr = who(request)
+        await asyncio.to_thread(hall.audit.record, "lock", by, addr, None, None, None, {"round": int(number)})
         return json_({"locked": int(number)})
 
     return [

@@ -15,6 +15,7 @@ import time
 import uvicorn
 
 from ...clock.history import view_at
+from ..follow.audit import AuditLog
 from ..follow.round_control import RoundControl
 from .app import COMMAND_HEADER, MAX_FORM_BYTES, make_app
 from .guard import TimedH11, own_hosts
@@ -58,6 +59,7 @@ class HallPage:
         self.feed = feed
         self.draw_panel = draw_panel
         self.scores = scores  # an event.entries.ScoreBook: the score entry's routes answer with it
+        self._audit = None
         self.pairings = pairings  # an event.hall_pairings.HallPairings: the players' names, or None
         self.rounds = RoundControl(feed)  # the round started from the page (follow/round_control.py)
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts else own_hosts(host)
@@ -84,6 +86,13 @@ class HallPage:
         )
         self.server = uvicorn.Server(config)
         self.thread = None
+
+    @property
+    def audit(self):
+        """Every director's action, in the records folder (follow/audit.py): made on first use."""
+        if self._audit is None:
+            self._audit = AuditLog(self.feed.store.outdir)
+        return self._audit
 
     @property
     def address(self):
@@ -125,6 +134,8 @@ class HallPage:
             "game_seq": game.seq,
             "records": game.records,
             "corrections": [r for r in game.records if r["ev"] == "adjust"],
+            "call": board.get("call"),
+            "table": board.get("table"),
             "end_ms": game.records[-1]["t_ms"],
             "picture": _plot_available(),
         }

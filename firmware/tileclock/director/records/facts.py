@@ -235,10 +235,30 @@ def _notes(facts, records, ends):
         )
     if any(r["ev"] == "reopen" for r in records):
         notes.append("the game was reopened after it had ended")
+    notes.extend(_calls(records))
     if facts.forfeit is None and facts.ended:
         note = _out_play_check(records, ends[-1])
         if note:
             notes.append(note)
+    return notes
+
+
+def _calls(records):
+    """Each call to the director in the game, and how it was answered (docs/rules.md, "Calling the
+    director"): `the board called the director at 12:30 (call 57): taken at 12:41 by page-3f2a, done at 14:02`."""
+    calls = {}
+    for record in records:
+        if record["ev"] == "call":
+            calls[record["seq"]] = [f"at {clock_text(record['t_ms'])}"]
+        elif record["ev"] == "new_game" and isinstance(record.get("call"), int):
+            calls[record["call"]] = ["in the game before"]  # carried into this game, still open
+        elif record["ev"] == "call_answer" and record.get("call") in calls:
+            by = f" by {record['by']}" if record.get("by") else ""
+            calls[record["call"]].append(f"{record.get('answer')} at {clock_text(record['t_ms'])}{by}")
+    notes = []
+    for seq, (raised, *answers) in calls.items():
+        answered = ", ".join(answers) if answers else "not answered in this game"
+        notes.append(f"the board called the director {raised} (call {seq}): {answered}")
     return notes
 
 

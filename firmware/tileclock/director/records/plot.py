@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ...clock.timecode import format_clock
 from ...wire.records import SIDES
+from .actions import clock_actions
 
 COLOURS = {"A": "#1f5fa8", "B": "#c85a00"}
 
@@ -110,7 +111,8 @@ def picture(game, title=""):
                     side,
                     t_ms,
                     left[side],
-                    f"{sign}{format_clock(abs(record['delta_ms']) // 1000)}",
+                    f"{sign}{format_clock(abs(record['delta_ms']) // 1000)}"
+                    + (f" {_text(record['by'])}" if record.get("by") else ""),  # who asked
                 )
             )
         for side in SIDES:
@@ -132,6 +134,10 @@ def picture(game, title=""):
                 )
         elif ev == "end":
             result.marks.append(Mark("end", None, t_ms, None, _text(record.get("reason", "end"))))
+        if ev in ("call", "call_answer", "reopen", "late_start", "set") or (ev == "end" and record.get("by")):
+            for action in clock_actions([record]):  # the director's actions (and calls), in place
+                by = f" ({action['by']})" if action["by"] else ""
+                result.marks.append(Mark("director", None, t_ms, None, _text(action["what"] + by)))
         if ev == "late_start":
             absent_since, absent_side = t_ms, player
         elif absent_since is not None and (record.get("arrived") or ev in ("forfeit", "end")):
@@ -274,6 +280,10 @@ def figure(pic, at_ms=None):
         )
     for mark in pic.marks_of("end"):
         times.axvline(mark.t_ms * s, color="black", lw=1, ls="--", gid="end")
+    for number, mark in enumerate(pic.marks_of("director")):
+        times.axvline(mark.t_ms * s, color="#70a", lw=0.8, ls=":", gid="director")
+        times.annotate(mark.label, (mark.t_ms * s, 1), xycoords=("data", "axes fraction"), xytext=(2, -10 - 9 * (number % 3)),
+                       textcoords="offset points", fontsize=6, color="#70a", parse_math=False)  # fmt: skip  # one call
     if at_ms is not None:
         for axes in (times, pens):
             axes.axvline(at_ms * s, color="#2a2", lw=1.5, gid="cursor")

@@ -6,6 +6,7 @@ its records up to then, as the clock itself rebuilds it after a restart.
 
 from ...clock.history import view_at
 from ...clock.timecode import format_clock
+from .actions import action_line, clock_actions
 from .history import iter_games, iter_records, last_game_records, no_game_at
 
 __all__ = ["describe", "load_game", "pick_game", "view_at", "within_the_game"]
@@ -71,8 +72,10 @@ def instant(t_ms):
     return f"{format_clock(t_ms // 1000)}.{t_ms % 1000:03d}"
 
 
-def describe(view, record, at_ms):
-    """Plain text: the instant, the record it follows, and both sides as their screens showed them."""
+def describe(view, record, at_ms, game=None):
+    """Plain text: the instant, the record it follows, and both sides as their screens showed them;
+    with the `game`, also the board's open call and the director's actions up to that record, in
+    place (each with the way it came and who asked)."""
     lines = [
         f"at {instant(at_ms)} of the game, after record {record['seq']} "
         f"({record['ev']} at {record['t_ms']} ms): {view.state}"
@@ -87,4 +90,10 @@ def describe(view, record, at_ms):
         lines.append(
             f"  {side}: {mine.shown:>7}  penalty {mine.pen:3d}  used {mine.used_ms} ms  {' '.join(notes)}"
         )
+    if view.call:
+        lines.append("  a call to the director is open" + (": taken" if view.call == "taken" else ""))
+    actions = clock_actions(r for r in (game.records if game else []) if r["seq"] <= record["seq"])
+    if actions:
+        lines.append("the director's actions and calls so far:")
+        lines.extend(f"  {action_line(action)}" for action in actions)
     return "\n".join(lines)

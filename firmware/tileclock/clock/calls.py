@@ -1,0 +1,79 @@
+"""Calls to the director: raised at the board, answered from the director's page (docs/hall.md).
+
+A call belongs to the board, not to a game: a call still open when a new game starts is carried
+into it (its `new_game` record names it), so a restart that takes up only the last game still knows
+it. A call's id is the seq of its `call` record. One call is open at a time; the director answers
+it `taken` (on the way) and then `done`, or `done` at once. Nothing here touches the game: a call
+and its answers never change a side's time or the game's state.
+"""
+
+from dataclasses import dataclass
+
+#: what a director may answer a call, in the order it may answer
+ANSWERS = ("taken", "done")
+
+
+class CallRefused(Exception):
+    """An answer that names no open call, or says nothing new; the message says why."""
+
+
+@dataclass(frozen=True)
+class OpenCall:
+    """The call the board waits on: its `call` record's seq and whether the director has taken it."""
+
+    seq: int
+    taken: bool = False
+
+
+class Calls:
+    """The board's open call, if any, kept from the records that raise and answer it."""
+
+    def __init__(self):
+        self.open = None
+
+    def raised(self, seq):
+        """A call was raised with record `seq`."""
+        self.open = OpenCall(seq)
+
+    def check(self, call, answer):
+        """Whether `answer` to call `call` may be recorded now; CallRefused says why not."""
+        if answer not in ANSWERS:
+            raise CallRefused(f"call: {answer!r} is no answer (taken, done)")
+        if self.open is None or self.open.seq != call:
+            now = f"call {self.open.seq} is" if self.open else "no call is"
+            raise CallRefused(f"call {call} is not open ({now})")
+        if answer == "taken" and self.open.taken:
+            raise CallRefused(f"call {call} is already taken")
+
+    def answered(self, answer):
+        """The open call was answered `answer` (checked)."""
+        self.open = OpenCall(self.open.seq, True) if answer == "taken" else None
+
+    def shown(self):
+        """What the panels mark: `called` (waiting), `taken` (the director is on the way), or None."""
+        if self.open is None:
+            return None
+        return "taken" if self.open.taken else "called"
+
+    def carried(self):
+        """The fields a `new_game` record carries of a call still open."""
+        if self.open is None:
+            return {}
+        return {"call": self.open.seq, "call_taken": self.open.taken}
+
+    def take(self, record):
+        """Take one record of the journal up again (after a restart), oldest first."""
+        ev = record.get("ev")
+        if ev == "call":
+            self.raised(record["seq"])
+        elif ev == "call_answer" and self.open is not None and record.get("call") == self.open.seq:
+            self.answered(record.get("answer"))
+        elif ev == "new_game":
+            call = record.get("call")
+            self.open = OpenCall(call, bool(record.get("call_taken"))) if isinstance(call, int) else None
+
+    def rebuild(self, records):
+        """The open call as `records` (the journal's, oldest first) leave it."""
+        self.open = None
+        for record in records:
+            self.take(record)

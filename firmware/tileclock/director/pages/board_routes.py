@@ -1,0 +1,137 @@
+"""The director's commands to one board, and a table's history (docs/hall.md, "Calls" and "The audit trail").
+
+    POST /api/board/CLOCK/call       call=SEQ answer=taken|done: the answer to the board's call
+    POST /api/board/CLOCK/command    action=adjust side=A|B delta_s=60|-60, action=late player=A|B|both,
+                                     action=reopen, action=round_over: a command to that clock
+    GET  /api/board/CLOCK/history    the table's history: the director's actions on file and what
+                                     the clock recorded of them
+
+Every command is written to the audit trail (`follow/audit.py`) before it is sent, with the page
+session that sent it (the page's `X-Tileclock-Session` header), and sent with `by=` naming that
+session, so the clock's record names it too.
+"""
+
+import asyncio
+import re
+
+from starlette.routing import Route
+
+from ...wire.protocol import is_label
+from ..follow.audit import read, session_label, table_history
+
+#: the header that names the page session a command came from
+SESSION_HEADER = "X-Tileclock-Session"
+#: a correction from the page: whole seconds, at most 10 minutes either way (the clock's own limit)
+MAX_DELTA_S = 600
+_SECONDS = re.compile(r"[+-]?\d{1,4}")
+
+
+def who(request):
+    """(by, addr): the page session a request came from, and the browser's address."""
+    addr = request.client.host if request.client else None
+    return session_label(request.headers.get(SESSION_HEADER)), addr
+
+
+def act(hall, request, action, text, clock="all", changed=None):
+    """Write `action` to the audit trail, then send command `text` (with `by=`) to `clock`; the
+    audit line (a dict). The board is read as the page shows it, for its table and times before."""
+    by, addr = who(request)
+    board = None
+    if clock != "all":
+        board = next((b for b in hall.feed.snapshot()["boards"] if b["clock"] == clock), None)
+    command = f"{text} by={by}"
+    entry = hall.audit.record(action, by, addr, command, clock, board, changed)
+    hall.feed.command(command, clock)
+    return entry
+
+
+async def sent(hall, request, json_, text, action, line, clock="all", changed=None):
+    """`act` off the page's event loop, answered: what was sent and by whom, or 503 when the
+    audit trail cannot be written (then nothing was sent: no action without its line)."""
+    try:
+        entry = await asyncio.to_thread(act, hall, request, action, line, clock, changed)
+    except OSError as error:
+        return text(503, f"not sent: the audit trail cannot be written ({error.strerror or error})")
+    return json_({"sent": entry["command"], "by": entry["by"]})
+
+
+def round_step(hall, request, step, *args):
+    """The round's `start` (`*args`: number, start, boards) or `over`, audited: one audit line for
+    the whole round (its number, start and boards: what changed) written before the first command
+    leaves, then each command sent with `by=` naming the page session. OSError: nothing was sent."""
+    by, addr = who(request)
+
+    def record(action, command, changed):
+        hall.audit.record(action, by, addr, f"{command} by={by}", "all", None, changed)
+
+    def send(command, clock):
+        hall.feed.command(f"{command} by={by}", clock)
+
+    if step == "start":
+        return hall.rounds.start(*args, send=send, record=record)
+    return hall.rounds.over(send=send, record=record)
+
+
+def board_routes(hall, command_form, json_, text):
+    """The routes above for `hall` (a `HallPage` with an `audit` trail), with the app's helpers."""
+
+    async def answer_call(request):
+        form, refused = await command_form(request)
+        if refused:
+            return refused
+        clock = request.path_params["clock"]
+        seq, answer = _one(form, "call"), _one(form, "answer")
+        if not is_label(clock) or not seq.isdigit() or answer not in ("taken", "done"):
+            return text(400, "call: the call's seq, and answer taken or done")
+        changed = {"call": int(seq), "answer": answer}
+        return await sent(hall, request, json_, text, "call", f"call {answer} {int(seq)}", clock, changed)
+
+    async def command(request):
+        form, refused = await command_form(request)
+        if refused:
+            return refused
+        clock = request.path_params["clock"]
+        if not is_label(clock):
+            return text(404, "no such clock")
+        action = _one(form, "action")
+        if action == "adjust":
+            side, delta = _one(form, "side").upper(), _one(form, "delta_s")
+            if side not in ("A", "B") or not _SECONDS.fullmatch(delta):
+                return text(400, "adjust: side A or B, delta_s whole seconds")
+            seconds = int(delta)
+            if seconds == 0 or abs(seconds) > MAX_DELTA_S:
+                return text(400, "adjust: not zero, at most 10 minutes")
+            line, changed = f"adjust {side} {seconds * 1000:+d}", {"side": side, "delta_ms": seconds * 1000}
+        elif action == "late":
+            player = _one(form, "player")
+            if player not in ("A", "B", "both"):
+                return text(400, "late: player A, B or both")
+            line, changed = f"late {player}", {"absent": player}
+        elif action in ("reopen", "round_over"):
+            line, changed = {"reopen": "reopen", "round_over": "round over"}[action], {}
+        else:
+            return text(400, "action: adjust, late, reopen or round_over")
+        return await sent(hall, request, json_, text, action, line, clock, changed)
+
+    async def history(request):
+        clock = request.path_params["clock"]
+        if not is_label(clock):
+            return text(404, "no such clock")
+
+        def read_it():
+            board = next((b for b in hall.feed.snapshot()["boards"] if b["clock"] == clock), {})
+            game = hall.game(clock)
+            entries = read(hall.feed.store.outdir)
+            return table_history(entries, game.records if game else [], clock, board.get("table"))
+
+        return json_(await asyncio.to_thread(read_it))
+
+    return [
+        Route("/api/board/{clock}/call", answer_call, methods=["POST"]),
+        Route("/api/board/{clock}/command", command, methods=["POST"]),
+        Route("/api/board/{clock}/history", history),
+    ]
+
+
+def _one(form, key):
+    return form.get(key, [""])[0].strip()[:12]

@@ -1,0 +1,59 @@
+"""The director's actions (and the board's calls) as a game's own records tell them.
+
+Read by the page's table history (`follow/audit.py`), `tileclock replay` and the sheet's notes:
+each action with its instant, what it was, the way it came (`source`) and who asked (`by`, when the
+command named it: docs/protocol.md).
+"""
+
+from ...clock.timecode import format_clock
+
+#: the clock's records that are a director's action (or a call)
+DIRECTOR_EVENTS = ("adjust", "late_start", "reopen", "set", "call", "call_answer", "end")
+
+
+def clock_actions(records):
+    """What a game's records say the director (or a call) did: one dict each, in order, with its
+    seq, `t_ms`, what it was, the way it came and who asked (`by`, when the command named it)."""
+    actions = []
+    for record in records:
+        ev = record.get("ev")
+        if ev not in DIRECTOR_EVENTS or (ev == "end" and record.get("reason") != "round_over"):
+            continue
+        what = {
+            "adjust": lambda r: f"{r.get('player')} {_signed(r.get('delta_ms'))}",
+            "late_start": lambda r: f"late start, {r.get('player')} absent",
+            "reopen": lambda r: "game reopened",
+            "set": lambda r: "set " + ", ".join(f"{k} {r[k]}" for k in ("round", "table") if k in r),
+            "call": lambda r: "the board called the director",
+            "call_answer": lambda r: f"call {r.get('call')} {r.get('answer')}",
+            "end": lambda r: "round over",
+        }[ev](record)
+        actions.append(
+            {
+                "seq": record.get("seq"),
+                "t_ms": record.get("t_ms"),
+                "ev": ev,
+                "what": what,
+                "source": record.get("source", "buttons" if ev == "call" else None),
+                "by": record.get("by"),
+                "A": (record.get("A") or {}).get("shown"),
+                "B": (record.get("B") or {}).get("shown"),
+            }
+        )
+    return actions
+
+
+def _signed(delta_ms):
+    if not isinstance(delta_ms, int):
+        return "?"
+    return ("-" if delta_ms < 0 else "+") + format_clock(abs(delta_ms) // 1000)
+
+
+def action_line(action):
+    """One action in words: `12:30.000 B +1:00 (hall, by page-3f2a)`."""
+    way = ", ".join(
+        part for part in (action["source"], f"by {action['by']}" if action["by"] else None) if part
+    )
+    t_ms = action["t_ms"] if isinstance(action["t_ms"], int) else 0
+    when = f"{format_clock(t_ms // 1000)}.{t_ms % 1000:03d}"
+    return f"{when} {action['what']}" + (f" ({way})" if way else "")

@@ -1,0 +1,229 @@
+"""A call and the audit trail end to end: simulated clocks, a real mosquitto, the director's page.
+
+The clock's side of a call: tests/test_calls.py. In Chromium: tests/test_hall_page_calls.py.
+"""
+
+import glob
+import http.client
+import json
+import os
+import threading
+from urllib.parse import urlencode
+
+import pytest
+
+from conftest import tap
+from hall_helpers import wait_for
+from test_hall import Clocks, director, settle
+from tileclock.director.event.players import TablePlayers
+from tileclock.director.follow.audit import read
+from tileclock.director.pages.app import COMMAND_HEADER
+from tileclock.director.pages.board_routes import SESSION_HEADER
+from tileclock.director.pages.web import HallPage
+
+S = 1_000_000_000
+
+
+class Hall:
+    """Two clocks on the broker, the director's feed stepping in its thread, and the page."""
+
+    def __init__(self, broker, tmp_path):
+        self.broker, self.folder = broker, tmp_path / "records"
+        self.clocks = Clocks(broker, tmp_path, ids=("c1", "c2"))
+        self.clocks.play(2)
+        self.start()
+
+    def start(self):
+        self.feed = director(self.broker, self.folder)
+        settle(self.feed, self.clocks, "the first records")
+        self.stop = threading.Event()
+        self.stepper = threading.Thread(target=self.feed.run, args=(self.stop.is_set,), daemon=True)
+        self.stepper.start()
+        self.page = HallPage(self.feed, port=0).start()
+
+    def close(self):
+        self.stop.set()
+        self.stepper.join(5)
+        self.page.close()
+        self.feed.close()
+
+    def post(self, path, form, session="3f2a9c1b"):
+        """A command as the page's script sends it: its header, its Origin, its session."""
+        host = f"127.0.0.1:{self.page.port}"
+        body = urlencode(form)
+        headers = {"Host": host, "Origin": f"http://{host}", COMMAND_HEADER: "1", SESSION_HEADER: session}
+        headers.update(
+            {"Content-Type": "application/x-www-form-urlencoded", "Content-Length": str(len(body))}
+        )
+        connection = http.client.HTTPConnection("127.0.0.1", self.page.port, timeout=10)
+        connection.request("POST", path, body, headers)
+        answer = connection.getresponse()
+        return answer.status, answer.read().decode()
+
+    def get(self, path):
+        connection = http.client.HTTPConnection("127.0.0.1", self.page.port, timeout=10)
+        connection.request("GET", path, headers={"Host": f"127.0.0.1:{self.page.port}"})
+        return json.loads(connection.getresponse().read())
+
+    def board(self, clock):
+        return next((b for b in self.feed.snapshot()["boards"] if b["clock"] == clock), None)
+
+    def clock_records(self, clock):
+        self.clocks.pump()
+        return self.clocks.sims[clock].journal.records()
+
+
+@pytest.fixture
+def hall(broker, tmp_path):
+    hall = Hall(broker, tmp_path)
+    yield hall
+    hall.close()
+    hall.clocks.close()
+
+
+def call_from(hall, clock):
+    """The board's players stop the clock and call the director (hold STOP 5 s and let go)."""
+    clocks = hall.clocks
+    tap(clocks.sims[clock], "STOP", clocks.t[clock] + 1)
+    tap(clocks.sims[clock], "STOP", clocks.t[clock] + 2, hold_s=5.5)
+    clocks.t[clock] += 8
+    clocks.sims[clock].uplink.pump()
+
+
+def test_a_call_reaches_the_page_is_answered_there_and_the_clock_shows_it(hall):
+    call_from(hall, "c1")
+    wait_for(lambda: (hall.board("c1") or {}).get("call"), what="the call on the page")
+    board = hall.board("c1")
+    call = board["call"]
+    assert call["state"] == "called" and board["attention"] == 0 and board["state"] == "paused"
+    assert hall.feed.snapshot()["boards"][0]["clock"] == "c1"  # a calling board comes first
+    assert hall.board("c2")["call"] is None
+
+    status, answer = hall.post("/api/board/c1/call", {"call": call["seq"], "answer": "taken"})
+    assert status == 200 and answer and "by=page-3f2a9c1b" in json.loads(answer)["sent"]
+    wait_for(lambda: any(r["ev"] == "call_answer" for r in hall.clock_records("c1")), what="the answer")
+    assert hall.clocks.sims["c1"].view().call == "taken"  # the panels say TD COMING
+    wait_for(lambda: hall.board("c1")["call"]["state"] == "taken", what="the page to show it taken")
+
+    status, _ = hall.post("/api/board/c1/call", {"call": call["seq"], "answer": "done"})
+    assert status == 200
+    wait_for(lambda: hall.clock_records("c1") and hall.board("c1")["call"] is None, what="the call closed")
+    answers = [r for r in hall.clock_records("c1") if r["ev"] == "call_answer"]
+    assert [(a["answer"], a["source"], a["by"]) for a in answers] == [
+        ("taken", "hall", "page-3f2a9c1b"),
+        ("done", "hall", "page-3f2a9c1b"),
+    ]
+    # on file: the game's records, and the audit trail with the session that answered
+    actions = [(e["action"], e["clock"], e["changed"].get("answer"), e["by"]) for e in read(hall.folder)]
+    assert actions == [("call", "c1", "taken", "page-3f2a9c1b"), ("call", "c1", "done", "page-3f2a9c1b")]
+    history = hall.get("/api/board/c1/history")
+    assert [r["ev"] for r in history["recorded"]][:3] == ["call_answer", "call_answer", "call"]
+
+
+def test_an_open_call_survives_a_restart_of_the_director(hall):
+    call_from(hall, "c1")
+    wait_for(lambda: (hall.board("c1") or {}).get("call"), what="the call on the page")
+    seq = hall.board("c1")["call"]["seq"]
+    hall.close()  # the director's laptop restarts: the page and the feed come back from the records folder
+    hall.start()
+    wait_for(lambda: (hall.board("c1") or {}).get("call"), what="the call again after the restart")
+    assert hall.board("c1")["call"]["seq"] == seq and hall.board("c1")["call"]["waited_ms"] >= 0
+
+
+def pairings(folder, rows):
+    """The hall given a pairings CSV (`tileclock hall --pairings FILE`), as `hall_run` gives it."""
+    path = folder / "pairings.csv"
+    path.write_text("round,table,first,second\n" + "".join(f"{row}\n" for row in rows))
+    return TablePlayers.of_files([str(path)])
+
+
+def test_the_players_at_a_table_are_read_again_when_the_pairings_change(tmp_path):
+    players = pairings(tmp_path, ["2,12,Ann,Bob"])
+    assert players.names(2, "12") == "Ann v Bob" and players.names(2, "012") == "Ann v Bob"
+    assert players.names(1, "12") is None and players.names(None, "12") is None
+    path = tmp_path / "pairings.csv"
+    path.write_text("round,table,first,second\n2,12,Cat,Dan\n")
+    os.utime(path, ns=(1, 1))  # a new stamp, however fast the disk
+    assert players.names(2, "12") == "Cat v Dan"
+    path.write_text("not a pairings file")
+    os.utime(path, ns=(2, 2))
+    assert players.names(2, "12") is None  # TSH mid-write: unknown until it reads again
+
+
+def test_who_gave_b_a_minute_at_table_12_and_when_from_the_files_alone(hall, tmp_path):
+    clocks = hall.clocks
+    clocks.end_game("c1")
+    clocks.open_game("c1")  # table 12's game: the table set before anyone presses
+    hall.feed.players = pairings(tmp_path, ["2,12,Ann,Bob", "2,13,Cat,Dan"]).names
+    hall.feed.command("set round=2 table=12", "c1")
+    wait_for(lambda: any(r["ev"] == "set" for r in hall.clock_records("c1")), what="the table set")
+    for after_s, button in ((1, "B"), (20, "STOP")):  # played a little, then stopped for a correction
+        tap(clocks.sims["c1"], button, clocks.t["c1"] + after_s)
+    clocks.t["c1"] += 21
+    wait_for(lambda: hall.clock_records("c1") and hall.board("c1")["table"] == "12", what="table 12")
+    assert hall.board("c1")["players"] == "Ann v Bob"  # a call's banner names them
+    status, _ = hall.post(
+        "/api/board/c1/command", {"action": "adjust", "side": "B", "delta_s": "60"}, "77aa01"
+    )
+    assert status == 200
+    status, _ = hall.post(
+        "/api/board/c1/command", {"action": "adjust", "side": "A", "delta_s": "-60"}, "0b0b"
+    )
+    wait_for(lambda: sum(r["ev"] == "adjust" for r in hall.clock_records("c1")) == 2, what="both adjusts")
+    settle(hall.feed, hall.clocks, "the adjusts on file")
+
+    # the question, answered from the records folder alone: the audit trail...
+    with open(os.path.join(hall.folder, "audit.log")) as trail:
+        lines = [json.loads(line) for line in trail]
+    (gave,) = [
+        e
+        for e in lines
+        if e["action"] == "adjust"
+        and str(e["table"]) == "12"
+        and e["changed"] == {"side": "B", "delta_ms": 60_000}
+    ]
+    assert gave["by"] == "page-77aa01" and gave["at"].endswith("+00:00") and gave["addr"] == "127.0.0.1"
+    # ...and the clock's own record of it, in the game file of table 12, names the same session
+    game_files = glob.glob(os.path.join(hall.folder, "**", "game-*.log"), recursive=True)
+    records = [json.loads(line) for path in game_files for line in open(path) if line.strip()]
+    (adjust,) = [r for r in records if r["ev"] == "adjust" and r["player"] == "B" and r["delta_ms"] == 60_000]
+    assert adjust["by"] == gave["by"] and adjust["source"] == "hall" and adjust["clock"] == "c1"
+    table = [r for r in records if r.get("clock") == "c1" and r["ev"] == "set" and r.get("table") == "12"]
+    assert table and table[0]["seq"] < adjust["seq"]
+    assert adjust["B"]["shown"] != gave["before"]["B"]  # what it changed: B's time, before and after
+
+
+def test_a_command_the_audit_trail_cannot_take_is_not_sent_and_a_bad_one_never_crashes(tmp_path):
+    from test_hall_page_guard import Feed
+
+    feed = Feed(tmp_path)
+    server = HallPage(feed, port=0).start()
+    try:
+        hall = type("Hall", (), {"page": server})()  # a hall of no clocks: `Hall.post` only needs its page
+        post = lambda form: Hall.post(hall, "/api/board/c1/command", form)  # noqa: E731  (a one-line helper)
+        for delta in ("+-5", "60.5", "1e3", "", "0", "601"):
+            assert post({"action": "adjust", "side": "B", "delta_s": delta})[0] == 400, delta
+        assert post({"action": "explode"})[0] == 400 and feed.sent == []
+        (tmp_path / "audit.log").mkdir()  # the trail cannot be written: nothing goes out
+        status, text = post({"action": "adjust", "side": "B", "delta_s": "60"})
+        assert status == 503 and "audit trail" in text and feed.sent == []
+    finally:
+        server.close()
+
+
+def test_the_audit_trail_reads_back_what_it_wrote_and_skips_what_is_not_a_line(tmp_path):
+    from tileclock.director.follow.audit import AuditLog, session_label
+
+    trail = AuditLog(str(tmp_path), clock=lambda: 1_764_100_000.5)
+    board = {"board": "12", "table": "12", "round": 3, "A": {"shown": "3:10"}, "B": {"shown": "-0:20"}}
+    trail.record(
+        "adjust", "page-77aa", "10.0.0.5", "adjust B +60000 by=page-77aa", "c1", board, {"side": "B"}
+    )
+    with open(tmp_path / "audit.log", "a") as trail_file:
+        trail_file.write('not json\n{"action": "explode"}\n[1, 2]\n')  # damage, and lines of no action
+    (entry,) = read(str(tmp_path))
+    assert entry["at"] == "2025-11-25T19:46:40.500+00:00" and entry["wall_ms"] == 1_764_100_000_500
+    assert entry["before"] == {"A": "3:10", "B": "-0:20"} and (entry["table"], entry["round"]) == ("12", 3)
+    assert session_label("3f2a9c1b") == "page-3f2a9c1b"
+    assert session_label(None) == session_label("a b") == session_label("../x") == "page"
+    assert read(str(tmp_path / "nowhere")) == []
