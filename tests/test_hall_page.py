@@ -99,9 +99,15 @@ def test_the_page_shows_every_board_live_and_its_game(hall, page):
     card.click()
     page.wait_for_selector("#records tr")
     assert page.locator("#records tr").count() == len(feed.store.clocks["c1"].game.records)
+    # the page's own panels first: it draws them and the game's picture at once, and a third
+    # drawing asked meanwhile is told to come back (PICTURE_WORKERS), as a loaded machine showed
+    shown = "document.getElementById('panels').complete && document.getElementById('panels').naturalWidth"
+    wait_for(lambda: page.evaluate(shown) > 0, what="the page's panels image")
+    wait_for(
+        lambda: page.evaluate("document.querySelector('#picture img')?.complete ?? true"), what="its picture"
+    )
     image = page.context.request.get(server.address + "api/board/c1/panels.png?at_ms=1000")
     assert image.ok and image.body()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert page.evaluate("document.getElementById('panels').naturalWidth") > 0
 
 
 def test_round_over_on_the_page_stops_every_clock(hall, page):
