@@ -87,6 +87,7 @@ def test_the_public_state_is_the_time_left_at_its_own_instant_as_a_time_of_day(b
         assert format_clock(-(-left // 1000)) == record[side]["shown"] == state[side]["shown"]
         assert state[side]["runs"] == (side == record["run"])
     assert state["cap_s"] == 600  # NASPA: the count stops at -10:01
+    assert state["boot"] == next(r for r in records if r["ev"] == "boot")["boot_id"]  # this start's
     assert set(state) == {
         "v",
         "clock",
@@ -94,6 +95,7 @@ def test_the_public_state_is_the_time_left_at_its_own_instant_as_a_time_of_day(b
         "round",
         "table",
         "seq",
+        "boot",
         "state",
         "run",
         "at_ms",

@@ -168,6 +168,8 @@ def test_a_hostile_public_state_shows_nothing_and_runs_nothing(browser, hall, br
         {**good, "clock": "c4", "board": "<img src=x onerror=window.owned=1>"},
         {**good, "clock": "c4", "A": {"left_ms": "1e309", "shown": "25:00", "pen": 0}},
         {**good, "clock": "c1"},  # on c4's topic, naming another clock
+        {**good, "clock": "c4", "boot": {"id": [1]}},
+        {**good, "clock": "c4", "boot": "b" * 65},
         "not json {",
         "x" * 5000,
     ]
@@ -205,6 +207,31 @@ def test_a_clock_gone_offline_shows_stale_alone_and_stops_counting(browser, hall
     assert shown(later, "12") == ("-0:10", "25:00")
     page.context.close()
     later.context.close()
+
+
+def test_a_new_card_shows_though_its_seqs_start_again(browser, hall, broker, viewers_broker, tmp_path):  # noqa: F811
+    page = open_page(browser, viewers_broker, "")
+    page.wait_for_function("document.querySelectorAll('section.board').length === 3")
+    assert shown(page, "12") == ("-0:10", "24:50")
+    old = json.loads(hall[0].uplink._state._public_text)
+    hall[0].close()
+    # the same clock id on a new card: a fresh journal, a new boot; its seqs start again, lower
+    config = replace(Config(clock_id="c1", board="12"), hall=hall_config(broker, "c1"))
+    hall[0] = Simulator(config, state_dir=str(tmp_path / "c1-new-card"), refresh_on_ticks=False)
+    published(hall[:1])
+    new = json.loads(hall[0].uplink._state._public_text)
+    assert new["seq"] < old["seq"] and new["boot"] != old["boot"]
+    # its ready game shows, not the old card's last state until the page is reloaded
+    page.locator("section.board", has_text="Board 12").locator(".status-ready").wait_for(timeout=15_000)
+    assert shown(page, "12") == ("25:00", "25:00")
+    # within one boot a lower seq is still an old copy sent again: the newer state stands
+    again = json.dumps({**new, "seq": new["seq"] + 5, "state": "paused"})
+    page.evaluate("(t) => tileclockViewer.take('tileclock/c1/public', t, false)", again)
+    page.evaluate("(t) => tileclockViewer.take('tileclock/c1/public', t, false)", json.dumps(new))
+    page.evaluate("tileclockViewer.draw()")
+    card = page.locator("section.board", has_text="Board 12")
+    assert card.locator(".status").inner_text() == "STOPPED"
+    page.context.close()
 
 
 def running_state(clock, seq, at_ms):

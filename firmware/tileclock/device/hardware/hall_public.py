@@ -41,9 +41,14 @@ class PublicScene:
         self.cap_s = None
         self.game = None  # the game played back from its records (t0 = 0), or None if not known
         self.rules = None
+        #: the boot the newest record that says one was made in: a new card starts its seqs again,
+        #: always in a new boot, so a viewer takes its lower seq as news, not as an old copy
+        self.boot_id = None
 
     def take(self, record):
         """Take one record of the game, in order."""
+        if isinstance(record.get("boot_id"), str):
+            self.boot_id = record["boot_id"]
         if record.get("ev") == "new_game":
             try:
                 self.rules = game_rules(record)
@@ -101,6 +106,7 @@ def public_text(clock_id, board, scene, public, record, now_ns, wall_ns):
         "round": scene.get("round"),
         "table": scene.get("table"),
         "seq": record["seq"],
+        "boot": public.boot_id,
         "state": record.get("state"),
         "run": record.get("run"),
         "at_ms": public.stamp_ms(record, now_ns, wall_ns),

@@ -9,6 +9,7 @@ var TileclockCount = (function () {
   var STATES = ["ready", "running", "paused", "ended"];
   var SHOWN = /^-?\d{1,4}:\d\d$/;
   var LABEL = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+  var BOOT = /^[A-Za-z0-9-]{1,64}$/; // the kernel's boot id (a uuid), or the simulator's
   // a skew estimate smaller than this is delivery time, not a wrong clock: the stamp is trusted
   var SYNCED_MS = 1000;
   // how many live states' delays the skew estimate takes the least of
@@ -36,8 +37,11 @@ var TileclockCount = (function () {
     if (board !== null && !(typeof board === "string" && LABEL.test(board))) return null;
     if (table !== null && !whole(table, 0, 9999) && !(typeof table === "string" && LABEL.test(table))) return null;
     if (round !== null && !whole(round, 0, 9999)) return null;
+    // the boot its newest record was made in (absent from a clock before it was said: null)
+    var boot = value.boot === undefined ? null : value.boot;
+    if (boot !== null && !(typeof boot === "string" && BOOT.test(boot))) return null;
     var state = {
-      clock: value.clock, board: board, table: table, round: round, seq: value.seq,
+      clock: value.clock, board: board, table: table, round: round, seq: value.seq, boot: boot,
       state: value.state, run: value.run, at_ms: value.at_ms, cap_s: value.cap_s,
     };
     for (var i = 0; i < 2; i++) {

@@ -169,8 +169,13 @@
       // a skew of its own: a Pi without network time may be hours off, and only its own board with it
       entry = { state: state, skew: new C.Skew() };
       boards.set(clock, entry);
+    } else if (state.boot !== entry.state.boot) {
+      // another boot: a clock started again (its seqs go on), or a new card (its seqs start
+      // again, lower): news either way, on a Pi whose wall clock may be another's
+      entry.skew = new C.Skew();
+      if (!retained) entry.skew.sample(state, Date.now());
     } else if (state.seq < entry.state.seq) {
-      return; // an older state (a copy sent again): the newer one stands
+      return; // an older state of the same boot (a copy sent again): the newer one stands
     } else if (state.seq > entry.state.seq && !retained) {
       entry.skew.sample(state, Date.now());
     }
