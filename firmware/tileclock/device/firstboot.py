@@ -22,6 +22,7 @@ import tomllib
 from dataclasses import dataclass
 
 from ..clock.rules import PROFILES
+from ..wire.segments import fsync_dir, replace_file
 from .config import ConfigError, parse_config
 from .identity import is_label
 
@@ -188,31 +189,10 @@ def wpa_conf(settings):
 
 
 def write_whole(path, data, mode, gid=None):
-    """Replace `path` with `data` whole: a new file, fsynced, renamed over the old, its folder fsynced.
-    A power cut leaves the old file or the new one, never a part. `mode` None: as the file system
-    makes it (FAT has no modes to set)."""
-    folder = os.path.dirname(path) or "."
-    temporary = f"{path}.new"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644 if mode is None else mode)
-    try:
-        os.write(fd, data.encode() if isinstance(data, str) else data)
-        if mode is not None:
-            os.fchmod(fd, mode)  # the umask may have taken bits off
-        if gid is not None:
-            os.fchown(fd, 0, gid)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temporary, path)
-    _fsync_dir(folder)
-
-
-def _fsync_dir(folder):
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Replace `path` with `data` (text or bytes) whole (`wire.segments.replace_file`): a power cut
+    leaves the old file or the new one, never a part. `mode` None: as the file system makes it
+    (FAT has no modes to set)."""
+    replace_file(path, data.encode() if isinstance(data, str) else data, mode, gid)
 
 
 def remove(path):
@@ -221,7 +201,7 @@ def remove(path):
         os.unlink(path)
     except FileNotFoundError:
         return
-    _fsync_dir(os.path.dirname(path) or ".")
+    fsync_dir(os.path.dirname(path) or ".")
 
 
 def wipe(path):

@@ -132,19 +132,11 @@ def take_over(legacy, directory):
         _keep_aside(legacy, directory, first_seq or 0, _whole_crc(legacy))
         note = f"{os.path.basename(legacy)} damaged ({problems}); the good records are kept"
     for path in written:  # every segment on disk before the old file goes: their writeback was
-        _fsync(path)  # started as each was written, so the first of these waits for most of them
+        files.fsync_file(path)  # started as each was written, so the first of these waits for most of them
     files.fsync_dir(directory)  # (and their names)
     os.replace(legacy, legacy + TAKEN_OVER)
     files.fsync_dir(os.path.dirname(legacy) or ".")
     return note
-
-
-def _fsync(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _whole_crc(path):

@@ -64,18 +64,34 @@ def _is_mark(name, prefix):
 
 def fsync_dir(directory):
     """Make the folder's entries (a new, renamed or removed file) durable."""
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    _fsync_path(directory, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def fsync_file(path):
+    """Make the bytes written to the file at `path` durable (written through another descriptor)."""
+    _fsync_path(path, os.O_RDONLY)
+
+
+def _fsync_path(path, flags):
+    fd = os.open(path, flags)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
 
 
-def replace_file(path, data):
-    """Write `data` as the whole of `path`: new file, fsync, rename over, fsync the folder."""
+def replace_file(path, data, mode=None, gid=None):
+    """Write `data` as the whole of `path`: new file, fsync, rename over, fsync the folder. A power
+    cut leaves the old file or the new one, never a part. `mode` None: 0644 under the umask (and
+    none at all on FAT, which has no modes); else exactly `mode`, from the moment it exists.
+    `gid`: the group it is given (its owner root)."""
     temporary = path + ".new"
-    fd = os.open(temporary, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+    fd = os.open(temporary, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644 if mode is None else mode)
     try:
+        if mode is not None:
+            os.fchmod(fd, mode)  # the umask may have taken bits off, and a file left there keeps its own
+        if gid is not None:
+            os.fchown(fd, 0, gid)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
