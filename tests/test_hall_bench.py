@@ -4,6 +4,7 @@
 tests/test_hall.py, which asserts that no record is lost or kept twice.)
 """
 
+from tileclock.bench.hall_clocks import fleet_processes, split
 from tileclock.bench.hall_report import record_to_page, table
 
 MS = 1_000_000
@@ -28,3 +29,14 @@ def test_the_table_marks_the_targets_met_or_missed():
     assert rows["duplicated"] == ["2", "==", "0", "MISSED"]
     assert rows["record_to_page_p99_ms"] == ["1,200.0", "<", "1000", "MISSED"]
     assert rows["director_rss_mb"] == ["n/a"]
+
+
+def test_every_clock_plays_in_exactly_one_fleet_and_no_fleet_is_empty(tmp_path):
+    passwords = {f"clock-{n}": "pw" for n in range(1, 201)}
+    for clocks, processes in ((200, 3), (200, 8), (7, 4), (1, 4), (5, 5)):
+        fleets = fleet_processes(str(tmp_path), str(tmp_path), 1883, passwords, clocks, processes, 1.0)
+        ids = [clock for fleet in fleets for clock in fleet.spec["passwords"]]
+        assert ids == [f"clock-{n}" for n in range(1, clocks + 1)], (clocks, processes)
+        assert 0 < len(fleets) <= processes and all(fleet.count > 0 for fleet in fleets)
+        assert max(f.count for f in fleets) - min(f.count for f in fleets) <= -(-clocks // processes)
+    assert [count for _, count in split(1000, 4)] == [250] * 4  # the spectators' children

@@ -43,7 +43,7 @@ from ..director.follow.broker import BrokerError, LocalBroker, free_port, write_
 from ..director.follow.store import count_on_disk
 from ..director.records.history import read_records
 from . import procstat
-from .hall_clocks import FleetProcess
+from .hall_clocks import fleet_processes
 from .hall_report import (
     PageWatcher,
     Sampler,
@@ -161,21 +161,7 @@ class Hall:
             raise
         self.watcher = PageWatcher(self.director.web_port).start()
         self.viewers = [PageWatcher(self.director.web_port, keep=False).start() for _ in range(viewers)]
-        share = -(-clocks // processes)
-        self.fleets = [
-            FleetProcess(
-                folder,
-                clocks_dir,
-                n,
-                self.broker.port,
-                users,
-                min(share, clocks - n * share),
-                1 + n * share,
-                speed,
-            )
-            for n in range(processes)
-            if n * share < clocks
-        ]
+        self.fleets = fleet_processes(folder, clocks_dir, self.broker.port, users, clocks, processes, speed)
         for fleet in self.fleets:
             fleet.start()
         self.sampler = Sampler(

@@ -62,6 +62,21 @@ def _timed(clock_id, publish, notes, lock):
     return timed_publish
 
 
+def split(total, parts):
+    """`total` things shared among at most `parts` takers as evenly as ceil division goes: each
+    taker's (first index, count), none empty."""
+    share = -(-total // parts)
+    return [(n * share, min(share, total - n * share)) for n in range(parts) if n * share < total]
+
+
+def fleet_processes(folder, clocks_dir, broker_port, passwords, clocks, processes, speed):
+    """`clocks` clocks (`clock-1` on) in at most `processes` `FleetProcess`es, not started yet."""
+    return [
+        FleetProcess(folder, clocks_dir, n, broker_port, passwords, count, 1 + first, speed)
+        for n, (first, count) in enumerate(split(clocks, processes))
+    ]
+
+
 class FleetProcess:
     """A child process of `count` clocks, `clock-FIRST` on; started again after a kill, its clocks
     take up their journals (a power cut)."""

@@ -27,7 +27,7 @@ from ..director.follow.viewers_broker import ViewersBroker
 from ..wire.topics import VIEWERS
 from . import procstat
 from .hall import Director, journaled
-from .hall_clocks import FleetProcess
+from .hall_clocks import fleet_processes, split
 from .run import Progress
 from .service import pick_state_parent
 
@@ -139,21 +139,7 @@ def run(plan, spectators, folder, progress):
         clocks_dir = tempfile.mkdtemp(
             prefix="clocks-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else folder
         )
-        share = -(-clocks // processes)
-        fleets = [
-            FleetProcess(
-                folder,
-                clocks_dir,
-                n,
-                broker.port,
-                users,
-                min(share, clocks - n * share),
-                1 + n * share,
-                speed,
-            )
-            for n in range(processes)
-            if n * share < clocks
-        ]
+        fleets = fleet_processes(folder, clocks_dir, broker.port, users, clocks, processes, speed)
         for fleet in fleets:
             fleet.start()
             started.append(fleet.quit)
@@ -176,11 +162,9 @@ def run(plan, spectators, folder, progress):
         progress.phase(f"{phase_s} s with no spectator")
         measure("alone")
         progress.phase(f"{spectators} spectators connecting (WebSockets, in {children} processes, nice 10)")
-        share_s = -(-spectators // children)
         kids = [
-            _spawn(viewers.port, min(share_s, spectators - n * share_s), f"spectator{n}")
-            for n in range(children)
-            if n * share_s < spectators
+            _spawn(viewers.port, count, f"spectator{n}")
+            for n, (_, count) in enumerate(split(spectators, children))
         ]
         for kid in kids:
             started.append(kid.kill)
