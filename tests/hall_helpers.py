@@ -1,13 +1,17 @@
-"""Helpers for the hall's tests: a listener on the real broker, and waiting on real network I/O."""
+"""Helpers for the hall's tests: a listener on the real broker, waiting on real network I/O, and
+the hall's page served and asked over HTTP."""
 
+import http.client
 import json
 import threading
 import time
+from contextlib import contextmanager
 
 import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS
 from tileclock.device.config import HallConfig
+from tileclock.director.pages.web import COMMAND_HEADER, HallPage
 from tileclock.wire.protocol import unframe
 
 
@@ -21,6 +25,54 @@ def wait_for(predicate, timeout_s=30.0, what="the condition"):
             return
         time.sleep(0.01)
     raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+@contextmanager
+def hall_page(feed, **options):
+    """The hall's page for `feed` (`HallPage` with `options`: scores, pairings...) on a free port."""
+    server = HallPage(feed, port=0, **options).start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def page_request(server, method, path, headers=None, body=b""):
+    """One request to the hall's page `server`, with exactly `headers` (None: a browser's Host for
+    the page, and nothing else): (status, text)."""
+    if headers is None:
+        headers = {"Host": f"127.0.0.1:{server.port}"}
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    connection.putrequest(method, path, skip_host=True)
+    for name, value in headers.items():
+        connection.putheader(name, value)
+    connection.endheaders(body)
+    answer = connection.getresponse()
+    status, text = answer.status, answer.read().decode()
+    connection.close()
+    return status, text
+
+
+def page_json(server, path):
+    """What the page answers a GET of `path` with, which must be 200: its JSON."""
+    status, text = page_request(server, "GET", path)
+    assert status == 200, text
+    return json.loads(text)
+
+
+def page_post(server, path, form, own=True):
+    """POST the form text `form` to `path` as the page's own script does (`own`), or as any other
+    page would (no Origin, no command header): (status, text)."""
+    host = f"127.0.0.1:{server.port}"
+    body = form.encode()
+    headers = {
+        "Host": host,
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Content-Length": str(len(body)),
+    }
+    if own:
+        headers.update({"Origin": f"http://{host}", COMMAND_HEADER: "1"})
+    return page_request(server, "POST", path, headers, body)
 
 
 def hall_config(broker, clock="c1"):

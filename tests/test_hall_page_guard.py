@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from hall_helpers import page_request as request
 from tileclock.director.pages import guard, live
 from tileclock.director.pages.web import COMMAND_HEADER, MAX_CONNECTIONS, HallPage
 
@@ -42,18 +43,6 @@ def page(tmp_path):
     server = HallPage(feed, port=0).start()
     yield server, feed
     server.close()
-
-
-def request(server, method, path, headers, body=b""):
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
-    connection.putrequest(method, path, skip_host=True)
-    for name, value in headers.items():
-        connection.putheader(name, value)
-    connection.endheaders(body)
-    answer = connection.getresponse()
-    status, text = answer.status, answer.read().decode()
-    connection.close()
-    return status, text
 
 
 def own(server, **more):

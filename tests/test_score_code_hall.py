@@ -3,11 +3,10 @@ the board"): a real mosquitto, a simulated clock on it, the hall's feed and page
 hall sends the clock its link, the player at A presses A, and the QR code on A's panel, read back by
 zbarimg, opens side A's score form of that table's game on the page."""
 
-import http.client
 import json
 
 from conftest import tap
-from hall_helpers import wait_for
+from hall_helpers import page_request, wait_for
 from test_hall import Clocks, director, settle
 from test_score_code import scanned
 from tileclock.clock.timecode import NS_PER_S
@@ -17,15 +16,6 @@ from tileclock.director.pages.web import HallPage
 from tileclock.wire.protocol import with_crc
 
 S = NS_PER_S
-
-
-def _get(page, path):
-    connection = http.client.HTTPConnection("127.0.0.1", page.port, timeout=5)
-    connection.request("GET", path, headers={"Host": f"127.0.0.1:{page.port}"})
-    answer = connection.getresponse()
-    status, body = answer.status, answer.read().decode()
-    connection.close()
-    return status, body
 
 
 def test_an_ended_games_link_goes_to_its_clock_and_its_code_opens_that_sides_form(broker, tmp_path):
@@ -66,9 +56,9 @@ def test_an_ended_games_link_goes_to_its_clock_and_its_code_opens_that_sides_for
         assert sim.daemon.frames["B"].tobytes() != sim.daemon.frames["A"].tobytes()
         # the phone's browser opens it (a browser asks for the path as the link has it)
         path_ = link.split(f":{page.port}", 1)[1]
-        status, body = _get(page, path_)
+        status, body = page_request(page, "GET", path_)
         assert status == 200 and "<form" in body.lower()
-        status, body = _get(page, path_.replace("/S/", "/api/score/", 1))
+        status, body = page_request(page, "GET", path_.replace("/S/", "/api/score/", 1))
         game = json.loads(body)
         assert (status, game["round"], game["table"], game["side"]) == (200, 3, "12", "A")
         # a later `end` (a correction after the game) keeps the same link

@@ -6,7 +6,6 @@ phone-sized pages enter a table's scores with the game's token, the director's p
 table agreed, corrects another, locks the round; the entries file then gives the lines for TSH.
 """
 
-import http.client
 import io
 import json
 import re
@@ -14,12 +13,12 @@ from contextlib import redirect_stdout
 
 import pytest
 
+from hall_helpers import hall_page, page_json, page_post
 from test_hall_page import browser  # noqa: F401  # the fixture: Debian's chromium, once a module
 from test_hall_page_guard import Feed
 from tileclock.cli import main
 from tileclock.director.event.entries import TOKEN_ALPHABET, TOKEN_LENGTH, EntryRefused, ScoreBook
 from tileclock.director.event.scores import read_entries
-from tileclock.director.pages.web import COMMAND_HEADER, HallPage
 from tournament import TSH_FILES, play_round
 
 
@@ -85,38 +84,24 @@ def test_entries_are_kept_with_who_and_when_and_agree_or_are_flagged(book):
 
 @pytest.fixture
 def hall(book):
-    server = HallPage(Feed(), port=0, scores=book).start()
-    yield server, book
-    server.close()
-
-
-def _post(server, path, body, own=True):
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
-    host = f"127.0.0.1:{server.port}"
-    headers = {"Host": host, "Content-Type": "application/x-www-form-urlencoded"}
-    if own:
-        headers.update({"Origin": f"http://{host}", COMMAND_HEADER: "1"})
-    connection.request("POST", path, body=body.encode(), headers=headers)
-    answer = connection.getresponse()
-    status, text = answer.status, answer.read().decode()
-    connection.close()
-    return status, text
+    with hall_page(Feed(), scores=book) as server:
+        yield server, book
 
 
 def test_a_phone_enters_with_its_token_and_nothing_else_gets_in(hall):
     server, book = hall
     token = book.issue(3, "5")
-    assert _post(server, f"/api/score/5/A/{token}", "score_a=366&score_b=372")[0] == 200
-    status, text = _post(server, "/api/score/5/A/AAAAAAAA", "score_a=1&score_b=2")
+    assert page_post(server, f"/api/score/5/A/{token}", "score_a=366&score_b=372")[0] == 200
+    status, text = page_post(server, "/api/score/5/A/AAAAAAAA", "score_a=1&score_b=2")
     assert status == 400 and "not (or no longer) valid" in text
-    status, text = _post(server, f"/api/score/4/A/{token}", "score_a=1&score_b=2")
+    status, text = page_post(server, f"/api/score/4/A/{token}", "score_a=1&score_b=2")
     assert status == 400 and "not (or no longer) valid" in text
-    assert _post(server, f"/api/score/5/B/{token}", "score_a=366&score_b=372", own=False)[0] == 403
-    assert _post(server, "/api/scores/5", "round=3&score_a=1&score_b=2", own=False)[0] == 403
-    assert _post(server, "/api/round/lock", "round=3")[0] == 200
-    status, text = _post(server, f"/api/score/5/B/{token}", "score_a=366&score_b=372")
+    assert page_post(server, f"/api/score/5/B/{token}", "score_a=366&score_b=372", own=False)[0] == 403
+    assert page_post(server, "/api/scores/5", "round=3&score_a=1&score_b=2", own=False)[0] == 403
+    assert page_post(server, "/api/round/lock", "round=3")[0] == 200
+    status, text = page_post(server, f"/api/score/5/B/{token}", "score_a=366&score_b=372")
     assert status == 400 and "round 3 is locked" in text
-    status, text = _post(server, "/api/scores/5", "round=3&score_a=366&score_b=372")
+    status, text = page_post(server, "/api/scores/5", "round=3&score_a=366&score_b=372")
     assert status == 400 and "round 3 is locked" in text
     (table,) = book.state(3)["tables"]
     assert [(h["by"], h["A"], h["B"]) for h in table["history"]] == [("phone A", 366, 372)]
@@ -124,22 +109,18 @@ def test_a_phone_enters_with_its_token_and_nothing_else_gets_in(hall):
 
 def test_the_directors_page_makes_a_tables_phone_links(hall):
     server, book = hall
-    status, text = _post(server, "/api/scores/7/link", "round=3")
+    status, text = page_post(server, "/api/scores/7/link", "round=3")
     assert status == 200
     links = json.loads(text)
     assert re.fullmatch(rf"HTTP://127\.0\.0\.1:{server.port}/S/7/A/[{TOKEN_ALPHABET}]{{8}}", links["A"])
     token = links["A"].rsplit("/", 1)[1]
     assert links["B"] == links["A"][: -len(token) - 2] + "B/" + token
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
-    connection.request("GET", f"/api/score/7/B/{token}", headers={"Host": f"127.0.0.1:{server.port}"})
-    answer = connection.getresponse()
-    game = json.loads(answer.read())
-    connection.close()
+    game = page_json(server, f"/api/score/7/B/{token}")
     assert (game["round"], game["table"], game["side"]) == (3, "7", "B")
     assert game["penalties"] == [
         "No game from this table's clock has reached the hall yet: the director applies its penalties."
     ]
-    assert _post(server, "/api/scores/7/link", "round=3", own=False)[0] == 403
+    assert page_post(server, "/api/scores/7/link", "round=3", own=False)[0] == 403
 
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}

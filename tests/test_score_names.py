@@ -3,21 +3,19 @@ is given the same TSH pairings as `sheet` and `scores` (`--tsh`, `--config`, `--
 again when TSH writes them, and names each table's players, by side where the pairings say who went
 first and the clock says which side moved first."""
 
-import http.client
-import json
 import os
 import shutil
 from types import SimpleNamespace
 
 import pytest
 
+from hall_helpers import hall_page, page_json
 from test_hall_page import browser  # noqa: F401  # the fixture: Debian's chromium, once a module
 from test_hall_page_guard import Feed
 from tileclock.cli import main
 from tileclock.clock.history import last_game
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.event.hall_pairings import HallPairings
-from tileclock.director.pages.web import HallPage
 from tournament import TSH_FILES
 
 #: A presses first, so B's clock runs first: B moved first (in round 3 of a.t, table 1 is Anderson
@@ -41,29 +39,18 @@ class BoardFeed(Feed):
 def named(sim, tmp_path):
     game = last_game(sim(GAME))
     book = ScoreBook(str(tmp_path / "scores"))
-    server = HallPage(BoardFeed(game), port=0, scores=book, pairings=HallPairings(tsh=TSH_FILES)).start()
-    yield server, book
-    server.close()
-
-
-def _get(server, path):
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
-    connection.request("GET", path, headers={"Host": f"127.0.0.1:{server.port}"})
-    answer = connection.getresponse()
-    status, body = answer.status, answer.read().decode()
-    connection.close()
-    assert status == 200, body
-    return json.loads(body)
+    with hall_page(BoardFeed(game), scores=book, pairings=HallPairings(tsh=TSH_FILES)) as server:
+        yield server, book
 
 
 def test_the_form_names_both_players_each_at_the_side_they_sat(named):
     server, book = named
     token = book.issue(3, "1")
-    form = _get(server, f"/api/score/1/A/{token}")
+    form = page_json(server, f"/api/score/1/A/{token}")
     assert form["players"] == {"A": DAN, "B": ANN}
     assert form["names"] == [ANN, DAN]
     # a table whose clock has not run: both names, and why the sides are not known
-    other = _get(server, f"/api/score/2/B/{book.issue(3, '2')}")
+    other = page_json(server, f"/api/score/2/B/{book.issue(3, '2')}")
     assert other["names"] == ["Fox, Fay (#6, A)", "Brown, Bob (#2, A)"] and "players" not in other
     assert "no clock has run" in other["sides"]
 
@@ -71,7 +58,7 @@ def test_the_form_names_both_players_each_at_the_side_they_sat(named):
 def test_the_scores_page_lists_every_paired_table_with_its_players(named):
     server, book = named
     book.enter(3, "2", "355", "411", "director")
-    tables = {t["table"]: t for t in _get(server, "/api/scores?round=3")["tables"]}
+    tables = {t["table"]: t for t in page_json(server, "/api/scores?round=3")["tables"]}
     assert sorted(tables) == ["1", "2", "3", "4", "5"]  # a.t's three tables and b.t's two
     assert tables["1"]["players"] == {"A": DAN, "B": ANN} and tables["1"]["status"] == "none"
     assert tables["2"]["status"] == "settled" and tables["2"]["names"][1] == "Brown, Bob (#2, A)"
@@ -110,11 +97,13 @@ def test_a_phone_sees_the_players_names_on_its_form(named, browser):  # noqa: F8
 def test_where_the_sides_are_not_known_the_phone_says_who_sat_at_a(named, browser):  # noqa: F811  # the fixture
     server, book = named
     token = book.issue(3, "2")
-    assert _get(server, f"/api/score/2/A/{token}")["seats"] == [
+    assert page_json(server, f"/api/score/2/A/{token}")["seats"] == [
         {"number": 6, "name": "Fox, Fay (#6, A)"},
         {"number": 2, "name": "Brown, Bob (#2, A)"},
     ]
-    assert "seats" not in _get(server, f"/api/score/1/A/{book.issue(3, '1')}")  # table 1's sides are known
+    assert "seats" not in page_json(
+        server, f"/api/score/1/A/{book.issue(3, '1')}"
+    )  # table 1's sides are known
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page = context.new_page()
     page.goto(f"{server.address.rstrip('/')}/S/2/A/{token}")

@@ -147,6 +147,12 @@ def _read(path):
         return file.read()
 
 
+def _rows(path):
+    """A round's CSV (the scores, the sheet) as table -> row."""
+    with open(path, newline="", encoding="utf-8") as file:
+        return {row["table"]: row for row in csv.DictReader(file)}
+
+
 # Worked out by hand from tests/tournament.py and the slips (first player first, as TSH tracks it):
 # table 1 Anderson (#1, first) 402 - 20 overtime (-1:30) = 382, Diaz (#4) 380.
 # table 2 Fox (#6, first, side B) 411; Brown (#2, side A) 355 - 20 (-1:39) = 335.
@@ -174,8 +180,7 @@ def test_round_three_comes_out_as_tsh_lines_and_tsh_takes_every_one(played, tmp_
     assert tsh.complete(3)
     assert "Evans, Eve passed 10 minutes of overtime and loses (NASPA V.G.3): -100" in printed
     assert "TSH gives Ito, Ken the bye (+50) itself at the prompt" in printed
-    with open(tmp_path / "round-3-scores.csv", newline="", encoding="utf-8") as file:
-        rows = {row["table"]: row for row in csv.DictReader(file)}
+    rows = _rows(tmp_path / "round-3-scores.csv")
     assert (rows["2"]["first_name"], rows["2"]["first_entered"], rows["2"]["first_final"]) == (
         "Fox, Fay",
         "411",
@@ -330,8 +335,7 @@ def test_the_sheet_shows_each_tables_scores_step_by_step(played, tmp_path):
             "--no-pictures"]  # fmt: skip  # the command line as typed
     with redirect_stdout(io.StringIO()):
         assert main(argv) == 0
-    with open(tmp_path / "round-3.csv", newline="", encoding="utf-8") as file:
-        rows = {row["table"]: row for row in csv.DictReader(file)}
+    rows = _rows(tmp_path / "round-3.csv")
     assert (rows["1"]["first_entered"], rows["1"]["first_final"], rows["1"]["second_final"]) == (
         "402",
         "382",
