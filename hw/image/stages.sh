@@ -1,6 +1,6 @@
 # The cached stages of `make image` (sourced by build.sh): the debootstrap root, then the kernel and
-# firmware in it. Each lives in $CACHE under a key made of its inputs, so a changed package list
-# builds that stage afresh and an unchanged one costs a copy.
+# firmware in it, then its initramfs. Each lives in $CACHE under a key made of its inputs, so a
+# changed package list builds that stage afresh and an unchanged one costs a copy.
 
 SUITE=bookworm
 ARCH=arm64
@@ -60,45 +60,58 @@ stage_base() {
   BASE_DIR=$dir
 }
 
+# One cached stage NAME: $CACHE/root-NAME-KEY, made (unless it is there already) from a copy of
+# the root FROM by the function STEPS run on that copy, its output in $CACHE/NAME-KEY.log; WHAT
+# names it in the progress lines, DOING says what it does. Leaves its directory in STAGE_DIR.
+cached_stage() {
+  local name=$1 key=$2 from=$3 what=$4 doing=$5 steps=$6 dir tmp log
+  dir=$CACHE/root-$name-$key
+  if [ -d "$dir" ]; then
+    say "$what: cached ($dir)"
+  else
+    tmp=$CACHE/tmp-$name-$key
+    log=$CACHE/$name-$key.log
+    rm -rf "$tmp"
+    say "$what: $doing"
+    cp -a "$from" "$tmp"
+    "$steps" "$tmp" >"$log" 2>&1 || { tail -30 "$log" >&2; die "$name stage failed (log: $log)"; }
+    mv "$tmp" "$dir"
+  fi
+  STAGE_DIR=$dir
+}
+
 # Stage kernel: Debian's arm64 kernel and the Pi's firmware, installed with update-initramfs
 # diverted (each package would run it again, the slowest part under emulation), then run once.
 stage_kernel() {
-  local pkgs key dir tmp log kver
+  local pkgs
   pkgs=$(packages_of kernel)
-  key=$(key_of "$STAGE_FORMAT" "$BASE_KEY" "$pkgs")
-  dir=$CACHE/root-kernel-$key
-  if [ -d "$dir" ]; then
-    say "kernel and firmware: cached ($dir)"
-  else
-    tmp=$CACHE/tmp-kernel-$key
-    log=$CACHE/kernel-$key.log
-    rm -rf "$tmp"
-    say "kernel and firmware: apt-get install $pkgs (about 15 minutes under qemu-user-static)"
-    cp -a "$BASE_DIR" "$tmp"
-    # no daemon starts in a root that is not booted
-    printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
-    chmod 755 "$tmp/usr/sbin/policy-rc.d"
-    cp /etc/resolv.conf "$tmp/etc/resolv.conf"
+  KERNEL_KEY=$(key_of "$STAGE_FORMAT" "$BASE_KEY" "$pkgs")
+  KERNEL_PKGS=$pkgs
+  cached_stage kernel "$KERNEL_KEY" "$BASE_DIR" "kernel and firmware" \
+    "apt-get install $pkgs (about 15 minutes under qemu-user-static)" kernel_steps
+  KERNEL_DIR=$STAGE_DIR
+}
+
+kernel_steps() {
+  local tmp=$1 kver
+  # no daemon starts in a root that is not booted
+  printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d" &&
+    chmod 755 "$tmp/usr/sbin/policy-rc.d" &&
+    cp /etc/resolv.conf "$tmp/etc/resolv.conf" &&
     # (the image's own /etc/default/raspi-firmware comes later: build.sh runs its hook again)
-    mkdir -p "$tmp/boot/firmware"
-    {
-      chroot_said "$tmp" on &&
-        in_root "$tmp" dpkg-divert --local --rename --add /usr/sbin/update-initramfs &&
-        ln -s /bin/true "$tmp/usr/sbin/update-initramfs" &&
-        in_root "$tmp" apt-get update &&
-        in_root "$tmp" apt-get install -y --no-install-recommends $pkgs &&
-        rm "$tmp/usr/sbin/update-initramfs" &&
-        in_root "$tmp" dpkg-divert --local --rename --remove /usr/sbin/update-initramfs &&
-        kver=$(ls "$tmp/lib/modules" | sort -V | tail -1) &&
-        echo "update-initramfs for $kver" &&
-        in_root "$tmp" update-initramfs -c -k "$kver" &&
-        in_root "$tmp" apt-get clean &&
-        chroot_said "$tmp" off
-    } >"$log" 2>&1 || { tail -30 "$log" >&2; die "kernel stage failed (log: $log)"; }
-    mv "$tmp" "$dir"
-  fi
-  KERNEL_KEY=$key
-  KERNEL_DIR=$dir
+    mkdir -p "$tmp/boot/firmware" &&
+    chroot_said "$tmp" on &&
+    in_root "$tmp" dpkg-divert --local --rename --add /usr/sbin/update-initramfs &&
+    ln -s /bin/true "$tmp/usr/sbin/update-initramfs" &&
+    in_root "$tmp" apt-get update &&
+    in_root "$tmp" apt-get install -y --no-install-recommends $KERNEL_PKGS &&
+    rm "$tmp/usr/sbin/update-initramfs" &&
+    in_root "$tmp" dpkg-divert --local --rename --remove /usr/sbin/update-initramfs &&
+    kver=$(ls "$tmp/lib/modules" | sort -V | tail -1) &&
+    echo "update-initramfs for $kver" &&
+    in_root "$tmp" update-initramfs -c -k "$kver" &&
+    in_root "$tmp" apt-get clean &&
+    chroot_said "$tmp" off
 }
 
 # Stage initrd: the kernel stage's root with the image's own initramfs settings (MODULES=list and
@@ -106,27 +119,18 @@ stage_kernel() {
 # made again with them. A stage of its own so that changing the list costs one mkinitramfs, not
 # the kernel's apt-get install too.
 stage_initrd() {
-  local key dir tmp log kver conf
+  local conf
   conf=$(cd "$HERE/root" && find etc/initramfs-tools -type f | sort | xargs cat | sha256sum | cut -c1-16)
-  key=$(key_of "$STAGE_FORMAT" "$KERNEL_KEY" "$conf")
-  dir=$CACHE/root-initrd-$key
-  if [ -d "$dir" ]; then
-    say "initramfs: cached ($dir)"
-  else
-    tmp=$CACHE/tmp-initrd-$key
-    log=$CACHE/initrd-$key.log
-    rm -rf "$tmp"
-    say "initramfs: update-initramfs with the image's module list (a few minutes under qemu-user-static)"
-    cp -a "$KERNEL_DIR" "$tmp"
-    tar -C "$HERE/root" --owner=0 --group=0 -cf - etc/initramfs-tools | tar -C "$tmp" -xf -
-    {
-      chroot_said "$tmp" on &&
-        kver=$(ls "$tmp/lib/modules" | sort -V | tail -1) &&
-        in_root "$tmp" update-initramfs -u -k "$kver" &&
-        chroot_said "$tmp" off
-    } >"$log" 2>&1 || { tail -30 "$log" >&2; die "initramfs stage failed (log: $log)"; }
-    mv "$tmp" "$dir"
-  fi
-  INITRD_DIR=$dir
+  cached_stage initrd "$(key_of "$STAGE_FORMAT" "$KERNEL_KEY" "$conf")" "$KERNEL_DIR" "initramfs" \
+    "update-initramfs with the image's module list (a few minutes under qemu-user-static)" initrd_steps
+  INITRD_DIR=$STAGE_DIR
 }
 
+initrd_steps() {
+  local tmp=$1 kver
+  tar -C "$HERE/root" --owner=0 --group=0 -cf - etc/initramfs-tools | tar -C "$tmp" -xf - &&
+    chroot_said "$tmp" on &&
+    kver=$(ls "$tmp/lib/modules" | sort -V | tail -1) &&
+    in_root "$tmp" update-initramfs -u -k "$kver" &&
+    chroot_said "$tmp" off
+}
