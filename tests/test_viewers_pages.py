@@ -209,7 +209,7 @@ def test_a_clock_gone_offline_shows_stale_alone_and_stops_counting(browser, hall
     later.context.close()
 
 
-def test_a_new_card_shows_though_its_seqs_start_again(browser, hall, broker, viewers_broker, tmp_path):  # noqa: F811
+def test_a_new_card_shows_though_its_seqs_start_again(browser, hall, broker, viewers_broker, tmp_path):  # noqa: F811  # the fixture
     page = open_page(browser, viewers_broker, "")
     page.wait_for_function("document.querySelectorAll('section.board').length === 3")
     assert shown(page, "12") == ("-0:10", "24:50")
