@@ -1,7 +1,9 @@
 """The journal: every record on disk before it is sent, a segment a game, damage that costs only itself,
 seqs never used twice, and games pruned only when the director has them (or with a fault)."""
 
+import errno
 import json
+import logging
 import os
 import tracemalloc
 
@@ -81,6 +83,21 @@ def test_a_game_a_segment_and_seqs_go_on_across_clean_restarts(tmp_path):
     assert len(firsts) == 3  # a game on the first start, one on the second, the third open
 
 
+def test_a_clock_restarted_on_a_journal_in_memory_takes_its_game_up_from_the_records_held():
+    journal, time = Journal(), VirtualTime()  # the simulator's: nothing on disk
+    play(journal, end=True, time=time)  # a game ended, the next opened...
+    play(journal, presses=((0, "B"), (7, "A")), time=time)  # ...and played: A 7 s, then B runs
+    before = journal.next_seq
+    time.set(time() + 5 * S)
+    sim = Simulator(Config(), journal=journal, time=time)  # started again on the same records
+    sim.close()
+    boot, recovered = journal.records(before)[:2]
+    assert boot["ev"] == "boot" and recovered["ev"] == "recovered"
+    assert (
+        recovered["A"]["used_ms"] == 7_000 and recovered["was_running"] == "B"
+    )  # this game's, not the first's
+
+
 def test_start_up_reads_only_the_last_game_however_long_the_history(tmp_path):
     game = sample_game(minutes=10)
 
@@ -110,6 +127,8 @@ def test_a_record_cut_off_mid_write_costs_itself_is_kept_aside_and_its_seq_is_ne
     kept = os.listdir(os.path.join(folder, segments.DAMAGED))
     assert [open(os.path.join(folder, segments.DAMAGED, k), "rb").read() for k in kept] == [torn]
     assert open(path, "rb").read() == b"".join(whole.splitlines(keepends=True)[:5])
+    # the note tells the director where the bytes are
+    assert any(f"kept as {os.path.join(segments.DAMAGED, kept[0])}" in detail for detail, _ in notes), notes
     assert journal.next_seq > 5  # the torn record may have been numbered: its seq is not used again
     skipped = [(detail, extra["skipped"]) for detail, extra in notes if "skipped" in extra]
     assert skipped and skipped[0][1] == [5, journal.next_seq - 1]
@@ -206,7 +225,79 @@ def test_records_stream_from_disk_across_games_and_gaps(tmp_path):
     assert journal.line(3) == dict(journal.read(3, 3))[3]
 
 
-def test_a_full_card_keeps_records_in_memory_bounded_and_says_which_were_given_up(tmp_path, monkeypatch):
+def test_a_resend_that_jumps_between_games_and_records_memory_let_go_are_read_from_the_card(tmp_path):
+    folder = str(tmp_path / "journal")
+    journal = Journal(folder)
+    for _ in range(3):
+        play(journal, end=True)
+        journal = Journal(folder)
+    firsts = segments.list_segments(folder)
+    held = dict(journal.read(0))
+    for seq in (firsts[1], firsts[0], firsts[2] - 1, firsts[1] + 1, firsts[-1]):  # back and forth
+        assert journal.line(seq) == held[seq]
+    journal.outbox.recent = 0  # as in a long game: memory keeps only the newest records written
+    before = journal.next_seq
+    play(journal)  # the open game goes on, into the segment just read
+    assert before < journal.next_seq and segments.list_segments(folder) == firsts
+    written = {r["seq"]: r for r in on_disk(folder)}
+    assert [unframe(journal.line(seq)) for seq in range(before, journal.next_seq)] == [
+        written[seq] for seq in range(before, journal.next_seq)
+    ]
+
+
+def test_a_resend_from_before_anything_held_on_a_card_whose_games_were_taken_off_gives_nothing(tmp_path):
+    folder = str(tmp_path / "journal")
+    play(Journal(folder))
+    for first in segments.list_segments(folder):  # the games taken off the card by hand
+        os.unlink(os.path.join(folder, segments.segment_name(first)))
+    journal = Journal(folder)  # the mark of used seqs is still there: it goes on above them
+    assert journal.next_seq > 0 and list(journal.read(0)) == []  # never an error
+
+
+def test_a_game_the_card_will_not_give_back_at_start_is_a_fault_that_says_so_and_the_clock_starts(tmp_path):
+    folder = str(tmp_path / "journal")
+    play(Journal(folder), end=True)
+    newest = os.path.join(folder, segments.segment_name(segments.list_segments(folder)[-1]))
+    os.unlink(newest)
+    os.mkdir(newest)  # where the newest game's file was, something that cannot be read as one
+    journal = Journal(folder)
+    assert [detail for detail, _ in journal.take_notes() if "cannot be read" in detail] == [
+        f"{os.path.basename(newest)} cannot be read (Is a directory)"
+    ]
+    assert play(journal)  # and the clock plays on
+
+
+@pytest.mark.parametrize("mark", ["kept", "lost"])
+def test_a_folder_unreadable_at_start_is_never_written_into_once_it_answers_if_it_holds_games(
+    tmp_path, monkeypatch, mark
+):
+    """Its seqs were numbered blind: writing beside the games it holds could use a seq twice."""
+    folder = str(tmp_path / "journal")
+    play(Journal(folder))
+    before = sorted(os.listdir(folder))
+    if mark == "lost":  # the games alone say the folder is not this run's to write into
+        [reserved] = [name for name in before if name.startswith(segments.RESERVED)]
+        os.unlink(os.path.join(folder, reserved))
+        before.remove(reserved)
+
+    def unreadable(directory):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(segments, "list_segments", unreadable)
+    journal = Journal(folder)
+    monkeypatch.undo()  # and now it answers
+    play(journal)
+    assert journal.failing == (
+        "the journal can be read again and holds records from before this start: "
+        "restart tileclock to go on from them"
+    )
+    assert sorted(os.listdir(folder)) == before  # nothing written into it
+
+
+def test_a_full_card_keeps_records_in_memory_bounded_and_says_which_were_given_up(
+    tmp_path, monkeypatch, caplog
+):
+    caplog.set_level(logging.INFO, "tileclock.device.journal")
     folder = str(tmp_path / "journal")
     journal = Journal(folder, backlog=5)
     sim = Simulator(Config(), journal=journal)
@@ -229,6 +320,9 @@ def test_a_full_card_keeps_records_in_memory_bounded_and_says_which_were_given_u
     first, last = lost[0]["lost"]
     assert all(seq not in kept for seq in range(first, last + 1))
     assert all(seq in kept for seq in sent if not first <= seq <= last)
+    # the service's log (journalctl) says when the card failed, and when it took records again
+    assert f"journal {folder}: [Errno 28] No space left on device" in caplog.text
+    assert f"journal {folder}: the disk takes records again" in caplog.text
 
 
 def ended_games(folder, count, retention):
@@ -270,8 +364,11 @@ def test_a_game_the_director_does_not_hold_is_pruned_only_with_a_fault(tmp_path,
     tap(sim, "STOP", 6, hold_s=3)  # and open the next: a new segment, and retention looks
     pruned = [r["pruned"] for r in sim.journal.records() if r["ev"] == "fault" and "pruned" in r]
     sim.close()
-    assert [p[0] for p in pruned] == firsts  # every finished game, each with a fault
-    assert segments.list_segments(folder) == [segments.list_segments(folder)[-1]]
+    [opened] = segments.list_segments(folder)  # the new game's alone is left
+    # every finished game, each with a fault naming every seq it held (to the next game's first)
+    assert pruned == [
+        [first, following - 1] for first, following in zip(firsts, [*firsts[1:], opened], strict=True)
+    ]
 
 
 _BASE = {}
@@ -459,6 +556,20 @@ def test_where_the_filesystem_does_not_bound_the_wait_checkpoints_are_fsynced(tm
     assert alone == {"fdatasync": 3, "writeback": 0}
 
 
+def test_a_writeback_the_system_refuses_is_an_error_that_says_why_as_a_write_s_would():
+    """Its error becomes the journal's fault, which a director reads: the reason in words."""
+    if not writeback.can_start_writeback():
+        pytest.skip("no sync_file_range here: checkpoints are fsynced")
+    reading, writing = os.pipe()  # not a file on a disk: the call fails
+    try:
+        with pytest.raises(OSError) as refused:
+            writeback.start_writeback(writing)
+    finally:
+        os.close(reading)
+        os.close(writing)
+    assert str(refused.value) == f"[Errno {errno.ESPIPE}] {os.strerror(errno.ESPIPE)}"
+
+
 def test_the_commit_interval_is_read_from_the_mount(tmp_path):
     mounts = tmp_path / "mountinfo"
     mounts.write_text(
@@ -614,6 +725,27 @@ def test_a_record_that_passes_every_check_but_cannot_be_played_back_is_damage_ke
     assert [r["seq"] for r in on_disk(folder)][: len(lines) - 1] == [s for s in range(len(lines)) if s != 7]
 
 
+def test_a_card_that_fails_before_a_record_that_cannot_be_played_back_is_set_aside_is_a_fault(
+    tmp_path, monkeypatch
+):
+    lines = list(rich_game())
+    lines[7] = reframed(lines[7], ev="arrived", player="A")  # A was never late: nobody can arrive
+    folder = str(tmp_path / "journal")
+    write_game(folder, lines)
+    journal = Journal(folder)  # read at start...
+
+    def failing(path):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(segments, "Segment", failing)  # ...and the card fails a moment later
+    sim = Simulator(Config(), journal=journal, time=VirtualTime(200 * S, "boot-2"))
+    sent = [unframe(line) for line in sim.serial_lines()]
+    sim.close()
+    faults = [r["detail"] for r in sent if r["ev"] == "fault"]
+    assert f"{segments.segment_name(0)} cannot be read (Input/output error)" in faults
+    assert "recovered" in [r["ev"] for r in sent]  # the game is taken up all the same
+
+
 def test_an_empty_line_in_a_segment_never_gets_a_record_cut(tmp_path):
     folder = str(tmp_path / "journal")
     play(Journal(folder))
@@ -699,7 +831,8 @@ def test_a_finished_game_damaged_since_is_kept_aside_before_retention_prunes_it(
     journal, firsts = ended_games(folder, 2, tiny)
     path = os.path.join(folder, segments.segment_name(firsts[0]))
     lines = open(path).read().splitlines()
-    lines[2] = lines[2].replace('"t_ms":', '"t_ms":1', 1)  # a bit flipped on the card, long after
+    for at in (2, 4):  # bits flipped on the card, long after
+        lines[at] = lines[at].replace('"t_ms":', '"t_ms":1', 1)
     damaged = ("\n".join(lines) + "\n").encode("ascii")
     open(path, "wb").write(damaged)
     journal.mark_held(firsts[2] - 1)
@@ -710,4 +843,7 @@ def test_a_finished_game_damaged_since_is_kept_aside_before_retention_prunes_it(
     assert firsts[0] not in segments.list_segments(folder)  # pruned, as retention says
     kept = os.listdir(os.path.join(folder, segments.DAMAGED))
     assert [open(os.path.join(folder, segments.DAMAGED, k), "rb").read() for k in kept] == [damaged]
-    assert any("line 3: integrity check failed" in note and "pruned" in note for note in notes), notes
+    # the note names each damaged line, and where the bytes are
+    said = "line 3: integrity check failed, line 5: integrity check failed"
+    assert any(said in note and "pruned" in note for note in notes), notes
+    assert any(note.endswith(f"kept as {os.path.join(segments.DAMAGED, kept[0])}") for note in notes), notes

@@ -3,7 +3,7 @@ can be tried without the others."""
 
 from tileclock.device.numbering import HEADROOM, Numbering
 from tileclock.device.outbox import Outbox
-from tileclock.device.retention import Pruning, Retention
+from tileclock.device.retention import DAY_S, MB, Pruning, Retention, SegmentInfo, choose
 from tileclock.device.segment_store import SegmentStore
 from tileclock.wire import segments as files
 
@@ -13,6 +13,7 @@ def test_the_outbox_gives_up_the_oldest_unwritten_records_past_its_backlog_and_s
     for seq in range(5):
         outbox.add(seq, f"line {seq}", segment=0, urgent=True)
     assert [seq for seq, _, _ in outbox.waiting()] == [2, 3, 4]
+    assert [outbox.line(seq) for seq in range(1, 6)] == [None, "line 2", "line 3", "line 4", None]
     assert outbox.take_lost() == [0, 1] and outbox.take_lost() is None
     outbox.written(3)
     assert outbox.waiting() == [] and outbox.unwritten == 0
@@ -44,3 +45,19 @@ def test_the_held_mark_moves_to_the_end_of_the_last_whole_game_held(tmp_path):
     pruning = Pruning(store, Retention(), note=lambda *_: None)
     pruning.mark_held(15)  # inside the second game: only the first is held whole
     assert pruning.held == 9 and files.read_mark(str(tmp_path), files.COLLECTED) == 9
+
+
+def test_a_game_the_director_holds_is_kept_its_days_then_let_go():
+    game = SegmentInfo(0, 9, size=100, mtime=0)
+    thirty_days = Retention(keep_days=30)
+    assert choose([game], thirty_days, held_through=9, now_s=29 * DAY_S) == []  # young: kept
+    assert choose([game], thirty_days, held_through=9, now_s=31 * DAY_S) == [(game, False)]
+    assert choose([game], thirty_days, held_through=8, now_s=999 * DAY_S) == []  # not held whole: kept
+
+
+def test_over_its_size_the_journal_lets_the_games_held_go_first_then_the_oldest_others():
+    held = [SegmentInfo(0, 9, MB, mtime=0), SegmentInfo(10, 19, MB, mtime=0)]
+    others = [SegmentInfo(20, 29, MB, mtime=0), SegmentInfo(30, 39, MB, mtime=0)]
+    chosen = choose(held + others, Retention(keep_mb=1), held_through=19, now_s=0)
+    # 4 MB over a budget of 1: both held games, then the oldest other (with a fault), and no more
+    assert chosen == [(held[0], False), (held[1], False), (others[0], True)]

@@ -22,6 +22,7 @@ from conftest import charged, events, tap, used_at_switches
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.doctor import FAIL, OK, check_state_dir
+from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal
 from tileclock.director.records.history import iter_records
 from tileclock.sim.simulator import Simulator
@@ -377,17 +378,67 @@ def test_a_lost_line_ending_on_a_read_only_card_costs_no_record_when_it_takes_wr
     assert_every_record_once(before + sent, folder)
 
 
-def test_a_torn_record_on_a_full_card_is_kept_aside_before_anything_is_cut(card):
+def test_a_torn_record_on_a_full_card_is_kept_aside_before_anything_is_cut(card, caplog):
     folder, before = a_game_on(card)
     path = os.path.join(folder, "000000000000.log")
     torn = open(path, "rb").read()[:-40]  # power lost while the last record was being written
     open(path, "wb").write(torn)
     sent = restarted_while(folder, card.fill, card.free)
+    # the service's log (journalctl) says why the repair waited, and what it found
+    assert f"journal {folder}: [Errno 28] No space left on device" in caplog.text
+    assert f"journal {folder}: {path} damaged (line {len(before)}: cut off mid-write)" in caplog.text
     kept = os.path.join(folder, "damaged")
     assert [open(os.path.join(kept, name), "rb").read() for name in os.listdir(kept)] == [torn]
     assert [r["seq"] for r in on_card(folder)][: len(before) - 1] == [r["seq"] for r in before[:-1]]
     assert_every_record_once(before[:-1] + sent, folder)
     assert min(r["seq"] for r in sent) >= len(before)  # the torn record's seq is never used again
+
+
+def test_a_torn_record_in_a_later_game_on_a_full_card_is_kept_aside_once_the_card_has_room(card):
+    """The same in a game after the first (its segment's name is not all zeros): the repair that
+    waited for room is made, on that segment, once the card takes writes."""
+    folder = os.path.join(card.path, "journal")
+    sim = Simulator(Config(), journal=Journal(folder), boot_id="b1")
+    tap(sim, "STOP", 1, hold_s=3)  # end the first game (nobody played it): hold, let go...
+    tap(sim, "STOP", 5)  # ...confirm
+    tap(sim, "STOP", 6, hold_s=3)  # and open the next: its own segment
+    for t_s, button in ((10, "B"), (20, "A"), (30, "B")):
+        tap(sim, button, t_s)
+    sim.close()
+    name = max(name for name in os.listdir(folder) if name.endswith(".log"))
+    first = int(name[:-4])
+    assert first > 0
+    before = [r for r in on_card(folder) if r["seq"] >= first]  # (the full card may prune the first game)
+    path = os.path.join(folder, name)
+    torn = open(path, "rb").read()[:-40]  # power lost while the last record was being written
+    open(path, "wb").write(torn)
+    sent = restarted_while(folder, card.fill, card.free)
+    kept = os.path.join(folder, "damaged")
+    assert [open(os.path.join(kept, name), "rb").read() for name in os.listdir(kept)] == [torn]
+    after = [r["seq"] for r in on_card(folder) if r["seq"] >= first]
+    assert after[: len(before) - 1] == [r["seq"] for r in before[:-1]]
+    assert_every_record_once(before[:-1] + sent, folder)
+
+
+def test_a_record_that_cannot_be_played_back_on_a_full_card_is_left_out_once_the_card_has_room(card):
+    """The start finds a record it cannot play back while the card is full: the repair waits, and
+    when the card has room it leaves that record out (the next start finds no damage)."""
+    from test_journal import reframed, rich_game, write_game
+
+    lines = list(rich_game())
+    lines[7] = reframed(lines[7], ev="arrived", player="A")  # A was never late: nobody can arrive
+    folder = os.path.join(card.path, "journal")
+    write_game(folder, lines)
+    card.fill()
+    sim = Simulator(Config(), journal=Journal(folder), time=VirtualTime(200 * S, "boot-2"))
+    assert sim.daemon.alerts == ("DISK FAULT",)
+    card.free()
+    sim.run_to(205 * S)  # tried again every second
+    sim.close()
+    assert 7 not in [r["seq"] for r in on_card(folder)]
+    sim = Simulator(Config(), journal=Journal(folder), time=VirtualTime(300 * S, "boot-3"))
+    sim.close()
+    assert [r for r in records_of(sim.serial_lines()) if r["ev"] == "fault"] == []
 
 
 # --- seqs never used twice where the mark of used seqs cannot be moved

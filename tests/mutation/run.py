@@ -68,7 +68,13 @@ GROUPS = {
             "src/tileclock/device/readback.py",
             "src/tileclock/device/writeback.py",
         ],
-        ["tests/test_journal.py", "tests/test_crash.py"],
+        [
+            "tests/test_journal.py",
+            "tests/test_journal_parts.py",
+            "tests/test_crash.py",
+            "tests/test_noticed.py",
+            "tests/test_storage_faults.py",
+        ],
     ),
     "clock": (
         ["src/tileclock/clock/*.py"],
@@ -86,9 +92,27 @@ GROUPS = {
             "tests/test_buttons.py",
             "tests/test_crash.py",
             "tests/test_simulator.py",
+            # what the files above do not reach: a game taken up after a stop or from a damaged
+            # journal (take_up, opening_lost, stand_in_opening), the director's reading of a game
+            # (game_scene, take_scene), the loop's books (balanced), a round's set start; and the
+            # clock's properties over random games
+            "tests/test_take_up.py",
+            "tests/test_journal.py",
+            "tests/test_results.py",
+            "tests/test_parts.py",
+            "tests/test_round_start.py",
+            "tests/test_properties.py",
         ],
     ),
 }
+
+#: Tests that run tileclock as a child process (`python -m tileclock ...`): the child imports the
+#: installed package, never the mutated copy, so they cannot kill a mutant; and at a high load one
+#: of them failed mutmut's first pass, which stops a run. Left out of every group.
+CHILD_PROCESS_TESTS = [
+    "tests/test_storage_faults.py::test_tileclock_run_never_stops_for_its_storage",
+    "tests/test_storage_faults.py::test_doctor_names_a_state_directory_it_cannot_write_and_the_fix",
+]
 
 #: seconds a test may take under a mutant (pytest-timeout): a mutant that loops fails there
 PER_TEST_TIMEOUT = 60
@@ -155,7 +179,11 @@ def stage(group):
             f"only_mutate = {json.dumps(mutate)}",
             f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
             # the per-test limit, and no cache or hypothesis database carried from one mutant to the next
-            f'pytest_add_cli_args = ["-p", "no:cacheprovider", "-o", "timeout={PER_TEST_TIMEOUT}", "-m", "not slow"]',
+            "pytest_add_cli_args = "
+            + json.dumps(
+                ["-p", "no:cacheprovider", "-o", f"timeout={PER_TEST_TIMEOUT}", "-m", "not slow"]
+                + [arg for test in CHILD_PROCESS_TESTS for arg in ("--deselect", test)]
+            ),
             "use_git_change_detection = false",
             "track_dependencies = false",
             # a shared, loaded machine: mutmut's own limit (on top of pytest-timeout's) is generous
