@@ -294,6 +294,26 @@ def test_a_folder_unreadable_at_start_is_never_written_into_once_it_answers_if_i
     assert sorted(os.listdir(folder)) == before  # nothing written into it
 
 
+def test_a_folder_unreadable_at_a_restart_in_the_same_boot_goes_on_from_that_boot_s_last_run(
+    tmp_path, monkeypatch
+):
+    folder, run = str(tmp_path / "journal"), tmp_path / "run"  # run: systemd's RuntimeDirectory
+    run.mkdir()
+    earlier = Journal(folder, runtime=(str(run), "b1"))
+    play(earlier)
+
+    def unreadable(directory):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(segments, "list_segments", unreadable)
+    journal = Journal(folder, runtime=(str(run), "b1"))
+    assert journal.next_seq == earlier.next_seq  # no seq skipped: this boot knows where it stopped
+    assert [detail for detail, _ in journal.take_notes()] == [
+        f"seq 0-{earlier.next_seq - 1} skipped: the journal cannot be read (Permission denied), so the "
+        "seqs used before are unknown: numbering goes on from this boot's last run"
+    ]
+
+
 def test_a_full_card_keeps_records_in_memory_bounded_and_says_which_were_given_up(
     tmp_path, monkeypatch, caplog
 ):
@@ -348,6 +368,21 @@ def test_finished_games_go_oldest_first_once_the_director_holds_them(tmp_path):
     left = segments.list_segments(folder)
     assert firsts[0] not in left and firsts[1] not in left  # held and old: gone
     assert firsts[2] in left  # old, but the director does not hold it: kept, no fault
+
+
+def test_a_game_retention_cannot_delete_never_stops_the_clock_and_the_log_says_why(tmp_path, caplog):
+    folder, tiny = str(tmp_path / "journal"), Retention(keep_days=365, keep_mb=1)
+    journal, firsts = ended_games(folder, 2, tiny)
+    journal.mark_held(firsts[1])  # the director holds the first game
+    path = os.path.join(folder, segments.segment_name(firsts[0]))
+    os.unlink(path)
+    os.mkdir(path)  # where its file was, something that cannot be deleted as one
+    old = os.path.getmtime(path) - 400 * 86400
+    os.utime(path, (old, old))
+    lines = play(Journal(folder, retention=tiny), end=True)  # opening a new game prunes
+    assert len(segments.list_segments(folder)) == len(firsts) + 1  # nothing pruned; the game played on
+    assert "new_game" in [unframe(line)["ev"] for line in lines]  # and the next opened
+    assert f"journal {folder}: pruning: [Errno 21] Is a directory: '{path}'" in caplog.text
 
 
 def test_a_game_the_director_does_not_hold_is_pruned_only_with_a_fault(tmp_path, monkeypatch):
