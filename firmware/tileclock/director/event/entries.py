@@ -7,15 +7,20 @@ director enters or corrects any table from the page. Every entry is appended, ne
 `round-N-entries.csv` in the hall's folder, in the form `tileclock scores --entries` reads:
 `table,score_a,score_b,seat_a,by,at`, so the history of a table is its rows in order. Locking a
 round (`round-N.locked`) ends entry for it: tokens stop working, the page refuses corrections.
+The tokens are kept in `tokens.json` beside the entries (`score_tokens.py`: 0600, replaced whole),
+so a restarted hall keeps every link it made; one made is on disk before anyone is given it.
 """
 
+import contextlib
 import csv
 import os
 import secrets
 import threading
 import time
 
+from ...wire.labels import is_label
 from .pairings import table_key
+from .score_tokens import FILE, MAX_TOKENS, TokensRefused, keep_aside, read_tokens, write_tokens
 from .scoring import DIRECTOR, Entry, chosen_entry
 
 #: QR's alphanumeric mode holds upper case and digits: the token is made of those (no 0/O, 1/I)
@@ -37,16 +42,35 @@ class ScoreBook:
         self.folder = folder
         self.clock = clock
         self.lock = threading.Lock()
-        self.tokens = {}  # token -> (round, table)
         os.makedirs(folder, exist_ok=True)
+        self.tokens_path = os.path.join(folder, FILE)
+        #: what was wrong with the tokens file at the start (kept aside), in words, or None
+        self.problem = None
+        try:
+            self.tokens = read_tokens(self.tokens_path)  # token -> (round, table)
+        except (OSError, TokensRefused) as error:
+            self.tokens = {}
+            self.problem = keep_aside(self.tokens_path, getattr(error, "strerror", None) or error, clock)
 
     def issue(self, round_number, table):
-        """A new token for the game at `table` in `round_number` (an earlier one for it stops working)."""
+        """A new token for the game at `table` in `round_number` (an earlier one for it stops
+        working), on disk before it is returned; EntryRefused if no link can name that game,
+        OSError if the disk refuses it (then nothing changed)."""
         table = table_key(table)
+        if not (isinstance(round_number, int) and 1 <= round_number <= 9999 and is_label(table)):
+            raise EntryRefused(
+                f"no link for round {round_number!r}, table {table[:40]!r}: not a round and table"
+            )
         token = "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(TOKEN_LENGTH))
         with self.lock:
-            self.tokens = {t: g for t, g in self.tokens.items() if g != (round_number, table)}
-            self.tokens[token] = (round_number, table)
+            tokens = {t: g for t, g in self.tokens.items() if g != (round_number, table)}
+            if len(tokens) >= MAX_TOKENS:  # the locked rounds' tokens work no more: let them go
+                tokens = {t: g for t, g in tokens.items() if not self.locked(g[0])}
+            if len(tokens) >= MAX_TOKENS:
+                raise EntryRefused(f"{MAX_TOKENS} links are open: lock the rounds that are over")
+            tokens[token] = (round_number, table)
+            self._write(tokens)
+            self.tokens = tokens
         return token
 
     def token_for(self, round_number, table):
@@ -68,15 +92,23 @@ class ScoreBook:
 
     def table_of(self, token):
         """The table `token` was made for, as the book keeps it (the link has it in upper case)."""
-        return self.tokens[str(token).upper()][1]
+        found = self.tokens.get(str(token).upper())  # (a new link may have replaced it meanwhile)
+        if found is None:
+            raise EntryRefused("this link is not (or no longer) valid for this table: ask the director")
+        return found[1]
 
     def locked(self, round_number):
         return os.path.exists(self._path(round_number, "locked"))
 
     def lock_round(self, round_number):
         """Lock `round_number`: no entry or correction is taken for it any more."""
-        with self.lock, open(self._path(round_number, "locked"), "a", encoding="utf-8") as file:
-            file.write(f"{self._now()}\n")
+        with self.lock:
+            with open(self._path(round_number, "locked"), "a", encoding="utf-8") as file:
+                file.write(f"{self._now()}\n")
+            with contextlib.suppress(
+                OSError
+            ):  # its tokens work no more: they leave the disk when it lets them
+                self._write(self.tokens)
 
     def enter(self, round_number, table, score_a, score_b, by, seat_a=None):
         """Append an entry; EntryRefused (in words) when the round is locked or a score is not one."""
@@ -139,6 +171,12 @@ class ScoreBook:
                 }
             )
         return {"round": round_number, "locked": self.locked(round_number), "tables": tables}
+
+    def _write(self, tokens):
+        """Put `tokens` on disk, but for the locked rounds' (kept in memory only, so a phone still
+        hears that its round is locked rather than that its link is not one)."""
+        locked = {g[0] for g in tokens.values() if self.locked(g[0])}
+        write_tokens(self.tokens_path, {t: g for t, g in tokens.items() if g[0] not in locked})
 
     def _path(self, round_number, what):
         ending = "entries.csv" if what == "entries" else "locked"

@@ -7,11 +7,13 @@ the score form of table 12's game for the player at side A. It is sent only for 
 game, with its round and table known (the round from the page's **Start round**, or `set`); the
 base is the address phones reach the page by (`tileclock hall --phone-url`), all upper case so the
 code stays small (QR's alphanumeric mode). The token goes to that clock alone, never into a record.
+New links made on the Scores page go by the same path (`command`, `clocks_at`: pages/score_routes.py).
 """
 
 import re
 
 from ...wire.protocol import MAX_LINK
+from .entries import EntryRefused
 from .pairings import table_key
 
 #: what a score link may hold: QR's alphanumeric mode, as the clock checks it
@@ -42,20 +44,52 @@ class ScoreLinks:
         game = getattr(log, "game", None)
         if record.get("ev") != "end" or game is None or game.end is None or game.end["seq"] != record["seq"]:
             return None
-        round_number = record.get("round")
-        table = record.get("table") if record.get("table") is not None else log.board
-        table = table_key(table) if table is not None else None
-        if not isinstance(round_number, int) or table is None:
+        round_number, table = game_place(record, log)
+        if round_number is None:
             return self._skip(clock_id, "no round or table on the clock: start the round from the page")
-        base = f"{self.base}/S/{table.upper()}"
-        token = self.book.token_for(round_number, table)
-        if not _QR_SAFE.fullmatch(base) or len(base) + 3 + len(token) > MAX_LINK:
+        try:
+            text = self.command(game.seq, table, self.book.token_for(round_number, table))
+        except (EntryRefused, OSError) as error:  # a table no link can name; a disk that refuses it
+            return self._skip(
+                clock_id, f"table {table[:32]}: no link ({getattr(error, 'strerror', None) or error})"
+            )
+        if text is None:
             return self._skip(clock_id, f"table {table}: no QR code holds its link (use the Scores page)")
-        text = f"code {game.seq} {base} {token}"
         self.send(text, clock_id)
         return text
+
+    def command(self, game_seq, table, token):
+        """The `code` command that gives game `game_seq` at `table` its link, or None if no
+        panel's QR code can hold it."""
+        base = f"{self.base}/S/{table.upper()}"
+        if not _QR_SAFE.fullmatch(base) or len(base) + 3 + len(token) > MAX_LINK:
+            return None
+        return f"code {game_seq} {base} {token}"
 
     def _skip(self, clock_id, why):
         self.skipped.append((clock_id, why))
         del self.skipped[:-100]
         return None
+
+
+def game_place(record, log):
+    """(round, table) of a game whose `end` is `record` on the clock `log` keeps: the round and
+    table the clock was given, else its board as the table; (None, None) when there are none."""
+    round_number = record.get("round")
+    table = record.get("table") if record.get("table") is not None else log.board
+    if not isinstance(round_number, int) or table is None:
+        return None, None
+    return round_number, table_key(table)
+
+
+def clocks_at(store, round_number, table):
+    """[(clock id, game seq)] of the clocks whose newest game ended at `table` in `round_number`,
+    placed as `ScoreLinks.stored` places them: those showing that game's link (one, but for a
+    clock swapped mid-game), which a new link for it must reach."""
+    found = []
+    for clock_id in list(store.family):  # (the feed's thread may add a clock meanwhile)
+        log = store.log_of(clock_id)
+        game = getattr(log, "game", None)
+        if game is not None and game.end is not None and game_place(game.end, log) == (round_number, table):
+            found.append((clock_id, game.seq))
+    return found

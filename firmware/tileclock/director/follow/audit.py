@@ -25,7 +25,7 @@ from ..records.actions import clock_actions
 FILE = "audit.log"
 #: the actions a line may name (the page's and the tools')
 ACTIONS = (
-    "adjust", "late", "reopen", "round_over", "set", "round_start", "call", "clear", "score", "lock",
+    "adjust", "late", "reopen", "round_over", "set", "round_start", "call", "clear", "score", "lock", "link",
 )  # fmt: skip  # one line, the list it is
 
 

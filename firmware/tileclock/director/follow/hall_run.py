@@ -109,9 +109,13 @@ def serve_hall(args, password, out, draw_panel=None):
             "(check --password-file, $TILECLOCK_HALL_PASSWORD or --password)"
         )
     serial = [ClockFeed(port, feed.store) for port in args.serial or []]
+    if scores.problem:
+        out.write(f"tileclock hall: error: {os.path.join(args.out, 'scores', scores.problem)}\n")
     out.write(f"tileclock hall: records into {args.out}; the page is at {page.address}\n")
     if phone:
-        links = ScoreLinks(scores, phone_base(phone), feed.command)
+        links = page.links = ScoreLinks(
+            scores, phone_base(phone), feed.command
+        )  # the page's New phone links too
         feed.on_stored = lambda clock_id, _seq, record: links.stored(
             clock_id, record, feed.store.log_of(clock_id)
         )

@@ -6,7 +6,8 @@
     GET  /scores                     the director's page of the round's entries (hall_page/scores.html)
     GET  /api/scores?round=N         every table's entries, who made them and when, agreed or not
     POST /api/scores/TABLE           round, score_a, score_b[, seat_a]: the director's entry or correction
-    POST /api/scores/TABLE/link      round: a new token for the table's game; the two phones' links
+    POST /api/scores/TABLE/link      round: a new token for the table's game, sent to its clock as
+                                     at the game's end (`new_links`); the two phones' links
     POST /api/round/lock             round=N: no entry or correction after this
 
 The link in the QR code is upper case (QR's compact alphanumeric mode), so the form answers to
@@ -20,6 +21,8 @@ from starlette.routing import Route
 
 from ...wire.protocol import is_label
 from ..event.entries import EntryRefused
+from ..event.pairings import table_key
+from ..event.score_links import clocks_at
 from .board_routes import who
 
 
@@ -39,11 +42,13 @@ def score_routes(hall, command_form, file, json_, text):
         if book is None:
             return off()
         table, side, token = (request.path_params[k] for k in ("table", "side", "token"))
+        if side.upper() not in ("A", "B"):
+            return text(404, "not found")
         try:
             round_number = book.game_of(table, token)
+            table = book.table_of(token)
         except EntryRefused as error:
             return text(403, str(error))
-        table = book.table_of(token)
         facts = await asyncio.to_thread(hall.table_facts, table, round_number)
         return json_({"round": round_number, "table": table, "side": side.upper(), **facts})
 
@@ -86,6 +91,8 @@ def score_routes(hall, command_form, file, json_, text):
         if not number.isdigit() or not 1 <= int(number) <= 99:
             return text(400, "round: a number from 1 to 99")
         table = request.path_params["table"]
+        if not is_label(table):
+            return text(400, "table: a short label")
         try:
             book.enter(int(number), table, _one(form, "score_a"), _one(form, "score_b"), "director",
                        _one(form, "seat_a") or None)  # fmt: skip  # one call
@@ -113,9 +120,16 @@ def score_routes(hall, command_form, file, json_, text):
         table = request.path_params["table"]
         if not is_label(table):
             return text(400, "table: a short label")
-        token = book.issue(int(number), table)
-        where = f"http://{request.headers.get('host', '')}"
-        return json_({side: f"{where}/S/{table}/{side}/{token}".upper() for side in "AB"})
+        try:
+            made = await asyncio.to_thread(new_links, hall, request, int(number), table_key(table))
+        except EntryRefused as error:
+            return text(400, str(error))
+        except OSError as error:  # the audit trail or the tokens file: nothing was sent or changed
+            return text(
+                503,
+                f"no new links: the disk refuses them ({error.strerror or error}); the old ones still work",
+            )
+        return json_(made)
 
     async def lock(request):
         if book is None:
@@ -144,10 +158,58 @@ def score_routes(hall, command_form, file, json_, text):
     ]
 
 
+#: what the audit trail shows of a token (a credential: it goes to the clock alone)
+HIDDEN = "********"
+
+
+def new_links(hall, request, round_number, table):
+    """New links for the game at `table` in `round_number`, made and sent as the hall sends a game's
+    at its end: a new token (the old one stops working), and `code` with it to each clock whose
+    last game ended there (`score_links.clocks_at`), each on the audit trail (token hidden) before
+    it leaves. The two links and, in words, which clock was told; OSError: nothing was done."""
+    links = getattr(hall, "links", None)  # a ScoreLinks where the hall sends codes (--phone-url)
+    clocks = [] if links is None else clocks_at(hall.feed.store, round_number, table)
+    boards = {board["clock"]: board for board in hall.feed.snapshot()["boards"]}
+    by, addr = who(request)
+    place = {"table": table, "round": round_number}
+    commands = {clock: links.command(seq, table, HIDDEN) for clock, seq in clocks}
+    for clock, command in commands.items():  # no action without its line, before anything changes
+        hall.audit.record("link", by, addr, command, clock, {**boards.get(clock, {}), **place}, place)
+    if not commands:
+        hall.audit.record("link", by, addr, None, None, place, place)
+    token = hall.scores.issue(round_number, table)
+    told = []
+    for clock, seq in clocks:
+        command = links.command(seq, table, token)
+        if command is not None:
+            links.send(command, clock)
+            told.append(clock)
+    base = links.base if links is not None else f"HTTP://{request.headers.get('host', '')}"
+    made = {side: f"{base}/S/{table}/{side}/{token}".upper() for side in "AB"}
+    silent = [clock for clock in told if not boards.get(clock, {}).get("online", True)]
+    return {**made, "told": _told(links, table, round_number, told, silent)}
+
+
+def _told(links, table, round_number, told, silent):
+    """What became of the clocks' codes, for the director, in words."""
+    if links is None:
+        return "No clock shows a code (the hall has no --phone-url): give the players these links."
+    if not told:
+        return (
+            f"No clock's last game ended at table {table} in round {round_number}: no clock was sent a "
+            "code. Any code shown for that game before no longer works: give the players these links."
+        )
+    words = f"Sent to {', '.join(told)}: a press of A or B on the ended game shows the new code; the old links no longer work."
+    if silent:
+        words += f" {', '.join(silent)} is SILENT: it may not get it: give the players these links."
+    return words
+
+
 def _round_state(hall, book, number):
     """The round's entries, every table named with its players where the pairings say (a paired
     table with no entry yet is listed too, `none`)."""
     state = book.state(number)
+    state["problem"] = book.problem  # a tokens file kept aside at the start, in words
     players = hall.round_players(number)
     listed = {table["table"] for table in state["tables"]}
     state["tables"] += [

@@ -59,6 +59,7 @@ class HallPage:
         self.feed = feed
         self.draw_panel = draw_panel
         self.scores = scores  # an event.entries.ScoreBook: the score entry's routes answer with it
+        self.links = None  # an event.score_links.ScoreLinks where the clocks are sent score codes
         self._audit = None
         self.pairings = pairings  # an event.hall_pairings.HallPairings: the players' names, or None
         self.rounds = RoundControl(feed)  # the round started from the page (follow/round_control.py)

@@ -1,0 +1,159 @@
+"""New phone links from the director's Scores page reach the table's clock, and a restarted hall
+keeps every link it made (docs/hall.md, "Scores at the board"): a real mosquitto, a simulated clock
+on it, the hall's feed, page and score links as `tileclock hall --phone-url` wires them; the QR
+code on the clock's panel is read back with zbarimg."""
+
+import http.client
+import json
+import os
+import stat
+
+from conftest import tap
+from hall_helpers import wait_for
+from test_hall import Clocks, director, kill_director, settle
+from test_score_code import scanned
+from tileclock.clock.timecode import NS_PER_S
+from tileclock.director.event.entries import ScoreBook
+from tileclock.director.event.score_links import ScoreLinks, phone_base
+from tileclock.director.follow.audit import read
+from tileclock.director.pages.web import COMMAND_HEADER, HallPage
+from tileclock.wire.protocol import with_crc
+
+S = NS_PER_S
+
+
+class Hall:
+    """The hall's feed, score book, page and links on `tmp_path`'s records folder, as hall_run.py
+    wires them; started again on the same folder, it is the hall after a restart."""
+
+    def __init__(self, broker, tmp_path, port=0):
+        self.feed = director(broker, tmp_path / "records")
+        self.book = ScoreBook(str(tmp_path / "records" / "scores"))
+        self.page = HallPage(self.feed, port=port, scores=self.book).start()
+        self.links = self.page.links = ScoreLinks(
+            self.book, phone_base(f"http://127.0.0.1:{self.page.port}"), self.feed.command
+        )
+        self.sent = []
+        self.feed.on_stored = lambda clock, _seq, record: self.sent.append(
+            self.links.stored(clock, record, self.feed.store.log_of(clock))
+        )
+
+    def request(self, method, path, body=None):
+        connection = http.client.HTTPConnection("127.0.0.1", self.page.port, timeout=5)
+        host = f"127.0.0.1:{self.page.port}"
+        headers = {"Host": host}
+        if method == "POST":  # as the page's own script, or the phone's form page, sends it
+            headers.update({"Origin": f"http://{host}", COMMAND_HEADER: "1"})
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        connection.request(method, path, body=body.encode() if body else None, headers=headers)
+        answer = connection.getresponse()
+        status, text = answer.status, answer.read().decode()
+        connection.close()
+        return status, text
+
+    def close(self, killed=False):
+        self.page.close()
+        kill_director(self.feed) if killed else self.feed.close()
+
+
+def _ended_game(broker, tmp_path, hall):
+    """Clock c1 at table 12 of round 3 plays and ends its game; the hall sends it its link."""
+    clocks = Clocks(broker, tmp_path, ids=("c1",))
+    clocks.sims["c1"].send(with_crc("set round=3 table=12"), 1 * S)  # the page's Start round
+    clocks.t["c1"] = 1
+    clocks.play(4)
+    clocks.end_game("c1")
+    settle(hall.feed, clocks, "the game's end")
+    (command,) = [text for text in hall.sent if text]
+    return clocks, command.rsplit(" ", 1)[1]
+
+
+def _shown(clocks, tmp_path, token):
+    """The link panel A shows once the clock holds `token` and the player at A presses A."""
+    sim = clocks.sims["c1"]
+
+    def holds():
+        clocks.pump()
+        return (sim.daemon.commands.score_code.link or (None, None))[1] == token
+
+    wait_for(holds, what=f"the clock to hold the link {token}")
+    tap(sim, "A", clocks.t["c1"] + 2)
+    clocks.t["c1"] += 3
+    sim.daemon.frames["A"].save(tmp_path / "panel-A.png")
+    return scanned(tmp_path / "panel-A.png")
+
+
+def test_new_phone_links_go_to_the_tables_clock_and_the_old_ones_stop(broker, tmp_path):
+    hall = Hall(broker, tmp_path)
+    clocks = None
+    try:
+        clocks, first = _ended_game(broker, tmp_path, hall)
+        base = f"HTTP://127.0.0.1:{hall.page.port}/S/12"
+        assert _shown(clocks, tmp_path, first) == f"{base}/A/{first}"
+
+        # the director asks the Scores page for new links for table 12 (a phone leaked the old one)
+        status, text = hall.request("POST", "/api/scores/12/link", "round=3")
+        assert status == 200
+        made = json.loads(text)
+        token = made["A"].rsplit("/", 1)[1]
+        assert token != first and made == {
+            "A": f"{base}/A/{token}",
+            "B": f"{base}/B/{token}",
+            "told": made["told"],
+        }
+        assert made["told"].startswith("Sent to c1: ") and "the old links no longer work" in made["told"]
+        # the clock shows the new link: what the director reads out and the QR code agree
+        assert _shown(clocks, tmp_path, token) == made["A"]
+        assert hall.request("GET", f"/api/score/12/B/{first}")[0] == 403
+        status, text = hall.request("POST", f"/api/score/12/A/{first}", "score_a=400&score_b=380")
+        assert status == 400 and "no longer" in text
+        status, text = hall.request("POST", f"/api/score/12/A/{token}", "score_a=400&score_b=380")
+        assert status == 200 and json.loads(text)["status"] == "waiting"
+        # audited as every director's command, with the page session; the token is nowhere on it
+        (line,) = [entry for entry in read(str(tmp_path / "records")) if entry["action"] == "link"]
+        game = hall.feed.store.log_of("c1").game.seq
+        assert (line["clock"], line["table"], line["round"], line["changed"]) == (
+            "c1", "12", 3, {"table": "12", "round": 3}
+        )  # fmt: skip  # one comparison
+        assert line["command"] == f"code {game} {base} ********" and line["by"] == "page"
+        assert token not in (tmp_path / "records" / "audit.log").read_text()
+        # a later `end` of the game (a correction after it) keeps the new link
+        assert hall.book.token_for(3, "12") == token
+
+        # a table whose clock ended no game there: links made, no clock told, said so
+        status, text = hall.request("POST", "/api/scores/13/link", "round=3")
+        assert status == 200 and json.loads(text)["told"].startswith("No clock's last game ended at table 13")
+    finally:
+        hall.close()
+        if clocks:
+            clocks.close()
+
+
+def test_links_made_before_a_restart_of_the_hall_still_work_after_it(broker, tmp_path):
+    hall = Hall(broker, tmp_path)
+    clocks = None
+    try:
+        clocks, token = _ended_game(broker, tmp_path, hall)
+        status, text = hall.request("POST", "/api/scores/5/link", "round=3")  # one read out, no clock
+        typed = json.loads(text)["B"].rsplit("/", 1)[1]
+        kept = tmp_path / "records" / "scores" / "tokens.json"
+        assert stat.S_IMODE(os.stat(kept).st_mode) == 0o600  # a token is a credential
+        port = hall.page.port
+        hall.close(killed=True)  # the hall's laptop loses power mid-round
+
+        hall = Hall(broker, tmp_path, port)  # `tileclock hall` started again: its folder, its --web
+        assert hall.book.problem is None
+        link = _shown(clocks, tmp_path, token)  # the code the clock has shown all along
+        path = link.split(f":{hall.page.port}", 1)[1]
+        assert hall.request("GET", path)[0] == 200
+        status, text = hall.request("GET", path.replace("/S/", "/api/score/", 1))
+        assert status == 200 and (json.loads(text)["round"], json.loads(text)["table"]) == (3, "12")
+        assert (
+            hall.request("POST", path.replace("/S/", "/api/score/", 1), "score_a=400&score_b=380")[0] == 200
+        )
+        assert hall.request("POST", f"/api/score/5/B/{typed}", "score_a=311&score_b=402")[0] == 200
+        assert hall.book.token_for(3, "12") == token  # a later `end` sends the same link again
+    finally:
+        hall.close()
+        if clocks:
+            clocks.close()
