@@ -3,20 +3,19 @@ keeps every link it made (docs/hall.md, "Scores at the board"): a real mosquitto
 on it, the hall's feed, page and score links as `tileclock hall --phone-url` wires them; the QR
 code on the clock's panel is read back with zbarimg."""
 
-import http.client
 import json
 import os
 import stat
 
 from conftest import tap
-from hall_helpers import wait_for
+from hall_helpers import page_post, page_request, wait_for
 from test_hall import Clocks, director, kill_director, settle
 from test_score_code import scanned
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.event.score_links import ScoreLinks, phone_base
 from tileclock.director.follow.audit import read
-from tileclock.director.pages.web import COMMAND_HEADER, HallPage
+from tileclock.director.pages.web import HallPage
 from tileclock.wire.protocol import with_crc
 
 S = NS_PER_S
@@ -39,17 +38,10 @@ class Hall:
         )
 
     def request(self, method, path, body=None):
-        connection = http.client.HTTPConnection("127.0.0.1", self.page.port, timeout=5)
-        host = f"127.0.0.1:{self.page.port}"
-        headers = {"Host": host}
-        if method == "POST":  # as the page's own script, or the phone's form page, sends it
-            headers.update({"Origin": f"http://{host}", COMMAND_HEADER: "1"})
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
-        connection.request(method, path, body=body.encode() if body else None, headers=headers)
-        answer = connection.getresponse()
-        status, text = answer.status, answer.read().decode()
-        connection.close()
-        return status, text
+        """A GET as a phone's browser asks, or a POST as the page's (or the form's) own script."""
+        if method == "POST":
+            return page_post(self.page, path, body)
+        return page_request(self.page, method, path)
 
     def close(self, killed=False):
         self.page.close()

@@ -2,17 +2,15 @@
 and the phone's routes given what no honest phone sends: a restarted hall keeps every link, a file
 that is not one the hall wrote is kept aside and named, never a crash."""
 
-import http.client
-import json
 import os
 import stat
 
 import pytest
 
+from hall_helpers import hall_page, page_json, page_post, page_request
 from test_hall_page_guard import Feed
 from tileclock.director.event.entries import EntryRefused, ScoreBook
 from tileclock.director.event.score_tokens import MAX_TOKENS
-from tileclock.director.pages.web import COMMAND_HEADER, HallPage
 
 
 def _kept(folder):
@@ -147,22 +145,14 @@ def test_the_open_links_are_bounded(tmp_path, monkeypatch):
 @pytest.fixture
 def hall(tmp_path):
     book = ScoreBook(str(tmp_path / "scores"))
-    server = HallPage(Feed(tmp_path), port=0, scores=book).start()
-    yield server, book
-    server.close()
+    with hall_page(Feed(tmp_path), scores=book) as server:
+        yield server, book
 
 
-def _ask(server, method, path, body=b"", headers=None):
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
-    host = f"127.0.0.1:{server.port}"
-    sent = {"Host": host, "Origin": f"http://{host}", COMMAND_HEADER: "1", **(headers or {})}
+def _ask(server, method, path, body=b""):
     if method == "POST":
-        sent["Content-Type"] = "application/x-www-form-urlencoded"
-    connection.request(method, path, body=body or None, headers=sent)
-    answer = connection.getresponse()
-    status, text = answer.status, answer.read().decode(errors="replace")
-    connection.close()
-    return status, text
+        return page_post(server, path, body.decode())
+    return page_request(server, method, path)
 
 
 def test_a_phone_route_given_hostile_input_refuses_it_in_words(hall):
@@ -199,10 +189,6 @@ def test_the_scores_page_names_a_tokens_file_kept_aside(tmp_path):
     (tmp_path / "scores").mkdir()
     (tmp_path / "scores" / "tokens.json").write_text("{")
     book = ScoreBook(str(tmp_path / "scores"))
-    server = HallPage(Feed(tmp_path), port=0, scores=book).start()
-    try:
-        status, text = _ask(server, "GET", "/api/scores?round=1")
-        assert status == 200 and json.loads(text)["problem"] == book.problem
-        assert "not a tokens file the hall wrote" in book.problem
-    finally:
-        server.close()
+    with hall_page(Feed(tmp_path), scores=book) as server:
+        assert page_json(server, "/api/scores?round=1")["problem"] == book.problem
+    assert "not a tokens file the hall wrote" in book.problem
