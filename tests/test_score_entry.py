@@ -3,7 +3,8 @@ is locked; then `tileclock scores` makes the TSH lines from them.
 
 The browser part runs Debian's chromium under Playwright (as tests/test_hall_page.py does): two
 phone-sized pages enter a table's scores with the game's token, the director's page shows the
-table agreed, corrects another, locks the round; the entries file then gives the lines for TSH.
+table agreed, corrects another, makes a table new phone links (after a confirmation), locks the
+round; the entries file then gives the lines for TSH.
 """
 
 import io
@@ -172,6 +173,17 @@ def test_phones_and_the_director_enter_a_round_and_tsh_gets_its_lines(hall, brow
     form.locator("input[name=score_b]").fill("385")
     form.locator("button.enter").click()
     page.locator("tr[data-table='3']").filter(has_text="settled").wait_for()
+    # New phone links for table 1 asks first: dismissed, the links stay as they were
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.locator("form[data-table='1'] button.links").click()
+    assert "The old links stop working" in asked[0] and book.token_for(3, "1") == tokens["1"]
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator("form[data-table='1'] button.links").click()
+    shown = page.locator("form[data-table='1'] .phone-links")
+    shown.filter(has_text="No clock shows a code").wait_for()  # this hall has no --phone-url
+    token = book.token_for(3, "1")
+    assert token != tokens["1"] and f"A: {base.upper()}/S/1/A/{token}" in shown.inner_text()
     page.click("#lock")
     page.locator("#state").filter(has_text="Round 3 is locked").wait_for()
     assert page.locator("form[data-table='1'] button.enter").is_disabled()

@@ -192,3 +192,34 @@ def test_the_scores_page_names_a_tokens_file_kept_aside(tmp_path):
     with hall_page(Feed(tmp_path), scores=book) as server:
         assert page_json(server, "/api/scores?round=1")["problem"] == book.problem
     assert "not a tokens file the hall wrote" in book.problem
+
+
+def test_an_entries_file_a_power_cut_or_an_editor_spoiled_leaves_out_its_bad_lines_and_says_so(tmp_path):
+    folder = tmp_path / "scores"
+    book = ScoreBook(str(folder))
+    book.enter(3, "1", "402", "380", "phone A")
+    path = folder / "round-3-entries.csv"
+    with open(path, "a", encoding="utf-8") as file:
+        file.write("2,35")  # a power cut in the middle of the next line
+    book.enter(3, "2", "355", "411", "director")  # not glued onto the torn line
+    with open(path, "a", encoding="utf-8") as file:
+        file.write("3,four hundred,380,,director,x\r\n4,1,2,,director,x,one too many\r\n,1,2,,director,x\r\n")
+    book.enter(3, "5", "300", "310", "phone B")
+    state = book.state(3)
+    assert {t["table"]: t["scores"] for t in state["tables"]} == {
+        "1": None,
+        "2": {"A": 355, "B": 411},
+        "5": None,
+    }
+    assert (
+        state["unreadable"]
+        == "round-3-entries.csv: lines 3, 5, 6, 7 are not entries: left out (see the file)"
+    )
+    with hall_page(Feed(tmp_path), scores=book) as server:
+        assert page_json(server, "/api/scores?round=3")["problem"] == state["unreadable"]
+    with open(path, "a", encoding="utf-8") as file:  # a field larger than the csv module takes
+        file.write("6,1,2,,director," + "x" * 200_000 + "\r\n7,1,2,,director,x\r\n")
+    assert [t["table"] for t in book.state(3)["tables"]] == ["1", "2", "5", "7"]
+    assert book.state(3)["unreadable"].endswith(
+        "lines 3, 5, 6, 7, 9 are not entries: left out (see the file)"
+    )

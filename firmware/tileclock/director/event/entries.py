@@ -42,6 +42,7 @@ class ScoreBook:
         self.folder = folder
         self.clock = clock
         self.lock = threading.Lock()
+        self.unreadable = {}  # round -> the line numbers of its entries file that are not entries
         os.makedirs(folder, exist_ok=True)
         self.tokens_path = os.path.join(folder, FILE)
         #: what was wrong with the tokens file at the start (kept aside), in words, or None
@@ -125,28 +126,39 @@ class ScoreBook:
                 raise EntryRefused(f"round {round_number} is locked: ask the director")
             path = self._path(round_number, "entries")
             new = not os.path.exists(path)
+            torn = not new and _torn(path)
             with open(path, "a", newline="", encoding="utf-8") as file:
+                if torn:  # a line a power cut left half written: the next is not glued onto it
+                    file.write("\r\n")
                 writer = csv.writer(file)
                 if new:
                     writer.writerow(FIELDS)
                 writer.writerow([table_key(table), scores["A"], scores["B"], seat_a or "", by, self._now()])
+                file.flush()
+                os.fsync(file.fileno())  # a score taken is on the disk before the phone hears so
         return Entry(table_key(table), scores, by, "", int(seat_a) if seat_a else None)
 
     def entries(self, round_number):
         """Every entry of the round, in the order made: {table: [Entry, ...]}."""
         path = self._path(round_number, "entries")
-        tables = {}
+        tables, self.unreadable[round_number] = {}, []
         if not os.path.exists(path):
             return tables
-        with self.lock, open(path, newline="", encoding="utf-8") as file:
-            for row in csv.DictReader(file):
-                entry = Entry(
-                    row["table"],
-                    {"A": int(row["score_a"]), "B": int(row["score_b"])},
-                    row["by"],
-                    row["at"],
-                    int(row["seat_a"]) if row["seat_a"] else None,
-                )
+        with self.lock, open(path, newline="", encoding="utf-8", errors="replace") as file:
+            reader = csv.DictReader(file)
+            while True:
+                try:
+                    row = next(reader)
+                except StopIteration:
+                    break
+                except csv.Error:  # (a field past the csv module's limit): that line is left out
+                    self.unreadable[round_number].append(reader.reader.line_num)  # (DictReader's is stale)
+                    continue
+                try:
+                    entry = _entry(row)
+                except (KeyError, TypeError, ValueError):  # a torn or edited line: said, not fatal
+                    self.unreadable[round_number].append(reader.line_num)
+                    continue
                 tables.setdefault(entry.table, []).append(entry)
         return tables
 
@@ -170,7 +182,23 @@ class ScoreBook:
                     ],
                 }
             )
-        return {"round": round_number, "locked": self.locked(round_number), "tables": tables}
+        return {
+            "round": round_number,
+            "locked": self.locked(round_number),
+            "tables": tables,
+            "unreadable": self._unreadable(round_number),
+        }
+
+    def _unreadable(self, round_number):
+        """The lines of the round's entries file left out when it was last read, in words, or None."""
+        lines = self.unreadable.get(round_number)
+        if not lines:
+            return None
+        name = os.path.basename(self._path(round_number, "entries"))
+        which = ", ".join(map(str, lines[:10])) + (f" and {len(lines) - 10} more" if len(lines) > 10 else "")
+        if len(lines) == 1:
+            return f"{name}: line {which} is not an entry: left out (see the file)"
+        return f"{name}: lines {which} are not entries: left out (see the file)"
 
     def _write(self, tokens):
         """Put `tokens` on disk, but for the locked rounds' (kept in memory only, so a phone still
@@ -184,6 +212,30 @@ class ScoreBook:
 
     def _now(self):
         return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock()))
+
+
+def _entry(row):
+    """The `Entry` a row of an entries file holds; KeyError, TypeError or ValueError if none."""
+    if not is_label(row["table"]) or row["by"] is None or None in row:
+        raise ValueError("not an entry")
+    scores = {side: int(row[f"score_{side.lower()}"]) for side in "AB"}
+    return Entry(
+        table_key(row["table"]),
+        scores,
+        row["by"],
+        row["at"] or "",
+        int(row["seat_a"]) if row["seat_a"] else None,
+    )
+
+
+def _torn(path):
+    """Whether the file at `path` ends inside a line."""
+    with open(path, "rb") as file:
+        file.seek(0, os.SEEK_END)
+        if file.tell() == 0:
+            return False
+        file.seek(-1, os.SEEK_END)
+        return file.read(1) != b"\n"
 
 
 def _order(table):

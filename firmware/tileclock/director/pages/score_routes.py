@@ -209,7 +209,8 @@ def _round_state(hall, book, number):
     """The round's entries, every table named with its players where the pairings say (a paired
     table with no entry yet is listed too, `none`)."""
     state = book.state(number)
-    state["problem"] = book.problem  # a tokens file kept aside at the start, in words
+    # a tokens file kept aside at the start, lines of the entries file left out: in words
+    state["problem"] = " ".join(filter(None, (book.problem, state.pop("unreadable")))) or None
     players = hall.round_players(number)
     listed = {table["table"] for table in state["tables"]}
     state["tables"] += [
