@@ -15,7 +15,7 @@ def test_every_section_is_read():
     config = parse_config(
         {
             "clock": {"board": "12", "rules": "nsa1997", "time_a": "25:00", "time_b": "30:00"},
-            "buttons": {"a": 5, "stop": 6, "b": 13, "min_turn_ms": 300, "bounce_ms": 15},
+            "buttons": {"a": 5, "stop": 6, "b": 13, "min_turn_ms": 300, "bounce_ms": 15, "call_taps": 4},
             "serial": {"port": "/dev/ttyGS0", "baud": 9600},
             "screens": {"i2c_hz": 100_000},
         }
@@ -25,6 +25,7 @@ def test_every_section_is_read():
     assert config.times_s == {"A": 1500, "B": 1800}
     assert config.pins == {"A": 5, "STOP": 6, "B": 13}
     assert config.timing.min_turn_ms == 300 and config.timing.bounce_ms == 15
+    assert config.timing.call_taps == 4 and config.timing.call_window_ms == 2000
     assert config.serial_port == "/dev/ttyGS0" and config.serial_baud == 9600
 
 
@@ -40,6 +41,10 @@ def test_every_section_is_read():
         ({"buttons": {"a": 22}}, ["share a pin"]),
         ({"buttons": {"min_turn_ms": -1}}, ["buttons.min_turn_ms", "-1"]),
         ({"buttons": {"bounce_ms": True}}, ["buttons.bounce_ms", "True"]),
+        ({"buttons": {"call_taps": 1}}, ["buttons.call_taps = 1", "2 to 5"]),
+        ({"buttons": {"call_window_ms": 6000}}, ["buttons.call_window_ms = 6000", "confirm_end_ms (5000)"]),
+        ({"buttons": {"call_window_ms": 20}}, ["buttons.call_window_ms = 20", "expected 30"]),
+        ({"buttons": {"end_hold_ms": 10_000}}, ["buttons.end_hold_ms = 10000", "stuck_ms (10000)"]),
         ({"serial": {"baud": "fast"}}, ["serial.baud", "'fast'"]),
         ({"screen": {}}, ["[screen]"]),
         ({"screens": {"dim_after": 5}}, ["screens.dim_after", "5"]),

@@ -82,10 +82,11 @@ def hall(broker, tmp_path):
 
 
 def call_from(hall, clock):
-    """The board's players stop the clock and call the director (hold STOP 5 s and let go)."""
+    """The board's players stop the clock and call the director (tap STOP three times)."""
     clocks = hall.clocks
     tap(clocks.sims[clock], "STOP", clocks.t[clock] + 1)
-    tap(clocks.sims[clock], "STOP", clocks.t[clock] + 2, hold_s=5.5)
+    for t_s in (2, 2.5, 3):
+        tap(clocks.sims[clock], "STOP", clocks.t[clock] + t_s)
     clocks.t[clock] += 8
     clocks.sims[clock].uplink.pump()
 

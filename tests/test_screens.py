@@ -6,6 +6,7 @@ Golden frames live in tests/golden/. To change the layout on purpose, run
 
 import os
 import random
+from copy import deepcopy
 from dataclasses import replace
 
 import pytest
@@ -95,16 +96,27 @@ def scenes():
     call.new_game(0)
     tap(call, "B", 0)
     tap(call, "STOP", 70)
-    call.edge("STOP", True, 80 * S)
-    call.advance(86 * S)
-    yield "call_hint", call.view(86 * S)  # STOP held 6 s: letting go calls the director
-    call.edge("STOP", False, 87 * S)
+    for t_s in (80, 80.5, 81):  # STOP tapped three times on the stopped clock
+        tap(call, "STOP", t_s)
     call.advance(88 * S)
     yield "called", call.view(88 * S)
     call.answer_call(90 * S, call.play.calls.open.seq, "taken")
     yield "call_taken", call.view(90 * S)
+    corrected = deepcopy(call)  # the same board, the director corrects B before closing the call
     call.answer_call(200 * S, call.play.calls.open.seq, "done")
     yield "call_done", call.view(200 * S)
+    corrected.adjust(100 * S, "B", 60_000)
+    yield "call_corrected", corrected.view(100 * S)  # the correction on top, the call on its line
+    corrected.answer_call(200 * S, corrected.play.calls.open.seq, "done")
+    yield "call_done_corrected", corrected.view(200 * S)  # CALL DONE never hides B +1:00
+    school_call = GameClock(PROFILES["school"])  # the round's last minutes and an open call
+    school_call.new_game(0)
+    tap(school_call, "A", 0)
+    tap(school_call, "STOP", 30 * 60)
+    for t_s in (30 * 60 + 5, 30 * 60 + 5.5, 30 * 60 + 6):
+        tap(school_call, "STOP", t_s)
+    school_call.advance(45 * 60 * S)
+    yield "call_round", school_call.view(45 * 60 * S)
     # the hall's score link held (the final screen says how to show it), then shown as a QR code
     link = ("HTTP://192.168.1.20:8080/S/12", "7Q4K2M9X")
     yield "score_link", replace(round_.view(50 * 60 * S + S), score_link=link)

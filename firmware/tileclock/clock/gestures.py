@@ -1,7 +1,8 @@
 """Gestures: debounced button edges turned into what the player or director means (intents).
 
-Holds, chords, the end's confirmation, glitches, wake presses and stuck buttons
-live here; what an intent does to the game is the clock's business (`core.py`).
+Holds, chords, taps (the call to the director), the end's confirmation, glitches, wake
+presses and stuck buttons live here; what an intent does to the game is the clock's business
+(`core.py`).
 The gestures are tabled in docs/rules.md.
 """
 
@@ -33,9 +34,13 @@ class ButtonTiming:
     end_hold_ms: int = 2000
     #: After that, a STOP press within this long confirms the end.
     confirm_end_ms: int = 5000
-    #: Hold STOP this long on a stopped clock, then release, to call the director (never acts on
-    #: the game; the stuck fault, `stuck_ms`, comes later).
+    #: Accepted so that configs written for the first calls load; no longer used: a call is taps
+    #: (below), since a hold to call passed through the end's hold.
     call_hold_ms: int = 5000
+    #: Tap STOP this many times within `call_window_ms`, on a clock already stopped (fresh,
+    #: stopped or ended), to call the director; a tap is let go before `end_hold_ms`.
+    call_taps: int = 3
+    call_window_ms: int = 2000
     #: STOP must have been held this long before a side's press for the two to be a chord.
     chord_after_ms: int = 500
     #: In a correction, a side held at least this long takes time off instead of adding it.
@@ -44,6 +49,23 @@ class ButtonTiming:
     correction_ms: int = 60_000
     #: A button held down longer than this is stuck: a fault, and its release does nothing.
     stuck_ms: int = 10_000
+
+    def conflict(self):
+        """(key, why) for the first setting the others make useless or unsafe, or None."""
+        if self.end_hold_ms >= self.stuck_ms:
+            return "end_hold_ms", f"must be shorter than stuck_ms ({self.stuck_ms}): no game could end"
+        if not 2 <= self.call_taps <= 5:
+            return (
+                "call_taps",
+                "expected 2 to 5 (one tap would make any STOP press on a stopped clock a call)",
+            )
+        least = 2 * self.call_taps * self.min_press_ms  # each press and release lasts the glitch window
+        if not least <= self.call_window_ms <= self.confirm_end_ms:
+            return "call_window_ms", (
+                f"expected {least} (room for {self.call_taps} taps) to confirm_end_ms ({self.confirm_end_ms}):"
+                " taps further apart are no one deliberate gesture"
+            )
+        return None
 
 
 # --- intents: each says what was meant, and when
@@ -73,7 +95,8 @@ class StopHoldRelease:
 
 @dataclass(frozen=True)
 class CallDirector:
-    """On a stopped, fresh or ended clock, STOP was held `call_hold` and let go: call the director."""
+    """On a stopped, fresh or ended clock, STOP was tapped `call_taps` times within `call_window`:
+    call the director (dated at the last tap's release)."""
 
     t_ns: int
 
@@ -203,9 +226,11 @@ class Gestures:
         self._chord_from_ns = None  # the first edge of the chord's first side press
         self._chord_activity_ns = None  # the last chord edge: a STOP in use is not stuck
         self._confirm_until = None  # a STOP press before this confirms the end
+        self._taps = []  # the first edges of the STOP taps that may be a call, oldest first
 
     def new_game(self):
-        """A new game begins: no chord or pending confirmation carries over into it."""
+        """A new game begins: no chord, pending confirmation or tap carries over into it."""
+        self._taps = []
         self._chord = {}
         self._both = False
         self._chord_from_ns = None
@@ -223,6 +248,7 @@ class Gestures:
     def mark_stuck(self, button, t_ns):
         """`button`'s stuck timer fired."""
         self.stuck.add(button)
+        self._taps = []
         return [Stuck(t_ns, button)]
 
     def timers(self):
@@ -236,8 +262,6 @@ class Gestures:
     def hint(self, t_ns, state):
         """What the panels should ask or say about a STOP gesture at `t_ns`, or None."""
         hold_from = self._end_hold_from()
-        if hold_from is not None and t_ns >= self._call_from(hold_from):
-            return Hint.CALL
         if hold_from is not None and t_ns >= hold_from:
             return Hint.NEW_GAME if state == State.ENDED else Hint.END_GAME
         if self._confirm_until is not None and t_ns < self._confirm_until and state != State.ENDED:
@@ -246,9 +270,9 @@ class Gestures:
 
     def next_hint_change(self, now_ns):
         """When the hint next changes without input, or None."""
-        hold_from = self._end_hold_from()
-        call_from = self._call_from(hold_from) if hold_from is not None else None
-        changes = [at for at in (hold_from, call_from, self._confirm_until) if at is not None and at > now_ns]
+        changes = [
+            at for at in (self._end_hold_from(), self._confirm_until) if at is not None and at > now_ns
+        ]
         return min(changes) if changes else None
 
     # --------------------------------------------------------------- internals
@@ -260,10 +284,15 @@ class Gestures:
             return None
         return hold.since_ns + self.timing.end_hold_ms * NS_PER_MS
 
-    def _call_from(self, hold_from):
-        """From when letting go of the STOP hold that may end a game from `hold_from` calls the
-        director instead (the same hold, held longer)."""
-        return hold_from + (self.timing.call_hold_ms - self.timing.end_hold_ms) * NS_PER_MS
+    def _tapped(self, since_ns, t_ns):
+        """A STOP tap (down at `since_ns`, let go at `t_ns`) on a stopped clock: whether it makes
+        `call_taps` taps within `call_window` (then the count starts again)."""
+        window_ns = self.timing.call_window_ms * NS_PER_MS
+        self._taps = [at for at in self._taps if t_ns - at <= window_ns] + [since_ns]
+        if len(self._taps) < self.timing.call_taps:
+            return False
+        self._taps = []
+        return True
 
     def _accepted(self, button, down, t_ns, state):
         """A press or release that really happened, at `t_ns`."""
@@ -291,21 +320,26 @@ class Gestures:
         confirming = self._confirm_until is not None and t_ns < self._confirm_until
         self._confirm_until = None
         if confirming and state in (State.READY, State.PAUSED):
+            self._taps = []  # a press that confirms the end is no tap (docs/rules.md)
             self._stop_hold = _StopHold(t_ns, began_stopped=True, used=True)  # its release does nothing
             return [ConfirmEnd(t_ns)]
+        if state == State.RUNNING:
+            self._taps = []  # the press that stops a running clock is no tap
         self._stop_hold = _StopHold(t_ns, began_stopped=state != State.RUNNING)
         self._chord_activity_ns = None
         return [StopPress(t_ns)]
 
     def _stop_up(self, t_ns, state):
-        hold_from = self._end_hold_from()
+        hold_from, since_ns = self._end_hold_from(), self._stop_hold.since_ns if self._stop_hold else None
         self._stop_hold = None
         if hold_from is None:
+            self._taps = []  # a chord, a confirmation, or a STOP that stopped the clock: no tap
             return []
         if t_ns < hold_from:
+            if self._tapped(since_ns, t_ns):
+                return [CallDirector(t_ns)]  # taps that pass through no other gesture
             return [Ignored(t_ns, STOP, "stopped" if state != State.ENDED else "ended")]
-        if t_ns >= self._call_from(hold_from):
-            return [CallDirector(t_ns)]  # held on past the end's hold: a call, nothing else
+        self._taps = []  # a hold is no tap
         if state == State.ENDED:
             return [StopHoldRelease(t_ns)]
         self._confirm_until = t_ns + self.timing.confirm_end_ms * NS_PER_MS  # the panels ask to confirm
@@ -313,6 +347,7 @@ class Gestures:
 
     def _side_down(self, side, t_ns, state):
         self._confirm_until = None
+        self._taps = []  # a side's press between (or during) taps: the count starts again
         hold = self._stop_hold
         if hold is None or STOP in self.stuck:
             return [SidePress(t_ns, side)]  # a stuck STOP is never a modifier

@@ -199,7 +199,7 @@ class Play:
         except CallRefused as why:
             raise Refused(str(why)) from None
         self.calls.answered(answer)
-        if answer == "done":
+        if answer == "done" and game.notice is None:  # never over a correction's notice (§6)
             game.notice = Notice("call_done")
         self._emit("call_answer", t_ns, call=call, answer=answer, source=source)
 

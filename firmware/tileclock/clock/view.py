@@ -10,7 +10,6 @@ class Hint(StrEnum):
     END_GAME = "end_game"  # letting go asks to confirm the end
     CONFIRM_END = "confirm_end"  # a STOP press now ends the game
     NEW_GAME = "new_game"
-    CALL = "call"  # letting go calls the director
 
 
 @dataclass(frozen=True)

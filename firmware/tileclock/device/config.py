@@ -203,6 +203,9 @@ def parse_config(data):
     config["timing"] = _whole_numbers(
         buttons, "buttons", ButtonTiming, lambda name: 0, "must not be negative"
     )
+    if config["timing"].conflict():  # the holds and taps checked against each other
+        key, why = config["timing"].conflict()
+        raise ConfigError(f"buttons.{key} = {getattr(config['timing'], key)!r}: {why}")
     _reject_unknown(buttons, "buttons")
 
     serial = data.pop("serial", {})

@@ -5,6 +5,8 @@ Each panel faces one player. Layout of the 128x64 panel:
     row  0-11   alert or state (left); the opponent's time and penalty (right),
                 with a pointer when the opponent's clock runs; when this side's
                 clock runs, the same pointer at the far left (the turn mark)
+    row 13-21   the open call to the director (right), when the top line shows
+                a fault, the round's time or a correction (else the call is there)
     row 12-47   this side's time, 24 px digits, and its penalty beside it
     row 48-63   whose turn it is: a solid white band reading YOUR TURN when
                 this side's clock runs, so it shows across the board
@@ -37,6 +39,8 @@ TIME_RIGHT = 100  # the big time's right edge; the penalty sits to its right
 BAND_TOP = 48
 #: a pointer's corners from its left edge and the top: 6 columns by 9 rows, within pages 0 and 1
 POINTER = ((0, 2), (5, 6), (0, 10))
+#: the top of the open call's own line, when the top line says something that comes first
+CALL_LINE = 10
 #: how far the top left text moves right when this side's turn mark is beside it
 MARK_ROOM = 8
 
@@ -86,7 +90,6 @@ HINT_WORDS = {
     Hint.END_GAME: "RELEASE: END GAME",
     Hint.CONFIRM_END: "PRESS STOP TO END",
     Hint.NEW_GAME: "RELEASE: NEW GAME",
-    Hint.CALL: "RELEASE: CALL TD",
 }
 #: the board's open call to the director, on both panels until it is done
 CALL_WORDS = {"called": "CALLED TD", "taken": "TD COMING"}
@@ -112,16 +115,29 @@ def notice_text(notice):
 
 
 def top_left_text(view):
-    """The alert, the open call, round time left, notice or state for the top line."""
+    """The alert, round time left, notice, the open call or state for the top line.
+
+    A correction and the round's time come before the call (CLOCK_RULES §6: every correction
+    shows): the call then has its own line (`call_mark_text`)."""
     if view.faults:
         return fault_text(view.faults[0])
-    if view.call:
-        return CALL_WORDS[view.call]
     if view.round_left_s is not None:
         return f"ROUND {format_clock(view.round_left_s)}"  # the round's last minutes
+    if view.notice and view.notice.kind != "call_done":
+        return notice_text(view.notice)
+    if view.call:
+        return CALL_WORDS[view.call]
     if view.notice:
         return notice_text(view.notice)
     return STATE_WORDS[view.state]
+
+
+def call_mark_text(view):
+    """The open call's words on their own line (right, under the opponent's time) when the top
+    line says something that comes first (a fault, the round's time, a correction), else None."""
+    if not view.call or top_left_text(view) == CALL_WORDS[view.call]:
+        return None
+    return CALL_WORDS[view.call]
 
 
 def _lost_text(view, side, opponent):
@@ -233,6 +249,9 @@ def render(view, panel, shift=(0, 0)):
     draw_text(image, (dx + room, dy), left_text, SMALL)
     draw_text(image, (panel.width - 1 + dx, dy), theirs_text, SMALL, anchor="ra")
     _draw_pointers(draw, view, panel, shift)
+    call_mark = call_mark_text(view)
+    if call_mark:  # rows 13-21: between the top line and the big time's digits (rows 23-46)
+        draw_text(image, (panel.width - 1 + dx, CALL_LINE + dy), call_mark, SMALL, anchor="ra")
 
     draw_text(image, (TIME_RIGHT + dx, 47 + dy), mine.shown, BIG, anchor="rs")
     if mine.pen:

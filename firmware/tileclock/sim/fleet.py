@@ -61,7 +61,8 @@ class Player:
             return presses
         if self.calls is not None and (self.turns == self.calls or rnd.random() < 0.01):
             tap("STOP", rnd.uniform(2, 20))  # a question for the director: stopped, then a call
-            tap("STOP", 1, hold_s=5.5)  # hold STOP 5 s and let go (docs/player-guide.md)
+            for _ in range(3):  # STOP tapped three times within 2 s (docs/player-guide.md)
+                tap("STOP", 0.4)
             tap(rnd.choice("AB"), rnd.uniform(30, 90))  # answered or not, the game goes on
             return presses
         if rnd.random() < 0.05:  # a challenge: stopped, then the loser restarts the other side
