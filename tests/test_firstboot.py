@@ -22,7 +22,7 @@ from tileclock.device.firstboot import (
     rejection_reason,
     wpa_conf,
 )
-from tileclock.device.verdict import draw, refused_verdict, short_verdict
+from tileclock.device.verdict import draw, refused_verdict, short_verdict, show, silent_panels
 
 TEMPLATE = (Path(__file__).parent.parent / "systemd" / "config.toml").read_text()
 EXAMPLE = Path(__file__).parent.parent / "hw" / "image" / "root" / "usr" / "lib" / "tileclock-image"
@@ -166,7 +166,11 @@ def test_a_refused_file_is_named_beside_it_on_the_card_and_on_the_panels_until_i
     assert all(len(line) <= 21 for line in lines) and draw(lines).getbbox() is not None
     assert refused_verdict("wifi_name and wifi_password go together")[1] == "settings refused:"
     card.write_bytes(b"board = 12\nrules = nsa1997\n")  # mended: applied, and the note goes
-    assert main(argv) == 0
+    shown = []
+    monkeypatch.setattr("tileclock.device.verdict.main", lambda args: shown.append(args))
+    assert main(argv + ["--verdict", "10"]) == 0
+    # the verdict, in the same Python, comes after the settings: it reads the new config
+    assert shown == [["--config", str(etc / "config.toml"), "--boot", str(boot), "--seconds", "10"]]
     assert not (boot / REJECTED_NAME).exists() and rejection_reason(str(boot)) is None
     assert parse_config(tomllib.loads((etc / "config.toml").read_text())).board == "12"
 
@@ -206,6 +210,29 @@ def test_the_panels_show_ready_with_the_id_and_hall_or_the_first_failure_in_a_fe
     assert lines[:2] == ["NOT READY", "panel B:"] and all(len(line) <= 21 for line in lines)
     picture = draw(lines)
     assert picture.size == (128, 64) and picture.getbbox() is not None
+
+
+def test_the_verdict_is_not_sent_to_a_panel_doctor_found_silent_but_is_to_the_other():
+    # An absent I2C panel costs the bus's timeout at every try: doctor has tried it once already.
+    from tileclock.device.config import Config
+    from tileclock.device.doctor import FAIL, OK, Check
+
+    checks = [Check(OK, "panel wiring", "x"), Check(FAIL, "panel B", "nothing answers at 0x3D")]
+    checks.append(Check(FAIL, "panel SPI library", "spidev does not import"))
+    assert silent_panels(checks) == {"B"}
+    opened, shown = [], []
+
+    class Panel:
+        def display(self, picture):
+            shown.append(picture.getbbox())
+
+    def opener(spec):
+        opened.append(spec.faces)
+        return Panel()
+
+    missing = show(Config(), ["READY", "id 0a1b2c3d4e5f", "no hall: serial"], opener, silent_panels(checks))
+    assert opened == ["A"] and len(shown) == 1 and shown[0] is not None
+    assert missing == ["B: doctor found it silent"]
 
 
 def test_doctor_on_debians_kernel_reads_the_i2c_speed_from_the_running_tree_not_dtparam_lines(tmp_path):

@@ -4,7 +4,8 @@
 # a settings file put on its firmware partition, and read the result from the serial console:
 # first boot done, the service up, doctor's report, a scripted game's records read back.
 #
-#   hw/image/check.sh [IMAGE.img.xz] [MACHINE...]     # default: the newest in hw/image/out, both
+#   hw/image/check.sh [IMAGE.img.xz] [MACHINE...]     # default: the newest in hw/image/out;
+#                                                     # raspi3b, virt, virt+cut (a power cut first)
 #
 # Each boot works on its own copy of the card; the console is kept in hw/image/out/check-*.log.
 set -euo pipefail
@@ -14,7 +15,7 @@ OUTDIR=$HERE/out
 IMAGE=${1:-$(ls -t "$OUTDIR"/tileclock-*-arm64.img.xz 2>/dev/null | head -1)}
 shift || true
 MACHINES=("$@")
-[ "${#MACHINES[@]}" -gt 0 ] || MACHINES=(raspi3b virt)
+[ "${#MACHINES[@]}" -gt 0 ] || MACHINES=(raspi3b virt virt+cut)
 TIMEOUT_S=${TILECLOCK_CHECK_TIMEOUT:-1800}
 # the emulator's niceness: 10 beside others' work; TILECLOCK_CHECK_NICE=0 to time a boot fairly
 NICE=${TILECLOCK_CHECK_NICE:-10}
@@ -69,9 +70,33 @@ hall = hall.invalid
 hall_password = "check #1"
 EOF
 
+# A power cut in the middle of the first boot: QEMU killed (SIGKILL: what the guest had not
+# written is lost) once the settings are applied and wiped from the card, before the first boot is
+# done; then the same card is booted again and must pass the whole check.
+cut_first_boot() {
+  local machine=$1 log=$2 kept=$3 started now
+  : >"$log"
+  started=$(date +%s)
+  nice -n "$NICE" qemu-system-aarch64 "${args[@]}" &
+  QEMU_PID=$!
+  until grep -aq "settings applied" "$log"; do
+    kill -0 "$QEMU_PID" 2>/dev/null || die "-M $machine: QEMU stopped before the power cut (console: $log)"
+    now=$(date +%s)
+    [ $((now - started)) -lt "$TIMEOUT_S" ] || die "-M $machine: no settings applied after $TIMEOUT_S s (console: $log)"
+    sleep 1
+  done
+  kill -KILL "$QEMU_PID"
+  wait "$QEMU_PID" 2>/dev/null || true
+  QEMU_PID=
+  mv "$log" "$kept"
+  grep -aq "first boot done" "$kept" && die "-M $machine: the cut came after the first boot was done"
+  say "-M $machine: power cut $(($(date +%s) - started)) s after power-on, the settings applied, the first boot not done"
+}
+
 boot_one() {
-  local machine=$1 log=$OUTDIR/check-$1.log cmdline kver started ready="" result="" now line
-  say "== -M $machine"
+  # NAME: raspi3b, virt, or virt+cut (a power cut during the first boot, then the whole check)
+  local name=$1 machine=${1%+cut} log=$OUTDIR/check-${1/+/-}.log cmdline kver started ready="" result="" now line
+  say "== -M $name"
   cp --sparse=always "$WORK/pristine.img" "$WORK/card.img"
   truncate -s 4G "$WORK/card.img" # an SD card's size is a power of 2 for QEMU; the data partition grows into it
   mcopy -o -i "$(fat)" "$WORK/settings.txt" ::/tileclock-settings.txt
@@ -97,6 +122,7 @@ boot_one() {
     args+=(-M virt -cpu cortex-a53 -smp 2 -m 1G -nic none
       -drive "file=$WORK/card.img,if=none,format=raw,id=card" -device virtio-blk-device,drive=card)
   fi
+  [ "$name" = "$machine" ] || cut_first_boot "$machine" "$log" "${log%.log}-first.log"
   : >"$log"
   started=$(date +%s)
   load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -122,19 +148,19 @@ boot_one() {
   QEMU_PID=
   grep -a -E "TILECLOCK-CHECK|tileclock-(firstboot|grow)" "$log" | tr -d '\r' |
     sed 's/^.*\(TILECLOCK-CHECK\|tileclock-firstboot\|tileclock-grow\)/\1/'
-  say "-M $machine: $result; the self-check saw the service ready ${ready:-never} s after power-on (host clock; nice $NICE;" \
+  say "-M $name: $result; the self-check saw the service ready ${ready:-never} s after power-on (host clock; nice $NICE;" \
     "this machine's load average $load_before at power-on, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
-  [ "$result" = pass ] || die "-M $machine: $result (console: $log)"
-  grep -aq "first boot done" "$log" || die "-M $machine: the first boot did not finish"
+  [ "$result" = pass ] || die "-M $name: $result (console: $log)"
+  grep -aq "first boot done" "$log" || die "-M $name: the first boot did not finish"
   # the guest's own figure: its uptime when the service said READY=1 (the console line above comes
   # later, after the data partition has grown); the host's, when that line was seen
   guest=$(tr -d '\r' <"$log" | sed -n 's/.*TILECLOCK-CHECK service active.*ready at uptime \([0-9]*\) s.*/\1/p' | head -1)
-  [ -n "$guest" ] || die "-M $machine: the self-check did not say when the service was ready"
-  say "-M $machine: service ready at the guest's uptime $guest s"
-  grep -aq "TILECLOCK-CHECK   no problems found" "$log" || say "-M $machine: doctor found problems (above)"
+  [ -n "$guest" ] || die "-M $name: the self-check did not say when the service was ready"
+  say "-M $name: service ready at the guest's uptime $guest s"
+  grep -aq "TILECLOCK-CHECK   no problems found" "$log" || say "-M $name: doctor found problems (above)"
   # the scripted game as played: B starts, A's and B's moves, then STOP held ends it
   grep -aq "TILECLOCK-CHECK   1,[0-9a-f]*,1,naspa,stop_hold," "$log" ||
-    die "-M $machine: the scripted game's record does not show it ended by holding STOP (console: $log)"
+    die "-M $name: the scripted game's record does not show it ended by holding STOP (console: $log)"
   if [ "$machine" = raspi3b ]; then
     # the real service's records on the Pi's record UART (the mini UART, QEMU's second serial port)
     grep -aq '"ev":"boot".*"board":"7"' "$OUTDIR/check-$machine-uart1.log" ||
@@ -146,7 +172,7 @@ boot_one() {
   if [ "$machine" = raspi3b ] && [ "$guest" -ge "$BAR_READY_S" ]; then
     say "-M raspi3b: BAR NOT MET: service ready at uptime $guest s, the bar is $BAR_READY_S s"
   fi
-  READY_S[$machine]=$guest
+  READY_S[$name]=$guest
 }
 
 declare -A READY_S

@@ -116,6 +116,8 @@ finish_root() {
   kver=$(ls "$root/lib/modules" | sort -V | tail -1)
   {
     chroot_said "$root" on &&
+      # the card's own small initramfs over Debian's (the hook does the same after each update)
+      in_root "$root" /usr/lib/tileclock-image/mkinitrd "$kver" "/boot/initrd.img-$kver" &&
       in_root "$root" env DEB_MAINT_PARAMS=configure /etc/kernel/postinst.d/z50-raspi-firmware "$kver" &&
       in_root "$root" /etc/kernel/postinst.d/zz-tileclock-i2c "$kver" &&
       chroot_said "$root" off

@@ -281,8 +281,9 @@ def kept_clock_id(config_path):
 def main(argv=None):
     """At every boot of the image (hw/image/root/usr/lib/tileclock-image/firstboot): apply a
     settings file if the firmware partition has one; on a board with no serial number, keep the
-    clock id made at first boot; with --hostname, name the machine after the clock id. Exit 0,
-    or 2 when the settings file is refused (then the reason is on the firmware partition too)."""
+    clock id made at first boot; with --hostname, name the machine after the clock id; with
+    --verdict, show doctor's verdict on the panels then. Exit 0, or 2 when the settings file is
+    refused (then the reason is on the firmware partition too)."""
     import argparse
     import grp
     import socket
@@ -298,6 +299,7 @@ def main(argv=None):
     parser.add_argument("--template", default="/usr/lib/tileclock-image/config.toml")
     parser.add_argument("--group", default="tileclock", help="the group that may read the config")
     parser.add_argument("--hostname", action="store_true", help="set the hostname to tileclock-ID")
+    parser.add_argument("--verdict", type=int, metavar="SECONDS", help="then doctor's verdict on the panels")
     args = parser.parse_args(argv)
     settings_path = os.path.join(args.boot, SETTINGS_NAME)
     config_path = os.path.join(args.etc, "config.toml")
@@ -332,6 +334,16 @@ def main(argv=None):
         if clock_id:
             socket.sethostname(f"tileclock-{clock_id}")
         print(f"clock id {clock_id}")
+    if args.verdict is not None:
+        # in this Python, not a second one: an interpreter and tileclock's imports cost a first
+        # boot seconds on a Pi (more under emulation)
+        from . import verdict
+
+        sys.stdout.flush()
+        try:
+            verdict.main(["--config", config_path, "--boot", args.boot, "--seconds", str(args.verdict)])
+        except Exception as error:  # the settings are applied whatever doctor makes of the card
+            print(f"doctor's verdict could not be shown: {type(error).__name__}: {error}", file=sys.stderr)
     return status
 
 

@@ -45,13 +45,26 @@ def draw(lines):
     return image
 
 
-def show(config, lines, opener=None):
-    """Draw the lines on every configured panel; the panels that could not be opened, as text."""
+def silent_panels(checks):
+    """The sides whose panel doctor asked and nothing answered: not opened again to show the
+    verdict (each try at an absent I2C panel waits out the bus's timeout, seconds of a boot)."""
+    return {
+        check.what.removeprefix("panel ")
+        for check in checks
+        if check.status == FAIL and check.what in ("panel A", "panel B")
+    }
+
+
+def show(config, lines, opener=None, silent=()):
+    """Draw the lines on every configured panel but the silent ones; those not shown, as text."""
     if opener is None:
         from .hardware.screens import open_device as opener
     picture = draw(lines)
     missing = []
     for spec in config.panels:
+        if spec.faces in silent:
+            missing.append(f"{spec.faces}: doctor found it silent")
+            continue
         try:
             device = opener(spec)
             device.display(picture)  # luma turns it for a panel mounted upside down
@@ -86,7 +99,7 @@ def main(argv=None):
         print(f"settings file refused: {refused}")
         lines = refused_verdict(refused)  # what the director must mend first
     print("verdict: " + " | ".join(lines))
-    missing = show(config, lines)
+    missing = show(config, lines, silent=silent_panels(checks))
     if missing:
         print("verdict not shown on panel " + ", ".join(missing))
     if len(missing) < len(config.panels):
