@@ -149,3 +149,24 @@ def test_links_made_before_a_restart_of_the_hall_still_work_after_it(broker, tmp
         hall.close()
         if clocks:
             clocks.close()
+
+
+def test_a_clock_restarted_after_its_games_end_is_sent_the_same_link_again(broker, tmp_path):
+    hall = Hall(broker, tmp_path)
+    clocks = None
+    try:
+        clocks, token = _ended_game(broker, tmp_path, hall)
+        link = _shown(clocks, tmp_path, token)
+        settle(hall.feed, clocks, "every record acknowledged")  # (else the clock sends its end again)
+        clocks.sims["c1"].close()  # switched off and on: it starts again on its ended game, no link
+        clocks.sims["c1"] = clocks.start("c1")
+        assert clocks.sims["c1"].daemon.commands.score_code.link is None
+        settle(hall.feed, clocks, "the clock's boot")
+        assert _shown(clocks, tmp_path, token) == link  # the same link, the same token
+        assert hall.book.tokens == {token: (3, "12")}
+        errors = [r for r in hall.feed.store.log_of("c1").game.records if r["ev"] == "error"]
+        assert errors == []  # no code for a game the clock is not on
+    finally:
+        hall.close()
+        if clocks:
+            clocks.close()

@@ -74,13 +74,15 @@ class ScoreBook:
             self.tokens = tokens
         return token
 
+    def token_made(self, round_number, table):
+        """The token already made for the game at `table` in `round_number`, or None."""
+        game = (round_number, table_key(table))
+        return next((token for token, of in self.tokens.items() if of == game), None)
+
     def token_for(self, round_number, table):
         """The token of the game at `table` in `round_number`: the one already made, else a new one
         (a game's end sent again, after a correction, keeps its link)."""
-        game = (round_number, table_key(table))
-        with self.lock:
-            made = next((token for token, of in self.tokens.items() if of == game), None)
-        return made or self.issue(round_number, table)
+        return self.token_made(round_number, table) or self.issue(round_number, table)
 
     def game_of(self, table, token):
         """The round of the game `token` opens at `table`, or EntryRefused."""

@@ -7,7 +7,9 @@ the score form of table 12's game for the player at side A. It is sent only for 
 game, with its round and table known (the round from the page's **Start round**, or `set`); the
 base is the address phones reach the page by (`tileclock hall --phone-url`), all upper case so the
 code stays small (QR's alphanumeric mode). The token goes to that clock alone, never into a record.
-New links made on the Scores page go by the same path (`command`, `clocks_at`: pages/score_routes.py).
+A clock that restarts after its game's end (it holds the link in memory only) is sent the same link
+again when its `boot` reaches the hall. New links made on the Scores page go by the same path
+(`command`, `clocks_at`: pages/score_routes.py).
 """
 
 import re
@@ -42,7 +44,11 @@ class ScoreLinks:
         """After the hall stored `record` of `clock_id` (its `ClockLog` is `log`): the link, if it
         is the `end` of the clock's newest game. Returns the command sent, or None."""
         game = getattr(log, "game", None)
-        if record.get("ev") != "end" or game is None or game.end is None or game.end["seq"] != record["seq"]:
+        if game is None or game.end is None:
+            return None
+        if record.get("ev") == "boot" and record["seq"] > game.end["seq"]:
+            return self._again(clock_id, game, log)  # a clock restarted on its ended game
+        if record.get("ev") != "end" or game.end["seq"] != record["seq"]:
             return None
         round_number, table = game_place(record, log)
         if round_number is None:
@@ -56,6 +62,16 @@ class ScoreLinks:
         if text is None:
             return self._skip(clock_id, f"table {table}: no QR code holds its link (use the Scores page)")
         self.send(text, clock_id)
+        return text
+
+    def _again(self, clock_id, game, log):
+        """The link of `game` sent again to a clock that restarted since its end (the clock holds a
+        link in memory only): the token it had, never a new one; nothing if it had none."""
+        round_number, table = game_place(game.end, log)
+        token = self.book.token_made(round_number, table) if round_number is not None else None
+        text = self.command(game.seq, table, token) if token else None
+        if text is not None:
+            self.send(text, clock_id)
         return text
 
     def command(self, game_seq, table, token):
