@@ -4,6 +4,8 @@ a wall clock of its own; what the page then says of the round, in Debian's chrom
 start's words checked before anything is sent."""
 
 import datetime
+import json
+import os
 import re
 import threading
 from dataclasses import replace
@@ -184,3 +186,58 @@ def test_a_start_the_page_refuses_sends_nothing(hall, page):  # noqa: F811  (pyt
     assert answer.status == 400 and "has passed" in answer.text()
     clocks.pump()  # a refused start published nothing: there is nothing to wait for
     assert not [r for sim in clocks.sims.values() for r in sim.journal.records() if r["ev"] == "set"]
+
+
+def test_the_round_is_kept_in_the_records_folder_and_read_back_after_a_restart(tmp_path):
+    feed = Feed()
+    started = RoundControl(feed, now_ns=lambda: (AT_14 - 60_000) * 1_000_000, zone=UTC, folder=tmp_path)
+    current = started.start(3, "14:00", "1-2")
+    assert sorted(os.listdir(tmp_path)) == ["round.json"]  # written whole: no temporary left
+    again = control_in(feed, tmp_path)
+    assert again.current == current and again.problem is None
+    over = again.over()
+    assert control_in(feed, tmp_path).current == over and over["over_ms"] == AT_14 - 60_000
+
+
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (b"{not json", "not_json"),
+        (b"[" * 5000 + b"]" * 5000, "too_deep"),
+        (b'{"v":1,"round":"3"}', "wrong_kind"),  # a round is a number
+        (b" " * 70_000, "too_large"),
+        (
+            json.dumps(
+                {"v": 1, "round": 3, "start_ms": 1, "start": "14:00:00", "boards": ["<b>"], "clocks": ["c1"]}
+            ).encode(),
+            "wrong_kind",
+        ),  # fmt: skip
+        (
+            json.dumps(
+                {"v": 7, "round": 3, "start_ms": 1, "start": "14:00:00", "boards": ["1"], "clocks": ["c1"]}
+            ).encode(),
+            "wrong_kind",
+        ),  # fmt: skip  # another format
+        (b"\xff\xfe", "not_text"),
+    ],
+)
+def test_a_saved_round_the_decoder_refuses_is_kept_aside_and_said(tmp_path, content, reason):
+    (tmp_path / "round.json").write_bytes(content)
+    control = control_in(Feed(), tmp_path)
+    assert control.current is None  # never a round nobody started
+    assert f"({reason}:" in control.problem and "kept aside as round.json.bad-" in control.problem
+    (aside,) = [name for name in os.listdir(tmp_path) if name.startswith("round.json.bad-")]
+    assert (tmp_path / aside).read_bytes() == content and not (tmp_path / "round.json").exists()
+
+
+def test_a_round_that_cannot_be_kept_is_not_sent(tmp_path):
+    (tmp_path / "round.json").mkdir()  # the file cannot be written over: a folder stands there
+    feed = Feed()
+    control = control_in(feed, tmp_path)
+    with pytest.raises(OSError):
+        control.start(3, "14:00", "1")
+    assert feed.sent == [] and control.current is None
+
+
+def control_in(feed, folder):
+    return RoundControl(feed, now_ns=lambda: (AT_14 - 60_000) * 1_000_000, zone=UTC, folder=folder)

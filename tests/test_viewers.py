@@ -100,9 +100,13 @@ def test_the_public_state_is_the_time_left_at_its_own_instant_as_a_time_of_day(b
         "run",
         "at_ms",
         "cap_s",
+        "call",
+        "start_ms",
+        "ended",
         "A",
         "B",
     }
+    assert (state["call"], state["start_ms"], state["ended"]) == (None, None, None)
     clocks.close()
 
 

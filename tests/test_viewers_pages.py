@@ -46,13 +46,15 @@ def published(sims):
 
 @pytest.fixture
 def hall(broker, viewers_broker, tmp_path):
-    """Three boards: 12 in play (A went 10 s into overtime, B runs), 7 stopped, 3 not started."""
+    """Three boards: 12 in play (A went 10 s into overtime, B runs), 7 stopped and calling the
+    director, 3 not started."""
     sims = [board(broker, tmp_path, c, n) for c, n in (("c1", "12"), ("c2", "7"), ("c3", "3"))]
     tap(sims[0], "B", 0)
     tap(sims[0], "A", 1510)  # A used 25:10: -0:10, 10 points
     tap(sims[1], "B", 2)
     tap(sims[1], "A", 62)
     tap(sims[1], "STOP", 100)
+    tap(sims[1], "STOP", 103, hold_s=5.5)  # hold STOP 5 s on the stopped clock: a call
     for sim in sims:
         sim.run_to(max(s.time() for s in sims))
     published(sims)
@@ -101,7 +103,12 @@ def test_the_spectators_page_shows_every_board_as_the_clocks_do(browser, hall, v
     assert card.locator(".side-B .mark").inner_text() == "\u25b6 TO PLAY"
     assert card.locator(".side-A .overtime").inner_text() == "OVERTIME"
     assert card.locator(".side-A .pen").inner_text() == "\u221210 pts"
-    assert page.locator("section.board", has_text="Board 7").locator(".status").inner_text() == "STOPPED"
+    seven = page.locator("section.board", has_text="Board 7")
+    assert seven.locator(".status").inner_text() == "STOPPED"
+    # its call shows as a mark the hall can read, and nothing on the page answers it
+    assert seven.locator(".call").inner_text() == "\u260e DIRECTOR CALLED"
+    assert page.locator("section.board.calling").count() == 1
+    assert page.locator("button, form, input").count() == 0
     assert page.locator("section.board", has_text="Board 3").locator(".status").inner_text() == "READY"
     matches_golden(page, "boards")
     # one board large: ?board= its name or clock id
@@ -124,7 +131,10 @@ def test_the_overlay_fits_a_1920x1080_scene_with_a_transparent_background(browse
         and box["y"] + box["height"] <= 1080
     )
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgba(0, 0, 0, 0)"
+    assert page.locator(".call").count() == 0  # board 12 has not called
     matches_golden(page, "overlay", transparent=True)
+    page.goto(viewers_broker.address + "overlay.html?board=7")  # the board that called
+    page.locator(".middle .call", has_text="DIRECTOR CALLED").wait_for()
     page.context.close()
 
 
@@ -170,6 +180,11 @@ def test_a_hostile_public_state_shows_nothing_and_runs_nothing(browser, hall, br
         {**good, "clock": "c1"},  # on c4's topic, naming another clock
         {**good, "clock": "c4", "boot": {"id": [1]}},
         {**good, "clock": "c4", "boot": "b" * 65},
+        {**good, "clock": "c4", "call": "<b>CALL</b>"},  # a call is called, taken or null
+        {**good, "clock": "c4", "call": {"state": "called"}},
+        {**good, "clock": "c4", "start_ms": "14:00"},
+        {**good, "clock": "c4", "start_ms": 10**20},
+        {**good, "clock": "c4", "ended": ["round_over"]},
         "not json {",
         "x" * 5000,
     ]

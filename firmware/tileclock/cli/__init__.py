@@ -160,11 +160,12 @@ def build_parser():
         "--speed", type=number(float, 0.01), default=1.0, help="game time runs this many times real time"
     )
     demo.add_argument(
-        "--web",
-        default="127.0.0.1:8080",
-        type=web_address,
-        metavar="HOST:PORT",
-        help="where the page is served",
+        "--web", default="127.0.0.1:8080", type=web_address, metavar="HOST:PORT", help="the page"
+    )
+    demo.add_argument(
+        "--director",
+        action="store_true",
+        help="a scripted director plays along: rounds, a call, a correction",
     )
     demo.add_argument(
         "--allow-host",

@@ -100,6 +100,11 @@ def cmd_hall_demo(args):
             "the boards wait at a fresh game for a round: start one on the page (Start round; its "
             "start time is this laptop's time of day), call, correct, and end it with Round over"
         )
+        if args.director:  # rounds, a call answered, a correction and round over, on the page's paths
+            from ..director.pages.demo_director import DemoDirector
+
+            started.append(DemoDirector(page).start().close)
+            print("a scripted director plays along (by=hall-demo): each round 3 minutes, then round over")
         print(f"the director's page: {page.address}   (Ctrl-C to stop)", flush=True)
         feed.run(threading.Event().is_set)
     except KeyboardInterrupt:

@@ -8,10 +8,16 @@ seq gaps, faults, commands or keys: the topic is readable by anyone on the spect
 Between two records nothing changes but the running side's time (docs/protocol.md), so the state
 of the newest record, stamped with that record's own instant as a time of day, is exact: a viewer
 shows `left_ms - (now - at_ms)` for each side whose `runs` is true (the clock's own charged sides).
+
+A board's call to the director shows too (`call`: `called`, `taken`, or null: a mark for the
+hall, never a way to answer it), and the round as the clock has it: `start_ms`, the time of day a
+director's `set start=` set this game's round to start (null if none), and `ended`, why the game
+ended (`round_over`, `stop_hold`, `forfeit`; null while it has not).
 """
 
 import json
 
+from ...clock.calls import Calls
 from ...clock.history import apply_record, game_rules, reconcile, record_instant_ns
 from ...clock.records import SIDES
 from ...clock.state import GameState, State
@@ -44,11 +50,27 @@ class PublicScene:
         #: the boot the newest record that says one was made in: a new card starts its seqs again,
         #: always in a new boot, so a viewer takes its lower seq as news, not as an old copy
         self.boot_id = None
+        self.calls = Calls()  # the board's open call (carried from game to game by `new_game`)
+        self.start_ms = None  # this game's round start, a time of day (`set start=`)
+        self.ended = None  # why this game ended
 
     def take(self, record):
         """Take one record of the game, in order."""
+        ev = record.get("ev")
         if isinstance(record.get("boot_id"), str):
             self.boot_id = record["boot_id"]
+        try:
+            self.calls.take(record)
+        except (KeyError, TypeError, ValueError):
+            self.calls = Calls()  # a record that does not say its call: no mark rather than a wrong one
+        if ev == "new_game":
+            self.start_ms = self.ended = None
+        elif ev == "set" and isinstance(record.get("start_ms"), int) and record.get("applies") != "next":
+            self.start_ms = record["start_ms"]
+        elif ev == "end":
+            self.ended = record.get("reason") if isinstance(record.get("reason"), str) else None
+        elif ev == "reopen":
+            self.ended = None
         if record.get("ev") == "new_game":
             try:
                 self.rules = game_rules(record)
@@ -111,6 +133,9 @@ def public_text(clock_id, board, scene, public, record, now_ns, wall_ns):
         "run": record.get("run"),
         "at_ms": public.stamp_ms(record, now_ns, wall_ns),
         "cap_s": public.cap_s,
+        "call": public.calls.shown(),
+        "start_ms": public.start_ms,
+        "ended": public.ended if record.get("state") == State.ENDED else None,
         **sides,
     }
     return json.dumps(state, separators=(",", ":"), sort_keys=True)

@@ -9,8 +9,9 @@ changed (`changed`: the side and amount of a correction, the call answered, and 
 as the board showed it just before, `before`). The clock's own record of the same action carries
 the same `by` (docs/protocol.md), so the two are matched by it.
 
-`read(folder)` reads it back (a line that is not one is skipped, never fatal); `table_history`
-is a table's (or a clock's) actions merged with what its clock recorded.
+`read(folder)` reads it back through the one decoder (`wire/director_files.py`): a line it refuses
+(damaged, huge, nested, of another shape) is skipped and counted, never fatal; `table_history` is a
+table's (or a clock's) actions merged with what its clock recorded.
 """
 
 import json
@@ -19,14 +20,14 @@ import threading
 import time
 from datetime import UTC, datetime
 
+from ...wire.decoder import WireError
+from ...wire.director_files import ACTIONS, decode_audit_line
 from ...wire.labels import is_label
 from ..records.actions import clock_actions
 
+__all__ = ["ACTIONS", "FILE", "AuditLog", "read", "session_label", "table_history"]
+
 FILE = "audit.log"
-#: the actions a line may name (the page's and the tools')
-ACTIONS = (
-    "adjust", "late", "reopen", "round_over", "set", "round_start", "call", "clear", "score", "lock", "link",
-)  # fmt: skip  # one line, the list it is
 
 
 class AuditLog:
@@ -64,22 +65,22 @@ class AuditLog:
         return entry
 
 
-def read(folder):
-    """Every action in `folder`'s audit.log, oldest first (lines that are not one are skipped)."""
+def read(folder, refused=None):
+    """Every action in `folder`'s audit.log, oldest first. A line the one decoder refuses is
+    skipped; `refused` (a list), if given, gets (line number, WireError) for each."""
     path = os.path.join(folder, FILE)
     try:
-        with open(path, encoding="utf-8", errors="replace") as source:
+        with open(path, "rb") as source:
             lines = source.readlines()
     except FileNotFoundError:
         return []
     entries = []
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and entry.get("action") in ACTIONS:
-            entries.append(entry)
+            entries.append(decode_audit_line(line.rstrip(b"\r\n")))
+        except WireError as error:
+            if refused is not None:
+                refused.append((number, error))
     return entries
 
 

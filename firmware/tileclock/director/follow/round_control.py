@@ -5,11 +5,22 @@ A start is one `set round=N start=MS` to each board's clock (ms since 1970 UTC):
 its round when its own wall clock, which chrony keeps on this laptop's, reads that time
 (device/timesync.py), so every board starts together however late the command reached it.
 Commands go out through the feed's one command path, as every command from the page does.
+
+The round started is kept in the records folder (`round.json`, written whole or not at all) before
+its first command leaves, so a restart of `tileclock hall` shows it again; read back through the
+one decoder (`wire/director_files.py`), a file it refuses is kept aside (`round.json.bad-MS`) and
+the page says why, rather than show a round nobody started.
 """
 
 import datetime
+import json
+import logging
+import os
 import re
 import time
+
+from ...wire.decoder import WireError
+from ...wire.director_files import ROUND_LIMITS, ROUND_VERSION, decode_round
 
 #: a start left empty is this far ahead: every clock has the command before it falls due
 LEAD_S = 10
@@ -17,17 +28,25 @@ LEAD_S = 10
 MAX_AHEAD_H = 12
 _TIME = re.compile(r"(\d{1,2}):(\d\d)(?::(\d\d))?")
 _RANGE = re.compile(r"(\d{1,4})\s*-\s*(\d{1,4})")
+#: the round's file in the records folder
+FILE = "round.json"
+
+log = logging.getLogger(__name__)
 
 
 class RoundControl:
     """The round the director started on this page, and the commands that do it, through `feed`
     (a `HallFeed`: `command(text, clock_id)`, `snapshot()`)."""
 
-    def __init__(self, feed, now_ns=time.time_ns, zone=None):
+    def __init__(self, feed, now_ns=time.time_ns, zone=None, folder=None):
+        """`folder`: the records folder the round is kept in (None: kept in memory only)."""
         self.feed = feed
         self.now_ns = now_ns
         self.zone = zone  # a tzinfo for the start's time of day; None: this laptop's own
-        self.current = None
+        self.path = os.path.join(folder, FILE) if folder else None
+        #: what was wrong with the saved round read at start-up, and where it was put (or None)
+        self.problem = None
+        self.current = self._load()
 
     def start(self, number, start_text="", boards_text="", send=None, record=None):
         """Start round `number` at `start_text` (`14:00` or `14:00:00`, today, this laptop's time;
@@ -51,6 +70,7 @@ class RoundControl:
         if record is not None:
             changed = {key: current[key] for key in ("round", "start_ms", "start", "boards")}
             record("round_start", command, changed)
+        self._save(current)
         for board in boards:
             (send or self.feed.command)(command, board["clock"])
         self.current = current
@@ -61,10 +81,59 @@ class RoundControl:
         `record(action, command, changed)` (as for `start`)."""
         if record is not None:
             record("round_over", "round over", {"round": self.current["round"]} if self.current else {})
+        over = None if self.current is None else dict(self.current, over_ms=self.now_ns() // 1_000_000)
+        if over is not None:
+            self._save(over)
         (send or self.feed.command)("round over", "all")
-        if self.current is not None:
-            self.current = dict(self.current, over_ms=self.now_ns() // 1_000_000)
+        self.current = over
         return self.current
+
+    def _save(self, current):
+        """Keep `current` in the records folder, whole or not at all (a temporary file made durable,
+        then renamed over the old one); OSError if it cannot be, and then nothing is sent."""
+        if self.path is None:
+            return
+        folder = os.path.dirname(self.path)
+        os.makedirs(folder, exist_ok=True)
+        temporary = f"{self.path}.new"
+        with open(temporary, "w", encoding="utf-8") as out:
+            json.dump({"v": ROUND_VERSION, **current}, out, separators=(",", ":"))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, self.path)
+        directory = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(directory)  # the rename itself survives a power cut
+        finally:
+            os.close(directory)
+
+    def _load(self):
+        """The round kept in the records folder, or None; one the decoder refuses is kept aside."""
+        if self.path is None:
+            return None
+        try:
+            with open(self.path, "rb") as source:
+                data = source.read(ROUND_LIMITS.max_bytes + 1)  # one byte over: refused as too large
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            self.problem = f"the saved round {self.path} could not be read ({error.strerror or error})"
+            log.error("%s", self.problem)
+            return None
+        try:
+            return decode_round(data)
+        except WireError as error:
+            aside = f"{self.path}.bad-{self.now_ns() // 1_000_000}"
+            try:
+                os.replace(self.path, aside)
+            except OSError:
+                aside = self.path  # left where it is: still never taken for a round
+            self.problem = (
+                f"the saved round {self.path} was not taken ({error.reason}: {error.detail}); "
+                f"kept aside as {os.path.basename(aside)}: start the round again"
+            )
+            log.error("%s", self.problem)
+            return None
 
     def _start_ms(self, text):
         now_ms = self.now_ns() // 1_000_000

@@ -144,7 +144,7 @@ def make_app(hall, allowed_hosts):
         return _json({"sent": said, "round": started})
 
     async def current_round(_request):
-        return _json({"round": hall.rounds.current})
+        return _json({"round": hall.rounds.current, "problem": hall.rounds.problem})
 
     async def round_over(request):
         _form, refused = await _command_form(request)

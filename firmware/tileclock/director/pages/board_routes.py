@@ -33,9 +33,13 @@ def who(request):
 
 
 def act(hall, request, action, text, clock="all", changed=None):
+    """`act_as` the page session `request` came from."""
+    return act_as(hall, *who(request), action, text, clock, changed)
+
+
+def act_as(hall, by, addr, action, text, clock="all", changed=None):
     """Write `action` to the audit trail, then send command `text` (with `by=`) to `clock`; the
     audit line (a dict). The board is read as the page shows it, for its table and times before."""
-    by, addr = who(request)
     board = None
     if clock != "all":
         board = next((b for b in hall.feed.snapshot()["boards"] if b["clock"] == clock), None)
@@ -56,10 +60,15 @@ async def sent(hall, request, json_, text, action, line, clock="all", changed=No
 
 
 def round_step(hall, request, step, *args):
+    """`round_step_as` the page session `request` came from."""
+    return round_step_as(hall, *who(request), step, *args)
+
+
+def round_step_as(hall, by, addr, step, *args):
     """The round's `start` (`*args`: number, start, boards) or `over`, audited: one audit line for
     the whole round (its number, start and boards: what changed) written before the first command
-    leaves, then each command sent with `by=` naming the page session. OSError: nothing was sent."""
-    by, addr = who(request)
+    leaves, then each command sent with `by=` naming who (`by`, from `addr`). OSError: nothing was
+    sent."""
 
     def record(action, command, changed):
         hall.audit.record(action, by, addr, f"{command} by={by}", "all", None, changed)

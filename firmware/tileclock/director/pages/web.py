@@ -62,7 +62,8 @@ class HallPage:
         self.links = None  # an event.score_links.ScoreLinks where the clocks are sent score codes
         self._audit = None
         self.pairings = pairings  # an event.hall_pairings.HallPairings: the players' names, or None
-        self.rounds = RoundControl(feed)  # the round started from the page (follow/round_control.py)
+        # the round started from the page, kept in the records folder (follow/round_control.py)
+        self.rounds = RoundControl(feed, folder=getattr(getattr(feed, "store", None), "outdir", None))
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts else own_hosts(host)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)

@@ -40,9 +40,18 @@ var TileclockCount = (function () {
     // the boot its newest record was made in (absent from a clock before it was said: null)
     var boot = value.boot === undefined ? null : value.boot;
     if (boot !== null && !(typeof boot === "string" && BOOT.test(boot))) return null;
+    // the board's call to the director, the round's start and why the game ended: said by newer
+    // clocks only (absent: null), each held to what it may be
+    var call = value.call === undefined ? null : value.call;
+    var start = value.start_ms === undefined ? null : value.start_ms;
+    var ended = value.ended === undefined ? null : value.ended;
+    if ([null, "called", "taken"].indexOf(call) < 0) return null;
+    if (start !== null && !whole(start, 0, 1e14)) return null;
+    if ([null, "round_over", "stop_hold", "forfeit"].indexOf(ended) < 0) return null;
     var state = {
       clock: value.clock, board: board, table: table, round: round, seq: value.seq, boot: boot,
       state: value.state, run: value.run, at_ms: value.at_ms, cap_s: value.cap_s,
+      call: call, start_ms: start, ended: ended,
     };
     for (var i = 0; i < 2; i++) {
       var side = value[SIDES[i]];

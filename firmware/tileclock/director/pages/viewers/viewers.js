@@ -71,7 +71,27 @@
 
   function status(entry) {
     if (stale() || offline.has(entry.state.clock)) return "STALE";
+    if (entry.state.state === "ended" && entry.state.ended === "round_over") return "ROUND OVER";
     return { ready: "READY", running: "", paused: "STOPPED", ended: "ENDED" }[entry.state.state];
+  }
+
+  // The board's call to the director, for the hall to see (answered from the director's page only).
+  function callWord(state) {
+    if (state.call === "called") return "DIRECTOR CALLED";
+    if (state.call === "taken") return "DIRECTOR COMING";
+    return "";
+  }
+
+  // A round set to start at a time of day, while the game waits for it: that time, the viewer's own.
+  function startWord(state) {
+    if (state.state !== "ready" || state.start_ms === null) return "";
+    var at = new Date(state.start_ms);
+    var pad = function (n) { return String(n).padStart(2, "0"); };
+    return "STARTS " + pad(at.getHours()) + ":" + pad(at.getMinutes()) + ":" + pad(at.getSeconds());
+  }
+
+  function classOf(word) {
+    return "status status-" + word.toLowerCase().replace(/ /g, "-");
   }
 
   function boardNode(entry, large) {
@@ -84,8 +104,15 @@
     title.href = "?board=" + encodeURIComponent(state.clock);
     head.appendChild(title);
     if (state.round !== null) head.appendChild(el("span", "round", "Round " + state.round));
-    if (word) head.appendChild(el("span", "status status-" + word.toLowerCase(), word));
+    var starts = startWord(state);
+    if (starts) head.appendChild(el("span", "starts", starts));
+    if (word) head.appendChild(el("span", classOf(word), word));
     card.appendChild(head);
+    var called = callWord(state);
+    if (called) {
+      card.className += " calling";
+      card.appendChild(el("div", "call call-" + state.call, "\u260E " + called));
+    }
     var sides = el("div", "sides");
     sides.appendChild(sideNode(entry, "A"));
     sides.appendChild(sideNode(entry, "B"));
@@ -135,7 +162,9 @@
     middle.appendChild(el("div", "name", name(state)));
     if (state.round !== null) middle.appendChild(el("div", "round", "Round " + state.round));
     var word = status(entry);
-    if (word) middle.appendChild(el("div", "status status-" + word.toLowerCase(), word));
+    if (word) middle.appendChild(el("div", classOf(word), word));
+    var called = callWord(state) || startWord(state);
+    if (called) middle.appendChild(el("div", state.call ? "call call-" + state.call : "starts", called));
     bar.appendChild(middle);
     bar.appendChild(sideNode(entry, "B", params.get("b")));
     root.replaceChildren(bar);

@@ -1,0 +1,64 @@
+"""`tileclock hall-demo --director`: the scripted director plays a round on the page's own paths,
+so its call answered, its correction and its round over are on the audit trail and sent with
+`by=hall-demo`, exactly as a director's clicks would be."""
+
+from tileclock.director.follow.audit import AuditLog, read
+from tileclock.director.follow.round_control import RoundControl
+from tileclock.director.pages.demo_director import BETWEEN_S, STEP_S, DemoDirector
+
+
+class Feed:
+    """Two boards heard, the first calling once `calling` is set; the commands sent."""
+
+    def __init__(self, folder):
+        self.sent = []
+        self.calling = False
+        self.store = type("Store", (), {"outdir": str(folder)})()
+
+    def command(self, line, clock_id="all"):
+        self.sent.append((clock_id, line))
+
+    def snapshot(self):
+        call = {"seq": 41, "state": "called"} if self.calling else None
+        boards = [{"board": "1", "clock": "clock-1", "call": call}, {"board": "2", "clock": "clock-2"}]
+        return {"boards": boards}
+
+
+class Hall:
+    def __init__(self, folder):
+        self.feed = Feed(folder)
+        self.audit = AuditLog(str(folder))
+        self.rounds = RoundControl(self.feed, folder=str(folder))
+
+
+def test_the_demo_director_plays_a_round_with_a_call_a_correction_and_round_over(tmp_path):
+    hall = Hall(tmp_path)
+    director = DemoDirector(hall, round_s=60)
+    director.step(0)  # round 1 on every board
+    hall.feed.calling = True
+    for now in (1, 1 + STEP_S, 1 + 2 * STEP_S, 1 + 3 * STEP_S, 61, 61 + BETWEEN_S):
+        director.step(now)
+    lines = [line for _, line in hall.feed.sent]
+    assert [line.split(" start=")[0] for line in lines] == [
+        "set round=1",
+        "set round=1",
+        "call taken 41 by=hall-demo",
+        "adjust B +60000 by=hall-demo",
+        "call done 41 by=hall-demo",
+        "round over by=hall-demo",
+        "set round=2",
+        "set round=2",
+    ]
+    assert all(line.endswith(" by=hall-demo") for line in lines)
+    trail = [
+        (e["action"], e["clock"], e["changed"].get("answer") or e["changed"].get("side"))
+        for e in read(tmp_path)
+    ]
+    assert trail == [
+        ("round_start", "all", None),
+        ("call", "clock-1", "taken"),
+        ("adjust", "clock-1", "B"),
+        ("call", "clock-1", "done"),
+        ("round_over", "all", None),
+        ("round_start", "all", None),
+    ]
