@@ -211,13 +211,13 @@ def test_the_round_is_kept_in_the_records_folder_and_read_back_after_a_restart(t
                 {"v": 1, "round": 3, "start_ms": 1, "start": "14:00:00", "boards": ["<b>"], "clocks": ["c1"]}
             ).encode(),
             "wrong_kind",
-        ),  # fmt: skip
+        ),
         (
             json.dumps(
                 {"v": 7, "round": 3, "start_ms": 1, "start": "14:00:00", "boards": ["1"], "clocks": ["c1"]}
             ).encode(),
             "wrong_kind",
-        ),  # fmt: skip  # another format
+        ),  # another format
         (b"\xff\xfe", "not_text"),
     ],
 )

@@ -70,7 +70,7 @@ def test_the_audit_trail_s_own_lines_pass_and_read_back(tmp_path):
     log = AuditLog(tmp_path, clock=lambda: 1_764_079_200.25)
     board = {"board": "12", "table": "12", "round": 3, "A": {"shown": "3:10"}, "B": {"shown": "-0:43"}}
     entry = log.record("adjust", "page-3f2a9c1b", "127.0.0.1", "adjust B +60000 by=page-3f2a9c1b", "c12",
-                       board, {"side": "B", "delta_ms": 60000})  # fmt: skip
+                       board, {"side": "B", "delta_ms": 60000})  # fmt: skip  # the call on two lines, its arguments in order
     assert decode_audit_line(json.dumps(entry)) == entry
     assert read(tmp_path) == [entry]
 
