@@ -137,9 +137,10 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
             tap(clocks.sims[clock], button, t[clock] + after_s)
         t[clock] += 10
 
-    # 2. board 12 stops and calls the director (hold STOP 5 s, let go); board 11 plays on
+    # 2. board 12 stops and calls the director (three STOP taps); board 11 plays on
     tap(clocks.sims["c2"], "STOP", t["c2"] + 10)
-    tap(clocks.sims["c2"], "STOP", t["c2"] + 12, hold_s=5.5)
+    for after_s in (12, 12.5, 13):
+        tap(clocks.sims["c2"], "STOP", t["c2"] + after_s)
     t["c2"] += 20
     (call,) = event.records("c2", "call")
     # a forged call: clock c1's credentials, on its own topic, a record claiming to be c2's
