@@ -824,15 +824,54 @@ def test_a_damaged_opening_of_a_running_game_never_drops_the_game(tmp_path, game
     assert recovered["was_running"] == "B"
     assert [recovered[side]["used_ms"] for side in "AB"] == [newest[side]["used_ms"] for side in "AB"]
     assert [recovered[side]["shown"] for side in "AB"] == [newest[side]["shown"] for side in "AB"]
-    faults = " ".join(r["detail"] for r in sent if r["ev"] == "fault")
-    assert (
-        "opening (new_game) is damaged" in faults and f"line {opening + 1}: integrity check failed" in faults
+    faults = [(r["part"], r["detail"]) for r in sent if r["ev"] == "fault"]
+    assert faults[0] == (  # what it was taken up with, in words: the rules, and the times from the records
+        "journal",
+        "the game taken up: its opening (new_game) is damaged: played under this clock's rules (naspa), "
+        "starting times A 1:00, B 1:00 as its first record shows them, its start in this boot unknown",
     )
+    assert f"line {opening + 1}: integrity check failed" in faults[1][1]
+    assert len(faults) == 3  # and the seqs skipped: nothing else to say (the rebuild agrees with the records)
     tap(sim, "A", 201)  # A's press runs B again
     tap(sim, "B", 211)
     switch = [unframe(line) for line in sim.serial_lines() if '"switch"' in line][-1]
     sim.close()
     assert switch["B"]["used_ms"] == newest["B"]["used_ms"] + 10_000  # charged exactly from there
+    again, sim = taken_up(folder, boot="boot-3")  # the next start takes it up the same way
+    sim.close()
+    assert [(r["part"], r["detail"]) for r in again if r["ev"] == "fault"] == faults[:1]
+
+
+def test_a_damaged_correction_costs_nothing_when_a_later_record_shows_the_time_it_gave(tmp_path):
+    lines = list(rich_game())
+    assert unframe(lines[18])["ev"] == "adjust"  # the director's minute for A, in overtime
+    lines[18] = flipped(lines[18])
+    folder = str(tmp_path / "journal")
+    write_game(folder, lines)
+    sent, sim = taken_up(folder)
+    sim.close()
+    newest = unframe(lines[-1])  # a checkpoint: A shows 0:51 (69 s used), B running
+    recovered = next(r for r in sent if r["ev"] == "recovered")
+    assert [recovered[side]["shown"] for side in "AB"] == [newest[side]["shown"] for side in "AB"]
+    faults = [r["detail"] for r in sent if r["ev"] == "fault"]
+    assert "the game taken up: A shows 0:51, as seq 27 (checkpoint) says" in faults, faults
+
+
+def test_a_damaged_last_press_costs_nothing_when_a_later_record_says_who_runs(tmp_path):
+    lines = list(rich_game())
+    assert unframe(lines[26])["ev"] == "switch"  # A's press at 110 s that ran B
+    lines[26] = flipped(lines[26])
+    folder = str(tmp_path / "journal")
+    write_game(folder, lines)
+    sent, sim = taken_up(folder)
+    tap(sim, "B", 201)  # taken up with B to run: B's press runs A
+    sim.close()
+    newest = unframe(lines[-1])  # a checkpoint at 120 s: B running, B 47 s used
+    recovered = next(r for r in sent if r["ev"] == "recovered")
+    assert recovered["was_running"] == "B"
+    assert [recovered[side]["used_ms"] for side in "AB"] == [newest[side]["used_ms"] for side in "AB"]
+    faults = [r["detail"] for r in sent if r["ev"] == "fault"]
+    assert any(fault.startswith("the game taken up: B runs, ") for fault in faults), faults
 
 
 def test_a_damaged_press_costs_only_itself_when_a_later_record_states_the_times(tmp_path):

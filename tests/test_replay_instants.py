@@ -1,6 +1,7 @@
 """Replay agrees with the record at every instant (issue 23): the state "at" an instant of a record is
 the state after every record of that instant, each at its exact instant (`history.state_at`)."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,6 +42,14 @@ def test_the_view_at_a_records_instant_is_what_the_last_record_of_that_instant_s
                     last[side]["pen"],
                     last[side]["used_ms"],
                 ), last
+            if record is last:  # `replay --after-seq` an instant's last record: what that record says
+                view, at_record, _ = view_at(recorded, after_seq=record["seq"])
+                assert at_record is record and (view.state, view.run) == (record["state"], record["run"])
+                assert [getattr(view, side).used_ms for side in "AB"] == [
+                    record[side]["used_ms"] for side in "AB"
+                ]
+        with pytest.raises(ValueError, match=f"seq {recorded.seq - 1} is before this game"):
+            view_at(recorded, after_seq=recorded.seq - 1)
 
 
 def test_replay_at_a_penalty_step_off_the_millisecond_shows_the_penalty(tmp_path):
