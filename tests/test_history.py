@@ -129,3 +129,14 @@ def test_replay_shows_what_the_clock_showed_at_every_instant(rules, edges, probe
             live.A,
             live.B,
         )
+
+
+def test_replay_of_a_game_played_under_a_changed_round_limit_counts_down_that_limit():
+    from tileclock.clock.rules import profile
+
+    clock = GameClock(profile("school", {"round_limit_s": 120}))  # a director's 2:00 round
+    records = clock.new_game(0) + clock.edge("B", True, 10**9) + clock.edge("B", False, 10**9 + 10**8)
+    records += clock.status(60 * 10**9)
+    [game] = split_games([record.as_dict() for record in records])
+    view, _, _ = view_at(game, at_ms=60_000)
+    assert view.round_left_s == clock.view(60 * 10**9).round_left_s == 120 - 59

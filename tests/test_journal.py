@@ -834,12 +834,31 @@ def test_a_damaged_opening_of_a_running_game_never_drops_the_game(tmp_path, game
     assert len(faults) == 3  # and the seqs skipped: nothing else to say (the rebuild agrees with the records)
     tap(sim, "A", 201)  # A's press runs B again
     tap(sim, "B", 211)
-    switch = [unframe(line) for line in sim.serial_lines() if '"switch"' in line][-1]
+    tap(sim, "A", 215)  # and B runs into overtime: its flag falls when its 1:00 (as recorded) is used
+    sim.run_to(240 * S)
+    made = [unframe(line) for line in sim.serial_lines()]
+    switch = [r for r in made if r["ev"] == "switch"][1]
+    overtime = [r for r in made if r["ev"] == "overtime"][0]
     sim.close()
     assert switch["B"]["used_ms"] == newest["B"]["used_ms"] + 10_000  # charged exactly from there
+    assert overtime["player"] == "B" and overtime["B"]["used_ms"] == 61_000  # -0:01 shown: 1:00 and 1 s
     again, sim = taken_up(folder, boot="boot-3")  # the next start takes it up the same way
     sim.close()
     assert [(r["part"], r["detail"]) for r in again if r["ev"] == "fault"] == faults[:1]
+
+
+def test_a_game_from_a_clock_whose_openings_named_no_boot_is_taken_up_from_the_boot_before_it(tmp_path):
+    """An earlier firmware's `new_game` did not name its boot: the `boot` record before it does."""
+    from tileclock.wire.protocol import frame
+
+    lines = list(rich_game())
+    opening = {key: value for key, value in json.loads(lines[1]).items() if key not in ("crc", "boot_id")}
+    lines[1] = frame(json.dumps(opening, separators=(",", ":")))
+    folder = str(tmp_path / "journal")
+    write_game(folder, lines)
+    sent, sim = taken_up(folder)
+    sim.close()
+    assert "recovered" in [r["ev"] for r in sent] and "new_game" not in [r["ev"] for r in sent]
 
 
 def test_a_damaged_correction_costs_nothing_when_a_later_record_shows_the_time_it_gave(tmp_path):

@@ -104,6 +104,28 @@ def test_a_set_during_a_game_is_for_the_next_one_and_its_starting_times_for_that
     sim.close()
 
 
+def test_a_restart_keeps_what_a_set_gave_the_next_game_and_the_place_the_next_game_opened_in(tmp_path, plug):
+    state, time = str(tmp_path / "state"), VirtualTime()
+    sim = start(plug, state, time, boot_id="boot-1")
+    tap(sim, "B", 0)
+    command(sim, plug, with_crc("set round=4 table=Hall-B_7 B=30:00"), 5)  # for the next game
+    sim.close()
+    sim = start(plug, state, time, boot_id="boot-1")  # the process restarted mid-game
+    end_game(sim, 10)
+    sim.set_button("STOP", True, int(20 * S))  # hold STOP on the ended game: a new game
+    sim.set_button("STOP", False, int(22.5 * S))
+    sim.run_to(23 * S)
+    sim.close()
+    new_game = by_ev(plug.drain(), "new_game")[-1]
+    assert (new_game["round"], new_game["table"], new_game["time_ms"]["B"]) == (4, "Hall-B_7", 1_800_000)
+    sim = start(plug, state, time, boot_id="boot-1")  # and again, in the new game
+    tap(sim, "B", 25)
+    end_game(sim, 30)
+    sim.close()
+    end = by_ev(plug.drain(), "end")[-1]
+    assert (end["round"], end["table"]) == (4, "Hall-B_7")  # the place its new_game gave it
+
+
 @pytest.mark.parametrize(
     "line, why",
     [
@@ -122,6 +144,7 @@ def test_a_bad_set_is_refused_by_name_and_changes_nothing(plug, line, why):
     command(sim, plug, line, 1)
     (error,) = records(plug.read_lines(1))
     assert error["ev"] == "error" and why in error["detail"]
+    assert error["line"] == line  # the line refused, quoted whole for the director
     tap(sim, "B", 2)
     end_game(sim, 5)
     end = by_ev(plug.drain(), "end")[0]

@@ -392,6 +392,13 @@ def test_a_torn_record_on_a_full_card_is_kept_aside_before_anything_is_cut(card,
     assert [r["seq"] for r in on_card(folder)][: len(before) - 1] == [r["seq"] for r in before[:-1]]
     assert_every_record_once(before[:-1] + sent, folder)
     assert min(r["seq"] for r in sent) >= len(before)  # the torn record's seq is never used again
+    # the game goes on in a segment of its own (boot, recovered...): the next start takes it up
+    # whole, from its opening in the segment before
+    sim = Simulator(Config(), journal=Journal(folder), boot_id="b3")
+    sim.close()
+    later = records_of(sim.serial_lines())
+    assert "recovered" in [r["ev"] for r in later]
+    assert not [r for r in later if r["ev"] == "fault" and "opening" in r["detail"]]
 
 
 def test_a_torn_record_in_a_later_game_on_a_full_card_is_kept_aside_once_the_card_has_room(card):

@@ -71,3 +71,40 @@ def test_after_a_power_cut_the_game_is_stopped_as_its_newest_record_left_it():
         # to the millisecond its instant is floored to
         assert abs(taken.game.used_ns(side, 10**15) // 1_000_000 - newest[side]["used_ms"]) <= 1
     assert taken.down == {"reason": "power_cut", "uncertain_ms": None}
+
+
+def test_a_journal_with_no_game_opens_a_new_one_and_says_nothing_is_wrong():
+    made = GameClock(RULES).recover([{"seq": 0, "ev": "boot", "t_ms": 0}], 9 * NS_PER_S, {"boot_id": "b2"})
+    assert [record.ev for record in made if record.ev in ("new_game", "fault")] == ["new_game"]
+
+
+def test_a_last_game_that_cannot_be_taken_up_at_all_opens_a_new_one_now_and_says_why():
+    records, t_ns = played()
+    for record in records:
+        record.pop("A", None)  # no record says what either side has used: nothing to go on from
+    made = GameClock(RULES).recover(records, t_ns + NS_PER_S, {"boot_id": "b2"})
+    [opened] = [record for record in made if record.ev == "new_game"]
+    [fault] = [record.as_dict() for record in made if record.ev == "fault"]
+    assert opened.as_dict()["t_ms"] == 0 and opened.as_dict()["state"] == State.READY
+    assert fault["part"] == "journal" and fault["detail"].startswith("the last game could not be taken up (")
+    assert fault["detail"].endswith("): a new game is opened; the journal's records are kept")
+
+
+def test_a_game_whose_segment_begins_at_its_opening_is_known_to_be_of_this_boot_by_its_opening():
+    """A later game's records begin at its `new_game` (the boot before it is in an older segment):
+    the opening names its boot, so a restart in that boot is a restart, the time down charged."""
+    records, t_ns = played()
+    records = [record for record in records if record["ev"] != "boot"]
+    assert records[0]["ev"] == "new_game" and records[0]["boot_id"] == "b1"
+    taken = take_up(records, t_ns + 3 * NS_PER_S, {"boot_id": "b1"}, RULES, START_NS)
+    assert taken.same_boot and taken.down == {"reason": "restart", "down_ms": 3000}
+
+
+def test_a_power_cut_while_nobody_runs_loses_no_time_and_says_so():
+    clock = GameClock(RULES, checkpoint_ms=1000)
+    records, t_ns = played(clock)
+    records += [r.as_dict() for r in clock.edge("STOP", True, t_ns) + clock.edge("STOP", False, t_ns + 10**8)]
+    records = json.loads(json.dumps(records))
+    assert records[-1]["state"] == State.PAUSED
+    taken = take_up(records, 5 * NS_PER_S, {"boot_id": "b2"}, RULES, START_NS, checkpoint_ms=1000)
+    assert taken.down == {"reason": "power_cut", "uncertain_ms": 0}  # nothing ran: nothing uncertain
