@@ -14,6 +14,7 @@ from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.director.follow.collect import ClockFeed, scene_hello
 from tileclock.director.follow.start_times import StartTimes
+from tileclock.director.records.actions import action_line, clock_actions
 from tileclock.sim.simulator import Simulator
 
 END_THEN_NEW_GAME = [("STOP", 0, 0.1), ("STOP", 2, 2.5), ("STOP", 5, 0.1), ("STOP", 8, 2.5)]
@@ -99,6 +100,12 @@ def test_extra_time_goes_to_the_fresh_game_once_through_a_cable_put_back_and_a_p
     table.talk(1, until=lambda: table.given() and table.notices("A=30:00 taken for this game"))
     (given,) = [r for r in table.records("set") if "time_ms" in r]
     assert (given["time_ms"], given["applies"]) == ({"A": 1_800_000}, "this")
+    # on the audit trail: who set it, the way it came, and what replay and the history say of it
+    (scene,) = [r for r in table.records("set") if "round" in r]
+    assert (given["by"], given["source"], scene["by"], scene["source"]) == ("cli", "serial", "cli", "serial")
+    said = {a["seq"]: action_line(a) for a in clock_actions(table.sim.journal.records())}
+    assert said[given["seq"]].endswith("set A starts 30:00 (this game) (serial, by cli)")
+    assert said[scene["seq"]].endswith("set round 3, time of day 16:00:00 UTC (serial, by cli)")
     assert table.sim.view().side("A").shown == "30:00" and table.sim.view().side("B").shown == "25:00"
     notices = [text for _, text in table.feed.store.notices]
     assert any("A=30:00 taken for this game" in text for text in notices), notices
@@ -157,6 +164,28 @@ def test_bad_extra_times_are_refused_before_collecting(tmp_path, capsys, monkeyp
     given = {}
     monkeypatch.setattr("tileclock.director.follow.collect.collect", lambda *a, **kw: given.update(kw))
     assert main(["collect", port, "--time", port, "B=30:00", "--time", port, "A=26:30"]) == 0
-    assert given["start_times"][port].command == "set A=26:30 B=30:00"
+    assert given["start_times"][port].command == "set A=26:30 B=30:00 by=cli"
     os.close(leader)
     os.close(follower)
+
+
+def test_the_record_words_a_rounds_start_and_times_for_the_next_game_and_never_crashes():
+    records = [
+        {"ev": "set", "seq": 4, "t_ms": 0, "applies": "this", "round": 3, "start_ms": 1_717_423_200_000},
+        {"ev": "set", "seq": 9, "t_ms": 5_000, "applies": "next", "time_ms": {"B": 1_620_000}},
+        {
+            "ev": "set",
+            "seq": 12,
+            "t_ms": 0,
+            "applies": "this",
+            "start_ms": 1_717_423_200_000,
+            "late_ms": 2_000,
+        },
+        {"ev": "set", "seq": 13, "t_ms": 0, "wall_ms": 10**30, "time_ms": {"A": "x"}},
+    ]
+    assert [a["what"] for a in clock_actions(records)] == [
+        "set round 3, round start 14:00:00 UTC",
+        "set B starts 27:00 (next game)",
+        "set round start 14:00:00 UTC (0:02 late)",
+        "set A starts ? (next game), time of day ?",
+    ]

@@ -293,10 +293,12 @@ class GameClock:
         """The director's answer to the board's call `call`, `taken` or `done`; refused if not open."""
         return self._submit(t_ns, self._on_game, self.requests.answer_call, call, answer, source, by)
 
-    def set_scene(self, t_ns, wall_ms=None, round=None, table=None, times_s=None, start_ms=None, by=None):
+    def set_scene(
+        self, t_ns, wall_ms=None, round=None, table=None, times_s=None, start_ms=None, by=None, source=None
+    ):
         """A director's `set` (scene.py): the time of day at `t_ns`, round, table, starting times,
         and the round's start (`start_ms`: this game, while nobody has pressed); a `set` record."""
-        scene = (wall_ms, round, table, times_s, start_ms, by)
+        scene = (wall_ms, round, table, times_s, start_ms, by, source)
         return self._submit(t_ns, self._on_game, self.requests.set_scene, self.scene, *scene)
 
     # ------------------------------------------------------------- game state

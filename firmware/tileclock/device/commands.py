@@ -152,7 +152,7 @@ class CommandHandler:
             # the director's laptop), read at the instant the command is taken
             wall_ms = self.wall(now_ns)
             values = values if wall_ms is None else {**values, "wall_ms": wall_ms}
-        return self.publish(self.clock.set_scene(now_ns, **values, by=by))
+        return self.publish(self.clock.set_scene(now_ns, **values, by=by, source=source))
 
     def _code(self, now_ns, game_seq, base, token):
         this = self.clock.game.seq

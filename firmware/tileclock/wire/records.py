@@ -158,6 +158,7 @@ EVENTS = _events(
             "start_ms": "natural",
             "start_at_ns": "natural",
             "late_ms": "natural",
+            "source": "str",
             **_BY,
         },
     ),

@@ -191,7 +191,7 @@ def scene_hello(round_=None, tables=None, wall_clock=time.time):
         table = (tables or {}).get(feed.port_name)
         if table is not None:
             words.append(f"table={table}")
-        return [with_crc("set " + " ".join(words)), "status"]
+        return [with_crc("set " + " ".join(words) + " by=cli"), "status"]  # the audit trail: who set it
 
     return hello
 

@@ -20,7 +20,7 @@ class StartTimes:
     def __init__(self, times):
         self.times = dict(sorted(times.items()))
         self.words = " ".join(f"{side}={format_clock(s)}" for side, s in self.times.items())  # A=30:00
-        self.command = f"set {self.words}"
+        self.command = f"set {self.words} by=cli"  # the audit trail: who gave the extra time
         self.taken = False  # the clock recorded a `set` with these times
         self._sent = False  # sent since the port opened or the clock last started
 

@@ -5,6 +5,8 @@ each action with its instant, what it was, the way it came (`source`) and who as
 command named it: docs/protocol.md).
 """
 
+from datetime import UTC, datetime
+
 from ...clock.timecode import format_clock
 
 #: the clock's records that are a director's action (or a call)
@@ -23,7 +25,7 @@ def clock_actions(records):
             "adjust": lambda r: f"{r.get('player')} {_signed(r.get('delta_ms'))}",
             "late_start": lambda r: f"late start, {r.get('player')} absent",
             "reopen": lambda r: "game reopened",
-            "set": lambda r: "set " + ", ".join(f"{k} {r[k]}" for k in ("round", "table") if k in r),
+            "set": _set_words,
             "call": lambda r: "the board called the director",
             "call_answer": lambda r: f"call {r.get('call')} {r.get('answer')}",
             "end": lambda r: "round over",
@@ -41,6 +43,37 @@ def clock_actions(records):
             }
         )
     return actions
+
+
+def _set_words(record):
+    """What a `set` set, in words: `set round 3, table 12, A starts 30:00 (this game), round start
+    14:00:00 UTC, time of day 13:58:02 UTC` (only what the record carries)."""
+    words = [f"{key} {record[key]}" for key in ("round", "table") if key in record]
+    times = record.get("time_ms")
+    if isinstance(times, dict):
+        game = "this game" if record.get("applies") == "this" else "next game"
+        starts = ", ".join(f"{side} starts {_clock(ms)}" for side, ms in sorted(times.items()))
+        words.append(f"{starts} ({game})")
+    if "start_ms" in record:
+        late = record.get("late_ms")
+        words.append(
+            f"round start {_time_of_day(record['start_ms'])}" + (f" ({_clock(late)} late)" if late else "")
+        )
+    if "wall_ms" in record:
+        words.append(f"time of day {_time_of_day(record['wall_ms'])}")
+    return "set " + ", ".join(words)
+
+
+def _clock(ms):
+    return format_clock(ms // 1000) if isinstance(ms, int) else "?"
+
+
+def _time_of_day(ms):
+    """`ms` since 1970 as a UTC time of day, `14:00:00 UTC` (the clock's wall times are UTC)."""
+    try:
+        return datetime.fromtimestamp(ms // 1000, UTC).strftime("%H:%M:%S UTC")
+    except (TypeError, ValueError, OverflowError, OSError):  # a record read back is never trusted
+        return "?"
 
 
 def _signed(delta_ms):
