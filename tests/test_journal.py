@@ -847,6 +847,41 @@ def test_a_damaged_opening_of_a_running_game_never_drops_the_game(tmp_path, game
     assert [(r["part"], r["detail"]) for r in again if r["ev"] == "fault"] == faults[:1]
 
 
+def test_a_game_whose_opening_is_lost_and_had_no_set_keeps_its_name_and_its_starting_times_exactly(tmp_path):
+    """No `set` gave this game its times: they come from its first record alone (what it showed and
+    had used), to the millisecond; and the game keeps the seq of its lost `new_game` as its name,
+    the one the hall's score link is sent for."""
+    from tileclock.wire.protocol import with_crc
+
+    sim = Simulator(
+        Config(times_s={"A": 60, "B": 60}),
+        journal=Journal(str(tmp_path / "played")),
+        time=VirtualTime(0, "boot-1"),
+    )
+    tap(sim, "B", 0)  # A runs
+    tap(sim, "A", 10)
+    tap(sim, "B", 20)  # A runs again, 10 s used each, until the power cut
+    sim.run_to(25 * S)
+    lines = list(sim.serial_lines())
+    sim.close()
+    assert [unframe(line)["ev"] for line in lines[:2]] == ["boot", "new_game"]
+    lines[1] = flipped(lines[1])  # the opening (seq 1) is lost
+    folder = str(tmp_path / "journal")
+    write_game(folder, lines)
+    sent, sim = taken_up(folder)  # another boot: this clock's own starting times are not 1:00
+    sim.send(with_crc("code 1 HTTP://192.168.1.20:8080/S/12 7Q4K2M9X"), 201 * S)  # the hall's link for game 1
+    tap(sim, "B", 202)  # A runs on
+    sim.run_to(300 * S)
+    made = [unframe(line) for line in sim.serial_lines()]
+    sim.close()
+    assert not [r["detail"] for r in made if r["ev"] == "error"]  # the link is for this game: taken
+    overtime = next(r for r in made if r["ev"] == "overtime")
+    assert (
+        overtime["player"] == "A" and overtime["A"]["used_ms"] == 61_000
+    )  # 1:00 and 1 s, not a millisecond more
+    assert overtime["t_ms"] == 73_000  # 10 s used, then the 51 s left from its resume at 22 s
+
+
 def test_a_game_from_a_clock_whose_openings_named_no_boot_is_taken_up_from_the_boot_before_it(tmp_path):
     """An earlier firmware's `new_game` did not name its boot: the `boot` record before it does."""
     from tileclock.wire.protocol import frame
