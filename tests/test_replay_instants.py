@@ -1,6 +1,8 @@
 """Replay agrees with the record at every instant (issue 23): the state "at" an instant of a record is
 the state after every record of that instant, each at its exact instant (`history.state_at`)."""
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -60,6 +62,31 @@ def test_replay_at_a_penalty_step_off_the_millisecond_shows_the_penalty(tmp_path
     log.write_text(out)
     code, out, _ = run(["replay", str(log), "--at", "0:07"])
     assert code == 0 and out.splitlines()[1].split()[:4] == ["A:", "-0:01", "penalty", "10"]
+
+
+def test_replay_after_a_forfeit_record_shows_the_game_ended_as_that_record_says(tmp_path):
+    """A forfeit is written with the game already ended; its `end` follows at the same instant.
+    `replay --after-seq` the forfeit shows it ended, not running."""
+    code, out, _ = run(["sim", "--script", "-"], "0 press B\n36:00 until\n")  # A runs 25:00 and 10:00 over
+    log = tmp_path / "game.log"
+    log.write_text(out)
+    forfeit = next(r for r in map(json.loads, out.splitlines()) if r["ev"] == "forfeit")
+    assert forfeit["state"] == "ended" and forfeit["run"] is None
+    code, out, _ = run(["replay", str(log), "--after-seq", str(forfeit["seq"])])
+    lines = out.splitlines()
+    assert code == 0 and lines[0].endswith(f"after record {forfeit['seq']} (forfeit at 2101000 ms): ended")
+    assert lines[1].split() == [
+        "A:",
+        "-10:01",
+        "penalty",
+        "100",
+        "used",
+        "2101000",
+        "ms",
+        "lost",
+        "on",
+        "time",
+    ]
 
 
 def test_play_is_the_suites_own():

@@ -263,8 +263,8 @@ def apply_record(game, record, t_ns, rules):
         game.correct(record["player"], record["delta_ms"] * NS_PER_MS, t_ns)
     elif ev == "penalty" and record["kind"] == "late":
         game.late_pen[record["player"]] = rules.late_penalty(game.absence_ns(record["player"], t_ns))
-    elif ev == "forfeit":
-        game.lost, game.lost_reason = record["player"], record["reason"]
+    elif ev == "forfeit":  # the game ends with it (its `end` follows at the same instant)
+        game.end(t_ns, "forfeit", record["player"], record["reason"])
     elif ev == "end":
         game.end(t_ns, record["reason"])
         game.end_seq = record["seq"]
