@@ -80,12 +80,16 @@ cached_stage() {
   STAGE_DIR=$dir
 }
 
+initramfs_conf() {
+  (cd "$HERE/root" && find etc/initramfs-tools -type f | sort | xargs cat | sha256sum | cut -c1-16)
+}
+
 # Stage kernel: Debian's arm64 kernel and the Pi's firmware, installed with update-initramfs
 # diverted (each package would run it again, the slowest part under emulation), then run once.
 stage_kernel() {
   local pkgs
   pkgs=$(packages_of kernel)
-  KERNEL_KEY=$(key_of "$STAGE_FORMAT" "$BASE_KEY" "$pkgs")
+  KERNEL_KEY=$(key_of "$STAGE_FORMAT" "$BASE_KEY" "$pkgs" "$(initramfs_conf)")
   KERNEL_PKGS=$pkgs
   cached_stage kernel "$KERNEL_KEY" "$BASE_DIR" "kernel and firmware" \
     "apt-get install $pkgs (about 15 minutes under qemu-user-static)" kernel_steps
@@ -100,6 +104,8 @@ kernel_steps() {
     cp /etc/resolv.conf "$tmp/etc/resolv.conf" &&
     # (the image's own /etc/default/raspi-firmware comes later: build.sh runs its hook again)
     mkdir -p "$tmp/boot/firmware" &&
+    # the image's initramfs settings (MODULES=list) before the kernel's one mkinitramfs
+    tar -C "$HERE/root" --owner=0 --group=0 -cf - etc/initramfs-tools | tar -C "$tmp" -xf - &&
     chroot_said "$tmp" on &&
     in_root "$tmp" dpkg-divert --local --rename --add /usr/sbin/update-initramfs &&
     ln -s /bin/true "$tmp/usr/sbin/update-initramfs" &&
