@@ -188,6 +188,18 @@ def test_a_start_the_page_refuses_sends_nothing(hall, page):  # noqa: F811  (pyt
     assert not [r for sim in clocks.sims.values() for r in sim.journal.records() if r["ev"] == "set"]
 
 
+@pytest.mark.parametrize("number", ["\u00b2", "\u0663", "1" * 10])
+def test_a_round_number_in_other_digits_is_refused_in_words(hall, page, number):  # noqa: F811  (pytest hands in the imported fixture)
+    """`str.isdigit` takes a superscript two, which `int` refuses: a 400 in words, not a 500."""
+    clocks, feed, server = hall
+    answer = page.context.request.post(
+        server.address + "api/round/start",
+        headers={COMMAND_HEADER: "1", "Origin": server.address.rstrip("/")},
+        form={"round": number, "start": "", "boards": ""},
+    )
+    assert answer.status == 400 and "round: a number from 1 to 99" in answer.text()
+
+
 def test_the_round_is_kept_in_the_records_folder_and_read_back_after_a_restart(tmp_path):
     feed = Feed()
     started = RoundControl(feed, now_ns=lambda: (AT_14 - 60_000) * 1_000_000, zone=UTC, folder=tmp_path)

@@ -35,6 +35,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ...wire.labels import is_count
 from ...wire.protocol import is_label
 from .board_routes import board_routes, round_step, who
 from .guard import origin_ok
@@ -130,7 +131,7 @@ def make_app(hall, allowed_hosts):
         if refused:
             return refused
         number = form.get("round", [""])[0]
-        if not number.isdigit() or not 1 <= int(number) <= 99:
+        if not is_count(number) or not 1 <= int(number) <= 99:
             return _text(400, "round: a number from 1 to 99")
         start, boards = form.get("start", [""])[0], form.get("boards", [""])[0]
         try:

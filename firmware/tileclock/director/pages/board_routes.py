@@ -16,6 +16,7 @@ import re
 
 from starlette.routing import Route
 
+from ...wire.labels import is_count
 from ...wire.protocol import is_label
 from ..follow.audit import read, session_label, table_history
 
@@ -90,7 +91,7 @@ def board_routes(hall, command_form, json_, text):
             return refused
         clock = request.path_params["clock"]
         seq, answer = _one(form, "call"), _one(form, "answer")
-        if not is_label(clock) or not seq.isdigit() or answer not in ("taken", "done"):
+        if not is_label(clock) or not is_count(seq) or answer not in ("taken", "done"):
             return text(400, "call: the call's seq, and answer taken or done")
         changed = {"call": int(seq), "answer": answer}
         return await sent(hall, request, json_, text, "call", f"call {answer} {int(seq)}", clock, changed)

@@ -19,6 +19,7 @@ import asyncio
 
 from starlette.routing import Route
 
+from ...wire.labels import is_count
 from ...wire.protocol import is_label
 from ..event.entries import EntryRefused
 from ..event.pairings import table_key
@@ -77,7 +78,7 @@ def score_routes(hall, command_form, file, json_, text):
         if book is None:
             return off()
         number = request.query_params.get("round", "")
-        if not number.isdigit() or not 1 <= int(number) <= 99:
+        if not is_count(number) or not 1 <= int(number) <= 99:
             return text(400, "round: a number from 1 to 99")
         return json_(await asyncio.to_thread(_round_state, hall, book, int(number)))
 
@@ -88,7 +89,7 @@ def score_routes(hall, command_form, file, json_, text):
         if refused:
             return refused
         number = _one(form, "round")
-        if not number.isdigit() or not 1 <= int(number) <= 99:
+        if not is_count(number) or not 1 <= int(number) <= 99:
             return text(400, "round: a number from 1 to 99")
         table = request.path_params["table"]
         if not is_label(table):
@@ -115,7 +116,7 @@ def score_routes(hall, command_form, file, json_, text):
         if refused:
             return refused
         number = _one(form, "round")
-        if not number.isdigit() or not 1 <= int(number) <= 99:
+        if not is_count(number) or not 1 <= int(number) <= 99:
             return text(400, "round: a number from 1 to 99")
         table = request.path_params["table"]
         if not is_label(table):
@@ -138,7 +139,7 @@ def score_routes(hall, command_form, file, json_, text):
         if refused:
             return refused
         number = _one(form, "round")
-        if not number.isdigit() or not 1 <= int(number) <= 99:
+        if not is_count(number) or not 1 <= int(number) <= 99:
             return text(400, "round: a number from 1 to 99")
         book.lock_round(int(number))
         by, addr = who(request)
