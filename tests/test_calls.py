@@ -11,6 +11,7 @@ from tileclock.clock.core import GameClock
 from tileclock.clock.gestures import ButtonTiming
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
+from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config import Config
 from tileclock.device.journal import Journal
 from tileclock.device.render import top_left_text
@@ -179,6 +180,9 @@ def test_a_call_open_as_a_new_game_starts_is_carried_into_it(sim):
     )
     new_game = events(records, "new_game")[-1]
     assert new_game["call"] == 6 and new_game["call_taken"] is False
+    # the time of day of the raise goes with it: the hall's page counts the wait from there
+    (call,) = events(records, "call")
+    assert call["wall_ms"] == SIM_EPOCH_NS // 10**6 + 21_100 == new_game["call_wall_ms"]
     assert events(records, "call_answer")[0]["answer"] == "done"
 
 
@@ -195,11 +199,28 @@ def test_an_open_call_survives_a_restart_of_the_clock(tmp_path):
     sim.close()
     again = Simulator(Config(), journal=Journal(folder), boot_id="boot-2")  # a power cut and back
     assert again.clock.view(again.time()).call == "taken"
+    assert again.clock.play.calls.open.wall_ms == SIM_EPOCH_NS // 10**6 + 21_100  # the raise's time of day
     again.send(with_crc(f"call done {call}"), again.time() + NS_PER_S)
     again.finish(again.time() + 2 * NS_PER_S)
     lines = [unframe(line) for line in again.serial_lines()]
     assert [(r["call"], r["answer"]) for r in lines if r["ev"] == "call_answer"] == [(call, "done")]
     assert again.clock.view(again.time()).call is None
+
+
+def test_a_call_says_its_time_of_day_only_when_the_clock_knows_one():
+    clock = GameClock(PROFILES["naspa"])  # no wall clock of its own (no device), no `set wall=`
+    clock.new_game(0)
+    made = [r.as_dict() for t_s in (20, 20.5, 21) for r in tap(clock, "STOP", t_s)]
+    (call,) = events(made, "call")
+    assert "wall_ms" not in call  # unknown, never a wrong one: the page counts from the clock's game time
+    clock.set_scene(30 * NS_PER_S, wall_ms=1_764_079_200_000)  # a director's `set wall=` at 30 s
+    clock.answer_call(31 * NS_PER_S, call["seq"], "done")
+    made = [r.as_dict() for t_s in (40, 40.5, 41) for r in tap(clock, "STOP", t_s)]
+    assert events(made, "call")[0]["wall_ms"] == 1_764_079_200_000 + 11_100
+    clock.play.wall = lambda t_ns: 1_700_000_000_000 + t_ns // 10**6  # the device's wall clock comes first
+    clock.answer_call(50 * NS_PER_S, events(made, "call")[0]["seq"], "done")
+    made = [r.as_dict() for t_s in (60, 60.5, 61) for r in tap(clock, "STOP", t_s)]
+    assert events(made, "call")[0]["wall_ms"] == 1_700_000_061_100
 
 
 CALLED_AND_CORRECTED = (

@@ -82,8 +82,8 @@ class Clocks:
             sim.close()
 
 
-def director(broker, folder):
-    feed = HallFeed("127.0.0.1", broker.port, BROKER_USERS["director"], str(folder)).start()
+def director(broker, folder, **options):
+    feed = HallFeed("127.0.0.1", broker.port, BROKER_USERS["director"], str(folder), **options).start()
     wait_for(feed.connected.is_set, what="the director to connect")
     return feed
 

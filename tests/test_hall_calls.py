@@ -15,6 +15,7 @@ import pytest
 from conftest import tap
 from hall_helpers import wait_for
 from test_hall import Clocks, director, settle
+from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.director.event.players import TablePlayers
 from tileclock.director.follow.audit import read
 from tileclock.director.pages.app import COMMAND_HEADER
@@ -29,12 +30,14 @@ class Hall:
 
     def __init__(self, broker, tmp_path):
         self.broker, self.folder = broker, tmp_path / "records"
+        #: the hall's time of day (ms), virtual: the simulated clocks' wall clocks start at SIM_EPOCH_NS
+        self.now_ms = SIM_EPOCH_NS // 1_000_000
         self.clocks = Clocks(broker, tmp_path, ids=("c1", "c2"))
         self.clocks.play(2)
         self.start()
 
     def start(self):
-        self.feed = director(self.broker, self.folder)
+        self.feed = director(self.broker, self.folder, wall=lambda: self.now_ms / 1000)
         settle(self.feed, self.clocks, "the first records")
         self.stop = threading.Event()
         self.stepper = threading.Thread(target=self.feed.run, args=(self.stop.is_set,), daemon=True)
@@ -129,6 +132,37 @@ def test_an_open_call_survives_a_restart_of_the_director(hall):
     hall.start()
     wait_for(lambda: (hall.board("c1") or {}).get("call"), what="the call again after the restart")
     assert hall.board("c1")["call"]["seq"] == seq and hall.board("c1")["call"]["waited_ms"] >= 0
+
+
+def test_a_calls_wait_counts_from_its_raise_across_a_restart_of_the_hall_and_a_new_game(hall):
+    epoch_ms = SIM_EPOCH_NS // 1_000_000
+    raised_s = hall.clocks.t["c1"] + 3.1  # the third tap, let go (0.1 s): c1's virtual time
+    call_from(hall, "c1")
+    wait_for(lambda: (hall.board("c1") or {}).get("call"), what="the call on the page")
+    (record,) = [r for r in hall.clock_records("c1") if r["ev"] == "call"]
+    assert record["wall_ms"] == epoch_ms + int(raised_s * 1000)  # the clock's time of day of the raise
+    hall.now_ms = record["wall_ms"] + 95_000  # the director looks 1:35 later
+    assert hall.board("c1")["call"]["waited_ms"] == 95_000
+
+    hall.close()  # the laptop restarts, 4 minutes on: the wait goes on from the raise, not from 0:00
+    hall.now_ms += 240_000
+    hall.start()
+    wait_for(lambda: (hall.board("c1") or {}).get("call"), what="the call again after the restart")
+    assert hall.board("c1")["call"]["waited_ms"] == 335_000
+
+    clocks = hall.clocks  # the players end the game and open the next: the call goes with them
+    clocks.end_game("c1")
+    clocks.open_game("c1")
+    hall.now_ms += 60_000
+    opened = [r for r in hall.clock_records("c1") if r["ev"] == "new_game"][-1]
+    wait_for(lambda: hall.board("c1")["seq"] >= opened["seq"], what="the next game on the page")
+    assert (opened["call"], opened["call_wall_ms"]) == (record["seq"], record["wall_ms"])
+    assert hall.board("c1")["call"] == {
+        "seq": record["seq"],
+        "state": "called",
+        "raised_ms": record["wall_ms"],
+        "waited_ms": 395_000,
+    }
 
 
 def pairings(folder, rows):

@@ -2,8 +2,10 @@
 
 A call belongs to the board, not to a game: a call still open when a new game starts is carried
 into it (its `new_game` record names it), so a restart that takes up only the last game still knows
-it. A call's id is the seq of its `call` record. One call is open at a time; the director answers
-it `taken` (on the way) and then `done`, or `done` at once. Nothing here touches the game: a call
+it. A call's id is the seq of its `call` record; its `wall_ms`, the time of day it was raised (by
+the clock's wall clock, when it knows one), is carried with it (`call_wall_ms`), so its waiting
+time counts from the raise whatever restarts or games come between. One call is open at a time;
+the director answers it `taken` (on the way) and then `done`, or `done` at once. Nothing here touches the game: a call
 and its answers never change a side's time or the game's state.
 """
 
@@ -19,10 +21,12 @@ class CallRefused(Exception):
 
 @dataclass(frozen=True)
 class OpenCall:
-    """The call the board waits on: its `call` record's seq and whether the director has taken it."""
+    """The call the board waits on: its `call` record's seq, whether the director has taken it, and
+    the time of day it was raised (ms since 1970, UTC), if the clock knew one."""
 
     seq: int
     taken: bool = False
+    wall_ms: int | None = None
 
 
 class Calls:
@@ -31,9 +35,9 @@ class Calls:
     def __init__(self):
         self.open = None
 
-    def raised(self, seq):
-        """A call was raised with record `seq`."""
-        self.open = OpenCall(seq)
+    def raised(self, seq, wall_ms=None):
+        """A call was raised with record `seq`, at time of day `wall_ms` (or unknown)."""
+        self.open = OpenCall(seq, False, _time_of_day(wall_ms))
 
     def check(self, call, answer):
         """Whether `answer` to call `call` may be recorded now; CallRefused says why not."""
@@ -47,7 +51,7 @@ class Calls:
 
     def answered(self, answer):
         """The open call was answered `answer` (checked)."""
-        self.open = OpenCall(self.open.seq, True) if answer == "taken" else None
+        self.open = OpenCall(self.open.seq, True, self.open.wall_ms) if answer == "taken" else None
 
     def shown(self):
         """What the panels mark: `called` (waiting), `taken` (the director is on the way), or None."""
@@ -59,21 +63,28 @@ class Calls:
         """The fields a `new_game` record carries of a call still open."""
         if self.open is None:
             return {}
-        return {"call": self.open.seq, "call_taken": self.open.taken}
+        raised = {} if self.open.wall_ms is None else {"call_wall_ms": self.open.wall_ms}
+        return {"call": self.open.seq, "call_taken": self.open.taken, **raised}
 
     def take(self, record):
         """Take one record of the journal up again (after a restart), oldest first."""
         ev = record.get("ev")
         if ev == "call":
-            self.raised(record["seq"])
+            self.raised(record["seq"], record.get("wall_ms"))
         elif ev == "call_answer" and self.open is not None and record.get("call") == self.open.seq:
             self.answered(record.get("answer"))
         elif ev == "new_game":
             call = record.get("call")
-            self.open = OpenCall(call, bool(record.get("call_taken"))) if isinstance(call, int) else None
+            taken, raised = bool(record.get("call_taken")), _time_of_day(record.get("call_wall_ms"))
+            self.open = OpenCall(call, taken, raised) if isinstance(call, int) else None
 
     def rebuild(self, records):
         """The open call as `records` (the journal's, oldest first) leave it."""
         self.open = None
         for record in records:
             self.take(record)
+
+
+def _time_of_day(wall_ms):
+    """`wall_ms` if it is a time of day (a natural number of ms), else None: never a wrong one."""
+    return wall_ms if isinstance(wall_ms, int) and not isinstance(wall_ms, bool) and wall_ms >= 0 else None

@@ -86,6 +86,7 @@ class GameClock:
         self.log = RecordLog(self.accounting, first_seq)
         self.schedule = Schedule()
         self.play = Play(rules, timing, self.accounting, self._emit, lambda: self.log.seq, self._start_game)
+        self.play.scene_wall = lambda t_ns: self.scene.wall_ms(t_ns)  # the scene is replaced at a take-up
         self.requests = DirectorRequests(self.play, self._emit)
         self._handlers = {
             TimerKind.RULE: lambda t_ns, due: self.play.rule_due(self.game, t_ns, due),

@@ -51,6 +51,17 @@ class Play:
         self._next_seq = next_seq
         self._open_game = open_game
         self.calls = Calls() if calls is None else calls
+        #: t_ns -> the time of day (ms) by the device's own wall clock (chrony keeps it on the
+        #: director's laptop), or None: set by the device, asked only as a call is raised
+        self.wall = None
+        #: t_ns -> the time of day a director's `set wall=` gave (scene.py), or None
+        self.scene_wall = lambda t_ns: None
+
+    def time_of_day(self, t_ns):
+        """The time of day at `t_ns` (ms since 1970, UTC): the device's wall clock's, else the one a
+        director's `set` gave, else None (never a wrong one)."""
+        said = self.wall(t_ns) if self.wall is not None else None
+        return said if said is not None else self.scene_wall(t_ns)
 
     def speaking_through(self, emit):
         """The same transitions, said through `emit` (the director's requests add who asked)."""
@@ -81,8 +92,9 @@ class Play:
             case BothChord(t_ns=t):
                 self._ignore(STOP, t, "both_sides")
             case CallDirector(t_ns=t) if self.calls.open is None:
-                self.calls.raised(self._next_seq())  # the call's id: its record's seq
-                self._emit("call", t, button=STOP)
+                wall_ms = self.time_of_day(t)  # its waiting time counts from here, across restarts
+                self.calls.raised(self._next_seq(), wall_ms)  # the call's id: its record's seq
+                self._emit("call", t, button=STOP, **({} if wall_ms is None else {"wall_ms": wall_ms}))
             case CallDirector(t_ns=t):
                 self._ignore(STOP, t, "called")  # the panels already show the open call
             case Ignored(t_ns=t, button=button, reason=reason):

@@ -210,6 +210,9 @@ class RunningClock:
             wall_ns=parts.wall or time.time_ns,
             synced=synchronised if parts.wall is None else (lambda: True),
         )
+        self.clock.play.wall = (
+            self.daemon.commands.wall
+        )  # a call says its time of day (its wait counts from it)
         self.daemon.register_fd(self.link)  # a command on the serial line wakes the loop (run_forever)
         if self.uplink is not None:
             self.uplink.start()  # connects in the background: the clock boots at once regardless

@@ -117,13 +117,14 @@ EVENTS = _events(
     Event(
         "new_game",
         {"rules": "str", "time_ms": "sides_ms"},
-        # `call`, `call_taken`: the board's call to the director still open as the game opens
+        # `call`, `call_taken`, `call_wall_ms`: the board's call to the director still open as the game opens
         {
             "mono_ns": "int",
             "boot_id": "str",
             "rules_set": "dict",
             "call": "natural",
             "call_taken": "bool",
+            "call_wall_ms": "natural",
             **_SCENE,
         },
     ),
@@ -142,7 +143,8 @@ EVENTS = _events(
     Event("end", {"reason": "str", "summary": SUMMARY}, {"supersedes": "natural", **_SCENE, **_BY}),
     Event("reopen", {"source": "str"}, {"reopens": "natural", **_BY}),
     # the board calls the director (its id: this record's seq), and the director's answers to it
-    Event("call", {"button": "button"}),
+    # `wall_ms`: the time of day of the call (when the clock knows one): its waiting time counts from it
+    Event("call", {"button": "button"}, {"wall_ms": "natural"}),
     Event("call_answer", {"call": "natural", "answer": "call_answer", "source": "str"}, _BY),
     Event(  # a `set` carries only what was set: never a null round, table or time of day
         "set",

@@ -65,10 +65,13 @@ class HallFeed:
         clock=time.monotonic,
         keys=None,
         max_record_bytes=None,
+        wall=time.time,
     ):
         self.host, self.port = host, port
         self.store = store if isinstance(store, RecordStore) else RecordStore(store)
         self.clock = clock
+        #: the time of day (s since 1970): records' ages and a call's waiting time count by it
+        self.wall = wall
         self.inbox = queue.SimpleQueue()
         self.boards = {}
         self.sessions = {}  # clock id -> its `ClockSession` over the broker
@@ -214,7 +217,7 @@ class HallFeed:
 
     def snapshot(self):
         """Every board, those needing the director first (JSON-ready)."""
-        now = time.time()
+        now = self.wall()
         boards = [board.as_dict(self.store.log_of(cid), now) for cid, board in list(self.boards.items())]
         boards.sort(key=lambda b: (b["attention"], board_order(b["board"]), b["clock"]))
         for board in boards if self.players else ():  # the board's name is its table, unless set
@@ -362,7 +365,7 @@ class HallFeed:
         board = self._board(clock_id)
         if log.last is not None and (board.record is None or log.last["seq"] != board.record["seq"]):
             board.record = log.last
-            board.received_at = time.time()
+            board.received_at = self.wall()
         return [(clock_id, record["seq"], record)]
 
     def _ask_for_gaps(self):

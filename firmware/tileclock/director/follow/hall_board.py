@@ -54,14 +54,15 @@ class Board:
             # how its wall clock follows this laptop (chrony): a round set for a time starts by it
             "time": self.state.get("time"),
         }
-        board["call"] = self.open_call(log, board["age_ms"])
+        board["call"] = self.open_call(log, board["age_ms"], now)
         board["attention"] = _attention(board)
         return board
 
-    def open_call(self, log, age_ms):
+    def open_call(self, log, age_ms, now):
         """The board's open call to the director, from its game's records on file (so a restart of
-        the hall finds it again): its seq, `called` or `taken`, and how long it has waited (the
-        clock's time since the call, and since its last record), or None."""
+        the hall finds it again): its seq, `called` or `taken`, the time of day it was raised
+        (`raised_ms`, the clock's, or None) and how long it has waited at `now` (this laptop's time
+        of day, s), or None."""
         game = log.game if log else None
         if game is None or not game.records:
             return None
@@ -75,12 +76,19 @@ class Board:
         open_call, record = self._call[1]
         if open_call is None:
             return None
-        # a call carried into this game was raised in the one before: its wait counts from this game's start
-        since_ms = record["t_ms"] if record else 0
-        waited_ms = max(0, last.get("t_ms", 0) - since_ms) + (age_ms or 0)
+        if open_call.wall_ms is not None:
+            # the clock's time of day of the raise (its wall clock follows this laptop's): right after
+            # a restart of the hall, and in a game after the one it was raised in
+            waited_ms = max(0, int(now * 1000) - open_call.wall_ms)
+        else:
+            # a clock that knew no time of day: its game time since the call and since its last record
+            # (a call carried into this game then counts from this game's start: nothing says more)
+            since_ms = record["t_ms"] if record else 0
+            waited_ms = max(0, last.get("t_ms", 0) - since_ms) + (age_ms or 0)
         return {
             "seq": open_call.seq,
             "state": "taken" if open_call.taken else "called",
+            "raised_ms": open_call.wall_ms,
             "waited_ms": waited_ms,
         }
 
