@@ -165,6 +165,23 @@ def test_a_calls_wait_counts_from_its_raise_across_a_restart_of_the_hall_and_a_n
     }
 
 
+def test_an_answer_for_a_board_with_no_such_call_open_is_refused_and_never_sent(hall):
+    call_from(hall, "c1")
+    wait_for(lambda: (hall.board("c1") or {}).get("call"), what="the call on the page")
+    seq = hall.board("c1")["call"]["seq"]
+    sent_before = len(read(hall.folder))
+    status, why = hall.post("/api/board/c2/call", {"call": seq, "answer": "done"})  # the other board
+    assert status == 409 and why == f"not sent: board {hall.board('c2')['board']} has no open call"
+    status, why = hall.post("/api/board/c1/call", {"call": seq + 1, "answer": "done"})
+    assert status == 409 and f"open call is call {seq}, not {seq + 1}" in why
+    assert hall.post("/api/board/c1/call", {"call": seq, "answer": "taken"})[0] == 200
+    wait_for(lambda: hall.clock_records("c1") and hall.board("c1")["call"]["state"] == "taken", what="taken")
+    status, why = hall.post("/api/board/c1/call", {"call": seq, "answer": "taken"})  # a second page, late
+    assert status == 409 and "already taken" in why
+    assert [e["changed"] for e in read(hall.folder)][sent_before:] == [{"call": seq, "answer": "taken"}]
+    assert not [r for r in hall.clock_records("c2") if r["ev"] in ("call_answer", "error")]
+
+
 def pairings(folder, rows):
     """The hall given a pairings CSV (`tileclock hall --pairings FILE`), as `hall_run` gives it."""
     path = folder / "pairings.csv"

@@ -1,6 +1,7 @@
 """The director's commands to one board, and a table's history (docs/hall.md, "Calls" and "The audit trail").
 
-    POST /api/board/CLOCK/call       call=SEQ answer=taken|done: the answer to the board's call
+    POST /api/board/CLOCK/call       call=SEQ answer=taken|done: the answer to the board's call (409
+                                     when that board has no such call open: nothing sent)
     POST /api/board/CLOCK/command    action=adjust side=A|B delta_s=60|-60, action=late player=A|B|both,
                                      action=reopen, action=round_over: a command to that clock
     GET  /api/board/CLOCK/history    the table's history: the director's actions on file and what
@@ -93,6 +94,10 @@ def board_routes(hall, command_form, json_, text):
         seq, answer = _one(form, "call"), _one(form, "answer")
         if not is_label(clock) or not is_count(seq) or answer not in ("taken", "done"):
             return text(400, "call: the call's seq, and answer taken or done")
+        board = await asyncio.to_thread(_board, hall, clock)
+        refused = _not_open(board, clock, int(seq), answer)
+        if refused:  # never audited nor sent: the page names the board whose call it answers
+            return text(409, refused)
         changed = {"call": int(seq), "answer": answer}
         return await sent(hall, request, json_, text, "call", f"call {answer} {int(seq)}", clock, changed)
 
@@ -141,6 +146,25 @@ def board_routes(hall, command_form, json_, text):
         Route("/api/board/{clock}/command", command, methods=["POST"]),
         Route("/api/board/{clock}/history", history),
     ]
+
+
+def _board(hall, clock):
+    return next((b for b in hall.feed.snapshot()["boards"] if b["clock"] == clock), None)
+
+
+def _not_open(board, clock, seq, answer):
+    """Why `answer` to call `seq` of `clock` is refused here (its board, as the page shows it, has
+    no such call open, or has it taken already), or None: an answer from a page that showed a call
+    since closed, or answered meanwhile from another page."""
+    name = f"board {board['board']}" if board else f"clock {clock}"
+    call = (board or {}).get("call")
+    if call is None:
+        return f"not sent: {name} has no open call"
+    if call["seq"] != seq:
+        return f"not sent: {name}'s open call is call {call['seq']}, not {seq}"
+    if answer == "taken" and call["state"] == "taken":
+        return f"not sent: {name}'s call {seq} is already taken"
+    return None
 
 
 def _one(form, key):
