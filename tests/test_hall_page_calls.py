@@ -1,30 +1,63 @@
 """A call on the director's page in a real headless chromium: the banner, its sound and mute, the
-answers, and a table's history. The same without a browser: tests/test_hall_calls.py."""
+answers, and a table's history. The same without a browser: tests/test_hall_calls.py.
 
+No test waits on a real second: the page's clock is Playwright's (`page.clock`), moved on by the
+test, and the hall's time of day is virtual and moved with it (`Times.now_ms`), so the banner's
+waiting time is exact whenever an update comes."""
+
+import os
+import re
 import threading
 
 import pytest
 
-from hall_helpers import wait_for
+from hall_helpers import page_request, wait_for
 from test_hall import Clocks, director, settle
 from test_hall_calls import call_from
 from test_hall_page import browser, page  # noqa: F401  (the fixtures: Debian's chromium)
+from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.director.follow.audit import read
+from tileclock.director.pages import app
 from tileclock.director.pages.web import HallPage
+
+
+class Times:
+    """The hall's time of day and the page's clock, one virtual time (ms since 1970): the
+    simulated clocks' wall clocks read SIM_EPOCH_NS at their virtual 0, so a call raised a few
+    seconds into their games has waited about `START_S` when the test starts."""
+
+    def __init__(self):
+        self.now_ms = SIM_EPOCH_NS // 1_000_000 + START_S * 1000
+
+    def page(self, tab):
+        """The page's clock (in browser tab `tab`) installed at the hall's time, paused: it moves
+        only with `run_for`."""
+        tab.clock.install(time=(self.now_ms - 1000) / 1000)  # Playwright for Python: seconds
+        tab.clock.pause_at(self.now_ms / 1000)
+
+    def run_for(self, tab, ms):
+        """Both on by `ms`: the page's timers fire, and an update from the hall agrees with them."""
+        tab.clock.run_for(ms)
+        self.now_ms += ms
+
+
+#: the hall's time of day as a test starts, in the simulated clocks' seconds
+START_S = 100
 
 
 @pytest.fixture
 def hall(broker, tmp_path):
     """Two simulated clocks, the director's feed in a thread of its own, and the page."""
+    times = Times()
     clocks = Clocks(broker, tmp_path, ids=("c1", "c2"))
     clocks.play(2)
-    feed = director(broker, tmp_path / "records")
+    feed = director(broker, tmp_path / "records", wall=lambda: times.now_ms / 1000)
     settle(feed, clocks, "the first records")
     stop = threading.Event()
     stepper = threading.Thread(target=feed.run, args=(stop.is_set,), daemon=True)
     stepper.start()
     server = HallPage(feed, port=0).start()
-    yield clocks, feed, server, tmp_path / "records"
+    yield clocks, feed, server, tmp_path / "records", times
     stop.set()
     stepper.join(5)
     server.close()
@@ -42,8 +75,14 @@ def answered(clocks, answer):
     return check
 
 
+def call_record(clocks, clock):
+    clocks.pump()
+    return [r for r in clocks.sims[clock].journal.records() if r["ev"] == "call"][-1]
+
+
 def test_a_call_rings_on_the_page_and_is_answered_from_it(hall, page):  # noqa: F811  (page: the fixture imported above)
-    clocks, feed, server, folder = hall
+    clocks, feed, server, folder, times = hall
+    times.page(page)
     page.goto(server.address)
     page.locator(".board").first.wait_for()
     assert page.locator(".call").count() == 0
@@ -51,11 +90,17 @@ def test_a_call_rings_on_the_page_and_is_answered_from_it(hall, page):  # noqa: 
     banner = page.locator('.call[data-clock="c1"]')
     banner.wait_for(timeout=5000)
     text = banner.inner_text()
-    assert "CALL: Board" in text and "STOPPED" in text and "waiting 0:" in text
+    assert "CALL: Board" in text and "STOPPED" in text
     assert page.evaluate("window.rang") >= 1  # the sound, once for the new call
     assert "CALLING" in page.locator('.board[data-clock="c1"]').inner_text()  # the card says so too
-    before = banner.locator(".waited").inner_text()
-    wait_for(lambda: banner.locator(".waited").inner_text() != before, 5, "the wait to count up")
+    # the wait, from the clock's time of day of the call, counted on by the page's own clock
+    waited_s = (times.now_ms - call_record(clocks, "c1")["wall_ms"]) // 1000
+    waited = banner.locator(".waited")
+    assert waited.inner_text() == f"waiting 1:{waited_s - 60:02d}"
+    times.run_for(page, 1000)
+    assert waited.inner_text() == f"waiting 1:{waited_s - 59:02d}"
+    times.run_for(page, 60_000)
+    assert waited.inner_text() == f"waiting 2:{waited_s - 59:02d}"
 
     page.click("#mute")  # muted, and kept muted across a reload
     assert page.inner_text("#mute") == "Sound off"
@@ -80,6 +125,95 @@ def test_a_call_rings_on_the_page_and_is_answered_from_it(hall, page):  # noqa: 
     assert f"page-{session}" in page.locator("#recorded tr").first.inner_text()
 
 
+def test_a_muted_page_says_so_where_a_call_shows_and_does_not_ring(hall, page):  # noqa: F811  (the fixture)
+    clocks, feed, server, folder, times = hall
+    times.page(page)
+    page.goto(server.address)
+    page.locator(".board").first.wait_for()
+    page.click("#mute")
+    assert page.locator("#sound-off").is_hidden()  # no call: the button alone says it
+    call_from(_hall(clocks), "c1")
+    page.locator('.call[data-clock="c1"]').wait_for()
+    note = page.locator("#sound-off")
+    assert note.is_visible() and note.inner_text().startswith("Sound off")
+    # above the banners, where the director looks when a call comes
+    assert note.bounding_box()["y"] < page.locator('.call[data-clock="c1"]').bounding_box()["y"]
+    assert page.evaluate("window.rang") is None  # it did not ring
+    page.click("#unmute")
+    assert note.is_hidden() and page.inner_text("#mute") == "Sound on"
+
+
+def test_banners_stay_in_place_by_board_and_each_answer_goes_to_its_own_board(hall, page):  # noqa: F811  (the fixture)
+    clocks, feed, server, folder, times = hall
+    times.page(page)
+    page.goto(server.address)
+    page.locator(".board").first.wait_for()
+    call_from(_hall(clocks), "c2")
+    first = page.locator('.call[data-clock="c2"]')
+    first.wait_for()
+    first.evaluate("node => { node.marked = true; }")  # the same node after every update, or not
+    call_from(_hall(clocks), "c1")
+    second = page.locator('.call[data-clock="c1"]')
+    second.wait_for()
+    times.run_for(page, 3000)  # the waits count up: the banners are updated, not rebuilt
+    order = page.evaluate(
+        "[...document.querySelectorAll('#calls .call')].map(b => [b.dataset.clock, !!b.marked])"
+    )
+    assert order == [["c2", True], ["c1", False]]  # the first call stays first, and the same node
+    names = {b["clock"]: b["board"] for b in feed.snapshot()["boards"]}
+    assert first.locator("button.done").inner_text() == f"Done — Board {names['c2']}"
+    assert second.locator("button.take").inner_text() == f"Taken — Board {names['c1']}"
+    second.locator("button.done").click()
+    wait_for(answered(clocks, "done"), what="c1's call done")
+    wait_for(lambda: clocks.pump() or second.count() == 0, what="c1's banner gone")
+    assert first.evaluate("node => node.marked") is True and "CALL:" in first.inner_text()
+    assert not [r for r in clocks.sims["c2"].journal.records() if r["ev"] == "call_answer"]
+
+
+def test_the_boards_own_page_shows_its_call_live_and_answers_it(hall, page):  # noqa: F811  (the fixture)
+    clocks, feed, server, folder, times = hall
+    times.page(page)
+    page.goto(server.address + "board/c1")
+    page.locator("#records tr").first.wait_for()
+    assert page.locator(".call").count() == 0
+    call_from(_hall(clocks), "c1")  # raised after the page opened: it comes to it, unasked
+    banner = page.locator('#calls .call[data-clock="c1"]')
+    banner.wait_for()
+    waited_s = (times.now_ms - call_record(clocks, "c1")["wall_ms"]) // 1000
+    assert banner.locator(".waited").inner_text() == f"waiting 1:{waited_s - 60:02d}"
+    times.run_for(page, 2000)
+    assert banner.locator(".waited").inner_text() == f"waiting 1:{waited_s - 58:02d}"
+    banner.locator("button.take").click()
+    wait_for(answered(clocks, "taken"), what="the clock to take the answer")
+    wait_for(lambda: clocks.pump() or "Taken:" in banner.inner_text(), what="the banner to say taken")
+    assert banner.locator("button.take").is_hidden()
+    banner.locator("button.done").click()
+    wait_for(answered(clocks, "done"), what="the call done")
+    wait_for(lambda: clocks.pump() or page.locator(".call").count() == 0, what="the banner gone")
+
+
 def _hall(clocks):
     """`call_from` wants the hall's clocks under `.clocks`."""
     return type("Hall", (), {"clocks": clocks})()
+
+
+def test_one_session_script_for_every_page_and_the_banner_is_the_colour_the_guide_says():
+    pages = os.path.join(os.path.dirname(app.__file__), "hall_page")
+    for name in ("index.html", "board.html"):
+        with open(os.path.join(pages, name)) as html:
+            text = html.read()
+        assert '<script src="/session.js"></script>' in text and '<script src="/calls.js"></script>' in text
+        assert "tileclock-session" not in text and "class CallBanners" not in text, name  # no copy
+    with open(os.path.join(pages, "index.html")) as html:
+        css = re.search(r"\.call \{[^}]*background: (#[0-9a-f]{6})", html.read()).group(1)
+    assert css == "#6a1b9a"  # purple, as docs/hall.md says
+    with open(os.path.join(os.path.dirname(__file__), "..", "docs", "hall.md")) as guide:
+        assert "a purple banner at the top" in guide.read()
+    from test_hall_page_look import Feed
+
+    server = HallPage(Feed([]), port=0).start()
+    try:
+        status, text = page_request(server, "GET", "/session.js")
+        assert status == 200 and "tileclock-session" in text
+    finally:
+        server.close()

@@ -55,6 +55,16 @@ def board(n, state, run=None, a=("25:00", 0), b=("25:00", 0), **more):
 
 #: a hall with a board in each state the page tells apart
 HALL = [
+    board(  # a board calling the director, its call's banner at the top (the feed lists it first)
+        9,
+        "paused",
+        None,
+        ("7:42", 1_038_000),
+        ("9:05", 955_000),
+        call={"seq": 57, "state": "called", "raised_ms": NOW_MS - 95_000, "waited_ms": 95_000},
+        players="Ann Smith v Bob Jones",
+        attention=0,
+    ),
     board(1, "running", "A", ("12:31", 748_400), ("14:02", 658_000)),
     board(2, "running", "B", ("9:59", 900_200), ("-0:41", 1_540_900, 10)),
     board(
@@ -125,13 +135,17 @@ def test_the_page_leads_with_what_the_director_acts_on(server, page):  # noqa: F
         "[g.id, [...g.querySelectorAll('.board')].map(b => b.dataset.clock + ':' + b.dataset.status)])"
     )
     assert groups == [  # the feed's order (needing the director first) within each group
-        ["g-now", ["clock-4:silent", "clock-7:fault", "clock-8:missing"]],
+        ["g-now", ["clock-9:calling", "clock-4:silent", "clock-7:fault", "clock-8:missing"]],
         ["g-soon", ["clock-2:overtime", "clock-3:stopped", "clock-11:overtime"]],
         ["g-play", ["clock-1:playing"]],
         ["g-rest", ["clock-5:ready", "clock-6:ended"]],
     ]
     summary = page.inner_text("#summary")
-    assert summary.startswith("9 boards: ") and "STOPPED" in summary and "paused" not in summary.lower()
+    assert (
+        summary.startswith("10 boards: 1 CALLING, ")
+        and "STOPPED" in summary
+        and "paused" not in summary.lower()
+    )
 
 
 def test_words_a_newcomer_reads(server, page):  # noqa: F811  (pytest hands in the imported fixture)
@@ -159,17 +173,30 @@ def test_words_a_newcomer_reads(server, page):  # noqa: F811  (pytest hands in t
     assert silent.locator(".badge").inner_text().startswith("SILENT")
     assert "went silent" in silent.inner_text() and "2 min 10 s" in silent.inner_text()
     assert silent.evaluate("e => getComputedStyle(e).borderTopStyle") == "dashed"
+    # a call: its banner leads the page, with the board, its players, the clock and the wait, and
+    # each answer names the board it goes to
+    banner = page.locator('#calls .call[data-clock="clock-9"]')
+    assert banner.locator(".what").inner_text() == "CALL: Board 9 · table 9 · round 3"
+    assert banner.locator(".players").inner_text() == "Ann Smith v Bob Jones"
+    assert banner.locator(".clock-state").inner_text() == "clock STOPPED, A 7:42, B 9:05"
+    assert banner.locator(".waited").inner_text() == "waiting 1:35"
+    assert [banner.locator(f"button.{b}").inner_text() for b in ("take", "done")] == [
+        "Taken — Board 9",
+        "Done — Board 9",
+    ]
 
 
 def test_the_round_and_each_clocks_time_are_said(server, page):  # noqa: F811  (pytest hands in the imported fixture)
     opened(page, server)
     status = page.inner_text("#round-status")
-    assert status.startswith("Round 3, from 14:00:00 on 9 boards: 1 not started (Board 5)")
+    assert status.startswith(
+        "Round 3, from 14:00:00 on 10 boards: 1 not started (Board 5) · 1 called (Board 9)"
+    )
     assert "2 in overtime (Board 2, Board 11)" in status and "1 ended (Board 6)" in status
     times = page.inner_text("#time-status")
     assert (
         times
-        == "Clock times: 8 clocks within 15.1 ms of this laptop (over 10 ms: Board 3); not synchronised: Board 5"
+        == "Clock times: 9 clocks within 15.1 ms of this laptop (over 10 ms: Board 3); not synchronised: Board 5"
     )
     assert "14.2 ms off" in page.inner_text('.board[data-clock="clock-3"] .time-off')
     assert "not synchronised" in page.inner_text('.board[data-clock="clock-5"] .time-off')
@@ -177,7 +204,7 @@ def test_the_round_and_each_clocks_time_are_said(server, page):  # noqa: F811  (
 
 
 def test_one_board_is_one_board(page):  # noqa: F811  (pytest hands in the imported fixture)
-    page_server = HallPage(Feed(HALL[:1]), port=0).start()
+    page_server = HallPage(Feed(HALL[1:2]), port=0).start()
     try:
         page.clock.set_fixed_time(NOW_MS)
         page.goto(page_server.address)

@@ -3,6 +3,7 @@ page works in a hall with no internet.
 
     GET  /                          every board, those needing attention first (hall_page/index.html)
     GET  /favicon.svg, /favicon.ico the page's icon (a browser asks for one: never a 404)
+    GET  /session.js, /calls.js     the pages' shared scripts: the tab's session, the call banners
     GET  /events                    Server-Sent Events: the boards again whenever anything changes
     GET  /api/boards                the boards, JSON
     GET  /board/CLOCK               one board's game (hall_page/board.html)
@@ -44,6 +45,8 @@ from .score_routes import score_routes
 
 PAGES = Path(__file__).with_name("hall_page")
 ICON = PAGES / "favicon.svg"
+#: the scripts every page of the hall shares (one copy each, not one a page)
+SCRIPTS = ("session.js", "calls.js")
 #: the header the page's own script sends with each command (a cross-site form cannot set one)
 COMMAND_HEADER = "X-Tileclock-Command"
 #: the largest command form read (a round number)
@@ -82,6 +85,12 @@ def make_app(hall, allowed_hosts):
     async def icon(_request):
         return Response(
             ICON.read_bytes(), media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"}
+        )
+
+    async def script(request):
+        name = request.url.path.lstrip("/")
+        return Response(
+            (PAGES / name).read_bytes(), media_type="text/javascript; charset=utf-8", headers=_NO_STORE
         )
 
     async def events(_request):
@@ -177,6 +186,7 @@ def make_app(hall, allowed_hosts):
         Route("/", index),
         Route("/favicon.svg", icon),
         Route("/favicon.ico", icon),
+        *(Route(f"/{name}", script) for name in SCRIPTS),
         Route("/events", events),
         Route("/api/boards", boards),
         Route("/board/{clock}", board_page),
