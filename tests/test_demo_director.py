@@ -42,14 +42,17 @@ def test_the_demo_director_plays_a_round_with_a_call_a_correction_and_round_over
     assert [line.split(" start=")[0] for line in lines] == [
         "set round=1",
         "set round=1",
-        "call taken 41 by=hall-demo",
-        "adjust B +60000 by=hall-demo",
-        "call done 41 by=hall-demo",
-        "round over by=hall-demo",
+        "call taken 41 by=hall-demo_2",
+        "adjust B +60000 by=hall-demo_3",
+        "call done 41 by=hall-demo_4",
+        "round over by=hall-demo_5",
         "set round=2",
         "set round=2",
     ]
-    assert all(line.endswith(" by=hall-demo") for line in lines)
+    # each action's id: who (`hall-demo`) and its line in audit.log
+    assert [line.rsplit(" by=", 1)[1] for line in lines] == [
+        f"hall-demo_{n}" for n in (1, 1, 2, 3, 4, 5, 6, 6)
+    ]
     trail = [
         (e["action"], e["clock"], e["changed"].get("answer") or e["changed"].get("side"))
         for e in read(tmp_path)

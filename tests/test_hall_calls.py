@@ -112,14 +112,20 @@ def test_a_call_reaches_the_page_is_answered_there_and_the_clock_shows_it(hall):
     status, _ = hall.post("/api/board/c1/call", {"call": call["seq"], "answer": "done"})
     assert status == 200
     wait_for(lambda: hall.clock_records("c1") and hall.board("c1")["call"] is None, what="the call closed")
+    # on file: the audit trail with the session that answered, each answer an action of its own...
+    trail = read(hall.folder)
+    actions = [(e["action"], e["clock"], e["changed"].get("answer"), e["by"]) for e in trail]
+    assert actions == [("call", "c1", "taken", "page-3f2a9c1b"), ("call", "c1", "done", "page-3f2a9c1b")]
+    assert all(e["id"].startswith("page-3f2a9c1b_") for e in trail) and trail[0]["id"] != trail[1]["id"]
+    # ...and the clock's records name each action, and each took
     answers = [r for r in hall.clock_records("c1") if r["ev"] == "call_answer"]
     assert [(a["answer"], a["source"], a["by"]) for a in answers] == [
-        ("taken", "hall", "page-3f2a9c1b"),
-        ("done", "hall", "page-3f2a9c1b"),
+        ("taken", "hall", trail[0]["id"]),
+        ("done", "hall", trail[1]["id"]),
     ]
-    # on file: the game's records, and the audit trail with the session that answered
-    actions = [(e["action"], e["clock"], e["changed"].get("answer"), e["by"]) for e in read(hall.folder)]
-    assert actions == [("call", "c1", "taken", "page-3f2a9c1b"), ("call", "c1", "done", "page-3f2a9c1b")]
+    wait_for(lambda: all(e["outcomes"] for e in read(hall.folder)), what="both outcomes on the trail")
+    outcomes = [e["outcomes"]["c1"] for e in read(hall.folder)]
+    assert [(o["outcome"], o["seq"]) for o in outcomes] == [("applied", a["seq"]) for a in answers]
     history = hall.get("/api/board/c1/history")
     assert [r["ev"] for r in history["recorded"]][:3] == ["call_answer", "call_answer", "call"]
 
@@ -222,12 +228,25 @@ def test_who_gave_b_a_minute_at_table_12_and_when_from_the_files_alone(hall, tmp
         "/api/board/c1/command", {"action": "adjust", "side": "A", "delta_s": "-60"}, "0b0b"
     )
     wait_for(lambda: sum(r["ev"] == "adjust" for r in hall.clock_records("c1")) == 2, what="both adjusts")
+    tap(clocks.sims["c1"], "B", clocks.t["c1"] + 1)  # play goes on: A's clock runs
+    clocks.t["c1"] += 2
+    status, _ = hall.post(
+        "/api/board/c1/command", {"action": "adjust", "side": "B", "delta_s": "60"}, "77aa01"
+    )
+    assert status == 200  # sent: the clock refuses a correction while a clock runs
+    wait_for(lambda: any(r["ev"] == "error" for r in hall.clock_records("c1")), what="the refusal")
     settle(hall.feed, hall.clocks, "the adjusts on file")
+
+    def answers_on_the_trail():
+        with open(os.path.join(hall.folder, "audit.log")) as trail:
+            return sum('"action":"outcome"' in line for line in trail)
+
+    wait_for(lambda: answers_on_the_trail() == 3, what="the clock's three answers on the trail")
 
     # the question, answered from the records folder alone: the audit trail...
     with open(os.path.join(hall.folder, "audit.log")) as trail:
         lines = [json.loads(line) for line in trail]
-    (gave,) = [
+    gave, refused = [
         e
         for e in lines
         if e["action"] == "adjust"
@@ -235,14 +254,36 @@ def test_who_gave_b_a_minute_at_table_12_and_when_from_the_files_alone(hall, tmp
         and e["changed"] == {"side": "B", "delta_ms": 60_000}
     ]
     assert gave["by"] == "page-77aa01" and gave["at"].endswith("+00:00") and gave["addr"] == "127.0.0.1"
-    # ...and the clock's own record of it, in the game file of table 12, names the same session
+    assert gave["id"] == "page-77aa01_1" and gave["command"] == "adjust B +60000 by=page-77aa01_1"
+    # ...did it take: the outcome line of that action, from the clock's answer...
+    outcome = {e["of"]: e for e in lines if e["action"] == "outcome"}
+    assert (outcome[gave["id"]]["outcome"], outcome[gave["id"]]["clock"]) == ("applied", "c1")
+    assert outcome[refused["id"]]["outcome"] == "refused" and outcome[refused["id"]]["reason"]
+    # ...and the clock's own record of it, in the game file of table 12, names the same action
     game_files = glob.glob(os.path.join(hall.folder, "**", "game-*.log"), recursive=True)
     records = [json.loads(line) for path in game_files for line in open(path) if line.strip()]
     (adjust,) = [r for r in records if r["ev"] == "adjust" and r["player"] == "B" and r["delta_ms"] == 60_000]
-    assert adjust["by"] == gave["by"] and adjust["source"] == "hall" and adjust["clock"] == "c1"
+    assert adjust["by"] == gave["id"] and adjust["source"] == "hall" and adjust["clock"] == "c1"
+    assert (
+        outcome[gave["id"]]["seq"] == adjust["seq"]
+        and outcome[gave["id"]]["after"]["B"] == adjust["B"]["shown"]
+    )
     table = [r for r in records if r.get("clock") == "c1" and r["ev"] == "set" and r.get("table") == "12"]
     assert table and table[0]["seq"] < adjust["seq"]
     assert adjust["B"]["shown"] != gave["before"]["B"]  # what it changed: B's time, before and after
+    (error,) = [r for r in records if r["ev"] == "error" and r.get("by") == refused["id"]]
+    assert (
+        outcome[refused["id"]]["reason"] == error["detail"] and outcome[refused["id"]]["seq"] == error["seq"]
+    )
+    # the table's history on the page: the refusal as refused, beside the clock's record of it
+    history = hall.get("/api/board/c1/history")
+    took = [(a["by"], a["outcome"]["state"]) for a in history["actions"] if a["action"] == "adjust"]
+    assert took == [("page-77aa01", "refused"), ("page-0b0b", "applied"), ("page-77aa01", "applied")]
+    assert history["actions"][0]["outcome"]["reason"] == error["detail"]
+    assert (
+        history["recorded"][0]["what"] == f"refused: {error['detail']}"
+        and history["recorded"][0]["by"] == refused["id"]
+    )
 
 
 def test_a_command_the_audit_trail_cannot_take_is_not_sent_and_a_bad_one_never_crashes(tmp_path):
@@ -279,3 +320,14 @@ def test_the_audit_trail_reads_back_what_it_wrote_and_skips_what_is_not_a_line(t
     assert session_label("3f2a9c1b") == "page-3f2a9c1b"
     assert session_label(None) == session_label("a b") == session_label("../x") == "page"
     assert read(str(tmp_path / "nowhere")) == []
+
+
+def test_a_command_to_a_clock_that_is_offline_reads_as_lost_never_as_done(hall):
+    hall.clocks.sims["c2"].close()  # its uplink says offline as it goes
+    wait_for(lambda: not hall.board("c2")["online"], what="c2 offline on the page")
+    status, answer = hall.post("/api/board/c2/command", {"action": "adjust", "side": "B", "delta_s": "60"})
+    assert status == 200  # sent, and on the trail: the director did ask
+    (asked,) = read(hall.folder)
+    assert asked["online"] is False and asked["id"] in json.loads(answer)["sent"]
+    (action,) = hall.get("/api/board/c2/history")["actions"]
+    assert action["outcome"]["state"] == "clock offline" and "never got it" in action["outcome"]["reason"]

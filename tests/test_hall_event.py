@@ -182,6 +182,11 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
     page.goto(event.server.address + "board/c2")
     page.locator("#actions button", has_text="B +1:00").click()
     event.waits_for("c2", "adjust")
+    # play goes on at table 12; a minute off B sent now is refused by the clock (a clock runs)
+    tap(clocks.sims["c2"], "A", t["c2"] + 1)
+    t["c2"] += 2
+    page.locator("#actions button", has_text="B −1:00").click()
+    event.waits_for("c2", "error")
 
     # 4. round over, from the round panel: every board ends at once
     page.goto(event.server.address)
@@ -200,16 +205,23 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
     wait_for(lambda: status.inner_text() == said, what="the round panel to say both ended")
     page.goto(event.server.address + "board/c2")
     history = page.locator("#actions-on-file tr")
-    history.nth(4).wait_for()
-    rows = history.all_inner_texts()
-    assert [row.split("\t")[3].split(" ")[0] for row in rows] == [
+    history.nth(5).wait_for()
+    rows = [row.split("\t") for row in history.all_inner_texts()]
+    assert [row[3].split(" ")[0] for row in rows] == [
         "round_over",
+        "adjust",
         "adjust",
         "call",
         "call",
         "round_start",
     ]
-    assert all(row.split("\t")[1] == session for row in rows)
+    assert all(row[1] == session for row in rows)
+    # did each take: the refused minute says so, with the clock's reason, and is marked
+    (refusal,) = event.records("c2", "error")
+    took = [row[6] for row in rows]
+    assert took[1] == f"REFUSED: {refusal['detail']}" and history.nth(1).get_attribute("class") == "refused"
+    assert all(re.fullmatch(r"applied \(record \d+\)", said) for said in took[:1] + took[2:])
+    page.locator("#recorded tr.ev-error", has_text=refusal["detail"]).wait_for()  # the clock's own record
 
     # the audit trail: every action, in order, from the page session that took it
     trail = audit.read(event.folder)
@@ -218,8 +230,23 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
         ("call", "c2", session),
         ("call", "c2", session),
         ("adjust", "c2", session),
+        ("adjust", "c2", session),
         ("round_over", "all", session),
     ]
+    ids = [e["id"] for e in trail]
+    assert all(i.startswith(session + "_") for i in ids) and len(set(ids)) == len(ids)
+    # what became of each, at table 12's clock: every one applied but the refused minute
+    outcomes = [(e["outcomes"]["c2"]["outcome"], e["outcomes"]["c2"]["ev"]) for e in trail]
+    assert outcomes == [
+        ("applied", "set"),
+        ("applied", "call_answer"),
+        ("applied", "call_answer"),
+        ("applied", "adjust"),
+        ("refused", "error"),
+        ("applied", "end"),
+    ]
+    assert trail[4]["outcomes"]["c2"]["reason"] == refusal["detail"]
+    assert trail[-1]["outcomes"]["c1"]["outcome"] == "applied"  # round over, at board 11 too
     assert trail[0]["changed"] == {"round": 3, "start_ms": AT_14, "start": "14:00:00", "boards": ["11", "12"]}
     assert [e["changed"] for e in trail[1:3]] == [
         {"call": call["seq"], "answer": "taken"},
@@ -232,17 +259,18 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
         (r["ev"], r.get("by")) for r in twelve_records if r.get("by") or r["ev"] in ("call", "round_start")
     ]
     assert said == [
-        ("set", session),
+        ("set", ids[0]),
         ("round_start", None),
         ("call", None),
-        ("call_answer", session),
-        ("call_answer", session),
-        ("adjust", session),
-        ("end", session),
+        ("call_answer", ids[1]),
+        ("call_answer", ids[2]),
+        ("adjust", ids[3]),
+        ("error", ids[4]),
+        ("end", ids[5]),
     ]
     for clock in BOARDS:
         (end,) = event.records(clock, "end")
-        assert end["reason"] == "round_over" and end["by"] == session
+        assert end["reason"] == "round_over" and end["by"] == ids[5]
     assert not [r for r in event.records("c1") if r["ev"].startswith("call")]  # the forgery is no call
     with open(event.folder / "rejects.log") as rejects:
         assert any("foreign_clock" in line for line in rejects)
@@ -264,9 +292,12 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
     assert (adjust["player"], adjust["delta_ms"], adjust["by"], adjust["source"]) == (
         "B",
         60_000,
-        session,
+        gave["id"],
         "hall",
     )
+    # ...and did it take: the outcome line of that action names the clock's record of it
+    (took,) = [e for e in lines if e["action"] == "outcome" and e["of"] == gave["id"] and e["clock"] == "c2"]
+    assert (took["outcome"], took["seq"]) == ("applied", adjust["seq"])
     (table_set,) = [
         r for r in on_file if r.get("clock") == "c2" and r["ev"] == "set" and r.get("table") == "12"
     ]

@@ -54,7 +54,7 @@ def own(server, **more):
 def test_the_pages_own_script_ends_the_round(page):
     server, feed = page
     status, _ = request(server, "POST", "/api/round/over", own(server))
-    assert status == 200 and feed.sent == ["round over by=page"]  # no session named: the page's
+    assert status == 200 and feed.sent == ["round over by=page_1"]  # no session named: the page's
 
 
 @pytest.mark.parametrize("name", ["localhost", "127.0.0.1", socket.gethostname()])

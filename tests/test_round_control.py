@@ -159,13 +159,13 @@ def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_cloc
     assert line["changed"] == {"round": 3, "start_ms": AT_14, "start": "14:00:00", "boards": ["c1", "c2"]}
     for clock in ("c1", "c2"):
         (set_,) = [r for r in clocks.sims[clock].journal.records() if r["ev"] == "set"]
-        assert set_["by"] == line["by"]
+        assert set_["by"] == line["id"] == f"{line['by']}_1"  # the action: its line in audit.log
     # round over: on the trail before it leaves, and in each clock's `end`
     page.click("#end-round")
     page.locator("#sent", has_text="round over").wait_for()
     (over,) = [e for e in audit.read(feed.store.outdir) if e["action"] == "round_over"]
     assert over["by"] == line["by"] and over["changed"] == {"round": 3}
-    assert over["command"] == f"round over by={line['by']}"
+    assert over["command"] == f"round over by={over['id']}"
 
     def ended(clock):
         clocks.pump()
@@ -173,7 +173,7 @@ def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_cloc
 
     for clock in ("c1", "c2", "c3"):
         wait_for(lambda clock=clock: ended(clock), what=f"{clock} to take round over")
-        assert ended(clock)[0]["by"] == line["by"] and ended(clock)[0]["reason"] == "round_over"
+        assert ended(clock)[0]["by"] == over["id"] and ended(clock)[0]["reason"] == "round_over"
 
 
 def test_a_start_the_page_refuses_sends_nothing(hall, page):  # noqa: F811  (pytest hands in the imported fixture)

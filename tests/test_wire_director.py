@@ -72,7 +72,7 @@ def test_the_audit_trail_s_own_lines_pass_and_read_back(tmp_path):
     entry = log.record("adjust", "page-3f2a9c1b", "127.0.0.1", "adjust B +60000 by=page-3f2a9c1b", "c12",
                        board, {"side": "B", "delta_ms": 60000})  # fmt: skip  # the call on two lines, its arguments in order
     assert decode_audit_line(json.dumps(entry)) == entry
-    assert read(tmp_path) == [entry]
+    assert read(tmp_path) == [{**entry, "outcomes": {}}]
 
 
 GOOD_LINE = {
@@ -101,6 +101,12 @@ GOOD_LINE = {
         ({**GOOD_LINE, "changed": {"a": {"b": {"c": {"d": 1}}}}}, Reason.TOO_DEEP),
         ({**GOOD_LINE, "wall_ms": 10**30}, Reason.BAD_NUMBER),
         ([GOOD_LINE], Reason.NOT_OBJECT),
+        ({**GOOD_LINE, "id": "page-1_2; rm"}, Reason.WRONG_KIND),  # an action's id: a label
+        ({**GOOD_LINE, "action": "outcome", "of": "x", "outcome": "maybe"}, Reason.WRONG_KIND),
+        ({**GOOD_LINE, "action": "outcome", "of": "../etc", "outcome": "applied"}, Reason.WRONG_KIND),
+        ({**GOOD_LINE, "action": "outcome", "of": "x_1", "outcome": "applied", "seq": -1}, Reason.WRONG_KIND),
+        ({**GOOD_LINE, "reason": "x" * 301}, Reason.WRONG_KIND),
+        ({**GOOD_LINE, "online": "yes"}, Reason.WRONG_KIND),
     ],
 )
 def test_a_hostile_audit_line_is_refused_and_skipped_never_fatal(tmp_path, line, reason):
@@ -109,7 +115,7 @@ def test_a_hostile_audit_line_is_refused_and_skipped_never_fatal(tmp_path, line,
     assert caught.value.reason == reason
     (tmp_path / "audit.log").write_text(json.dumps(line) + "\n" + json.dumps(GOOD_LINE) + "\n\xff\n")
     refused = []
-    assert read(tmp_path, refused) == [GOOD_LINE]  # the honest line stands
+    assert read(tmp_path, refused) == [{**GOOD_LINE, "outcomes": {}}]  # the honest line stands
     assert [number for number, _ in refused] == [1, 3]
 
 

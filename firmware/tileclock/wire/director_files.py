@@ -27,7 +27,11 @@ ACTIONS = (
     "score",
     "lock",
     "link",
+    "new_game",
+    "outcome",
 )
+#: what became of an action (an `outcome` line): the clock (or the score book) did it, or refused it
+OUTCOMES = ("applied", "refused")
 #: one audit line: an honest one is under 600 bytes, nested 3 deep (`changed` holds a table's scores)
 AUDIT_LIMITS = Limits(max_bytes=8 * 1024, max_depth=4, max_int_digits=16)
 #: the saved round: a few hundred boards' names at most
@@ -58,7 +62,11 @@ KINDS = {
     "round": lambda value: BASIC["natural"](value) and 1 <= value <= 99,
     "time_of_day": lambda value: isinstance(value, str) and _TIME_OF_DAY.fullmatch(value) is not None,
     "ms": lambda value: BASIC["natural"](value) and value < 10**14,
+    "outcome": lambda value: value in OUTCOMES,
+    "ev_or_null": lambda value: value is None or _short(16)(value),
+    "reason_or_null": lambda value: value is None or _short(300)(value),
 }
+_SIDES_SHOWN = Obj({}, {"A": "shown_or_null", "B": "shown_or_null"})
 
 AUDIT_LINE = Obj(
     {
@@ -75,7 +83,19 @@ AUDIT_LINE = Obj(
         "board": "where",
         "table": "where",
         "round": Nullable("natural"),
-        "before": Obj({}, {"A": "shown_or_null", "B": "shown_or_null"}),
+        "before": _SIDES_SHOWN,
+        # the action's id (`by` and the line's number), sent as the command's `by=`; whether its
+        # clock was heard online when it was sent (a command to an offline clock is lost)
+        "id": "label",
+        "online": "bool",
+        # an `outcome` line: what became of the action `of` at `clock`, as its record (`seq`, `ev`)
+        # or its refusal (`reason`) says; `after`: both times as that record has them
+        "of": "label",
+        "outcome": "outcome",
+        "seq": "natural",
+        "ev": "ev_or_null",
+        "reason": "reason_or_null",
+        "after": _SIDES_SHOWN,
     },
 )
 

@@ -90,6 +90,8 @@ class HallFeed:
         self.changed = threading.Condition()
         #: called with (clock id, seq, record) for each record stored (benchmarks time them)
         self.on_stored = None
+        #: more such callbacks (the page's audit trail hears the clocks' answers to its actions)
+        self.listeners = []
         #: `players(round, table)`: who plays there, from the pairings (event/players.py), if given
         self.players = None
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False)
@@ -169,9 +171,9 @@ class HallFeed:
         for message in done:
             if message.qos > 0:
                 self.client.ack(message.mid, message.qos)
-        if self.on_stored:
+        for listener in filter(None, (self.on_stored, *self.listeners)):
             for item in stored:
-                self.on_stored(*item)
+                listener(*item)
         self._ask_for_gaps()
         if messages:
             self._bump()

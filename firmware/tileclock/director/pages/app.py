@@ -38,7 +38,7 @@ from starlette.routing import Route
 
 from ...wire.labels import is_count
 from ...wire.protocol import is_label
-from .board_routes import board_routes, round_step, who
+from .board_routes import board_routes, clock_form, round_step, unwritten, who
 from .guard import origin_ok
 from .live import LiveBoards
 from .score_routes import score_routes
@@ -148,7 +148,7 @@ def make_app(hall, allowed_hosts):
         except ValueError as error:
             return _text(400, str(error))
         except OSError as error:
-            return _text(503, f"not sent: the audit trail cannot be written ({error.strerror or error})")
+            return unwritten(_text, error)
         count = len(started["boards"])
         said = f"round {number} starts at {started['start']} on {count} board{'' if count == 1 else 's'}"
         return _json({"sent": said, "round": started})
@@ -163,22 +163,19 @@ def make_app(hall, allowed_hosts):
         try:
             await asyncio.to_thread(round_step, hall, request, "over")
         except OSError as error:
-            return _text(503, f"not sent: the audit trail cannot be written ({error.strerror or error})")
+            return unwritten(_text, error)
         return _json({"sent": "round over", "round": hall.rounds.current})
 
     async def clear(request):
-        _form, refused = await _command_form(request)
+        _form, clock, refused = await clock_form(_command_form, _text, request)
         if refused:
             return refused
-        clock = request.path_params["clock"]
-        if not is_label(clock):
-            return _text(404, "no such clock")
         by, addr = who(request)
         changed = {"cleared": ["state", "status"]}
         try:
             await asyncio.to_thread(hall.audit.record, "clear", by, addr, None, clock, None, changed)
         except OSError as error:
-            return _text(503, f"not cleared: the audit trail cannot be written ({error.strerror or error})")
+            return unwritten(_text, error, "not cleared")
         hall.feed.clear_state(clock)
         return _json({"cleared": clock})
 

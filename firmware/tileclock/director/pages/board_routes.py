@@ -19,12 +19,14 @@ from starlette.routing import Route
 
 from ...wire.labels import is_count
 from ...wire.protocol import is_label
-from ..follow.audit import read, session_label, table_history
+from ..follow.audit import concerns, read, session_label, table_history
 
 #: the header that names the page session a command came from
 SESSION_HEADER = "X-Tileclock-Session"
 #: a correction from the page: whole seconds, at most 10 minutes either way (the clock's own limit)
 MAX_DELTA_S = 600
+#: the most actions a table's history lists (the newest)
+HISTORY = 200
 _SECONDS = re.compile(r"[+-]?\d{1,4}")
 
 
@@ -34,31 +36,48 @@ def who(request):
     return session_label(request.headers.get(SESSION_HEADER)), addr
 
 
+def unwritten(text, error, what="not sent"):
+    """The answer when the audit trail cannot be written: 503, and nothing was done."""
+    return text(503, f"{what}: the audit trail cannot be written ({error.strerror or error})")
+
+
+async def clock_form(command_form, text, request):
+    """(form, clock, None) for a command from the page's own script to the clock its path names,
+    or (None, None, the refusal): not the page's own (403), or no clock id (404)."""
+    form, refused = await command_form(request)
+    if refused:
+        return None, None, refused
+    clock = request.path_params["clock"]
+    if not is_label(clock):
+        return None, None, text(404, "no such clock")
+    return form, clock, None
+
+
 def act(hall, request, action, text, clock="all", changed=None):
     """`act_as` the page session `request` came from."""
     return act_as(hall, *who(request), action, text, clock, changed)
 
 
 def act_as(hall, by, addr, action, text, clock="all", changed=None):
-    """Write `action` to the audit trail, then send command `text` (with `by=`) to `clock`; the
-    audit line (a dict). The board is read as the page shows it, for its table and times before."""
+    """Write `action` to the audit trail, then send command `text` to `clock` with `by=` the
+    action's id (so the clock's answer names it); the audit line (a dict). The board is read as
+    the page shows it, for its table, its times before and whether it is online."""
     board = None
     if clock != "all":
         board = next((b for b in hall.feed.snapshot()["boards"] if b["clock"] == clock), None)
-    command = f"{text} by={by}"
-    entry = hall.audit.record(action, by, addr, command, clock, board, changed)
-    hall.feed.command(command, clock)
+    entry = hall.audit.record(action, by, addr, text, clock, board, changed, answered=True)
+    hall.feed.command(entry["command"], clock)
     return entry
 
 
 async def sent(hall, request, json_, text, action, line, clock="all", changed=None):
-    """`act` off the page's event loop, answered: what was sent and by whom, or 503 when the
-    audit trail cannot be written (then nothing was sent: no action without its line)."""
+    """`act` off the page's event loop, answered: what was sent, by whom and its action id, or
+    503 when the audit trail cannot be written (then nothing was sent: no action without its line)."""
     try:
         entry = await asyncio.to_thread(act, hall, request, action, line, clock, changed)
     except OSError as error:
-        return text(503, f"not sent: the audit trail cannot be written ({error.strerror or error})")
-    return json_({"sent": entry["command"], "by": entry["by"]})
+        return unwritten(text, error)
+    return json_({"sent": entry["command"], "by": entry["by"], "id": entry["id"]})
 
 
 def round_step(hall, request, step, *args):
@@ -69,14 +88,15 @@ def round_step(hall, request, step, *args):
 def round_step_as(hall, by, addr, step, *args):
     """The round's `start` (`*args`: number, start, boards) or `over`, audited: one audit line for
     the whole round (its number, start and boards: what changed) written before the first command
-    leaves, then each command sent with `by=` naming who (`by`, from `addr`). OSError: nothing was
-    sent."""
+    leaves, then each command sent with `by=` that line's action id (who: `by`, from `addr`), so
+    each clock's answer names it. OSError: nothing was sent."""
+    line = {}
 
     def record(action, command, changed):
-        hall.audit.record(action, by, addr, f"{command} by={by}", "all", None, changed)
+        line.update(hall.audit.record(action, by, addr, command, "all", None, changed, answered=True))
 
     def send(command, clock):
-        hall.feed.command(f"{command} by={by}", clock)
+        hall.feed.command(f"{command} by={line['id']}", clock)
 
     if step == "start":
         return hall.rounds.start(*args, send=send, record=record)
@@ -87,12 +107,11 @@ def board_routes(hall, command_form, json_, text):
     """The routes above for `hall` (a `HallPage` with an `audit` trail), with the app's helpers."""
 
     async def answer_call(request):
-        form, refused = await command_form(request)
+        form, clock, refused = await clock_form(command_form, text, request)
         if refused:
             return refused
-        clock = request.path_params["clock"]
         seq, answer = _one(form, "call"), _one(form, "answer")
-        if not is_label(clock) or not is_count(seq) or answer not in ("taken", "done"):
+        if not is_count(seq) or answer not in ("taken", "done"):
             return text(400, "call: the call's seq, and answer taken or done")
         board = await asyncio.to_thread(_board, hall, clock)
         refused = _not_open(board, clock, int(seq), answer)
@@ -102,12 +121,9 @@ def board_routes(hall, command_form, json_, text):
         return await sent(hall, request, json_, text, "call", f"call {answer} {int(seq)}", clock, changed)
 
     async def command(request):
-        form, refused = await command_form(request)
+        form, clock, refused = await clock_form(command_form, text, request)
         if refused:
             return refused
-        clock = request.path_params["clock"]
-        if not is_label(clock):
-            return text(404, "no such clock")
         action = _one(form, "action")
         if action == "adjust":
             side, delta = _one(form, "side").upper(), _one(form, "delta_s")
@@ -135,9 +151,12 @@ def board_routes(hall, command_form, json_, text):
 
         def read_it():
             board = next((b for b in hall.feed.snapshot()["boards"] if b["clock"] == clock), {})
-            game = hall.game(clock)
-            entries = read(hall.feed.store.outdir)
-            return table_history(entries, game.records if game else [], clock, board.get("table"))
+            game, table = hall.game(clock), board.get("table")
+            entries = read(
+                hall.feed.store.outdir, keep=lambda entry: concerns(entry, clock, table), newest=HISTORY
+            )
+            online = board.get("online", False)
+            return table_history(entries, game.records if game else [], clock, table, online)
 
         return json_(await asyncio.to_thread(read_it))
 

@@ -88,6 +88,8 @@ class HallPage:
         )
         self.server = uvicorn.Server(config)
         self.thread = None
+        if isinstance(getattr(feed, "listeners", None), list):  # the clocks' answers to its actions
+            feed.listeners.append(self._answered)
 
     @property
     def audit(self):
@@ -95,6 +97,15 @@ class HallPage:
         if self._audit is None:
             self._audit = AuditLog(self.feed.store.outdir)
         return self._audit
+
+    def _answered(self, clock_id, _seq, record):
+        """A record stored from `clock_id`: if it answers an action on the audit trail, its
+        outcome line (on the feed's thread; a disk that refuses it stops nothing: the action
+        then reads as not answered)."""
+        try:
+            self.audit.answered(clock_id, record)
+        except OSError as error:
+            log.warning("the audit trail cannot take an outcome: %s", error)
 
     @property
     def address(self):
@@ -113,6 +124,8 @@ class HallPage:
         return self
 
     def close(self):
+        if self._answered in getattr(self.feed, "listeners", ()):
+            self.feed.listeners.remove(self._answered)
         self.server.should_exit = True
         if self.thread is not None:
             self.thread.join(5)

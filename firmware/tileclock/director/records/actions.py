@@ -13,13 +13,15 @@ from ...clock.timecode import format_clock
 DIRECTOR_EVENTS = ("adjust", "late_start", "reopen", "set", "call", "call_answer", "end")
 
 
-def clock_actions(records):
+def clock_actions(records, refusals=False):
     """What a game's records say the director (or a call) did: one dict each, in order, with its
-    seq, `t_ms`, what it was, the way it came and who asked (`by`, when the command named it)."""
+    seq, `t_ms`, what it was, the way it came and who asked (`by`, when the command named it).
+    With `refusals`, the `error` records that refused a director's request (or a chord) too."""
     actions = []
     for record in records:
         ev = record.get("ev")
-        if ev not in DIRECTOR_EVENTS or (ev == "end" and record.get("reason") != "round_over"):
+        wanted = ev in DIRECTOR_EVENTS and (ev != "end" or record.get("reason") == "round_over")
+        if not (wanted or (refusals and ev == "error" and _refusal(record))):
             continue
         what = {
             "adjust": lambda r: f"{r.get('player')} {_signed(r.get('delta_ms'))}",
@@ -29,6 +31,7 @@ def clock_actions(records):
             "call": lambda r: "the board called the director",
             "call_answer": lambda r: f"call {r.get('call')} {r.get('answer')}",
             "end": lambda r: "round over",
+            "error": lambda r: f"refused: {str(r.get('detail'))[:200]}",
         }[ev](record)
         actions.append(
             {
@@ -43,6 +46,16 @@ def clock_actions(records):
             }
         )
     return actions
+
+
+def _refusal(record):
+    """Whether an `error` record refused something asked of the game (a director's request names
+    who asked; a chord's names no one), not a line the link garbled or a resend it could not serve."""
+    if record.get("by"):
+        return True
+    detail = str(record.get("detail", ""))
+    link = ("line" in record, "holds" in record, detail.startswith(("resend", "bad commands", "code:")))
+    return not any(link)
 
 
 def _set_words(record):

@@ -1,0 +1,101 @@
+"""The audit trail's own file: each action's id, what became of it, and reading it back in bounded
+memory whatever the file holds (docs/hall.md, "The audit trail"). End to end with clocks and a real
+mosquitto: tests/test_hall_calls.py and tests/test_hall_event.py."""
+
+import json
+import tracemalloc
+
+from tileclock.director.follow.audit import AuditLog, outcome_of, read, table_history
+
+BOARD = {
+    "board": "12",
+    "table": "12",
+    "round": 3,
+    "online": True,
+    "A": {"shown": "3:10"},
+    "B": {"shown": "0:20"},
+}
+
+
+def adjust(trail, by="page-3f2a9c1b", board=BOARD):
+    return trail.record(
+        "adjust", by, "10.0.0.5", "adjust B +60000", "c1", board, {"side": "B"}, answered=True
+    )
+
+
+def record(ev, by, seq, **fields):
+    return {
+        "seq": seq,
+        "ev": ev,
+        "t_ms": 1000,
+        "by": by,
+        "A": {"shown": "3:10"},
+        "B": {"shown": "1:20"},
+        **fields,
+    }
+
+
+def test_each_action_has_an_id_its_clock_s_answer_names_and_the_outcome_follows_it(tmp_path):
+    trail = AuditLog(str(tmp_path), clock=lambda: 1_764_100_000.5)
+    gave, refused, lost = adjust(trail), adjust(trail), adjust(trail, board={**BOARD, "online": False})
+    assert [gave["id"], refused["id"], lost["id"]] == [
+        "page-3f2a9c1b_1",
+        "page-3f2a9c1b_2",
+        "page-3f2a9c1b_3",
+    ]
+    assert gave["command"] == "adjust B +60000 by=page-3f2a9c1b_1" and lost["online"] is False
+    trail.answered("c1", record("adjust", gave["id"], 40))
+    trail.answered("c1", record("end", gave["id"], 41, reason="stop_hold"))  # the same action's: not again
+    trail.answered("c1", record("error", refused["id"], 42, detail="adjust: only while the clock is stopped"))
+    trail.answered("c1", record("adjust", "cli", 43))  # no action of the trail's: no outcome
+    trail.answered("c1", record("pause", gave["id"], 44))  # not an answer
+    lines = [json.loads(line) for line in open(tmp_path / "audit.log")]
+    assert [(e["action"], e.get("of"), e.get("outcome")) for e in lines[3:]] == [
+        ("outcome", gave["id"], "applied"),
+        ("outcome", refused["id"], "refused"),
+    ]
+    assert lines[3]["seq"] == 40 and lines[3]["after"] == {"A": "3:10", "B": "1:20"}
+    assert (
+        lines[4]["reason"] == "adjust: only while the clock is stopped" and lines[4]["by"] == "page-3f2a9c1b"
+    )
+    # read back: each action with what became of it, as the director's page shows it
+    entries = read(str(tmp_path))
+    assert [outcome_of(e, "c1")["state"] for e in entries] == ["applied", "refused", "clock offline"]
+    assert outcome_of(entries[0], "c1")["seq"] == 40 and outcome_of(entries[1], "c1")["seq"] == 42
+    history = table_history(read(str(tmp_path)), [], "c1", "12", online=True)
+    assert [a["outcome"]["state"] for a in history["actions"]] == ["clock offline", "refused", "applied"]
+    # no answer: the clock online says "not yet", the clock gone offline since says so
+    waiting = read(str(tmp_path))[2] | {"online": True}
+    assert outcome_of(waiting, "c1") == {"state": "no answer yet"}
+    assert outcome_of(waiting, "c1", online=False)["state"] == "clock offline"
+    # a restart of the hall: the next id goes on from the file's lines, never repeating one
+    assert adjust(AuditLog(str(tmp_path)))["id"] == "page-3f2a9c1b_6"
+
+
+def test_an_id_stays_a_label_and_a_line_cut_off_by_a_power_cut_is_ended(tmp_path):
+    (tmp_path / "audit.log").write_bytes(b'{"at": "2025-11-25T19:46:40.5')  # a power cut mid-line
+    entry = adjust(AuditLog(str(tmp_path)), by="page-" + "x" * 27)
+    assert entry["id"] == "page-" + "x" * 25 + "_2" and len(entry["id"]) == 32
+    refused = []
+    assert [e["id"] for e in read(str(tmp_path), refused)] == [entry["id"]] and [n for n, _ in refused] == [1]
+
+
+def test_a_huge_or_endless_audit_log_is_read_in_bounded_memory(tmp_path):
+    trail = AuditLog(str(tmp_path))
+    first = adjust(trail)
+    with open(tmp_path / "audit.log", "ab") as out:
+        out.write(b'{"at":"' + b"9" * 30_000_000 + b'"}\n')  # one 30 MB line
+        line = json.dumps({**first, "id": None}).replace(', "id": null', "")
+        out.write((line + "\n").encode() * 20_000)  # and many honest lines
+    trail.answered("c1", record("adjust", first["id"], 40))
+    tracemalloc.start()
+    try:
+        refused = []
+        entries = read(str(tmp_path), refused, newest=100)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000_000, peak  # the whole file is over 36 MB
+    assert len(entries) == 100 and [n for n, _ in refused] == [2]
+    (mine,) = read(str(tmp_path), keep=lambda e: e.get("id") == first["id"])
+    assert outcome_of(mine, "c1")["state"] == "applied"  # its outcome, 20,000 lines on
