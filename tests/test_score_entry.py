@@ -9,6 +9,7 @@ round; the entries file then gives the lines for TSH.
 
 import io
 import json
+import os
 import re
 from contextlib import redirect_stdout
 
@@ -20,6 +21,7 @@ from test_hall_page_guard import Feed
 from tileclock.cli import main
 from tileclock.director.event.entries import TOKEN_ALPHABET, TOKEN_LENGTH, EntryRefused, ScoreBook
 from tileclock.director.event.scores import read_entries
+from tileclock.director.follow.audit import read
 from tournament import TSH_FILES, play_round
 
 
@@ -106,6 +108,31 @@ def test_a_phone_enters_with_its_token_and_nothing_else_gets_in(hall):
     assert status == 400 and "round 3 is locked" in text
     (table,) = book.state(3)["tables"]
     assert [(h["by"], h["A"], h["B"]) for h in table["history"]] == [("phone A", 366, 372)]
+    # every entry on the audit trail, the phone's named by its table's link, and what became of it
+    # (a link no longer valid enters nothing: no entry to audit)
+    trail = [(e["action"], e["by"], e.get("table"), e["outcomes"]) for e in read(server.feed.store.outdir)]
+    assert [(action, by, table) for action, by, table, _ in trail] == [
+        ("score", "phone-5-A", "5"),
+        ("lock", "page", None),
+        ("score", "page", "5"),
+    ]
+    said = [outcomes.get(None, {}).get("outcome") for *_, outcomes in trail]
+    assert said == ["applied", None, "refused"]
+    assert trail[2][3][None]["reason"] == "round 3 is locked: ask the director"
+    assert "token" not in json.dumps(trail).lower() and token not in json.dumps(trail)
+
+
+def test_no_entry_and_no_lock_without_its_line_on_the_audit_trail(hall):
+    server, book = hall
+    token = book.issue(3, "5")
+    os.mkdir(os.path.join(server.feed.store.outdir, "audit.log"))  # the trail cannot be written
+    for path, form in ((f"/api/score/5/A/{token}", "score_a=366&score_b=372"),
+                       ("/api/scores/5", "round=3&score_a=366&score_b=372")):  # fmt: skip  # a phone's and the director's, one a line
+        status, text = page_post(server, path, form)
+        assert status == 503 and "audit trail cannot be written" in text
+    status, text = page_post(server, "/api/round/lock", "round=3")
+    assert status == 503 and "not locked" in text
+    assert book.state(3)["tables"] == [] and not book.locked(3)
 
 
 def test_the_directors_page_makes_a_tables_phone_links(hall):
@@ -187,7 +214,14 @@ def test_phones_and_the_director_enter_a_round_and_tsh_gets_its_lines(hall, brow
     page.click("#lock")
     page.locator("#state").filter(has_text="Round 3 is locked").wait_for()
     assert page.locator("form[data-table='1'] button.enter").is_disabled()
+    session = "page-" + page.evaluate("sessionStorage.getItem('tileclock-session')")
     context.close()
+    # the director's entries, links and lock name the scores page's session on the audit trail
+    directors = [
+        (e["action"], e["by"]) for e in read(server.feed.store.outdir) if not e["by"].startswith("phone")
+    ]
+    assert directors == [("score", session), ("score", session), ("link", session), ("lock", session)]
+    assert re.fullmatch(r"page-[0-9a-f]{8}", session)
 
     # the round's entries give the lines for TSH
     records = play_round(str(tmp_path))

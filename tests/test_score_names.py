@@ -29,7 +29,9 @@ class BoardFeed(Feed):
 
     def __init__(self, game):
         super().__init__()
-        self.store = SimpleNamespace(log_of=lambda clock: SimpleNamespace(game=game))
+        self.store = SimpleNamespace(
+            log_of=lambda clock: SimpleNamespace(game=game), outdir=self.store.outdir
+        )
 
     def snapshot(self):
         return {**super().snapshot(), "boards": [{"board": "1", "clock": "c1"}]}

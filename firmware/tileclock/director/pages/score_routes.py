@@ -13,6 +13,10 @@
 The link in the QR code is upper case (QR's compact alphanumeric mode), so the form answers to
 `/S/` as well as `/s/`. A phone needs only the token; the director's entries need the page's own
 script (its header and Origin), as every command from the page does.
+
+Every entry (the director's or a phone's, `by` `phone-TABLE-SIDE`) and every lock is on the audit
+trail before anything changes, and an entry's outcome line follows it (applied, or refused with
+the book's reason); a line that cannot be written is 503 and nothing changes.
 """
 
 import asyncio
@@ -24,7 +28,7 @@ from ...wire.protocol import is_label
 from ..event.entries import EntryRefused
 from ..event.pairings import table_key
 from ..event.score_links import clocks_at
-from .board_routes import who
+from .board_routes import unwritten, who
 
 
 def score_routes(hall, command_form, file, json_, text):
@@ -65,10 +69,32 @@ def score_routes(hall, command_form, file, json_, text):
         try:
             round_number = book.game_of(table, token)
             table = book.table_of(token)  # `12`, or `a1` where the link says `A1`
-            book.enter(round_number, table, _one(form, "score_a"), _one(form, "score_b"), f"phone {side.upper()}",
-                       _one(form, "seat_a") or None)  # fmt: skip  # one call
         except EntryRefused as error:
             return text(400, str(error))
+        # the phone, named by its table's link (never its token: the trail is no credential file)
+        by = f"phone-{table}-{side.upper()}"
+        by = by if is_label(by) else f"phone-{side.upper()}"
+        addr = request.client.host if request.client else None
+        return await entered(form, round_number, table, f"phone {side.upper()}", by, addr)
+
+    async def entered(form, round_number, table, who_entered, by, addr):
+        """The entry of `form` at `table`, on the audit trail first (503 and no entry if it cannot
+        be written), then made (its outcome line after it): the table's state, or 400 in words."""
+        score_a, score_b, seat_a = _one(form, "score_a"), _one(form, "score_b"), _one(form, "seat_a") or None
+        scores = {"round": round_number, "table": table, "A": score_a, "B": score_b}
+        place = {"table": table, "round": round_number}
+        try:
+            line = await asyncio.to_thread(
+                hall.audit.record, "score", by, addr, None, None, place, scores, answered=True
+            )
+        except OSError as error:
+            return unwritten(text, error, "not entered")
+        try:
+            book.enter(round_number, table, score_a, score_b, who_entered, seat_a)
+        except EntryRefused as error:
+            await _outcome(hall, line, "refused", str(error))
+            return text(400, str(error))
+        await _outcome(hall, line, "applied")
         return json_(_table_state(book, round_number, table))
 
     async def director_page(_request):
@@ -94,20 +120,7 @@ def score_routes(hall, command_form, file, json_, text):
         table = request.path_params["table"]
         if not is_label(table):
             return text(400, "table: a short label")
-        try:
-            book.enter(int(number), table, _one(form, "score_a"), _one(form, "score_b"), "director",
-                       _one(form, "seat_a") or None)  # fmt: skip  # one call
-        except EntryRefused as error:
-            return text(400, str(error))
-        scores = {
-            "round": int(number),
-            "table": table,
-            "A": _one(form, "score_a"),
-            "B": _one(form, "score_b"),
-        }
-        by, addr = who(request)
-        await asyncio.to_thread(hall.audit.record, "score", by, addr, None, None, {"table": table}, scores)
-        return json_(_table_state(book, int(number), table))
+        return await entered(form, int(number), table, "director", *who(request))
 
     async def link(request):
         if book is None:
@@ -141,9 +154,14 @@ def score_routes(hall, command_form, file, json_, text):
         number = _one(form, "round")
         if not is_count(number) or not 1 <= int(number) <= 99:
             return text(400, "round: a number from 1 to 99")
-        book.lock_round(int(number))
         by, addr = who(request)
-        await asyncio.to_thread(hall.audit.record, "lock", by, addr, None, None, None, {"round": int(number)})
+        try:  # on the trail first: no lock without its line
+            await asyncio.to_thread(
+                hall.audit.record, "lock", by, addr, None, None, None, {"round": int(number)}
+            )
+        except OSError as error:
+            return unwritten(text, error, "not locked")
+        book.lock_round(int(number))
         return json_({"locked": int(number)})
 
     return [
@@ -157,6 +175,15 @@ def score_routes(hall, command_form, file, json_, text):
         Route("/api/scores/{table}/link", link, methods=["POST"]),
         Route("/api/round/lock", lock, methods=["POST"]),
     ]
+
+
+async def _outcome(hall, line, outcome, reason=None):
+    """The outcome line of the entry `line`; a disk that refuses it now leaves the entry made
+    (its line says it was asked; it then reads as not answered)."""
+    try:
+        await asyncio.to_thread(hall.audit.outcome, line["id"], None, outcome, reason=reason)
+    except OSError:
+        pass
 
 
 #: what the audit trail shows of a token (a credential: it goes to the clock alone)
