@@ -88,19 +88,40 @@ class Service:
         else:
             log.error("health check failed: not pinging the watchdog")
 
-    def _play(self, script, stay):
-        start_ns = self.running.started_ns
-
-        def wait_until(t_ns):
-            return self._stop.wait(max(0, start_ns + t_ns - time.monotonic_ns()) / 1e9)
-
+    def _play(self, script, stay, now_ns=time.monotonic_ns):
+        """Press the buttons as `script` says, on the clock since the start (see `Pace`)."""
+        pace = Pace(self.running.started_ns)
         for t_ns, button, down in script.steps():
-            if wait_until(t_ns):
+            if self._stop.wait(pace.wait_s(t_ns, now_ns())):
                 return
             if button == "send":
-                self.daemon.post_command(down.encode("ascii"), time.monotonic_ns())  # a command line
+                self.daemon.post_command(down.encode("ascii"), now_ns())  # a command line
             else:
                 self.running.press(button, down)
-        if not stay and not wait_until(script.end_ns):
+            pace.done(t_ns, now_ns())
+        if self._stop.wait(pace.wait_s(script.end_ns, now_ns())):
+            return
+        if stay:
+            log.info("the script ended at %.3f s: staying until stopped (--stay)", script.end_ns / 1e9)
+        else:
             log.info("the script ended at %.3f s: stopping", script.end_ns / 1e9)
             self.stop()
+
+
+class Pace:
+    """When each step of a script is due in real time: at its time since `start_ns`, or later by as
+    much as an earlier step was late. A thread woken late (a loaded machine) would otherwise make
+    the steps it missed at once: a 0.1 s press squeezed under the glitch window is no press at
+    all. Kept late, every step stands at least its script's gap after the one before."""
+
+    def __init__(self, start_ns):
+        self.start_ns = start_ns
+        self.late_ns = 0
+
+    def wait_s(self, t_ns, now_ns):
+        """Seconds from `now_ns` until the step at script time `t_ns` is due (0: now)."""
+        return max(0, self.start_ns + self.late_ns + t_ns - now_ns) / 1e9
+
+    def done(self, t_ns, now_ns):
+        """The step at script time `t_ns` was made at `now_ns`: the steps after it keep its lateness."""
+        self.late_ns = max(self.late_ns, now_ns - self.start_ns - t_ns)
