@@ -50,9 +50,13 @@ def test_a_demo_whose_page_port_is_taken_says_so_and_leaves_no_broker_running(tm
 
 
 @pytest.mark.skipif(mosquitto_binary() is None, reason="mosquitto is not installed (apt install mosquitto)")
-def test_ctrl_c_stops_the_demo_within_two_seconds_and_leaves_no_broker_running(tmp_path):
+@pytest.mark.parametrize("timed", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_ctrl_c_stops_the_demo_with_every_clock_offline_and_leaves_no_broker_running(tmp_path, timed):
     """Ctrl-C at a terminal reaches the whole process group. The broker used to die of it first, so
-    each clock's `offline` waited out its time limit: 20 clocks took 15 s to stop."""
+    each clock's `offline` waited out its time limit (20 clocks took 15 s to stop), or now its
+    reconnect delay. The suite asserts the order, in the broker's own log: every clock left it
+    cleanly before it stopped. The promise of a stop within 2 s is wall-clock time, which a loaded
+    machine breaks: `make test-slow` times it."""
     demo = subprocess.Popen(
         [sys.executable, "-m", "tileclock", "hall-demo", "--clocks", "5", "--web", "127.0.0.1:0"]
         + ["--out", str(tmp_path)],
@@ -70,8 +74,12 @@ def test_ctrl_c_stops_the_demo_within_two_seconds_and_leaves_no_broker_running(t
                 break
         os.killpg(demo.pid, signal.SIGINT)
         asked = time.monotonic()
-        assert demo.wait(10) == 0
-        assert time.monotonic() - asked < 2.0
+        said, _ = demo.communicate(timeout=60)  # a hang's limit
+        took_s = time.monotonic() - asked
+        assert demo.returncode == 0, said
+        assert "Traceback" not in said, said
+        if timed:
+            assert took_s < 2.0
     finally:
         if demo.poll() is None:
             os.killpg(demo.pid, signal.SIGKILL)  # its brokers too: a failed run must not leave them
@@ -80,6 +88,10 @@ def test_ctrl_c_stops_the_demo_within_two_seconds_and_leaves_no_broker_running(t
     for pid in left.stdout.split():  # said below, but not left running on the machine
         os.kill(int(pid), signal.SIGKILL)
     assert left.stdout == "", "the demo's broker was left running"
+    log = (tmp_path / "broker" / "mosquitto.log").read_text()
+    stopped = log.index("terminating")
+    for clock in range(1, 6):  # a DISCONNECT (after its `offline`), not a socket cut or nothing
+        assert -1 < log.find(f"Client clock-{clock} disconnected.") < stopped, log
 
 
 class Terminal(io.StringIO):
