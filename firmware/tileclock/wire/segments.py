@@ -84,12 +84,23 @@ def replace_file(path, data, mode=None, gid=None):
     """Write `data` as the whole of `path`: new file, fsync, rename over, fsync the folder. A power
     cut leaves the old file or the new one, never a part. `mode` None: 0644 under the umask (and
     none at all on FAT, which has no modes); else exactly `mode`, from the moment it exists.
-    `gid`: the group it is given (its owner root)."""
+    `gid`: the group it is given (its owner root).
+
+    The new file is made afresh: whatever an earlier crash (or anyone) left at `path` + ".new" is
+    removed first, never written through. Opened as it was, a symlink planted there wrote `data`
+    wherever it pointed (outside the folder), a hard link rewrote its other name, and a leftover
+    file handed its own mode and owner to the new one."""
     temporary = path + ".new"
-    fd = os.open(temporary, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644 if mode is None else mode)
+    try:
+        os.unlink(temporary)  # the link itself, not what it names (a folder there: the open fails)
+    except FileNotFoundError:
+        pass
+    # O_EXCL: nothing made there since is followed or reused (it fails instead)
+    flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW
+    fd = os.open(temporary, flags, 0o644 if mode is None else mode)
     try:
         if mode is not None:
-            os.fchmod(fd, mode)  # the umask may have taken bits off, and a file left there keeps its own
+            os.fchmod(fd, mode)  # the umask may have taken bits off
         if gid is not None:
             os.fchown(fd, 0, gid)
         view = memoryview(data)
