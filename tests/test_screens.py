@@ -33,7 +33,7 @@ from tileclock.device.hardware.oled import (
 )
 from tileclock.device.hardware.screens import PanelOutput
 from tileclock.device.idle import IdlePolicy
-from tileclock.device.render import BIG, SMALL, TIME_RIGHT, Panel, draw_text, font, render
+from tileclock.device.render import BIG, MARK_ROOM, SMALL, TIME_RIGHT, Panel, draw_text, font, render
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import unframe
 
@@ -52,6 +52,9 @@ def scenes():
     tap(clock, "B", 42)  # B is 12 s over; A runs
     clock.advance(1625 * S)
     yield "overtime", clock.view(1625 * S)
+    # the round's last minutes beside an opponent in overtime with a penalty: on B's panel with A's
+    # pointer, on A's with its turn mark
+    yield "round_overtime", replace(clock.view(1625 * S), round_left_s=300)
     tap(clock, "STOP", 1626)
     yield "paused", clock.view(1627 * S)
     clock.edge("STOP", True, 1630 * S)
@@ -135,6 +138,17 @@ def test_frames_match_the_golden_pngs(name, side):
         frame.save(path)
     golden = Image.open(path).convert("1")
     assert frame.tobytes() == golden.tobytes(), f"{path} differs; see the module docstring"
+
+
+@pytest.mark.parametrize("name", ["call_round", "round_overtime"])
+@pytest.mark.parametrize("side", ["A", "B"])
+def test_the_round_s_time_is_drawn_whole_beside_a_wide_opponent_text(name, side):
+    view = SCENES[name]  # the opponent's time with a penalty, and its pointer on one of them
+    alone = Image.new("1", (128, 64))
+    draw_text(alone, (MARK_ROOM if view.run == side else 0, 0), "ROUND 5:00", SMALL)
+    box = alone.getbbox()
+    box = (box[0], box[1], box[2] + 2, box[3])  # and clear of the opponent's text after it
+    assert render(view, Panel(faces=side)).crop(box).tobytes() == alone.crop(box).tobytes()
 
 
 def test_own_time_is_in_digits_at_least_24_pixels_tall():

@@ -187,9 +187,31 @@ def _fit(text, width, face):
     return text.rstrip()
 
 
-def _theirs_text(view, opponent):
+def _theirs_forms(view, opponent):
+    """The opponent's time and penalty, whole first, then shorter: without the penalty (their own
+    panel shows it), then without the side's letter too (the top right is always the opponent's).
+    The letter goes last: a time with its minus sign straight after `ROUND 5:00` reads as one."""
     theirs = view.side(opponent)
-    return f"{opponent} {theirs.shown}" + (f" -{theirs.pen}" if theirs.pen else "")
+    whole = f"{opponent} {theirs.shown}" + (f" -{theirs.pen}" if theirs.pen else "")
+    return [whole, f"{opponent} {theirs.shown}", theirs.shown]
+
+
+def top_line(view, panel):
+    """The top line's two texts: (left, the opponent's, right-aligned). The left one is cut short
+    where the opponent's leaves it no room, except the round's time, which a player must read
+    whole (`ROUND 5:00`, never `ROUND 5:0`): beside it the opponent's text gives way instead."""
+    side = panel.faces
+    opponent = "B" if side == "A" else "A"
+    small = font(SMALL)
+    left = top_left_text(view)
+    room = (MARK_ROOM if view.run == side else 0) + 6  # the turn mark, and the gap between the two
+    pointer = 8 if view.run == opponent else 0
+    forms = _theirs_forms(view, opponent)
+    theirs = forms[0]
+    if not view.faults and view.round_left_s is not None:  # the left text is the round's time
+        need = small.getlength(left) + room + pointer
+        theirs = next((form for form in forms if need + small.getlength(form) <= panel.width), forms[-1])
+    return _fit(left, panel.width - small.getlength(theirs) - pointer - room, small), theirs
 
 
 def _pointers(view, panel, dx):
@@ -199,7 +221,7 @@ def _pointers(view, panel, dx):
     if view.run == panel.faces:
         return [dx]
     if view.run == opponent:
-        return [panel.width - 1 + dx - font(SMALL).getlength(_theirs_text(view, opponent)) - 8]
+        return [panel.width - 1 + dx - font(SMALL).getlength(top_line(view, panel)[1]) - 8]
     return []
 
 
@@ -235,18 +257,12 @@ def render(view, panel, shift=(0, 0)):
         from .score_screen import draw_code  # segno is loaded only once a code is shown
 
         return draw_code(view, panel)
-    opponent = "B" if side == "A" else "A"
     mine = view.side(side)
     image = Image.new("1", (panel.width, panel.height), 0)
     draw = ImageDraw.Draw(image)
     dx, dy = shift
-    small = font(SMALL)
-
-    theirs_text = _theirs_text(view, opponent)
-    theirs_width = small.getlength(theirs_text) + (8 if view.run == opponent else 0)
-    room = MARK_ROOM if view.run == side else 0
-    left_text = _fit(top_left_text(view), panel.width - theirs_width - 6 - room, small)
-    draw_text(image, (dx + room, dy), left_text, SMALL)
+    left_text, theirs_text = top_line(view, panel)
+    draw_text(image, (dx + (MARK_ROOM if view.run == side else 0), dy), left_text, SMALL)
     draw_text(image, (panel.width - 1 + dx, dy), theirs_text, SMALL, anchor="ra")
     _draw_pointers(draw, view, panel, shift)
     call_mark = call_mark_text(view)
