@@ -4,7 +4,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-#: `# noqa`, `# noqa: E402`, `# fmt: skip`, `# fmt: off`, and whatever follows on the line
+#: the linter's and the formatter's markers (noqa, alone or with codes such as E402; fmt: skip;
+#: fmt: off), each after a `#`, and whatever follows on the line
 EXCEPTION = re.compile(
     r"#\s*(noqa(?::\s*[A-Z]+[0-9]+(?:,\s*[A-Z]+[0-9]+)*)?|fmt:\s*(?:skip|off))(?P<why>.*)$"
 )
