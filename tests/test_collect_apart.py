@@ -11,6 +11,7 @@ import threading
 import pytest
 
 from cable import Cable, Plug
+from hall_helpers import wait_for
 from test_collect import GAME, journal_of
 from tileclock.cli import main
 from tileclock.device.config import Config
@@ -190,14 +191,25 @@ def test_the_collector_tells_each_clock_the_scene_on_connecting_and_after_a_powe
     feed = ClockFeed(cable.b.path, str(tmp_path / "out"), hello=hello)
     sim = Simulator(Config(), serial_url=cable.a.path, state_dir=state)
 
-    def talk(sim, t_s):
-        for _ in range(30):
+    def talk(sim, t_s, done, what):
+        """The line carries both ways (a relay thread: as slow as a loaded machine makes it) until `done()`."""
+
+        def step():
             if feed.fileno() is not None:
                 select.select([feed.fileno()], [], [], 0.02)
             feed.poll()
             sim.daemon.pump(int(t_s * 10**9))
+            return done()
 
-    talk(sim, 1)
+        wait_for(step, what=what)
+
+    def heard(sim, after=0):
+        """Whether the clock has taken a `set` after its `after`-th record, and the feed holds all it sent."""
+        kinds = [unframe(line)["ev"] for line in sim.journal.lines]
+        told = "set" in kinds[after:]
+        return told and not feed.pending and feed.expected == sim.journal.next_seq
+
+    talk(sim, 1, lambda: heard(sim), "the scene taken and the records heard")
     # the scene goes out when the port opens and again when the clock is heard booting; whether the
     # first copy outlives the clock's own port opening is up to the line, so one or two may land
     scene = [unframe(line) for line in sim.journal.lines if '"ev":"set"' in line]
@@ -207,7 +219,7 @@ def test_the_collector_tells_each_clock_the_scene_on_connecting_and_after_a_powe
     }
     sim.close()
     again = Simulator(Config(), serial_url=cable.a.path, state_dir=state, time=VirtualTime(0))  # power cut
-    talk(again, 1)
+    talk(again, 1, lambda: heard(again, after=len(sim.journal.lines)), "the scene told again after the cut")
     kinds = [unframe(line)["ev"] for line in again.journal.lines]
     second_boot = kinds.index("boot", 1)
     assert kinds.count("boot") == 2 and "set" in kinds[second_boot:]  # told again after the power cut
