@@ -318,3 +318,14 @@ def test_the_end_summary_names_what_a_director_needs(sim):
         "start_ms", "corrections_ms", "used_ms", "shown", "overtime_s", "overtime_pen", "late_pen", "pen",
         "absent_ms", "lost_on_time", "lost_absent", "turns",
     }  # fmt: skip  # the fields docs/protocol.md lists, one set
+
+
+def test_a_new_game_from_the_director_opens_only_on_an_ended_game(sim):
+    script = "0 press B\n10 send new game by=page-1a_4\n20 send round over\n30 send new game by=page-1a_6\n40 until\n"
+    records = sim(script)
+    (refused,) = events(records, "error")  # a game in play is never wiped from afar
+    assert refused["by"] == "page-1a_4" and "only on an ended game" in refused["detail"]
+    opened = events(records, "new_game")
+    assert len(opened) == 2 and opened[1]["by"] == "page-1a_6" and opened[1]["source"] == "serial"
+    assert "by" not in opened[0] and "source" not in opened[0]  # the first opened at power-on
+    assert [r["ev"] for r in records if r["seq"] > opened[1]["seq"]] == ["status"]  # a fresh game

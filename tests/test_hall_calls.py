@@ -331,3 +331,22 @@ def test_a_command_to_a_clock_that_is_offline_reads_as_lost_never_as_done(hall):
     assert asked["online"] is False and asked["id"] in json.loads(answer)["sent"]
     (action,) = hall.get("/api/board/c2/history")["actions"]
     assert action["outcome"]["state"] == "clock offline" and "never got it" in action["outcome"]["reason"]
+
+
+def test_the_directors_end_and_new_game_from_the_page_each_audited_with_what_became_of_it(hall):
+    command = lambda action: hall.post("/api/board/c1/command", {"action": action})  # noqa: E731  (one line)
+    assert command("new_game")[0] == 200  # sent; the clock refuses it: its game is in play
+    wait_for(lambda: any(r["ev"] == "error" for r in hall.clock_records("c1")), what="the refusal")
+    assert command("round_over")[0] == 200  # the director's end of this game
+    wait_for(lambda: any(r["ev"] == "end" for r in hall.clock_records("c1")), what="the end")
+    assert command("new_game")[0] == 200
+    wait_for(lambda: sum(r["ev"] == "new_game" for r in hall.clock_records("c1")) == 2, what="the new game")
+    wait_for(lambda: len([e for e in read(hall.folder) if e["outcomes"]]) == 3, what="three outcomes")
+    history = hall.get("/api/board/c1/history")
+    took = [(a["action"], a["outcome"]["state"]) for a in history["actions"]]
+    assert took == [("new_game", "applied"), ("round_over", "applied"), ("new_game", "refused")]
+    assert "only on an ended game" in history["actions"][2]["outcome"]["reason"]
+    opened = [r for r in hall.clock_records("c1") if r["ev"] == "new_game"][-1]
+    assert (opened["by"], opened["source"]) == (history["actions"][0]["id"], "hall")
+    assert history["recorded"][-1]["what"] == "new game"  # the game on the page: the director opened it
+    assert hall.post("/api/board/c1/command", {"action": "wipe"})[0] == 400

@@ -114,7 +114,8 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
 
     director = browser.new_context()
     page = director.new_page()
-    page.on("dialog", lambda dialog: dialog.accept())
+    questions = []  # every command asks first: each question, then yes
+    page.on("dialog", lambda dialog: (questions.append(dialog.message), dialog.accept()))
     page.goto(event.server.address)
     page.locator(".board").nth(1).wait_for()
     session = "page-" + page.evaluate("sessionStorage.getItem('tileclock-session')")
@@ -303,6 +304,20 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
     ]
     assert table_set["seq"] < adjust["seq"]  # the game it was given in is table 12's
     assert adjust["B"]["shown"] != gave["before"]["B"]  # what it changed: B's time before, and after
+
+    # the next game at table 12, from its board's page: asked first, naming the clock; it opens
+    page.goto(event.server.address + "board/c2")
+    page.locator("#actions button", has_text="New game").click()
+    event.waits_for("c2", "new_game", 2)
+    assert (
+        questions[-1].startswith("Start a new game (only once this game has ended")
+        and "clock c2?" in questions[-1]
+    )
+    (asked,) = [e for e in audit.read(event.folder) if e["action"] == "new_game"]
+    opened = event.records("c2", "new_game")[-1]
+    assert opened["by"] == asked["id"] and opened["source"] == "hall" and asked["by"] == session
+    wait_for(lambda: audit.read(event.folder)[-1]["outcomes"], what="the new game's outcome on the trail")
+    assert audit.read(event.folder)[-1]["outcomes"]["c2"]["seq"] == opened["seq"]
     director.close()
     viewers.context.close()
 

@@ -103,3 +103,13 @@ def test_round_over_needs_its_crc():
         parse_command(b"round over")
     with pytest.raises(CommandError, match="unknown"):
         parse_command(with_crc("round overt").encode())
+
+
+def test_new_game_needs_its_crc_and_may_name_its_action():
+    from tileclock.wire.protocol import CommandError, parse_command, with_crc
+
+    command = parse_command(with_crc("new game by=page-3f2a9c1b_12").encode())
+    assert (command.name, command.by) == ("new_game", "page-3f2a9c1b_12")
+    for line in (b"new game", with_crc("new games").encode(), with_crc("new").encode()):
+        with pytest.raises(CommandError):
+            parse_command(line)

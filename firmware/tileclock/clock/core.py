@@ -1,11 +1,10 @@
 """The clock itself: raw button edges in, records out, in exact integer time.
 
-`GameClock` is pure: it never reads a clock, sleeps or touches hardware. Every
-input carries its own timestamp (nanoseconds of one monotonic clock), every
-query names the instant it asks about, and `next_deadline()` tells the caller
-when something will next change without any input, so the caller can sleep
-until then. Time is charged only at transitions, from edge to edge; nothing is
-accumulated tick by tick.
+`GameClock` is pure: it never reads a clock, sleeps or touches hardware. Every input carries its own
+timestamp (nanoseconds of one monotonic clock), every query names the instant it asks about, and
+`next_deadline()` tells the caller when something will next change without any input, so the caller
+can sleep until then. Time is charged only at transitions, from edge to edge; nothing is accumulated
+tick by tick.
 
 It is assembled from parts, each with one concern:
 
@@ -173,12 +172,14 @@ class GameClock:
 
     # ----------------------------------------------------------------- inputs
 
-    def new_game(self, t_ns, boot=None):
+    def new_game(self, t_ns, boot=None, **asked):
         """Start a fresh game at `t_ns` (at power-on; later games by the STOP gesture).
 
-        `boot`, at power-on, is what a `boot` record before the game says of the
-        clock (board, firmware, ...).
+        `boot`, at power-on, is what a `boot` record before the game says of the clock (board,
+        firmware, ...); `asked`, a director's `new game` (`source`, `by`): refused unless it ended.
         """
+        if asked:  # the director's: in time order with everything else, as any request
+            return self._submit(t_ns, self._on_game, self.requests.next_game, asked)
         if self.now_ns is not None:
             self.advance(t_ns)
             t_ns = max(t_ns, self.now_ns)
@@ -348,7 +349,7 @@ class GameClock:
         idle = self.idle_ns(t_ns)
         return idle is not None and idle >= self.dark_after_ms * NS_PER_MS
 
-    def _start_game(self, t_ns, boot=None):
+    def _start_game(self, t_ns, boot=None, **asked):
         start_ns, scene = self.scene.open_game(t_ns, self.start_ns)
         self._game = GameState.new(t_ns, start_ns)
         self.schedule.done_ns = t_ns
@@ -368,6 +369,7 @@ class GameClock:
             **({"boot_id": self.boot_id} if self.boot_id else {}),
             **({"rules_set": changes} if changes else {}),
             **self.play.calls.carried(),
+            **asked,  # a director's `new game`: the way it came, who asked
         )
 
     def _act(self, intents):

@@ -63,6 +63,13 @@ class Play:
         said = self.wall(t_ns) if self.wall is not None else None
         return said if said is not None else self.scene_wall(t_ns)
 
+    def open_next(self, game, t_ns, asked):
+        """The director's `new game`: the next game opens, as the players' 2 s hold of STOP opens it
+        (only on an ended game: a game in play is never wiped), its record saying `asked`."""
+        if game.state != ENDED:
+            raise Refused(f"new game: only on an ended game ({game.state}): end it first (round over)")
+        self._open_game(t_ns, **{key: value for key, value in asked.items() if value is not None})
+
     def speaking_through(self, emit):
         """The same transitions, said through `emit` (the director's requests add who asked)."""
         twin = copy(self)

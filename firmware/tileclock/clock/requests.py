@@ -1,5 +1,5 @@
-"""The director's requests from outside the buttons: adjust, late start, round over, reopen, set,
-and the answers to the board's call.
+"""The director's requests from outside the buttons: adjust, late start, round over, new game,
+reopen, set, and the answers to the board's call.
 
 A part of `GameClock` (core.py). The buttons' chords reach the same corrections and late starts
 (play.py); a request the game does not allow now is refused with an `error` record that says why.
@@ -44,6 +44,10 @@ class DirectorRequests:
     def round_over(self, game, t_ns, source, by=None):
         """The round is over: the game ends at once; refused on an ended game."""
         self._request(t_ns, by, self.play.round_over, game, t_ns, source)
+
+    def next_game(self, game, t_ns, asked):
+        """The director's `new game` (`asked`: its `source`, `by`): only on an ended game."""
+        self._request(t_ns, asked.get("by"), self.play.open_next, game, t_ns, asked)
 
     def reopen(self, game, t_ns, source, by=None):
         """An ended game (not a forfeit) goes back to stopped, exactly as it was."""

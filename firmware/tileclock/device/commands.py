@@ -43,6 +43,7 @@ class CommandHandler:
         self._answers = {
             "adjust": self._adjust,
             "round_over": self._round_over,
+            "new_game": self._new_game,
             "set": self._set,
             "ack": self._ack,
             "late": self._late,
@@ -133,6 +134,9 @@ class CommandHandler:
 
     def _round_over(self, now_ns, **asked):
         return self.publish(self.clock.round_over(now_ns, **asked))
+
+    def _new_game(self, now_ns, **asked):
+        return self.publish(self.clock.new_game(now_ns, **asked))
 
     def _late(self, now_ns, player, **asked):
         return self.publish(self.clock.late_start(now_ns, player, **asked))

@@ -5,7 +5,7 @@ the CRC-32 (as zlib computes it) of the line's bytes with that field removed,
 in eight lower-case hex digits. Every line stays valid JSON.
 
 A command is one line of ASCII: `status`, `resend FROM [TO]`, `adjust SIDE DELTA_MS*CRC`,
-`round over*CRC`, `late A|B|both*CRC`, `reopen*CRC`, `set KEY=VALUE ...*CRC`, `call taken|done
+`round over*CRC`, `new game*CRC`, `late A|B|both*CRC`, `reopen*CRC`, `set KEY=VALUE ...*CRC`, `call taken|done
 SEQ*CRC`, `ack SEQ*CRC` or `code GAME BASE TOKEN*CRC` (the hall's score link for game GAME, shown
 as a QR code), where CRC is the CRC-32 of the text before `*`. Any command that changes the game
 may also name who sent it, `by=LABEL` (a page session, a tool): the record it makes says so. A command that changes the game (or what the clock
@@ -134,7 +134,7 @@ def _checked_body(line, limits=LIMITS):
 @dataclass(frozen=True)
 class Command:
     """One director's command: `status`, `resend` (first, last), `adjust` (side, delta_ms),
-    `round_over`, `late` (player,), `reopen`, `set` (values,: `set_scene`'s keyword arguments),
+    `round_over`, `new_game`, `late` (player,), `reopen`, `set` (values,: `set_scene`'s keyword arguments),
     `call` (seq, answer), `ack` (seq,) or `code` (game seq, base, token); `by`, who sent it (a
     label), if the line said."""
 
@@ -202,6 +202,8 @@ def _command(name, args, checked):
         return Command("adjust", (side, delta_ms))
     if name == "round" and [a.lower() for a in args] == ["over"]:
         return _checked(Command("round_over"), checked, "round over ends the game", "round over")
+    if name == "new" and [a.lower() for a in args] == ["game"]:
+        return _checked(Command("new_game"), checked, "new game opens the next game", "new game")
     if name == "reopen" and not args:
         return _checked(Command("reopen"), checked, "reopen changes the game", "reopen")
     if name == "late" and len(args) == 1:
@@ -221,7 +223,7 @@ def _command(name, args, checked):
         return _checked(Command("set", (values,)), checked, "set changes the game", "set round=3")
     raise CommandError(
         f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS, round over, "
-        "late A|B|both, reopen, set KEY=VALUE..., call taken|done SEQ, ack SEQ, code GAME BASE TOKEN)"
+        "new game, late A|B|both, reopen, set KEY=VALUE..., call taken|done SEQ, ack SEQ, code GAME BASE TOKEN)"
     )
 
 

@@ -126,6 +126,8 @@ EVENTS = _events(
             "call_taken": "bool",
             "call_wall_ms": "natural",
             **_SCENE,
+            "source": "str",  # a director's `new game`: the way it came, and who asked
+            **_BY,
         },
     ),
     # a side's press runs the other side: the side pressed and the side that runs are each A or B

@@ -3,13 +3,15 @@
     POST /api/board/CLOCK/call       call=SEQ answer=taken|done: the answer to the board's call (409
                                      when that board has no such call open: nothing sent)
     POST /api/board/CLOCK/command    action=adjust side=A|B delta_s=60|-60, action=late player=A|B|both,
-                                     action=reopen, action=round_over: a command to that clock
+                                     action=reopen, action=round_over (the director's end of
+                                     this game), action=new_game (only on an ended game: the
+                                     clock refuses otherwise): a command to that clock
     GET  /api/board/CLOCK/history    the table's history: the director's actions on file and what
                                      the clock recorded of them
 
 Every command is written to the audit trail (`follow/audit.py`) before it is sent, with the page
-session that sent it (the page's `X-Tileclock-Session` header), and sent with `by=` naming that
-session, so the clock's record names it too.
+session that sent it (the page's `X-Tileclock-Session` header), and sent with `by=` its action's
+id (that session and its line), so the clock's record or refusal names it too.
 """
 
 import asyncio
@@ -138,10 +140,13 @@ def board_routes(hall, command_form, json_, text):
             if player not in ("A", "B", "both"):
                 return text(400, "late: player A, B or both")
             line, changed = f"late {player}", {"absent": player}
-        elif action in ("reopen", "round_over"):
-            line, changed = {"reopen": "reopen", "round_over": "round over"}[action], {}
+        elif action in ("reopen", "round_over", "new_game"):
+            line, changed = (
+                {"reopen": "reopen", "round_over": "round over", "new_game": "new game"}[action],
+                {},
+            )
         else:
-            return text(400, "action: adjust, late, reopen or round_over")
+            return text(400, "action: adjust, late, reopen, round_over or new_game")
         return await sent(hall, request, json_, text, action, line, clock, changed)
 
     async def history(request):

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from ...clock.timecode import format_clock
 
 #: the clock's records that are a director's action (or a call)
-DIRECTOR_EVENTS = ("adjust", "late_start", "reopen", "set", "call", "call_answer", "end")
+DIRECTOR_EVENTS = ("adjust", "late_start", "reopen", "set", "call", "call_answer", "end", "new_game")
 
 
 def clock_actions(records, refusals=False):
@@ -20,7 +20,9 @@ def clock_actions(records, refusals=False):
     actions = []
     for record in records:
         ev = record.get("ev")
+        # an `end` of a round over, a `new_game` the director's `new game` opened (it says its way)
         wanted = ev in DIRECTOR_EVENTS and (ev != "end" or record.get("reason") == "round_over")
+        wanted = wanted and (ev != "new_game" or "source" in record)
         if not (wanted or (refusals and ev == "error" and _refusal(record))):
             continue
         what = {
@@ -31,6 +33,7 @@ def clock_actions(records, refusals=False):
             "call": lambda r: "the board called the director",
             "call_answer": lambda r: f"call {r.get('call')} {r.get('answer')}",
             "end": lambda r: "round over",
+            "new_game": lambda r: "new game",
             "error": lambda r: f"refused: {str(r.get('detail'))[:200]}",
         }[ev](record)
         actions.append(
