@@ -101,6 +101,7 @@ def test_a_call_rings_on_the_page_and_is_answered_from_it(hall, page):  # noqa: 
     assert waited.inner_text() == f"waiting 1:{waited_s - 59:02d}"
     times.run_for(page, 60_000)
     assert waited.inner_text() == f"waiting 2:{waited_s - 59:02d}"
+    assert page.evaluate("window.rang") == 3  # and again 30 s and 60 s after, while nobody takes it
 
     page.click("#mute")  # muted, and kept muted across a reload
     assert page.inner_text("#mute") == "Sound off"
@@ -187,6 +188,7 @@ def test_the_boards_own_page_shows_its_call_live_and_answers_it(hall, page):  # 
     wait_for(answered(clocks, "taken"), what="the clock to take the answer")
     wait_for(lambda: clocks.pump() or "Taken:" in banner.inner_text(), what="the banner to say taken")
     assert banner.locator("button.take").is_hidden()
+    assert banner.locator("a").count() == 0  # no link to the page it is on
     banner.locator("button.done").click()
     wait_for(answered(clocks, "done"), what="the call done")
     wait_for(lambda: clocks.pump() or page.locator(".call").count() == 0, what="the banner gone")
@@ -202,10 +204,12 @@ def test_one_session_script_for_every_page_and_the_banner_is_the_colour_the_guid
     for name in ("index.html", "board.html"):
         with open(os.path.join(pages, name)) as html:
             text = html.read()
-        assert '<script src="/session.js"></script>' in text and '<script src="/calls.js"></script>' in text
+        for shared in ('<script src="/session.js">', '<script src="/calls.js">', 'href="/calls.css"'):
+            assert shared in text, (name, shared)
         assert "tileclock-session" not in text and "class CallBanners" not in text, name  # no copy
-    with open(os.path.join(pages, "index.html")) as html:
-        css = re.search(r"\.call \{[^}]*background: (#[0-9a-f]{6})", html.read()).group(1)
+        assert ".call {" not in text, name
+    with open(os.path.join(pages, "calls.css")) as sheet:
+        css = re.search(r"\.call \{[^}]*background: (#[0-9a-f]{6})", sheet.read()).group(1)
     assert css == "#6a1b9a"  # purple, as docs/hall.md says
     with open(os.path.join(os.path.dirname(__file__), "..", "docs", "hall.md")) as guide:
         assert "a purple banner at the top" in guide.read()
@@ -215,5 +219,7 @@ def test_one_session_script_for_every_page_and_the_banner_is_the_colour_the_guid
     try:
         status, text = page_request(server, "GET", "/session.js")
         assert status == 200 and "tileclock-session" in text
+        status, text = page_request(server, "GET", "/calls.css")
+        assert status == 200 and "#6a1b9a" in text
     finally:
         server.close()

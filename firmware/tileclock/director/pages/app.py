@@ -3,7 +3,7 @@ page works in a hall with no internet.
 
     GET  /                          every board, those needing attention first (hall_page/index.html)
     GET  /favicon.svg, /favicon.ico the page's icon (a browser asks for one: never a 404)
-    GET  /session.js, /calls.js     the pages' shared scripts: the tab's session, the call banners
+    GET  /session.js, /calls.js, /calls.css   what the pages share: the tab's session, the call banners
     GET  /events                    Server-Sent Events: the boards again whenever anything changes
     GET  /api/boards                the boards, JSON
     GET  /board/CLOCK               one board's game (hall_page/board.html)
@@ -45,8 +45,8 @@ from .score_routes import score_routes
 
 PAGES = Path(__file__).with_name("hall_page")
 ICON = PAGES / "favicon.svg"
-#: the scripts every page of the hall shares (one copy each, not one a page)
-SCRIPTS = ("session.js", "calls.js")
+#: what the hall's pages share (one copy each, not one a page), and its media type
+SHARED = {"session.js": "text/javascript", "calls.js": "text/javascript", "calls.css": "text/css"}
 #: the header the page's own script sends with each command (a cross-site form cannot set one)
 COMMAND_HEADER = "X-Tileclock-Command"
 #: the largest command form read (a round number)
@@ -87,11 +87,10 @@ def make_app(hall, allowed_hosts):
             ICON.read_bytes(), media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"}
         )
 
-    async def script(request):
+    async def shared(request):
         name = request.url.path.lstrip("/")
-        return Response(
-            (PAGES / name).read_bytes(), media_type="text/javascript; charset=utf-8", headers=_NO_STORE
-        )
+        body = (PAGES / name).read_bytes()
+        return Response(body, media_type=f"{SHARED[name]}; charset=utf-8", headers=_NO_STORE)
 
     async def events(_request):
         if live.full():
@@ -183,7 +182,7 @@ def make_app(hall, allowed_hosts):
         Route("/", index),
         Route("/favicon.svg", icon),
         Route("/favicon.ico", icon),
-        *(Route(f"/{name}", script) for name in SCRIPTS),
+        *(Route(f"/{name}", shared) for name in SHARED),
         Route("/events", events),
         Route("/api/boards", boards),
         Route("/board/{clock}", board_page),

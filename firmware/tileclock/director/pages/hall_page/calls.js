@@ -17,10 +17,12 @@ function callSet(node, value) {
 }
 
 class CallBanners {
-  // `holder`: the element the banners go in; `said(text)`: what became of an answer
-  constructor(holder, said) {
+  // `holder`: the element the banners go in; `said(text)`: what became of an answer; `history`:
+  // whether a banner links to its board's page (not on that page itself)
+  constructor(holder, said, history = true) {
     this.holder = holder;
     this.said = said;
+    this.history = history;
     this.shown = new Map();  // clock -> {banner, board, receivedAt}
   }
 
@@ -59,8 +61,8 @@ class CallBanners {
     done.className = "done";
     take.onclick = () => this.answer(clock, "taken");
     done.onclick = () => this.answer(clock, "done");
-    const link = Object.assign(document.createElement("a"), {href: "/board/" + encodeURIComponent(clock), textContent: "history"});
-    banner.append(take, done, link);
+    banner.append(take, done);
+    if (this.history) banner.append(Object.assign(document.createElement("a"), {href: "/board/" + encodeURIComponent(clock), textContent: "history"}));
     return banner;
   }
 
