@@ -3,6 +3,12 @@
 from ...clock.calls import Calls
 from .store import shown
 
+#: a call's time of day may be this far behind the clock's own count of its wait (the count is in
+#: whole records; chrony keeps the clocks within milliseconds of this laptop)
+WALL_SLACK_MS = 2_000
+#: a wait longer than this by a clock's time of day is its wall clock's error, not a call
+MAX_WAIT_MS = 12 * 3600 * 1000
+
 
 class Board:
     """What the director knows of one clock right now."""
@@ -76,15 +82,18 @@ class Board:
         open_call, record = self._call[1]
         if open_call is None:
             return None
+        # the clock's own count: its game time since the call and since its last record (a call
+        # carried into this game counts from its start), at least as long as the call has waited
+        since_ms = record["t_ms"] if record else 0
+        counted_ms = max(0, last.get("t_ms", 0) - since_ms) + (age_ms or 0)
+        waited_ms = counted_ms
         if open_call.wall_ms is not None:
-            # the clock's time of day of the raise (its wall clock follows this laptop's): right after
-            # a restart of the hall, and in a game after the one it was raised in
-            waited_ms = max(0, int(now * 1000) - open_call.wall_ms)
-        else:
-            # a clock that knew no time of day: its game time since the call and since its last record
-            # (a call carried into this game then counts from this game's start: nothing says more)
-            since_ms = record["t_ms"] if record else 0
-            waited_ms = max(0, last.get("t_ms", 0) - since_ms) + (age_ms or 0)
+            # the clock's time of day of the raise, right after a restart of the hall and in a game
+            # after the one it was raised in; taken only if its wall clock agrees with this laptop's
+            # (chrony): never less than its own count, nor more than a tournament's day
+            by_wall_ms = int(now * 1000) - open_call.wall_ms
+            if counted_ms - WALL_SLACK_MS <= by_wall_ms <= MAX_WAIT_MS:
+                waited_ms = max(0, by_wall_ms)
         return {
             "seq": open_call.seq,
             "state": "taken" if open_call.taken else "called",
