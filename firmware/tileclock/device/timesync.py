@@ -10,6 +10,7 @@ the wall clock at a monotonic instant, and chrony's own figures (`chronyc -c tra
 
 import ctypes
 import ctypes.util
+import functools
 import shutil
 import subprocess
 import time
@@ -22,11 +23,17 @@ TIME_ERROR = 5
 CHRONYC_S = 2.0
 
 
+@functools.cache
+def _libc():
+    # found once: `find_library` runs `ldconfig`, too slow for the loop (a call asks at its raise)
+    return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+
+
 def synchronised():
     """True if the kernel says the wall clock is synchronised (chrony sets this once it follows
     its server), False if it says not, None where it cannot be asked (not Linux)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        libc = _libc()
         timex = ctypes.create_string_buffer(512)  # struct timex, zeroed: modes 0 reads only
         state = libc.adjtimex(timex)
     except (OSError, AttributeError):
