@@ -10,6 +10,7 @@ import pytest
 
 from cable import Cable, Plug
 from conftest import tap
+from hall_helpers import wait_for
 from tileclock.cli import main
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
@@ -148,17 +149,21 @@ def test_a_cable_pulled_mid_game_and_put_back_loses_nothing(tmp_path):
     director_time = FakeClock()
     feed = ClockFeed(cable.b.path, str(tmp_path / "out"), director_time)
 
-    def serve(t_s):
-        """Let the collector and the clock talk until both are quiet."""
-        for _ in range(20):
+    def serve(t_s, done):
+        """Let the collector and the clock talk (at the clock's `t_s`) until `done()`: the pty
+        delivers when the machine gets to it, so a count of rounds was a race on a busy one."""
+
+        def talk():
             if feed.fileno() is not None:
                 select.select([feed.fileno()], [], [], 0.02)
             feed.poll()
             sim.daemon.pump(int(t_s * S))
+            return done()
+
+        wait_for(talk, what="the collector and the clock to agree")
 
     tap(sim, "B", 0)
-    serve(1)
-    assert feed.expected == 3  # boot, new_game, start (the answer to its status is no record)
+    serve(1, lambda: feed.expected == 3)  # boot, new_game, start (the answer to its status is no record)
     cable.pull()
     tap(sim, "A", 10)  # records made while the cable is out
     tap(sim, "B", 20)
@@ -168,8 +173,7 @@ def test_a_cable_pulled_mid_game_and_put_back_loses_nothing(tmp_path):
     cable.replug()
     sim.run_to(27 * S)  # the clock's link opens again
     director_time.now += 1.0  # the collector tries its port again a second after it failed
-    serve(28)
-    serve(28)
+    serve(28, lambda: feed.down is None and not feed.pending and feed.expected == sim.journal.next_seq)
     assert feed.down is None and not feed.pending
     assert feed.expected == sim.journal.next_seq
     written = game_files(str(tmp_path / "out"))["game-1.log"]

@@ -318,8 +318,9 @@ def _watch_results(path, end_written, timeout_s):
             rows = []
         now = time.monotonic()
         for row in rows:
-            if row["clock"] not in delays and row["clock"] in end_written:
-                delays[row["clock"]] = now - end_written[row["clock"]]
+            clock = row.get("clock")  # None while the sheet is being written (its header half there)
+            if clock not in delays and clock in end_written:
+                delays[clock] = now - end_written[clock]
         time.sleep(0.01)
     return delays
 
