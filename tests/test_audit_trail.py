@@ -99,3 +99,18 @@ def test_a_huge_or_endless_audit_log_is_read_in_bounded_memory(tmp_path):
     assert len(entries) == 100 and [n for n, _ in refused] == [2]
     (mine,) = read(str(tmp_path), keep=lambda e: e.get("id") == first["id"])
     assert outcome_of(mine, "c1")["state"] == "applied"  # its outcome, 20,000 lines on
+
+
+def test_a_round_started_on_some_boards_is_in_their_history_only(tmp_path):
+    trail = AuditLog(str(tmp_path))
+    changed = {"round": 3, "start_ms": 1, "start": "14:00:00", "boards": ["11", "12"]}
+    trail.record("round_start", "page-1a", None, "set round=3 start=1", "all", None, changed, answered=True)
+    trail.record("round_over", "page-1a", None, "round over", "all", None, {"round": 3}, answered=True)
+
+    def history(board):
+        return [
+            a["action"] for a in table_history(read(str(tmp_path)), [], "c", None, True, board)["actions"]
+        ]
+
+    assert history("12") == ["round_over", "round_start"]
+    assert history("13") == ["round_over"]  # never sent the start: it is not waiting for an answer

@@ -233,12 +233,12 @@ def outcome_of(entry, clock, online=True):
     return {"state": "no answer yet"}
 
 
-def table_history(entries, records, clock=None, table=None, online=True):
+def table_history(entries, records, clock=None, table=None, online=True, board=None):
     """A table's history for the page: the audit trail's actions for `clock` (or at `table`),
     newest first, each with what became of it (`outcome`, at its own clock, or at `clock` for an
-    action sent to every clock; `online`: whether `clock` is now), and what the clock recorded
-    of them (`clock_actions`, its refusals too)."""
-    mine = [entry for entry in entries if concerns(entry, clock, table)]
+    action sent to every clock; `online`: whether `clock` is now; `board`: its board's name), and
+    what the clock recorded of them (`clock_actions`, its refusals too)."""
+    mine = [entry for entry in entries if concerns(entry, clock, table, board)]
     for entry in mine:
         at = clock if entry.get("clock") == "all" else entry.get("clock")  # None: the score book's
         entry["outcome"] = outcome_of(entry, at, online or at != clock)
@@ -249,11 +249,15 @@ def table_history(entries, records, clock=None, table=None, online=True):
     }
 
 
-def concerns(entry, clock, table):
+def concerns(entry, clock, table, board=None):
     """Whether the action `entry` is in the history of `clock` (or of `table`): sent to it, at that
-    table, or a round's start or end sent to every clock."""
+    table, or a round's end, or its start on the boards it names (`board`: this clock's board's
+    name, when known; a start not sent to it would read as never answered)."""
+    if entry.get("clock") in (None, "all") and entry.get("action") == "round_start":
+        boards = (entry.get("changed") or {}).get("boards")
+        return board is None or not isinstance(boards, list) or str(board) in map(str, boards)
     return (
         (clock is not None and entry.get("clock") == clock)
         or (table is not None and str(entry.get("table")) == str(table))
-        or (entry.get("clock") in (None, "all") and entry.get("action") in ("round_start", "round_over"))
+        or (entry.get("clock") in (None, "all") and entry.get("action") == "round_over")
     )

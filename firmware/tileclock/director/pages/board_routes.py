@@ -156,12 +156,11 @@ def board_routes(hall, command_form, json_, text):
 
         def read_it():
             board = next((b for b in hall.feed.snapshot()["boards"] if b["clock"] == clock), {})
-            game, table = hall.game(clock), board.get("table")
-            entries = read(
-                hall.feed.store.outdir, keep=lambda entry: concerns(entry, clock, table), newest=HISTORY
-            )
+            game, table, name = hall.game(clock), board.get("table"), board.get("board")
+            mine = lambda entry: concerns(entry, clock, table, name)  # noqa: E731  (a one-line filter)
+            entries = read(hall.feed.store.outdir, keep=mine, newest=HISTORY)
             online = board.get("online", False)
-            return table_history(entries, game.records if game else [], clock, table, online)
+            return table_history(entries, game.records if game else [], clock, table, online, name)
 
         return json_(await asyncio.to_thread(read_it))
 
