@@ -27,6 +27,28 @@ def wait_for(predicate, timeout_s=30.0, what="the condition"):
     raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
 
 
+class Stepping:
+    """The director's feed stepping in a thread of its own, as `tileclock hall` runs it, until `stop()`."""
+
+    def __init__(self, feed):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=feed.run, args=(self._stop.is_set,), daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(5)
+
+
+def closed_after(hall):
+    """A fixture's body: the test has `hall` (its feed and page, and `clocks`), then both are closed."""
+    try:
+        yield hall
+    finally:
+        hall.close()
+        hall.clocks.close()
+
+
 @contextmanager
 def hall_page(feed, **options):
     """The hall's page for `feed` (`HallPage` with `options`: scores, pairings...) on a free port."""

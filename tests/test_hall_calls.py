@@ -7,13 +7,12 @@ import glob
 import http.client
 import json
 import os
-import threading
 from urllib.parse import urlencode
 
 import pytest
 
 from conftest import tap
-from hall_helpers import wait_for
+from hall_helpers import Stepping, closed_after, wait_for
 from test_hall import Clocks, director, settle
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.director.event.players import TablePlayers
@@ -39,14 +38,11 @@ class Hall:
     def start(self):
         self.feed = director(self.broker, self.folder, wall=lambda: self.now_ms / 1000)
         settle(self.feed, self.clocks, "the first records")
-        self.stop = threading.Event()
-        self.stepper = threading.Thread(target=self.feed.run, args=(self.stop.is_set,), daemon=True)
-        self.stepper.start()
+        self.stepper = Stepping(self.feed)
         self.page = HallPage(self.feed, port=0).start()
 
     def close(self):
-        self.stop.set()
-        self.stepper.join(5)
+        self.stepper.stop()
         self.page.close()
         self.feed.close()
 
@@ -78,10 +74,7 @@ class Hall:
 
 @pytest.fixture
 def hall(broker, tmp_path):
-    hall = Hall(broker, tmp_path)
-    yield hall
-    hall.close()
-    hall.clocks.close()
+    yield from closed_after(Hall(broker, tmp_path))
 
 
 def call_from(hall, clock):

@@ -10,14 +10,13 @@ import glob
 import json
 import os
 import re
-import threading
 from dataclasses import replace
 
 import paho.mqtt.client as mqtt
 import pytest
 
 from conftest import BROKER_USERS, tap
-from hall_helpers import hall_config, wait_for
+from hall_helpers import Stepping, closed_after, hall_config, wait_for
 from test_hall import Clocks, director, settle
 from test_hall_page import browser  # noqa: F401  (the fixture: Debian's chromium)
 from test_round_control import AT_14, UTC
@@ -69,9 +68,7 @@ class Event:
             what="every board heard",
         )
         settle(self.feed, self.clocks, "the boards' records")
-        self.stop = threading.Event()
-        self.stepper = threading.Thread(target=self.feed.run, args=(self.stop.is_set,), daemon=True)
-        self.stepper.start()
+        self.stepper = Stepping(self.feed)
         self.server = HallPage(self.feed, port=0)
         # this laptop's time: 13:59:30, the round kept in the records folder
         laptop_ns = (AT_14 - 30_000) * 1_000_000
@@ -79,8 +76,7 @@ class Event:
         self.server.start()
 
     def close(self):
-        self.stop.set()
-        self.stepper.join(5)
+        self.stepper.stop()
         self.server.close()
         self.feed.close()
 
@@ -94,10 +90,7 @@ class Event:
 
 @pytest.fixture
 def event(broker, tmp_path):
-    event = Event(broker, tmp_path)
-    yield event
-    event.close()
-    event.clocks.close()
+    yield from closed_after(Event(broker, tmp_path))
 
 
 def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director_would(

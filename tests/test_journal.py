@@ -896,58 +896,49 @@ def test_a_game_from_a_clock_whose_openings_named_no_boot_is_taken_up_from_the_b
     assert "recovered" in [r["ev"] for r in sent] and "new_game" not in [r["ev"] for r in sent]
 
 
-def test_a_damaged_correction_costs_nothing_when_a_later_record_shows_the_time_it_gave(tmp_path):
+def damaged_and_taken_up(tmp_path, index, ev):
+    """The rich game with its line `index` (an `ev` record) damaged, taken up by a new start: the
+    clock, and what it said: its `recovered`, its faults' details; and the newest record on file."""
     lines = list(rich_game())
-    assert unframe(lines[18])["ev"] == "adjust"  # the director's minute for A, in overtime
-    lines[18] = flipped(lines[18])
-    folder = str(tmp_path / "journal")
-    write_game(folder, lines)
-    sent, sim = taken_up(folder)
-    sim.close()
-    newest = unframe(lines[-1])  # a checkpoint: A shows 0:51 (69 s used), B running
+    assert unframe(lines[index])["ev"] == ev
+    lines[index] = flipped(lines[index])
+    write_game(str(tmp_path / "journal"), lines)
+    sent, sim = taken_up(str(tmp_path / "journal"))
     recovered = next(r for r in sent if r["ev"] == "recovered")
+    return sim, recovered, [r["detail"] for r in sent if r["ev"] == "fault"], unframe(lines[-1])
+
+
+def test_a_damaged_correction_costs_nothing_when_a_later_record_shows_the_time_it_gave(tmp_path):
+    # the director's minute for A, in overtime; the newest record a checkpoint: A shows 0:51 (69 s used)
+    sim, recovered, faults, newest = damaged_and_taken_up(tmp_path, 18, "adjust")
+    sim.close()
     assert [recovered[side]["shown"] for side in "AB"] == [newest[side]["shown"] for side in "AB"]
-    faults = [r["detail"] for r in sent if r["ev"] == "fault"]
     assert "the game taken up: A shows 0:51, as seq 27 (checkpoint) says" in faults, faults
 
 
 def test_a_damaged_last_press_costs_nothing_when_a_later_record_says_who_runs(tmp_path):
-    lines = list(rich_game())
-    assert unframe(lines[26])["ev"] == "switch"  # A's press at 110 s that ran B
-    lines[26] = flipped(lines[26])
-    folder = str(tmp_path / "journal")
-    write_game(folder, lines)
-    sent, sim = taken_up(folder)
+    # A's press at 110 s that ran B; the newest record a checkpoint at 120 s: B running, 47 s used
+    sim, recovered, faults, newest = damaged_and_taken_up(tmp_path, 26, "switch")
     tap(sim, "B", 201)  # taken up with B to run: B's press runs A
     sim.close()
-    newest = unframe(lines[-1])  # a checkpoint at 120 s: B running, B 47 s used
-    recovered = next(r for r in sent if r["ev"] == "recovered")
     assert recovered["was_running"] == "B"
     assert [recovered[side]["used_ms"] for side in "AB"] == [newest[side]["used_ms"] for side in "AB"]
-    faults = [r["detail"] for r in sent if r["ev"] == "fault"]
     assert any(fault.startswith("the game taken up: B runs, ") for fault in faults), faults
 
 
 def test_a_damaged_press_costs_only_itself_when_a_later_record_states_the_times(tmp_path):
-    lines = list(rich_game())
-    assert unframe(lines[9])["ev"] == "switch"  # B's press at 26 s that ran A
-    lines[9] = flipped(lines[9])
-    folder = str(tmp_path / "journal")
-    write_game(folder, lines)
-    sent, sim = taken_up(folder)
-    newest = unframe(lines[-1])  # a checkpoint: A 69 s used, B 37 s, B running
-    recovered = next(r for r in sent if r["ev"] == "recovered")
+    # B's press at 26 s that ran A; the newest record a checkpoint: A 69 s used, B 37 s, B running
+    sim, recovered, faults, newest = damaged_and_taken_up(tmp_path, 9, "switch")
     assert (
         [recovered[side]["used_ms"] for side in "AB"]
         == [69_000, 37_000]
         == [newest[side]["used_ms"] for side in "AB"]
     )
     assert [recovered[side]["shown"] for side in "AB"] == [newest[side]["shown"] for side in "AB"]
-    faults = [r["detail"] for r in sent if r["ev"] == "fault"]
     assert any("line 10: integrity check failed" in fault for fault in faults)
     assert any("A used 69.000 s" in fault and "as seq 27 (checkpoint) says" in fault for fault in faults)
     sim.close()
-    again, sim = taken_up(folder, boot="boot-3")  # said once: the next start agrees with the records
+    again, sim = taken_up(str(tmp_path / "journal"), boot="boot-3")  # said once: the next start agrees
     sim.close()
     assert [r["ev"] for r in again if r["ev"] == "fault"] == []
 

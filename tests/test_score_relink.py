@@ -6,6 +6,9 @@ code on the clock's panel is read back with zbarimg."""
 import json
 import os
 import stat
+from types import SimpleNamespace
+
+import pytest
 
 from conftest import tap
 from hall_helpers import page_post, page_request, wait_for
@@ -60,6 +63,20 @@ def _ended_game(broker, tmp_path, hall):
     return clocks, command.rsplit(" ", 1)[1]
 
 
+@pytest.fixture
+def ended(broker, tmp_path):
+    """The hall, and clock c1 whose game at table 12 of round 3 ended and was sent its link:
+    `.hall`, `.clocks`, `.token`. A test may replace `.hall` (a restart): the one left is closed."""
+    board = SimpleNamespace(hall=Hall(broker, tmp_path), clocks=None)
+    try:
+        board.clocks, board.token = _ended_game(broker, tmp_path, board.hall)
+        yield board
+    finally:
+        board.hall.close()
+        if board.clocks:
+            board.clocks.close()
+
+
 def _shown(clocks, tmp_path, token):
     """The link panel A shows once the clock holds `token` and the player at A presses A."""
     sim = clocks.sims["c1"]
@@ -75,98 +92,75 @@ def _shown(clocks, tmp_path, token):
     return scanned(tmp_path / "panel-A.png")
 
 
-def test_new_phone_links_go_to_the_tables_clock_and_the_old_ones_stop(broker, tmp_path):
-    hall = Hall(broker, tmp_path)
-    clocks = None
-    try:
-        clocks, first = _ended_game(broker, tmp_path, hall)
-        base = f"HTTP://127.0.0.1:{hall.page.port}/S/12"
-        assert _shown(clocks, tmp_path, first) == f"{base}/A/{first}"
+def test_new_phone_links_go_to_the_tables_clock_and_the_old_ones_stop(ended, tmp_path):
+    hall, clocks, first = ended.hall, ended.clocks, ended.token
+    base = f"HTTP://127.0.0.1:{hall.page.port}/S/12"
+    assert _shown(clocks, tmp_path, first) == f"{base}/A/{first}"
 
-        # the director asks the Scores page for new links for table 12 (a phone leaked the old one)
-        status, text = hall.request("POST", "/api/scores/12/link", "round=3")
-        assert status == 200
-        made = json.loads(text)
-        token = made["A"].rsplit("/", 1)[1]
-        assert token != first and made == {
-            "A": f"{base}/A/{token}",
-            "B": f"{base}/B/{token}",
-            "told": made["told"],
-        }
-        assert made["told"].startswith("Sent to c1: ") and "the old links no longer work" in made["told"]
-        # the clock shows the new link: what the director reads out and the QR code agree
-        assert _shown(clocks, tmp_path, token) == made["A"]
-        assert hall.request("GET", f"/api/score/12/B/{first}")[0] == 403
-        status, text = hall.request("POST", f"/api/score/12/A/{first}", "score_a=400&score_b=380")
-        assert status == 400 and "no longer" in text
-        status, text = hall.request("POST", f"/api/score/12/A/{token}", "score_a=400&score_b=380")
-        assert status == 200 and json.loads(text)["status"] == "waiting"
-        # audited as every director's command, with the page session; the token is nowhere on it
-        (line,) = [entry for entry in read(str(tmp_path / "records")) if entry["action"] == "link"]
-        game = hall.feed.store.log_of("c1").game.seq
-        assert (line["clock"], line["table"], line["round"], line["changed"]) == (
-            "c1", "12", 3, {"table": "12", "round": 3}
-        )  # fmt: skip  # one comparison
-        assert line["command"] == f"code {game} {base} ********" and line["by"] == "page"
-        assert token not in (tmp_path / "records" / "audit.log").read_text()
-        # a later `end` of the game (a correction after it) keeps the new link
-        assert hall.book.token_for(3, "12") == token
+    # the director asks the Scores page for new links for table 12 (a phone leaked the old one)
+    status, text = hall.request("POST", "/api/scores/12/link", "round=3")
+    assert status == 200
+    made = json.loads(text)
+    token = made["A"].rsplit("/", 1)[1]
+    assert token != first and made == {
+        "A": f"{base}/A/{token}",
+        "B": f"{base}/B/{token}",
+        "told": made["told"],
+    }
+    assert made["told"].startswith("Sent to c1: ") and "the old links no longer work" in made["told"]
+    # the clock shows the new link: what the director reads out and the QR code agree
+    assert _shown(clocks, tmp_path, token) == made["A"]
+    assert hall.request("GET", f"/api/score/12/B/{first}")[0] == 403
+    status, text = hall.request("POST", f"/api/score/12/A/{first}", "score_a=400&score_b=380")
+    assert status == 400 and "no longer" in text
+    status, text = hall.request("POST", f"/api/score/12/A/{token}", "score_a=400&score_b=380")
+    assert status == 200 and json.loads(text)["status"] == "waiting"
+    # audited as every director's command, with the page session; the token is nowhere on it
+    (line,) = [entry for entry in read(str(tmp_path / "records")) if entry["action"] == "link"]
+    game = hall.feed.store.log_of("c1").game.seq
+    assert (line["clock"], line["table"], line["round"], line["changed"]) == (
+        "c1", "12", 3, {"table": "12", "round": 3}
+    )  # fmt: skip  # one comparison
+    assert line["command"] == f"code {game} {base} ********" and line["by"] == "page"
+    assert token not in (tmp_path / "records" / "audit.log").read_text()
+    # a later `end` of the game (a correction after it) keeps the new link
+    assert hall.book.token_for(3, "12") == token
 
-        # a table whose clock ended no game there: links made, no clock told, said so
-        status, text = hall.request("POST", "/api/scores/13/link", "round=3")
-        assert status == 200 and json.loads(text)["told"].startswith("No clock's last game ended at table 13")
-    finally:
-        hall.close()
-        if clocks:
-            clocks.close()
+    # a table whose clock ended no game there: links made, no clock told, said so
+    status, text = hall.request("POST", "/api/scores/13/link", "round=3")
+    assert status == 200 and json.loads(text)["told"].startswith("No clock's last game ended at table 13")
 
 
-def test_links_made_before_a_restart_of_the_hall_still_work_after_it(broker, tmp_path):
-    hall = Hall(broker, tmp_path)
-    clocks = None
-    try:
-        clocks, token = _ended_game(broker, tmp_path, hall)
-        status, text = hall.request("POST", "/api/scores/5/link", "round=3")  # one read out, no clock
-        typed = json.loads(text)["B"].rsplit("/", 1)[1]
-        kept = tmp_path / "records" / "scores" / "tokens.json"
-        assert stat.S_IMODE(os.stat(kept).st_mode) == 0o600  # a token is a credential
-        port = hall.page.port
-        hall.close(killed=True)  # the hall's laptop loses power mid-round
+def test_links_made_before_a_restart_of_the_hall_still_work_after_it(ended, broker, tmp_path):
+    hall, clocks, token = ended.hall, ended.clocks, ended.token
+    status, text = hall.request("POST", "/api/scores/5/link", "round=3")  # one read out, no clock
+    typed = json.loads(text)["B"].rsplit("/", 1)[1]
+    kept = tmp_path / "records" / "scores" / "tokens.json"
+    assert stat.S_IMODE(os.stat(kept).st_mode) == 0o600  # a token is a credential
+    port = hall.page.port
+    hall.close(killed=True)  # the hall's laptop loses power mid-round
 
-        hall = Hall(broker, tmp_path, port)  # `tileclock hall` started again: its folder, its --web
-        assert hall.book.problem is None
-        link = _shown(clocks, tmp_path, token)  # the code the clock has shown all along
-        path = link.split(f":{hall.page.port}", 1)[1]
-        assert hall.request("GET", path)[0] == 200
-        status, text = hall.request("GET", path.replace("/S/", "/api/score/", 1))
-        assert status == 200 and (json.loads(text)["round"], json.loads(text)["table"]) == (3, "12")
-        assert (
-            hall.request("POST", path.replace("/S/", "/api/score/", 1), "score_a=400&score_b=380")[0] == 200
-        )
-        assert hall.request("POST", f"/api/score/5/B/{typed}", "score_a=311&score_b=402")[0] == 200
-        assert hall.book.token_for(3, "12") == token  # a later `end` sends the same link again
-    finally:
-        hall.close()
-        if clocks:
-            clocks.close()
+    hall = ended.hall = Hall(broker, tmp_path, port)  # `tileclock hall` started again: its folder, --web
+    assert hall.book.problem is None
+    link = _shown(clocks, tmp_path, token)  # the code the clock has shown all along
+    path = link.split(f":{hall.page.port}", 1)[1]
+    assert hall.request("GET", path)[0] == 200
+    status, text = hall.request("GET", path.replace("/S/", "/api/score/", 1))
+    assert status == 200 and (json.loads(text)["round"], json.loads(text)["table"]) == (3, "12")
+    assert hall.request("POST", path.replace("/S/", "/api/score/", 1), "score_a=400&score_b=380")[0] == 200
+    assert hall.request("POST", f"/api/score/5/B/{typed}", "score_a=311&score_b=402")[0] == 200
+    assert hall.book.token_for(3, "12") == token  # a later `end` sends the same link again
 
 
-def test_a_clock_restarted_after_its_games_end_is_sent_the_same_link_again(broker, tmp_path):
-    hall = Hall(broker, tmp_path)
-    clocks = None
-    try:
-        clocks, token = _ended_game(broker, tmp_path, hall)
-        link = _shown(clocks, tmp_path, token)
-        settle(hall.feed, clocks, "every record acknowledged")  # (else the clock sends its end again)
-        clocks.sims["c1"].close()  # switched off and on: it starts again on its ended game, no link
-        clocks.sims["c1"] = clocks.start("c1")
-        assert clocks.sims["c1"].daemon.commands.score_code.link is None
-        settle(hall.feed, clocks, "the clock's boot")
-        assert _shown(clocks, tmp_path, token) == link  # the same link, the same token
-        assert hall.book.tokens == {token: (3, "12")}
-        errors = [r for r in hall.feed.store.log_of("c1").game.records if r["ev"] == "error"]
-        assert errors == []  # no code for a game the clock is not on
-    finally:
-        hall.close()
-        if clocks:
-            clocks.close()
+def test_a_clock_restarted_after_its_games_end_is_sent_the_same_link_again(ended, tmp_path):
+    hall, clocks, token = ended.hall, ended.clocks, ended.token
+    link = _shown(clocks, tmp_path, token)
+    settle(hall.feed, clocks, "every record acknowledged")  # (else the clock sends its end again)
+    clocks.sims["c1"].close()  # switched off and on: it starts again on its ended game, no link
+    clocks.sims["c1"] = clocks.start("c1")
+    assert clocks.sims["c1"].daemon.commands.score_code.link is None
+    settle(hall.feed, clocks, "the clock's boot")
+    assert _shown(clocks, tmp_path, token) == link  # the same link, the same token
+    assert hall.book.tokens == {token: (3, "12")}
+    errors = [r for r in hall.feed.store.log_of("c1").game.records if r["ev"] == "error"]
+    assert errors == []  # no code for a game the clock is not on
