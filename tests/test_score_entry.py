@@ -85,6 +85,23 @@ def test_entries_are_kept_with_who_and_when_and_agree_or_are_flagged(book):
     assert [(e.table, e.by, e.scores) for e in entries][-1] == ("2", "director", {"A": 355, "B": 411})
 
 
+def test_a_line_a_power_cut_left_short_is_no_entry_for_the_hall_nor_for_tileclock_scores(book):
+    """One reader for both: a director's 400-380 cut off at `12,400,38` was read by `tileclock
+    scores` as the director's entry of 400 to 38, which settles the table."""
+    book.enter(3, "12", "400", "380", "phone A")
+    path = book._path(3, "entries")
+    with open(path, "a", encoding="utf-8") as file:
+        file.write("12,400,38")
+    book.enter(3, "12", "400", "380", "phone B")  # on a line of its own after the cut one
+    state = book.state(3)
+    assert [(t["table"], t["status"], t["scores"]) for t in state["tables"]] == [
+        ("12", "agreed", {"A": 400, "B": 380})
+    ]
+    assert state["unreadable"].endswith("line 3 is not an entry: left out (see the file)")
+    with pytest.raises(ValueError, match=r"entries\.csv, line 3: not as many fields as the header names"):
+        read_entries(path)
+
+
 @pytest.fixture
 def hall(book):
     with hall_page(Feed(), scores=book) as server:

@@ -141,27 +141,21 @@ class ScoreBook:
         return Entry(table_key(table), scores, by, "", int(seat_a) if seat_a else None)
 
     def entries(self, round_number):
-        """Every entry of the round, in the order made: {table: [Entry, ...]}."""
+        """Every entry of the round, in the order made: {table: [Entry, ...]}. A line that is no
+        entry of both scores (torn by a power cut, edited) is left out and said (`unreadable`)."""
         path = self._path(round_number, "entries")
         tables, self.unreadable[round_number] = {}, []
         if not os.path.exists(path):
             return tables
         with self.lock, open(path, newline="", encoding="utf-8", errors="replace") as file:
-            reader = csv.DictReader(file)
-            while True:
-                try:
-                    row = next(reader)
-                except StopIteration:
-                    break
-                except csv.Error:  # (a field past the csv module's limit): that line is left out
-                    self.unreadable[round_number].append(reader.reader.line_num)  # (DictReader's is stale)
-                    continue
-                try:
-                    entry = _entry(row)
-                except (KeyError, TypeError, ValueError):  # a torn or edited line: said, not fatal
-                    self.unreadable[round_number].append(reader.line_num)
-                    continue
-                tables.setdefault(entry.table, []).append(entry)
+            try:
+                for line, entry in entry_rows(file):
+                    if isinstance(entry, ValueError) or len(entry.scores) != 2:  # the hall writes both
+                        self.unreadable[round_number].append(line)
+                    else:
+                        tables.setdefault(entry.table, []).append(entry)
+            except ValueError:  # its header is not an entries file's
+                self.unreadable[round_number].append(1)
         return tables
 
     def state(self, round_number):
@@ -216,17 +210,60 @@ class ScoreBook:
         return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock()))
 
 
+#: the columns an entries file names (in any case); seat_a, by and at may be left out
+NEEDED = ("table", "score_a", "score_b")
+
+
+def entry_rows(file):
+    """The one reader of score entries (`round-N-entries.csv`, for the hall and for `tileclock
+    scores --entries` alike): from the open CSV `file`, in the order made, (line number, `Entry` or
+    the ValueError that says why that line is none). The header names table, score_a and score_b
+    in any case (seat_a, by and at may be left out: by is then the director); blank lines are
+    passed over; a side with no score is left out of `scores` (an entry that only says who sat at
+    A); a line with fewer or more fields than the header is none (a line cut short by a power cut
+    must not read as a smaller score). ValueError at once if the header lacks a needed column."""
+    reader = csv.DictReader(file)
+    header = [name.strip().lower() for name in reader.fieldnames or []]
+    missing = [name for name in NEEDED if name not in header]
+    if missing:
+        raise ValueError(f"the header must name {', '.join(NEEDED)} (missing: {', '.join(missing)})")
+    reader.fieldnames = header
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:  # (a field past the csv module's limit): that line alone,
+            # numbered by the underlying reader (DictReader's count is stale)
+            yield reader.reader.line_num, ValueError(f"not a line of CSV ({error})")
+            continue
+        try:
+            entry = _entry(row)
+        except ValueError as error:
+            yield reader.line_num, error
+            continue
+        if entry is not None:
+            yield reader.line_num, entry
+
+
 def _entry(row):
-    """The `Entry` a row of an entries file holds; KeyError, TypeError or ValueError if none."""
-    if not is_label(row["table"]) or row["by"] is None or None in row:
-        raise ValueError("not an entry")
-    scores = {side: int(row[f"score_{side.lower()}"]) for side in "AB"}
+    """The `Entry` a row holds, None for a blank row; ValueError (in words) if it holds none."""
+    if None in row or None in row.values():
+        raise ValueError("not as many fields as the header names")
+    values = {key: value.strip() for key, value in row.items()}
+    if not any(values.values()):
+        return None
+    if not is_label(values["table"]):
+        raise ValueError(f"table {values['table'][:40]!r} is not a table's name")
+    try:
+        scores = {
+            side: int(values[f"score_{side.lower()}"]) for side in "AB" if values[f"score_{side.lower()}"]
+        }
+        seat_a = int(values["seat_a"]) if values.get("seat_a") else None
+    except ValueError:
+        raise ValueError("scores and seat_a must be whole numbers") from None
     return Entry(
-        table_key(row["table"]),
-        scores,
-        row["by"],
-        row["at"] or "",
-        int(row["seat_a"]) if row["seat_a"] else None,
+        table_key(values["table"]), scores, values.get("by") or DIRECTOR, values.get("at", ""), seat_a
     )
 
 

@@ -14,14 +14,14 @@ import os
 
 from ..records.facts import game_facts
 from ..records.gamefiles import load_games
+from .entries import entry_rows
 from .matching import match_round
-from .pairings import table_key, tsh_round
+from .pairings import tsh_round
 from .results import entries_by_table, parse_seats, read_divisions
-from .scoring import Entry, chosen_entry, settle
+from .scoring import chosen_entry, settle
 from .tfile import read_config
 from .tsh_entry import division_entry, settings
 
-ENTRY_COLUMNS = ("table", "score_a", "score_b")
 CSV_COLUMNS = [
     "round", "division", "table", "status", "tsh_line",
     "first_number", "first_name", "first_entered", "first_final",
@@ -31,48 +31,17 @@ CSV_COLUMNS = [
 
 
 def read_entries(path):
-    """Score entries from a CSV `table,score_a,score_b` (optional `seat_a`, `by`, `at`), in order."""
+    """Score entries from a CSV `table,score_a,score_b` (optional `seat_a`, `by`, `at`), in order,
+    read by the hall's own reader (entries.py); ValueError names the file and its first bad line."""
     try:
-        return _read_entries(path)
-    except csv.Error as error:
-        raise ValueError(f"{path}: not a CSV of score entries ({error})") from None
-
-
-def _read_entries(path):
-    entries = []
-    with open(path, newline="", encoding="utf-8-sig") as file:
-        reader = csv.DictReader(file)
-        header = [name.strip().lower() for name in reader.fieldnames or []]
-        missing = [name for name in ENTRY_COLUMNS if name not in header]
-        if missing:
-            raise ValueError(
-                f"{path}: the header must name {', '.join(ENTRY_COLUMNS)} (missing: {', '.join(missing)})"
-            )
-        reader.fieldnames = header
-        for row in reader:
-            values = {key: (row.get(key) or "").strip() for key in header}
-            if not any(values.values()):
-                continue
-            try:
-                # no scores at all: an entry that only says who sat at A (an absence forfeit)
-                scores = {s: int(values[f"score_{s.lower()}"]) for s in "AB" if values[f"score_{s.lower()}"]}
-                seat = int(values["seat_a"]) if values.get("seat_a") else None
-            except ValueError:
-                raise ValueError(
-                    f"{path}, line {reader.line_num}: scores and seat_a must be whole numbers"
-                ) from None
-            if not values["table"]:
-                raise ValueError(f"{path}, line {reader.line_num}: table is empty")
-            entries.append(
-                Entry(
-                    table_key(values["table"]),
-                    scores,
-                    values.get("by") or "director",
-                    values.get("at", ""),
-                    seat,
-                )
-            )
-    return entries
+        with open(path, newline="", encoding="utf-8-sig") as file:
+            rows = list(entry_rows(file))
+    except ValueError as error:  # its header, or not UTF-8 text
+        raise ValueError(f"{path}: {error}") from None
+    for line, entry in rows:
+        if isinstance(entry, ValueError):
+            raise ValueError(f"{path}, line {line}: {entry}")
+    return [entry for _, entry in rows]
 
 
 def run_scores(args, out):
