@@ -71,7 +71,12 @@ class Play:
         self._open_game(t_ns, **{key: value for key, value in asked.items() if value is not None})
 
     def speaking_through(self, emit):
-        """The same transitions, said through `emit` (the director's requests add who asked)."""
+        """The same transitions, said through `emit` (the director's requests add who asked).
+
+        Shallow on purpose: the twin shares the board's one open call (`calls`), so the call the
+        buttons raise is the one a request answers, and Play keeps no other state of its own. An
+        attribute set on this one later (`wall`) is not the twin's: a request raises no call, the
+        only thing that reads it."""
         twin = copy(self)
         twin._emit = emit
         return twin
