@@ -129,7 +129,8 @@ def test_one_bad_retained_state_never_blanks_the_page(hall, state, broker, tmp_p
     again.close()
     third = director(broker, tmp_path / "records")
     steps(third, clocks, 30)
-    assert "c1" not in third.boards or not third.boards["c1"].refusals
+    c1 = third.boards.get("c1")
+    assert c1 is None or not c1.refusals, (c1.refusals, c1.last_refusal)  # (seen once under load: what?)
     third.close()
     feed.store.close = lambda: None  # closed already (the fixture closes it again)
     feed.client.disconnect = lambda: None
