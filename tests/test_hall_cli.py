@@ -94,6 +94,38 @@ def test_ctrl_c_stops_the_demo_with_every_clock_offline_and_leaves_no_broker_run
         assert -1 < log.find(f"Client clock-{clock} disconnected.") < stopped, log
 
 
+@pytest.mark.skipif(mosquitto_binary() is None, reason="mosquitto is not installed (apt install mosquitto)")
+def test_sigterm_stops_the_demo_as_ctrl_c_does_and_leaves_no_broker_running(tmp_path):
+    """`timeout`, a closed terminal or `kill` sends SIGTERM to the demo alone (not its group): it
+    used to end at once and leave its two mosquittos running."""
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "tileclock", "hall-demo", "--clocks", "1", "--web", "127.0.0.1:0"]
+        + ["--out", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its brokers are not in this test's group, as at a terminal
+    )
+    try:
+        for line in demo.stdout:
+            if "Ctrl-C to stop" in line:
+                break
+        running = subprocess.run(["pgrep", "-f", f"mosquitto -c {tmp_path}"], capture_output=True, text=True)
+        assert len(running.stdout.split()) == 2, "the demo's two brokers (the hall's and the viewers')"
+        demo.send_signal(signal.SIGTERM)  # the process alone, as `timeout` and `kill` do
+        said, _ = demo.communicate(timeout=60)  # a hang's limit
+    finally:
+        if demo.poll() is None:
+            os.killpg(demo.pid, signal.SIGKILL)
+            demo.wait()
+        left = subprocess.run(["pgrep", "-f", f"mosquitto -c {tmp_path}"], capture_output=True, text=True)
+        for pid in left.stdout.split():  # said below, but never left running on the machine
+            os.kill(int(pid), signal.SIGKILL)
+    assert left.stdout == "", "the demo's brokers were left running"
+    assert demo.returncode == 0, said
+    assert "Traceback" not in said, said
+
+
 class Terminal(io.StringIO):
     def __init__(self, tty):
         super().__init__()

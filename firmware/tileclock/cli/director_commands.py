@@ -1,7 +1,9 @@
 """The director's commands: `collect`, `hall`, `hall-demo`, `hall-setup`, `export`, `replay`, `plot`, `sheet`,
 `scores`."""
 
+import signal
 import sys
+import threading
 
 from ..clock.timecode import NS_PER_MS, format_clock, parse_seconds
 from .paths import folder_to_make
@@ -47,7 +49,6 @@ def cmd_hall_demo(args):
     """The hall in one command: a private mosquitto, simulated clocks playing, the director's page."""
     import secrets
     import tempfile
-    import threading
 
     from ..director.event.entries import ScoreBook
     from ..director.follow.broker import BrokerError, LocalBroker
@@ -68,6 +69,7 @@ def cmd_hall_demo(args):
         print(f"tileclock: {error}", file=sys.stderr)
         return 1
     started = [broker.stop]  # what to stop, however far the start got
+    previous = _sigterm_as_ctrl_c()
     try:
         feed = HallFeed("127.0.0.1", broker.port, users["director"], f"{folder}/records").start()
         started.append(feed.close)
@@ -112,7 +114,22 @@ def cmd_hall_demo(args):
     finally:
         for stop in reversed(started):
             stop()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _sigterm_as_ctrl_c():
+    """SIGTERM (`timeout`, a closed terminal, `kill`) stops the demo as Ctrl-C does, its brokers
+    with it: by default it ends the process at once and leaves both mosquittos running. The
+    handler it replaces, to put back (None off the main thread, where none can be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(_signum, _frame):
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)
 
 
 def cmd_hall_setup(args):
