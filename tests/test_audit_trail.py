@@ -3,9 +3,14 @@ memory whatever the file holds (docs/hall.md, "The audit trail"). End to end wit
 mosquitto: tests/test_hall_calls.py and tests/test_hall_event.py."""
 
 import json
+import os
+import threading
 import tracemalloc
 
+import pytest
+
 from tileclock.director.follow.audit import AuditLog, outcome_of, read, table_history
+from tileclock.wire.labels import is_label
 
 BOARD = {
     "board": "12",
@@ -38,17 +43,19 @@ def record(ev, by, seq, **fields):
 def test_each_action_has_an_id_its_clock_s_answer_names_and_the_outcome_follows_it(tmp_path):
     trail = AuditLog(str(tmp_path), clock=lambda: 1_764_100_000.5)
     gave, refused, lost = adjust(trail), adjust(trail), adjust(trail, board={**BOARD, "online": False})
+    # who asked, the hall's run (its start, base 36) and a count
     assert [gave["id"], refused["id"], lost["id"]] == [
-        "page-3f2a9c1b_1",
-        "page-3f2a9c1b_2",
-        "page-3f2a9c1b_3",
+        "page-3f2a9c1b_t6as9s_1",
+        "page-3f2a9c1b_t6as9s_2",
+        "page-3f2a9c1b_t6as9s_3",
     ]
-    assert gave["command"] == "adjust B +60000 by=page-3f2a9c1b_1" and lost["online"] is False
+    assert gave["command"] == "adjust B +60000 by=page-3f2a9c1b_t6as9s_1" and lost["online"] is False
     trail.answered("c1", record("adjust", gave["id"], 40))
     trail.answered("c1", record("end", gave["id"], 41, reason="stop_hold"))  # the same action's: not again
     trail.answered("c1", record("error", refused["id"], 42, detail="adjust: only while the clock is stopped"))
     trail.answered("c1", record("adjust", "cli", 43))  # no action of the trail's: no outcome
     trail.answered("c1", record("pause", gave["id"], 44))  # not an answer
+    assert trail.flush(5)
     lines = [json.loads(line) for line in open(tmp_path / "audit.log")]
     assert [(e["action"], e.get("of"), e.get("outcome")) for e in lines[3:]] == [
         ("outcome", gave["id"], "applied"),
@@ -68,14 +75,14 @@ def test_each_action_has_an_id_its_clock_s_answer_names_and_the_outcome_follows_
     waiting = read(str(tmp_path))[2] | {"online": True}
     assert outcome_of(waiting, "c1") == {"state": "no answer yet"}
     assert outcome_of(waiting, "c1", online=False)["state"] == "clock offline"
-    # a restart of the hall: the next id goes on from the file's lines, never repeating one
-    assert adjust(AuditLog(str(tmp_path)))["id"] == "page-3f2a9c1b_6"
+    # a restart of the hall in the same second: a run of its own, never repeating an id
+    assert adjust(AuditLog(str(tmp_path), clock=lambda: 1_764_100_000.9))["id"] == "page-3f2a9c1b_t6as9t_1"
 
 
 def test_an_id_stays_a_label_and_a_line_cut_off_by_a_power_cut_is_ended(tmp_path):
     (tmp_path / "audit.log").write_bytes(b'{"at": "2025-11-25T19:46:40.5')  # a power cut mid-line
-    entry = adjust(AuditLog(str(tmp_path)), by="page-" + "x" * 27)
-    assert entry["id"] == "page-" + "x" * 25 + "_2" and len(entry["id"]) == 32
+    entry = adjust(AuditLog(str(tmp_path), clock=lambda: 1_764_100_000.5), by="page-" + "x" * 27)
+    assert entry["id"] == "page-" + "x" * 18 + "_t6as9s_1" and len(entry["id"]) == 32
     refused = []
     assert [e["id"] for e in read(str(tmp_path), refused)] == [entry["id"]] and [n for n, _ in refused] == [1]
 
@@ -88,6 +95,7 @@ def test_a_huge_or_endless_audit_log_is_read_in_bounded_memory(tmp_path):
         line = json.dumps({**first, "id": None}).replace(', "id": null', "")
         out.write((line + "\n").encode() * 20_000)  # and many honest lines
     trail.answered("c1", record("adjust", first["id"], 40))
+    assert trail.flush(5)
     tracemalloc.start()
     try:
         refused = []
@@ -114,3 +122,86 @@ def test_a_round_started_on_some_boards_is_in_their_history_only(tmp_path):
 
     assert history("12") == ["round_over", "round_start"]
     assert history("13") == ["round_over"]  # never sent the start: it is not waiting for an answer
+
+
+def test_an_id_is_never_handed_out_twice_after_a_failed_write_a_restart_or_a_new_folder(
+    tmp_path, monkeypatch
+):
+    """Ids were line numbers, counted before the write: a failed write (a 503, nothing sent) used
+    one up, a restart recounted the file and handed it out again, and a new --out folder with the
+    same browser tab started again from 1."""
+    trail = AuditLog(str(tmp_path / "a"), clock=lambda: 1_764_100_000.5)
+    ids = [adjust(trail)["id"]]
+    real_fsync = os.fsync
+
+    def full(fd):
+        monkeypatch.setattr(os, "fsync", real_fsync)  # the disk refuses this one write
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError):
+        adjust(trail)  # the page answers 503: nothing was sent
+    ids.append(adjust(trail)["id"])
+    ids.append(adjust(AuditLog(str(tmp_path / "a"), clock=lambda: 1_764_100_000.5))["id"])  # a restart
+    ids.append(adjust(AuditLog(str(tmp_path / "b"), clock=lambda: 1_764_100_030.0))["id"])  # a new folder
+    assert len(set(ids)) == len(ids) == 4, ids
+    assert all(len(i) <= 32 and "." not in i and is_label(i) for i in ids)
+
+
+def test_an_outcome_is_written_only_for_an_id_the_trail_sent_there_and_once(tmp_path):
+    """A clock (or anything publishing as it) naming another clock's action, or an id never
+    issued, wrote "applied" to the trail; a restart wrote a resent answer's outcome again."""
+    trail = AuditLog(str(tmp_path), clock=lambda: 1_764_100_000.5)
+    gave = adjust(trail)  # to c1
+    forged = "page-3f2a9c1b_t6as9s_99"
+    assert trail.answered("c9", record("adjust", gave["id"], 40)) is None  # not sent to c9
+    assert trail.answered("c1", record("adjust", forged, 41)) is None  # never issued
+    assert trail.answered("c1", record("adjust", "page-zz_1", 42)) is None  # of another trail's form
+    start = trail.record("round_start", "page-1a", None, "set round=3", "all", None, {}, True, ["c1", "c2"])
+    over = trail.record("round_over", "page-1a", None, "round over", "all", None, {}, answered=True)
+    assert trail.answered("c3", record("set", start["id"], 43)) is None  # a start not sent to c3
+    assert trail.answered("c1", record("adjust", gave["id"], 44))["outcome"] == "applied"
+    assert trail.answered("c2", record("set", start["id"], 45))["outcome"] == "applied"
+    assert trail.answered("c7", record("end", over["id"], 46))["outcome"] == "applied"  # every clock's
+    assert trail.flush(5)
+    again = AuditLog(str(tmp_path), clock=lambda: 1_764_100_000.5)  # a restart: the answers resent
+    assert again.answered("c1", record("adjust", gave["id"], 44)) is None
+    assert again.answered("c2", record("set", start["id"], 45)) is None
+    assert again.answered("c9", record("adjust", gave["id"], 44)) is None
+    assert again.answered("c1", record("set", start["id"], 47))["outcome"] == "applied"  # not yet heard
+    assert again.flush(5)
+    outcomes = [(e["of"], e["clock"]) for e in map(json.loads, open(tmp_path / "audit.log")) if e.get("of")]
+    assert outcomes == [
+        (gave["id"], "c1"),
+        (start["id"], "c2"),
+        (over["id"], "c7"),
+        (start["id"], "c1"),
+    ]
+
+
+def test_the_clocks_answers_are_written_off_the_feeds_thread_with_their_syncs_shared(tmp_path, monkeypatch):
+    """A round over to 100 boards was 100 syncs in a row on the feed's thread, each stalling the
+    page's updates; now the feed's thread only queues them and a writer syncs them together."""
+    trail = AuditLog(str(tmp_path), clock=lambda: 1_764_100_000.5)
+    over = trail.record("round_over", "page-1a", None, "round over", "all", None, {}, answered=True)
+    real_fsync, synced, held = os.fsync, [], []
+    syncing, gate = threading.Event(), threading.Event()
+
+    def fsync(fd):
+        synced.append(threading.current_thread().name)
+        if threading.current_thread() is not threading.main_thread():
+            syncing.set()
+            held.append(gate.wait(10))  # a slow disk: held until every answer has been heard
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    assert trail.answered("c0", record("end", over["id"], 40)) is not None
+    assert syncing.wait(10)  # the writer is in its sync: the feed's thread goes on meanwhile
+    for n in range(1, 100):
+        assert trail.answered(f"c{n}", record("end", over["id"], 40 + n)) is not None
+    assert "MainThread" not in synced  # the feed's thread never waited on the disk
+    gate.set()
+    assert trail.flush(10) and all(held)  # (False: the gate ran out, the feed's thread was held)
+    assert 1 <= len(synced) <= 2, synced  # the first answer's, then the 99 queued meanwhile
+    lines = [json.loads(line) for line in open(tmp_path / "audit.log")]
+    assert sorted(e["clock"] for e in lines[1:]) == sorted(f"c{n}" for n in range(100))

@@ -27,7 +27,7 @@ class Feed:
 class Hall:
     def __init__(self, folder):
         self.feed = Feed(folder)
-        self.audit = AuditLog(str(folder))
+        self.audit = AuditLog(str(folder), clock=lambda: 1_764_100_000.5)
         self.rounds = RoundControl(self.feed, folder=str(folder))
 
 
@@ -42,16 +42,16 @@ def test_the_demo_director_plays_a_round_with_a_call_a_correction_and_round_over
     assert [line.split(" start=")[0] for line in lines] == [
         "set round=1",
         "set round=1",
-        "call taken 41 by=hall-demo_2",
-        "adjust B +60000 by=hall-demo_3",
-        "call done 41 by=hall-demo_4",
-        "round over by=hall-demo_5",
+        "call taken 41 by=hall-demo_t6as9s_2",
+        "adjust B +60000 by=hall-demo_t6as9s_3",
+        "call done 41 by=hall-demo_t6as9s_4",
+        "round over by=hall-demo_t6as9s_5",
         "set round=2",
         "set round=2",
     ]
     # each action's id: who (`hall-demo`) and its line in audit.log
     assert [line.rsplit(" by=", 1)[1] for line in lines] == [
-        f"hall-demo_{n}" for n in (1, 1, 2, 3, 4, 5, 6, 6)
+        f"hall-demo_t6as9s_{n}" for n in (1, 1, 2, 3, 4, 5, 6, 6)
     ]
     trail = [
         (e["action"], e["clock"], e["changed"].get("answer") or e["changed"].get("side"))

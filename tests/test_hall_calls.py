@@ -7,6 +7,7 @@ import glob
 import http.client
 import json
 import os
+import re
 from urllib.parse import urlencode
 
 import pytest
@@ -271,7 +272,8 @@ def test_who_gave_b_a_minute_at_table_12_and_when_from_the_files_alone(hall, tmp
         and e["changed"] == {"side": "B", "delta_ms": 60_000}
     ]
     assert gave["by"] == "page-77aa01" and gave["at"].endswith("+00:00") and gave["addr"] == "127.0.0.1"
-    assert gave["id"] == "page-77aa01_1" and gave["command"] == "adjust B +60000 by=page-77aa01_1"
+    assert re.fullmatch(r"page-77aa01_[0-9a-z]{6}_1", gave["id"])  # who, the hall's run, a count
+    assert gave["command"] == f"adjust B +60000 by={gave['id']}"
     # ...did it take: the outcome line of that action, from the clock's answer...
     outcome = {e["of"]: e for e in lines if e["action"] == "outcome"}
     assert (outcome[gave["id"]]["outcome"], outcome[gave["id"]]["clock"]) == ("applied", "c1")

@@ -21,6 +21,7 @@ from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.timesync import virtual_wall
 from tileclock.director.follow import audit
 from tileclock.director.follow.round_control import LEAD_S, RoundControl
+from tileclock.director.pages.board_routes import round_step_as, unwritten
 from tileclock.director.pages.web import COMMAND_HEADER, HallPage
 from tileclock.sim.simulator import Simulator
 
@@ -159,7 +160,8 @@ def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_cloc
     assert line["changed"] == {"round": 3, "start_ms": AT_14, "start": "14:00:00", "boards": ["c1", "c2"]}
     for clock in ("c1", "c2"):
         (set_,) = [r for r in clocks.sims[clock].journal.records() if r["ev"] == "set"]
-        assert set_["by"] == line["id"] == f"{line['by']}_1"  # the action: its line in audit.log
+        assert set_["by"] == line["id"]  # the action: who, the hall's run and a count
+        assert re.fullmatch(rf"{line['by']}_[0-9a-z]{{6}}_1", line["id"])
     # round over: on the trail before it leaves, and in each clock's `end`
     page.click("#end-round")
     page.locator("#sent", has_text="round over").wait_for()
@@ -253,3 +255,56 @@ def test_a_round_that_cannot_be_kept_is_not_sent(tmp_path):
 
 def control_in(feed, folder):
     return RoundControl(feed, now_ns=lambda: (AT_14 - 60_000) * 1_000_000, zone=UTC, folder=folder)
+
+
+class AuditedHall:
+    """What `round_step_as` needs of the hall: the feed, its audit trail and its round control."""
+
+    def __init__(self, folder):
+        self.feed = Feed()
+        self.audit = audit.AuditLog(str(folder))
+        self.rounds = control_in(self.feed, folder)
+
+
+def said_503(error):
+    return unwritten(lambda status, text: (status, text), error)
+
+
+@pytest.mark.parametrize("step", ["start", "over"])
+def test_a_round_file_the_disk_refuses_leaves_no_line_nor_command_and_is_named(tmp_path, step):
+    """The audit line was written first: a 503 then said the audit trail could not be written
+    (it had been), and the trail kept a round step never sent."""
+    hall = AuditedHall(tmp_path)
+    if step == "over":
+        round_step_as(hall, "page-1a", None, "start", 3, "14:00", "1")
+    trail = tmp_path / "audit.log"
+    before, sent = trail.exists() and trail.read_bytes(), list(hall.feed.sent)
+    kept = (tmp_path / "round.json").read_bytes() if step == "over" else None
+    (tmp_path / "round.json.new").mkdir()  # the round's file cannot be written
+    with pytest.raises(OSError) as refused:
+        round_step_as(hall, "page-1a", None, step, *((3, "14:00", "1") if step == "start" else ()))
+    assert said_503(refused.value) == (503, "not sent: round.json cannot be written (Is a directory)")
+    assert hall.feed.sent == sent and (trail.exists() and trail.read_bytes()) == before  # nothing
+    assert (tmp_path / "round.json").read_bytes() == kept if kept else not (tmp_path / "round.json").exists()
+
+
+def test_a_round_file_refused_after_its_line_is_followed_by_not_sent(tmp_path, monkeypatch):
+    hall = AuditedHall(tmp_path)
+
+    def refused(*_args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refused)  # written aside, then cannot be put in place
+    with pytest.raises(OSError) as error:
+        round_step_as(hall, "page-1a", None, "start", 3, "14:00", "1")
+    said = "not sent: round.json cannot be written (No space left on device)"
+    assert said_503(error.value) == (503, said) and hall.feed.sent == []
+    (line,) = audit.read(str(tmp_path))
+    assert line["action"] == "round_start"
+    assert audit.outcome_of(line, "clock-1") == {
+        "state": "refused",
+        "seq": None,
+        "at": line["outcomes"][None]["at"],
+        "reason": said,
+    }
+    assert sorted(os.listdir(tmp_path)) == ["audit.log"]  # no round kept, no temporary left

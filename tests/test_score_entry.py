@@ -251,3 +251,45 @@ def test_phones_and_the_director_enter_a_round_and_tsh_gets_its_lines(hall, brow
         tmp_path / "tsh" / "round-3-A.tsh"
     ).read_text() == "a 3 A\n1 382 4 380\n6 411 2 335\n3 410 5 285\n\n"
     assert re.search(r"table 2: slip A Brown, Bob 355, B Fox, Fay 411", out.getvalue())
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "score_a=366&score_b=372&seat_a=%C2%B2",  # a superscript two: isdigit, and int() raises
+        "score_a=%C2%B2&score_b=372",
+        "score_a=%D9%A3%D9%A6%D9%A6&score_b=372",  # Arabic-Indic 366: not as the slip's TSH reads it
+    ],
+)
+def test_a_score_or_seat_not_in_ascii_digits_is_refused_before_the_trail_and_the_book(hall, form):
+    """It used to write the CSV row and then fail (a 500, an audit line with no outcome, and an
+    entry the book then reads as unreadable)."""
+    server, book = hall
+    token = book.issue(3, "5")
+    status, text = page_post(server, f"/api/score/5/A/{token}", form)
+    assert status == 400 and ("score" in text or "seat_a" in text), text
+    assert not os.path.exists(book._path(3, "entries")) and book.state(3)["tables"] == []
+    assert read(server.feed.store.outdir) == []  # nothing asked, nothing on the trail
+    with pytest.raises(EntryRefused, match="seat_a"):
+        book.enter(3, "5", "366", "372", "director", "²")
+    assert not os.path.exists(book._path(3, "entries"))
+
+
+@pytest.mark.parametrize(
+    "fault", [OSError(28, "No space left on device"), RuntimeError("a fault in the book")]
+)
+def test_an_entry_the_book_cannot_make_is_answered_503_and_its_line_gets_its_outcome(
+    hall, monkeypatch, fault
+):
+    server, book = hall
+    token = book.issue(3, "5")
+
+    def broken(*_args):
+        raise fault
+
+    monkeypatch.setattr(book, "enter", broken)
+    status, text = page_post(server, f"/api/score/5/A/{token}", "score_a=366&score_b=372")
+    assert status == 503 and text.startswith("not entered: the score book cannot take it"), text
+    (line,) = read(server.feed.store.outdir)
+    said = line["outcomes"][None]
+    assert said["outcome"] == "refused" and said["reason"] == text  # the trail says it was not made

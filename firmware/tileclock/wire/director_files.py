@@ -84,7 +84,7 @@ AUDIT_LINE = Obj(
         "table": "where",
         "round": Nullable("natural"),
         "before": _SIDES_SHOWN,
-        # the action's id (`by` and the line's number), sent as the command's `by=`; whether its
+        # the action's id (`by`, the hall's run and a count), sent as the command's `by=`; whether its
         # clock was heard online when it was sent (a command to an offline clock is lost)
         "id": "label",
         "online": "bool",

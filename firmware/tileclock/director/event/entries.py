@@ -18,7 +18,7 @@ import secrets
 import threading
 import time
 
-from ...wire.labels import is_label
+from ...wire.labels import is_count, is_label
 from .pairings import table_key
 from .score_tokens import FILE, MAX_TOKENS, TokensRefused, keep_aside, read_tokens, write_tokens
 from .scoring import DIRECTOR, Entry, chosen_entry
@@ -33,6 +33,22 @@ FIELDS = ["table", "score_a", "score_b", "seat_a", "by", "at"]
 
 class EntryRefused(ValueError):
     """An entry that is not taken, and why (for the phone or the director)."""
+
+
+def checked(score_a, score_b, seat_a=None):
+    """(scores {"A", "B"}, seat or None) as numbers, from an entry's fields as sent; EntryRefused
+    (in words) for a score or seat that is not one, in ASCII digits (`٣`, `²` and `3.0` are not:
+    a row written must read back), before anything is written."""
+    scores = {}
+    for side, value in (("A", score_a), ("B", score_b)):
+        text = str(value).strip()
+        digits = text[1:] if text.startswith("-") else text
+        if not (is_count(digits) and len(text) <= 5 and LOWEST <= int(text) <= HIGHEST):
+            raise EntryRefused(f"side {side}'s score: a whole number as written on the slip")
+        scores[side] = int(text)
+    if seat_a is not None and not is_count(str(seat_a)):
+        raise EntryRefused("seat_a: the TSH number of the player at side A")
+    return scores, None if seat_a is None else int(seat_a)
 
 
 class ScoreBook:
@@ -115,14 +131,7 @@ class ScoreBook:
 
     def enter(self, round_number, table, score_a, score_b, by, seat_a=None):
         """Append an entry; EntryRefused (in words) when the round is locked or a score is not one."""
-        scores = {}
-        for side, value in (("A", score_a), ("B", score_b)):
-            text = str(value).strip()
-            if not (text.lstrip("-").isdigit() and len(text) <= 5 and LOWEST <= int(text) <= HIGHEST):
-                raise EntryRefused(f"side {side}'s score: a whole number as written on the slip")
-            scores[side] = int(text)
-        if seat_a is not None and not str(seat_a).isdigit():
-            raise EntryRefused("seat_a: the TSH number of the player at side A")
+        scores, seat = checked(score_a, score_b, seat_a)
         with self.lock:
             if self.locked(round_number):
                 raise EntryRefused(f"round {round_number} is locked: ask the director")
@@ -135,10 +144,11 @@ class ScoreBook:
                 writer = csv.writer(file)
                 if new:
                     writer.writerow(FIELDS)
-                writer.writerow([table_key(table), scores["A"], scores["B"], seat_a or "", by, self._now()])
+                seat_text = "" if seat is None else seat
+                writer.writerow([table_key(table), scores["A"], scores["B"], seat_text, by, self._now()])
                 file.flush()
                 os.fsync(file.fileno())  # a score taken is on the disk before the phone hears so
-        return Entry(table_key(table), scores, by, "", int(seat_a) if seat_a else None)
+        return Entry(table_key(table), scores, by, "", seat)
 
     def entries(self, round_number):
         """Every entry of the round, in the order made: {table: [Entry, ...]}. A line that is no

@@ -9,13 +9,15 @@ or the tool; `addr`: the browser's address), what (`action` and the `command` li
 the side and amount of a correction, the call answered, and each side's time as the board showed
 it just before, `before`).
 
-An action a clock answers has an id, `id`: its `by` and its line's number in `audit.log`
-(`page-7q4k2m_12`, a label), sent to the clock as the command's `by=`, so the clock's record of it
-(or its `error` refusing it) names that one action. When that answer reaches the hall, an
-`outcome` line follows: `of` the action, at `clock`, `applied` (the record's `seq` and `ev`, both
-times after it) or `refused` (the clock's `reason`). An action with no outcome line had no answer
-(yet); `online` says whether its clock was heard online when it was sent (a command to an offline
-clock is lost: commands are never kept for a clock away).
+An action a clock answers has an id, `id`: its `by`, the hall's run (its start in seconds, base
+36, after every run already on the trail) and a count (`page-7q4k2m_t6as9s_12`, a label), sent to
+the clock as the command's `by=`, so the clock's record of it (or its `error` refusing it) names
+that one action, never one of another run or trail. When that answer reaches the hall from a clock
+the action was sent to, an `outcome` line follows, once: `of` the action, at `clock`, `applied`
+(the record's `seq` and `ev`, both times after it) or `refused` (the clock's `reason`); the clocks'
+answers are queued and written by a thread of their own, their syncs shared. An action with no
+outcome line had no answer (yet); `online` says whether its clock was heard online when it was
+sent (a command to an offline clock is lost: commands are never kept for a clock away).
 
 `read(folder)` reads it back through the one decoder (`wire/director_files.py`), a line at a time,
 each within the decoder's size limit, keeping at most the newest `MAX_READ` actions (a huge or
@@ -27,7 +29,9 @@ what its clock recorded.
 
 import collections
 import json
+import logging
 import os
+import queue
 import re
 import threading
 import time
@@ -55,31 +59,60 @@ FILE = "audit.log"
 MAX_READ = 5000
 #: the most refused lines `read` lists (it counts them all in `refused_count`)
 MAX_REFUSED = 100
-#: an action's id: who asked, `_`, the number of its line in audit.log
+#: an action's id as the file may hold it: who asked (and the hall's run), `_`, a count
 ACTION_ID = re.compile(r"([A-Za-z0-9][A-Za-z0-9_-]*)_([0-9]{1,14})")
 #: the clock's records that answer an action sent with its id (docs/protocol.md: `by`)
 ANSWERS = ("adjust", "late_start", "reopen", "end", "set", "call_answer", "new_game", "error")
-_CHUNK = 1 << 20
 _SKIP = 1 << 16
+
+log = logging.getLogger(__name__)
 
 
 class AuditLog:
-    """The audit trail in `folder` (the hall's `--out`), appended to from any thread."""
+    """The audit trail in `folder` (the hall's `--out`), appended to from any thread. Made once,
+    when the hall starts: it reads the file's ids and outcomes (`read`'s newest `MAX_READ`), so an
+    id is never handed out twice and an answer resent after a restart is not written again."""
 
     def __init__(self, folder, clock=time.time):
         self.path = os.path.join(folder, FILE)
         self.clock = clock
-        self._lock = threading.Lock()
-        self._lines = None  # lines in the file (counted at the first write)
-        self._answered = set()  # (action id, clock) whose outcome is written, this run
+        self._lock = threading.Lock()  # the ids and answers: held briefly, never over the disk
+        self._file_lock = threading.Lock()  # the file: held over a write and its sync
+        self._ended = False  # whether a last line cut off (a power cut mid-write) has been ended
+        self._count = 0  # ids handed out this run (a write that fails still uses up its number)
+        #: each issued id: (who asked, the clocks it went to: None for every clock)
+        self._issued = collections.OrderedDict()
+        self._answered = set()  # (action id, clock) whose outcome is written or queued
+        runs = set()
+        for entry in read(folder):
+            if entry.get("id"):
+                self._issue(entry["id"], entry["by"], _targets(entry.get("clock"), None))
+                runs.add(_run_of(entry["id"]))
+            self._answered.update((entry["id"], clock) for clock in entry["outcomes"])
+        self.run = _run_label(int(clock()), runs)
+        self._queue = queue.SimpleQueue()  # outcome lines for the writer thread
+        self._writer = None
+        self._pending = 0  # outcome lines queued and not yet on the disk
+        self._drained = threading.Condition(self._lock)
 
     def record(
-        self, action, by, addr=None, command=None, clock=None, board=None, changed=None, answered=False
+        self,
+        action,
+        by,
+        addr=None,
+        command=None,
+        clock=None,
+        board=None,
+        changed=None,
+        answered=False,
+        targets=None,
     ):
         """Write one action's line (flushed and synced) and return it as a dict. `board` is the
         page's view of the clock (a `Board.as_dict`), for its board, table, round, times and
         whether it was online. An action that is `answered` (by its clock, or the score book) is
-        given an id, and its `command` ends in `by=` that id: send the returned `command`."""
+        given an id, and its `command` ends in `by=` that id: send the returned `command`.
+        `targets`: the clocks an action to `all` goes to (None: every clock); only their answers
+        to it get an outcome line."""
         entry = self._stamped(by)
         entry.update(addr=addr, action=action, command=command, clock=clock)
         if board:
@@ -89,32 +122,98 @@ class AuditLog:
         if clock not in (None, "all") and answered:
             entry["online"] = bool(board and board.get("online", True))
         entry["changed"] = changed or {}
-        return self._write(entry, answered)
+        if answered:
+            with self._lock:
+                self._count += 1  # before the write: a failed one's number is never used again
+                suffix = f"_{self.run}_{self._count}"
+            entry["id"] = entry["by"][: 32 - len(suffix)] + suffix
+            if command:
+                entry["command"] = with_id(command, entry["id"])
+        with self._file_lock:
+            self._append([entry])
+        if answered:  # (no answer can come before: its command leaves after this returns)
+            with self._lock:
+                self._issue(entry["id"], by, _targets(clock, targets))
+        return entry
 
     def outcome(self, of, clock, outcome, seq=None, ev=None, reason=None, after=None):
         """Write what became of the action `of` (its id) at `clock`: `applied` (the record `seq`,
-        of event `ev`, both times `after` it) or `refused` (`reason`); returns the line (a dict)."""
+        of event `ev`, both times `after` it) or `refused` (`reason`), flushed and synced; returns
+        the line (a dict). For the hall's own (the score book's): a clock's answer is `answered`."""
+        with self._lock:
+            issued = self._issued.get(of)
+            self._answered.add((of, clock))
+        entry = self._outcome_line(issued and issued[0], of, clock, outcome, seq, ev, reason, after)
+        with self._file_lock:
+            self._append([entry])
+        return entry
+
+    def answered(self, clock, record):
+        """A record stored from `clock`: if it answers an action this trail sent to that clock
+        (its `by` an id issued here), and is the first answer heard of that action there, queue its
+        outcome line (written, its sync shared with others queued, by a thread of its own: the
+        feed's thread never waits on the disk) and return it; else None."""
+        by = record.get("by")
+        if record.get("ev") not in ANSWERS or not isinstance(by, str):
+            return None
+        with self._lock:
+            issued = self._issued.get(by)
+            if issued is None or (issued[1] is not None and clock not in issued[1]):
+                return None  # not this trail's, or not sent there: a clock cannot answer for another
+            if (by, clock) in self._answered:
+                return None  # an adjust after the end also makes an `end`: the first answer says it
+            self._answered.add((by, clock))
+        if record["ev"] == "error":
+            said = {"outcome": "refused", "ev": "error", "reason": str(record.get("detail"))}
+        else:
+            after = {side: (record.get(side) or {}).get("shown") for side in "AB"}
+            said = {"outcome": "applied", "ev": record["ev"], "after": after}
+        entry = self._outcome_line(issued[0], by, clock, seq=record.get("seq"), **said)
+        with self._lock:
+            self._pending += 1
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_queued, name="audit-outcomes", daemon=True)
+                self._writer.start()
+        self._queue.put(entry)
+        return entry
+
+    def flush(self, timeout=None):
+        """Wait until every outcome line queued is on the disk (or `timeout` s); whether it is."""
+        with self._drained:
+            return self._drained.wait_for(lambda: self._pending == 0, timeout)
+
+    def _write_queued(self):
+        """The writer thread: every outcome line queued so far, written with one sync."""
+        while True:
+            batch = [self._queue.get()]
+            while True:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                with self._file_lock:
+                    self._append(batch)
+            except OSError as error:  # the action then reads as not answered
+                log.warning("the audit trail cannot take %d outcome lines: %s", len(batch), error)
+            with self._lock:
+                self._pending -= len(batch)
+                self._drained.notify_all()
+
+    def _outcome_line(self, asker, of, clock, outcome, seq=None, ev=None, reason=None, after=None):
+        """The outcome line of `of` at `clock`, by `asker` (who asked for the action, or None)."""
         match = ACTION_ID.fullmatch(of)
-        entry = self._stamped(match.group(1) if match else of)
+        entry = self._stamped(asker or (match.group(1) if match else of))
         entry.update(action="outcome", of=of, clock=clock, outcome=outcome)
         said = {"seq": seq, "ev": ev, "reason": reason and reason[:300], "after": after}
         entry.update({key: value for key, value in said.items() if value is not None})
         entry["changed"] = {}
-        self._answered.add((of, clock))
-        return self._write(entry)
+        return entry
 
-    def answered(self, clock, record):
-        """A record stored from `clock`: if it answers an action sent with an id (its `by`), and
-        is the first answer heard of that action there, write its outcome line; else None."""
-        by = record.get("by")
-        if record.get("ev") not in ANSWERS or not isinstance(by, str) or not ACTION_ID.fullmatch(by):
-            return None
-        if (by, clock) in self._answered:
-            return None  # an adjust after the end also makes an `end`: the first answer says it
-        if record["ev"] == "error":
-            return self.outcome(by, clock, "refused", record.get("seq"), "error", str(record.get("detail")))
-        after = {side: (record.get(side) or {}).get("shown") for side in "AB"}
-        return self.outcome(by, clock, "applied", record.get("seq"), record["ev"], after=after)
+    def _issue(self, action_id, by, targets):
+        self._issued[action_id] = (by, targets)
+        if len(self._issued) > MAX_READ:  # the oldest actions' answers are no longer written
+            self._issued.popitem(last=False)
 
     def _stamped(self, by):
         now = self.clock()
@@ -124,36 +223,59 @@ class AuditLog:
             "by": by,
         }
 
-    def _write(self, entry, with_id=False):
-        with self._lock:
-            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
-            with open(self.path, "a+b") as out:
-                if self._lines is None:
-                    self._lines = _count_lines(out)
-                self._lines += 1
-                if with_id:
-                    suffix = f"_{self._lines}"
-                    entry["id"] = entry["by"][: 32 - len(suffix)] + suffix
-                    if entry.get("command"):
-                        entry["command"] = f"{entry['command']} by={entry['id']}"
-                out.write(json.dumps(entry, separators=(",", ":")).encode() + b"\n")
-                out.flush()
-                os.fsync(out.fileno())
-        return entry
+    def _append(self, entries):
+        """Append `entries` (the file's lock held), flushed and synced once."""
+        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+        with open(self.path, "a+b") as out:
+            if not self._ended:
+                _end_last_line(out)
+                self._ended = True
+            out.write(b"".join(json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in entries))
+            out.flush()
+            os.fsync(out.fileno())
 
 
-def _count_lines(out):
-    """The lines in the open file `out`, read a chunk at a time; a last line cut off (a power cut
-    mid-write) is ended, so the next line starts on its own."""
-    out.seek(0)
-    lines, last = 0, b"\n"
-    while chunk := out.read(_CHUNK):
-        lines += chunk.count(b"\n")
-        last = chunk[-1:]
-    if last != b"\n":
-        out.write(b"\n")
-        lines += 1
-    return lines
+def with_id(command, action_id):
+    """The command line `command` sent with `by=` the action's id (the clock's answer names it)."""
+    return f"{command} by={action_id}"
+
+
+def _targets(clock, targets):
+    """The clocks an action to `clock` goes to: that one, `targets` for every clock's, None: all."""
+    if clock == "all":
+        return None if targets is None else frozenset(targets)
+    return frozenset([clock])
+
+
+def _run_label(now_s, runs):
+    """This run's part of its ids: the hall's start time, in seconds, base 36 (6 letters until
+    2038), after every run on this trail already (a wall clock set back, two starts in a second),
+    so no id handed out now was handed out before, in this trail or (the same page session kept
+    across a new --out folder) any trail started before."""
+    number = max([max(now_s, 0), *(int(run, 36) + 1 for run in runs if run)])
+    digits = ""
+    while True:
+        number, digit = divmod(number, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[digit] + digits
+        if not number:
+            return digits
+
+
+def _run_of(action_id):
+    """The run part of an id (`page-3f2a_t5k1ab_12`: `t5k1ab`), or None for one of another form."""
+    parts = action_id.rsplit("_", 2)
+    run = parts[1].lower() if len(parts) == 3 else ""
+    return run if 0 < len(run) <= 7 and run.isalnum() and run.isascii() else None
+
+
+def _end_last_line(out):
+    """End a last line cut off (a power cut mid-write) in the open file `out`, so the next line
+    starts on its own."""
+    out.seek(0, os.SEEK_END)
+    if out.tell():
+        out.seek(-1, os.SEEK_END)
+        if out.read(1) != b"\n":
+            out.write(b"\n")
 
 
 def read(folder, refused=None, keep=None, newest=MAX_READ):
@@ -222,7 +344,10 @@ def outcome_of(entry, clock, online=True):
     answers (a state cleared, a link made)."""
     if not entry.get("id"):
         return None
-    answer = entry.get("outcomes", {}).get(clock)
+    outcomes = entry.get("outcomes", {})
+    answer = outcomes.get(clock)
+    if answer is None and clock is not None:
+        answer = outcomes.get(None)  # the hall's own: refused before it was sent (round.json)
     if answer is not None:
         said = {"state": answer["outcome"], "seq": answer.get("seq"), "at": answer.get("at")}
         return {**said, "reason": answer.get("reason")} if answer.get("reason") else said

@@ -34,6 +34,22 @@ FILE = "round.json"
 log = logging.getLogger(__name__)
 
 
+class Unsaved(OSError):
+    """The round's file cannot be written: the step is not sent (its message names the file)."""
+
+    def __init__(self, path, error):
+        super().__init__(
+            error.errno, f"{os.path.basename(path)} cannot be written ({error.strerror or error})"
+        )
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 class RoundControl:
     """The round the director started on this page, and the commands that do it, through `feed`
     (a `HallFeed`: `command(text, clock_id)`, `snapshot()`)."""
@@ -52,7 +68,7 @@ class RoundControl:
         """Start round `number` at `start_text` (`14:00` or `14:00:00`, today, this laptop's time;
         empty: in `LEAD_S` seconds) on the boards `boards_text` names (`1-8, 11`; empty: every
         board): `send(command, clock_id)` to each (default: the feed's `command`, the one path
-        every command of the page takes), after `record(action, command, changed)` (the audit
+        every command of the page takes), after `record(action, command, changed, clocks)` (the audit
         trail's line; what it raises stops the round before anything is sent). Returns what was
         done; ValueError says what is wrong, before anything is sent."""
         if not (isinstance(number, int) and 1 <= number <= 99):
@@ -67,10 +83,8 @@ class RoundControl:
             "boards": [board["board"] for board in boards],
             "clocks": [board["clock"] for board in boards],
         }
-        if record is not None:
-            changed = {key: current[key] for key in ("round", "start_ms", "start", "boards")}
-            record("round_start", command, changed)
-        self._save(current)
+        changed = {key: current[key] for key in ("round", "start_ms", "start", "boards")}
+        self._keep(current, record, "round_start", command, changed, current["clocks"])
         for board in boards:
             (send or self.feed.command)(command, board["clock"])
         self.current = current
@@ -78,34 +92,64 @@ class RoundControl:
 
     def over(self, send=None, record=None):
         """`round over` to every clock at once (school rule 21), by `send(command, clock_id)`, after
-        `record(action, command, changed)` (as for `start`)."""
-        if record is not None:
-            record("round_over", "round over", {"round": self.current["round"]} if self.current else {})
+        `record(action, command, changed, clocks)` (as for `start`)."""
         over = None if self.current is None else dict(self.current, over_ms=self.now_ns() // 1_000_000)
-        if over is not None:
-            self._save(over)
+        changed = {"round": self.current["round"]} if self.current else {}
+        self._keep(over, record, "round_over", "round over", changed, None)
         (send or self.feed.command)("round over", "all")
         self.current = over
         return self.current
 
-    def _save(self, current):
-        """Keep `current` in the records folder, whole or not at all (a temporary file made durable,
-        then renamed over the old one); OSError if it cannot be, and then nothing is sent."""
-        if self.path is None:
-            return
-        folder = os.path.dirname(self.path)
-        os.makedirs(folder, exist_ok=True)
-        temporary = f"{self.path}.new"
-        with open(temporary, "w", encoding="utf-8") as out:
-            json.dump({"v": ROUND_VERSION, **current}, out, separators=(",", ":"))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, self.path)
-        directory = os.open(folder, os.O_RDONLY)
+    def _keep(self, current, record, action, command, changed, clocks):
+        """Keep `current` (None: nothing to keep) and audit the step, so that a failure leaves
+        both true: the round's file is written aside first (Unsaved: nothing audited, changed or
+        sent), then `record(action, command, changed, clocks)` (what it raises: the file is left
+        as it was, nothing sent), then put in place (Unsaved: the caller follows the audit line
+        with `not sent`, and nothing is sent)."""
+        temporary = self._write_aside(current) if current is not None else None
         try:
-            os.fsync(directory)  # the rename itself survives a power cut
-        finally:
-            os.close(directory)
+            if record is not None:
+                record(action, command, changed, clocks)
+        except BaseException:
+            if temporary is not None:
+                _remove(temporary)
+            raise
+        if temporary is not None:
+            self._put_in_place(temporary)
+
+    def _write_aside(self, current):
+        """`current` written whole to `round.json.new` and made durable (its path), or None when
+        the round is kept in memory only; Unsaved if the disk refuses it (none is left behind)."""
+        if self.path is None:
+            return None
+        temporary = f"{self.path}.new"
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            with open(temporary, "w", encoding="utf-8") as out:
+                json.dump({"v": ROUND_VERSION, **current}, out, separators=(",", ":"))
+                out.flush()
+                os.fsync(out.fileno())
+        except OSError as error:
+            if not os.path.isdir(temporary):
+                _remove(temporary)
+            raise Unsaved(self.path, error) from error
+        return temporary
+
+    def _put_in_place(self, temporary):
+        """Rename `temporary` over round.json (Unsaved if the disk refuses: the old one stays)."""
+        try:
+            os.replace(temporary, self.path)
+        except OSError as error:
+            _remove(temporary)
+            raise Unsaved(self.path, error) from error
+        try:
+            directory = os.open(os.path.dirname(self.path), os.O_RDONLY)
+            try:
+                os.fsync(directory)  # the rename itself survives a power cut
+            finally:
+                os.close(directory)
+        except OSError as error:  # the round is in place: it is sent (a power cut may undo the file)
+            log.warning("the folder of %s cannot be synced: %s", self.path, error)
 
     def _load(self):
         """The round kept in the records folder, or None; one the decoder refuses is kept aside."""

@@ -10,8 +10,9 @@
                                      the clock recorded of them
 
 Every command is written to the audit trail (`follow/audit.py`) before it is sent, with the page
-session that sent it (the page's `X-Tileclock-Session` header), and sent with `by=` its action's
-id (that session and its line), so the clock's record or refusal names it too.
+session that sent it (the page's `X-Tileclock-Session` header) as its `by`, and sent with `by=`
+its action's id (that session, the hall's run and a count: `page-3f2a9c1b_t6as9s_12`), so the
+clock's record or refusal names that one action.
 """
 
 import asyncio
@@ -21,7 +22,8 @@ from starlette.routing import Route
 
 from ...wire.labels import is_count
 from ...wire.protocol import is_label
-from ..follow.audit import concerns, read, session_label, table_history
+from ..follow.audit import concerns, read, session_label, table_history, with_id
+from ..follow.round_control import Unsaved
 
 #: the header that names the page session a command came from
 SESSION_HEADER = "X-Tileclock-Session"
@@ -39,8 +41,21 @@ def who(request):
 
 
 def unwritten(text, error, what="not sent"):
-    """The answer when the audit trail cannot be written: 503, and nothing was done."""
+    """The answer when the audit trail (or the round's file, `Unsaved`) cannot be written: 503,
+    naming the file that failed, and nothing was done."""
+    if isinstance(error, Unsaved):
+        return text(503, f"{what}: {error.strerror}")
     return text(503, f"{what}: the audit trail cannot be written ({error.strerror or error})")
+
+
+def one(form, key):
+    """A form's field `key`, stripped and cut to 12 characters ('' when absent)."""
+    return form.get(key, [""])[0].strip()[:12]
+
+
+def board_of(hall, clock):
+    """The page's board dict of `clock` in the feed's snapshot, or None."""
+    return next((b for b in hall.feed.snapshot()["boards"] if b["clock"] == clock), None)
 
 
 async def clock_form(command_form, text, request):
@@ -64,9 +79,7 @@ def act_as(hall, by, addr, action, text, clock="all", changed=None):
     """Write `action` to the audit trail, then send command `text` to `clock` with `by=` the
     action's id (so the clock's answer names it); the audit line (a dict). The board is read as
     the page shows it, for its table, its times before and whether it is online."""
-    board = None
-    if clock != "all":
-        board = next((b for b in hall.feed.snapshot()["boards"] if b["clock"] == clock), None)
+    board = None if clock == "all" else board_of(hall, clock)
     entry = hall.audit.record(action, by, addr, text, clock, board, changed, answered=True)
     hall.feed.command(entry["command"], clock)
     return entry
@@ -91,18 +104,29 @@ def round_step_as(hall, by, addr, step, *args):
     """The round's `start` (`*args`: number, start, boards) or `over`, audited: one audit line for
     the whole round (its number, start and boards: what changed) written before the first command
     leaves, then each command sent with `by=` that line's action id (who: `by`, from `addr`), so
-    each clock's answer names it. OSError: nothing was sent."""
+    each clock's answer names it. OSError: nothing was sent; when the round's file failed after
+    the line was written (`Unsaved`), the line is followed by its outcome: refused, not sent."""
     line = {}
 
-    def record(action, command, changed):
-        line.update(hall.audit.record(action, by, addr, command, "all", None, changed, answered=True))
+    def record(action, command, changed, clocks):
+        line.update(
+            hall.audit.record(action, by, addr, command, "all", None, changed, answered=True, targets=clocks)
+        )
 
     def send(command, clock):
-        hall.feed.command(f"{command} by={line['id']}", clock)
+        hall.feed.command(with_id(command, line["id"]), clock)
 
-    if step == "start":
-        return hall.rounds.start(*args, send=send, record=record)
-    return hall.rounds.over(send=send, record=record)
+    try:
+        if step == "start":
+            return hall.rounds.start(*args, send=send, record=record)
+        return hall.rounds.over(send=send, record=record)
+    except Unsaved as error:
+        if line:
+            try:
+                hall.audit.outcome(line["id"], None, "refused", reason=f"not sent: {error.strerror}")
+            except OSError:
+                pass  # the trail refuses it too: its line then reads as never answered
+        raise
 
 
 def board_routes(hall, command_form, json_, text):
@@ -112,10 +136,10 @@ def board_routes(hall, command_form, json_, text):
         form, clock, refused = await clock_form(command_form, text, request)
         if refused:
             return refused
-        seq, answer = _one(form, "call"), _one(form, "answer")
+        seq, answer = one(form, "call"), one(form, "answer")
         if not is_count(seq) or answer not in ("taken", "done"):
             return text(400, "call: the call's seq, and answer taken or done")
-        board = await asyncio.to_thread(_board, hall, clock)
+        board = await asyncio.to_thread(board_of, hall, clock)
         refused = _not_open(board, clock, int(seq), answer)
         if refused:  # never audited nor sent: the page names the board whose call it answers
             return text(409, refused)
@@ -126,9 +150,9 @@ def board_routes(hall, command_form, json_, text):
         form, clock, refused = await clock_form(command_form, text, request)
         if refused:
             return refused
-        action = _one(form, "action")
+        action = one(form, "action")
         if action == "adjust":
-            side, delta = _one(form, "side").upper(), _one(form, "delta_s")
+            side, delta = one(form, "side").upper(), one(form, "delta_s")
             if side not in ("A", "B") or not _SECONDS.fullmatch(delta):
                 return text(400, "adjust: side A or B, delta_s whole seconds")
             seconds = int(delta)
@@ -136,7 +160,7 @@ def board_routes(hall, command_form, json_, text):
                 return text(400, "adjust: not zero, at most 10 minutes")
             line, changed = f"adjust {side} {seconds * 1000:+d}", {"side": side, "delta_ms": seconds * 1000}
         elif action == "late":
-            player = _one(form, "player")
+            player = one(form, "player")
             if player not in ("A", "B", "both"):
                 return text(400, "late: player A, B or both")
             line, changed = f"late {player}", {"absent": player}
@@ -155,7 +179,7 @@ def board_routes(hall, command_form, json_, text):
             return text(404, "no such clock")
 
         def read_it():
-            board = next((b for b in hall.feed.snapshot()["boards"] if b["clock"] == clock), {})
+            board = board_of(hall, clock) or {}
             game, table, name = hall.game(clock), board.get("table"), board.get("board")
             mine = lambda entry: concerns(entry, clock, table, name)  # noqa: E731  (a one-line filter)
             entries = read(hall.feed.store.outdir, keep=mine, newest=HISTORY)
@@ -171,10 +195,6 @@ def board_routes(hall, command_form, json_, text):
     ]
 
 
-def _board(hall, clock):
-    return next((b for b in hall.feed.snapshot()["boards"] if b["clock"] == clock), None)
-
-
 def _not_open(board, clock, seq, answer):
     """Why `answer` to call `seq` of `clock` is refused here (its board, as the page shows it, has
     no such call open, or has it taken already), or None: an answer from a page that showed a call
@@ -188,7 +208,3 @@ def _not_open(board, clock, seq, answer):
     if answer == "taken" and call["state"] == "taken":
         return f"not sent: {name}'s call {seq} is already taken"
     return None
-
-
-def _one(form, key):
-    return form.get(key, [""])[0].strip()[:12]

@@ -1,7 +1,7 @@
 """A scripted director for `tileclock hall-demo --director` (docs/hall.md, "The demo"): it plays a
 director's round on the page's own paths, so everything it does is on the audit trail and in the
 clocks' records exactly as a director's clicks would be, named `hall-demo` (each command's
-`by=` its action's id on the trail, `hall-demo_N`).
+`by=` its action's id on the trail, `hall-demo_RUN_N`).
 
 Each round: start it (every board, in 10 s); answer the first call of the round, `taken`, give
 that board's B a minute (a correction: the clock is stopped for the call), then `done`; after

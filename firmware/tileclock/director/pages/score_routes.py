@@ -20,15 +20,18 @@ the book's reason); a line that cannot be written is 503 and nothing changes.
 """
 
 import asyncio
+import logging
 
 from starlette.routing import Route
 
 from ...wire.labels import is_count
 from ...wire.protocol import is_label
-from ..event.entries import EntryRefused
+from ..event.entries import EntryRefused, checked
 from ..event.pairings import table_key
 from ..event.score_links import clocks_at
-from .board_routes import unwritten, who
+from .board_routes import one, unwritten, who
+
+log = logging.getLogger(__name__)
 
 
 def score_routes(hall, command_form, file, json_, text):
@@ -80,7 +83,11 @@ def score_routes(hall, command_form, file, json_, text):
     async def entered(form, round_number, table, who_entered, by, addr):
         """The entry of `form` at `table`, on the audit trail first (503 and no entry if it cannot
         be written), then made (its outcome line after it): the table's state, or 400 in words."""
-        score_a, score_b, seat_a = _one(form, "score_a"), _one(form, "score_b"), _one(form, "seat_a") or None
+        score_a, score_b, seat_a = one(form, "score_a"), one(form, "score_b"), one(form, "seat_a") or None
+        try:
+            checked(score_a, score_b, seat_a)  # ASCII digits, before the trail: a row must read back
+        except EntryRefused as error:
+            return text(400, str(error))
         scores = {"round": round_number, "table": table, "A": score_a, "B": score_b}
         place = {"table": table, "round": round_number}
         try:
@@ -89,11 +96,16 @@ def score_routes(hall, command_form, file, json_, text):
             )
         except OSError as error:
             return unwritten(text, error, "not entered")
-        try:
-            book.enter(round_number, table, score_a, score_b, who_entered, seat_a)
+        try:  # whatever fails now, the line gets its outcome and the phone its answer
+            await asyncio.to_thread(book.enter, round_number, table, score_a, score_b, who_entered, seat_a)
         except EntryRefused as error:
             await _outcome(hall, line, "refused", str(error))
             return text(400, str(error))
+        except Exception as error:  # noqa: BLE001  (a disk, or a fault: said, never a 500)
+            log.warning("a score entry at table %s failed: %r", table, error)
+            said = f"not entered: the score book cannot take it ({getattr(error, 'strerror', None) or error})"
+            await _outcome(hall, line, "refused", said)
+            return text(503, said)
         await _outcome(hall, line, "applied")
         return json_(_table_state(book, round_number, table))
 
@@ -114,7 +126,7 @@ def score_routes(hall, command_form, file, json_, text):
         form, refused = await command_form(request)
         if refused:
             return refused
-        number = _one(form, "round")
+        number = one(form, "round")
         if not is_count(number) or not 1 <= int(number) <= 99:
             return text(400, "round: a number from 1 to 99")
         table = request.path_params["table"]
@@ -128,7 +140,7 @@ def score_routes(hall, command_form, file, json_, text):
         form, refused = await command_form(request)
         if refused:
             return refused
-        number = _one(form, "round")
+        number = one(form, "round")
         if not is_count(number) or not 1 <= int(number) <= 99:
             return text(400, "round: a number from 1 to 99")
         table = request.path_params["table"]
@@ -151,7 +163,7 @@ def score_routes(hall, command_form, file, json_, text):
         form, refused = await command_form(request)
         if refused:
             return refused
-        number = _one(form, "round")
+        number = one(form, "round")
         if not is_count(number) or not 1 <= int(number) <= 99:
             return text(400, "round: a number from 1 to 99")
         by, addr = who(request)
@@ -252,10 +264,6 @@ def _round_state(hall, book, number):
         key=lambda t: (0, int(t["table"]), "") if t["table"].isdigit() else (1, 0, t["table"])
     )
     return state
-
-
-def _one(form, key):
-    return form.get(key, [""])[0].strip()[:12]
 
 
 def _table_state(book, round_number, table):

@@ -7,7 +7,6 @@ and a time limit on each request. In the `director` extra: a clock installs none
 """
 
 import io
-import logging
 import socket
 import threading
 import time
@@ -35,8 +34,6 @@ MAX_CONNECTIONS = 200
 #: how long the server has to start listening
 START_S = 10.0
 
-log = logging.getLogger(__name__)
-
 
 class HallPage:
     """Serves `feed` (a `HallFeed`) on `host`:`port` (0: any free port) from a thread of its own.
@@ -60,10 +57,13 @@ class HallPage:
         self.draw_panel = draw_panel
         self.scores = scores  # an event.entries.ScoreBook: the score entry's routes answer with it
         self.links = None  # an event.score_links.ScoreLinks where the clocks are sent score codes
-        self._audit = None
+        folder = getattr(getattr(feed, "store", None), "outdir", None)
+        #: every director's action, in the records folder (follow/audit.py): made here, once, before
+        #: any thread (the feed's listener, a request's worker, the demo director) can ask for it
+        self.audit = AuditLog(folder) if folder else None
         self.pairings = pairings  # an event.hall_pairings.HallPairings: the players' names, or None
         # the round started from the page, kept in the records folder (follow/round_control.py)
-        self.rounds = RoundControl(feed, folder=getattr(getattr(feed, "store", None), "outdir", None))
+        self.rounds = RoundControl(feed, folder=folder)
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts else own_hosts(host)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
@@ -91,21 +91,12 @@ class HallPage:
         if isinstance(getattr(feed, "listeners", None), list):  # the clocks' answers to its actions
             feed.listeners.append(self._answered)
 
-    @property
-    def audit(self):
-        """Every director's action, in the records folder (follow/audit.py): made on first use."""
-        if self._audit is None:
-            self._audit = AuditLog(self.feed.store.outdir)
-        return self._audit
-
     def _answered(self, clock_id, _seq, record):
         """A record stored from `clock_id`: if it answers an action on the audit trail, its
-        outcome line (on the feed's thread; a disk that refuses it stops nothing: the action
-        then reads as not answered)."""
-        try:
+        outcome line, queued (the feed's thread never waits on the disk; a disk that refuses it
+        stops nothing: the action then reads as not answered)."""
+        if self.audit is not None:
             self.audit.answered(clock_id, record)
-        except OSError as error:
-            log.warning("the audit trail cannot take an outcome: %s", error)
 
     @property
     def address(self):
@@ -130,6 +121,8 @@ class HallPage:
         if self.thread is not None:
             self.thread.join(5)
         self.socket.close()
+        if self.audit is not None:
+            self.audit.flush(5)  # the clocks' last answers on the disk before the hall stops
 
     # --- what the routes answer
 
