@@ -169,7 +169,10 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
     page.locator("#calls .call.taken", has_text="Board 12").wait_for()
     twelve.locator(".call", has_text="DIRECTOR COMING").wait_for()
     page.locator("#calls .call.taken button.done").click()
+    page.locator("#calls .call.taken button.yes", has_text="Board 12").click()  # Done asks first
     event.waits_for("c2", "call_answer", 2)
+    page.locator("#calls .call.closed").wait_for()  # in place while the pointer is on it
+    page.mouse.move(1, 1)
     page.locator("#calls .call").wait_for(state="detached")
 
     # 3. the correction: B at table 12 gets a minute, from its board's page

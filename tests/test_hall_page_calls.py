@@ -113,9 +113,9 @@ def test_a_call_rings_on_the_page_and_is_answered_from_it(hall, page):  # noqa: 
     wait_for(answered(clocks, "taken"), what="the clock to take the answer")
     assert clocks.sims["c1"].view().call == "taken"
     wait_for(lambda: clocks.pump() or "Taken:" in banner.inner_text(), what="the banner to say taken")
-    banner.locator("button.done").click()
+    done(banner)
     wait_for(answered(clocks, "done"), what="the call done")
-    wait_for(lambda: clocks.pump() or page.locator(".call").count() == 0, what="the banner gone")
+    gone(page, clocks, banner)
     session = page.evaluate("sessionStorage.getItem('tileclock-session')")
     assert [(e["action"], e["by"]) for e in read(folder)] == [("call", f"page-{session}")] * 2
 
@@ -164,9 +164,9 @@ def test_banners_stay_in_place_by_board_and_each_answer_goes_to_its_own_board(ha
     names = {b["clock"]: b["board"] for b in feed.snapshot()["boards"]}
     assert first.locator("button.done").inner_text() == f"Done — Board {names['c2']}"
     assert second.locator("button.take").inner_text() == f"Taken — Board {names['c1']}"
-    second.locator("button.done").click()
+    done(second)
     wait_for(answered(clocks, "done"), what="c1's call done")
-    wait_for(lambda: clocks.pump() or second.count() == 0, what="c1's banner gone")
+    gone(page, clocks, second)
     assert first.evaluate("node => node.marked") is True and "CALL:" in first.inner_text()
     assert not [r for r in clocks.sims["c2"].journal.records() if r["ev"] == "call_answer"]
 
@@ -187,11 +187,24 @@ def test_the_boards_own_page_shows_its_call_live_and_answers_it(hall, page):  # 
     banner.locator("button.take").click()
     wait_for(answered(clocks, "taken"), what="the clock to take the answer")
     wait_for(lambda: clocks.pump() or "Taken:" in banner.inner_text(), what="the banner to say taken")
-    assert banner.locator("button.take").is_hidden()
+    assert banner.locator("button.take").is_disabled()  # in its place, off
     assert banner.locator("a").count() == 0  # no link to the page it is on
-    banner.locator("button.done").click()
+    done(banner)
     wait_for(answered(clocks, "done"), what="the call done")
-    wait_for(lambda: clocks.pump() or page.locator(".call").count() == 0, what="the banner gone")
+    gone(page, clocks, banner)
+
+
+def done(banner):
+    """Done on `banner`, and Yes to its question."""
+    banner.locator("button.done").click()
+    banner.locator("button.yes").click()
+
+
+def gone(tab, clocks, banner):
+    """The closed call's banner stays while the pointer is on the banners, and goes once it leaves."""
+    wait_for(lambda: clocks.pump() or "closed" in banner.get_attribute("class"), what="the banner closed")
+    tab.mouse.move(1, 1)
+    banner.wait_for(state="detached")
 
 
 def _hall(clocks):
@@ -223,3 +236,89 @@ def test_one_session_script_for_every_page_and_the_banner_is_the_colour_the_guid
         assert status == 200 and "#6a1b9a" in text
     finally:
         server.close()
+
+
+#: the board (and its button, if any) at a point of the page: what a click there would press
+AT_POINT = """([x, y]) => {
+  const node = document.elementFromPoint(x, y);
+  const banner = node && node.closest(".call"), button = node && node.closest("button");
+  return {clock: banner ? banner.dataset.clock : null, button: button ? button.className : null,
+          off: button ? button.disabled : null};
+}"""
+
+
+def _centre(locator):
+    box = locator.bounding_box()
+    return [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2]
+
+
+def test_closing_the_upper_banner_moves_no_other_boards_button_under_the_pointer(hall, page):  # noqa: F811  (the fixture)
+    clocks, feed, server, folder, times = hall
+    times.page(page)
+    page.goto(server.address)
+    page.locator(".board").first.wait_for()
+    call_from(_hall(clocks), "c2")
+    upper = page.locator('.call[data-clock="c2"]')
+    upper.wait_for()
+    call_from(_hall(clocks), "c1")
+    lower = page.locator('.call[data-clock="c1"]')
+    lower.wait_for()
+    names = {b["clock"]: b["board"] for b in feed.snapshot()["boards"]}
+    done_at = _centre(upper.locator("button.done"))
+    # Done on the upper banner, twice as a hurried director does: it only asks, naming the board
+    page.mouse.click(*done_at)
+    page.mouse.click(*done_at)
+    question = upper.locator(".confirm")
+    assert question.is_visible()
+    assert question.inner_text().startswith(f"Board {names['c2']}'s call is done?")
+    assert lower.locator(".confirm").is_hidden()
+    clocks.pump()
+    assert not [r for r in clocks.sims["c2"].journal.records() if r["ev"] == "call_answer"]
+    yes_at = _centre(upper.locator("button.yes"))
+    assert yes_at != done_at  # its Yes is elsewhere: a double click never confirms
+    page.mouse.click(*yes_at)
+    shown = "(document.querySelector('.call[data-clock=\"c2\"]') || {className: 'gone'}).className"
+    wait_for(
+        lambda: clocks.pump() or page.evaluate(shown) in ("call closed", "gone"), what="the upper call closed"
+    )
+    assert [r["answer"] for r in clocks.sims["c2"].journal.records() if r["ev"] == "call_answer"] == ["done"]
+    # under the pointer, and where Done was: the closed banner, never the next board's buttons
+    for point in (yes_at, done_at):
+        assert page.evaluate(AT_POINT, point)["clock"] == "c2", point
+    page.mouse.click(*done_at)  # a click more lands on the closed banner's button, which is off
+    assert page.evaluate(AT_POINT, done_at) == {"clock": "c2", "button": "done", "off": True}
+
+    # Taken on the lower banner: it stays where it was, off; Done does not slide into its place
+    take_at = _centre(lower.locator("button.take"))
+    page.mouse.click(*take_at)
+    wait_for(lambda: clocks.pump() or "taken" in lower.get_attribute("class"), what="c1 taken")
+    assert page.evaluate(AT_POINT, take_at) == {"clock": "c1", "button": "take", "off": True}
+    page.mouse.click(*take_at)  # the double click's second half: nothing
+    clocks.pump()
+    assert [r["answer"] for r in clocks.sims["c1"].journal.records() if r["ev"] == "call_answer"] == ["taken"]
+    # the pointer leaves the banners: only now does the closed one go and the other move up
+    page.mouse.move(1, 1)
+    upper.wait_for(state="detached")
+    assert "Taken:" in lower.inner_text()
+
+
+def test_a_boards_page_opened_after_its_call_shows_the_call_record_as_a_plain_row(hall, page):  # noqa: F811  (the fixture)
+    clocks, feed, server, folder, times = hall
+    times.page(page)
+    call_from(_hall(clocks), "c1")
+
+    def board():
+        return next(b for b in feed.snapshot()["boards"] if b["clock"] == "c1")
+
+    wait_for(lambda: clocks.pump() or board()["call"], what="the call on file")
+    seq = board()["call"]["seq"]
+    page.goto(server.address + "board/c1")
+    row = page.locator(f'#records tr[data-seq="{seq}"]')
+    row.wait_for()
+    assert "CALL to the director" in row.inner_text()
+    look = row.evaluate(
+        "r => { const s = getComputedStyle(r); return [s.display, s.backgroundColor, s.color]; }"
+    )
+    assert look == ["table-row", "rgba(0, 0, 0, 0)", "rgb(17, 17, 17)"]  # the table's, not a banner's purple
+    page.locator('#calls .call[data-clock="c1"]').wait_for()  # the banner is where banners go, once
+    assert page.locator(".call").count() == 1
