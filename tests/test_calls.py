@@ -221,6 +221,10 @@ def test_a_call_says_its_time_of_day_only_when_the_clock_knows_one():
     clock.answer_call(50 * NS_PER_S, events(made, "call")[0]["seq"], "done")
     made = [r.as_dict() for t_s in (60, 60.5, 61) for r in tap(clock, "STOP", t_s)]
     assert events(made, "call")[0]["wall_ms"] == 1_700_000_061_100
+    clock.play.wall = lambda t_ns: 61_100  # a Pi's unset wall clock (1970): the director's `set wall=`, then
+    clock.answer_call(70 * NS_PER_S, events(made, "call")[0]["seq"], "done")
+    made = [r.as_dict() for t_s in (80, 80.5, 81) for r in tap(clock, "STOP", t_s)]
+    assert events(made, "call")[0]["wall_ms"] == 1_764_079_200_000 + 51_100  # never a record refused
 
 
 CALLED_AND_CORRECTED = (

@@ -166,29 +166,6 @@ def test_a_calls_wait_counts_from_its_raise_across_a_restart_of_the_hall_and_a_n
     }
 
 
-def test_a_calls_time_of_day_counts_only_if_the_clocks_wall_clock_agrees_with_the_laptops():
-    from types import SimpleNamespace
-
-    from tileclock.director.follow.hall_board import Board
-
-    raised = 1_764_079_200_000
-    records = [
-        {"seq": 5, "ev": "new_game", "t_ms": 0},
-        {"seq": 9, "ev": "call", "t_ms": 60_000, "wall_ms": raised},
-        {"seq": 10, "ev": "status", "t_ms": 90_000},  # the clock counted 30 s since the call
-    ]
-    log = SimpleNamespace(game=SimpleNamespace(seq=5, records=records))
-
-    def waited(now_ms):
-        return Board("c1").open_call(log, None, now_ms / 1000)["waited_ms"]
-
-    assert waited(raised + 95_000) == 95_000  # from the raise: what the clock's count cannot know
-    assert waited(raised + 29_000) == 29_000  # within the slack of its count
-    assert waited(raised + 10_000) == 30_000  # less than the clock's own count: its wall clock is off
-    assert waited(raised - 3_600_000) == 30_000  # raised "in an hour": the clock is ahead
-    assert waited(raised + 330 * 86_400_000) == 30_000  # a wall clock most of a year behind (a simulation's)
-
-
 def test_an_answer_for_a_board_with_no_such_call_open_is_refused_and_never_sent(hall):
     call_from(hall, "c1")
     wait_for(lambda: (hall.board("c1") or {}).get("call"), what="the call on the page")

@@ -239,3 +239,23 @@ def test_the_quick_paths_decide_exactly_as_the_careful_checks_on_records_and_the
     ]
     for text in texts:
         assert verdict(load, text) == verdict(careful_load, text), text
+
+
+@pytest.mark.parametrize(
+    "wall_ms", [0, 1_500_000_000_000, 4_102_444_800_001, 2**63 - 1, -1, True, "1764079200000"]
+)
+@pytest.mark.parametrize("ev, field", [("call", "wall_ms"), ("new_game", "call_wall_ms")])
+def test_a_calls_time_of_day_outside_2020_to_2100_refuses_its_record_naming_the_field(ev, field, wall_ms):
+    # forged, or an unset wall clock's: the hall would count the call's wait from it (years, or never)
+    fields = {
+        "call": {"button": "STOP"},
+        "new_game": {"rules": "naspa", "time_ms": {"A": 1, "B": 1}, "call": 5},
+    }
+    with pytest.raises(RecordError) as caught:
+        decode(record(ev=ev, **fields[ev], **{field: wall_ms}))
+    assert caught.value.reason == Reason.WRONG_KIND and caught.value.field == f"{ev}.{field}"
+    assert "is not a time of day 2020 to 2100" in str(caught.value)
+    with pytest.raises(FieldError):  # and on the wire: a whole record kept aside, not a crash
+        unframe(framed(record(ev=ev, **fields[ev], **{field: wall_ms})))
+    for good in (1_577_836_800_000, 1_764_079_200_000, 4_102_444_800_000):
+        assert decode(record(ev=ev, **fields[ev], **{field: good}))[field] == good

@@ -11,6 +11,8 @@ and its answers never change a side's time or the game's state.
 
 from dataclasses import dataclass
 
+from ..wire.records import is_time_of_day
+
 #: what a director may answer a call, in the order it may answer
 ANSWERS = ("taken", "done")
 
@@ -86,5 +88,6 @@ class Calls:
 
 
 def _time_of_day(wall_ms):
-    """`wall_ms` if it is a time of day (a natural number of ms), else None: never a wrong one."""
-    return wall_ms if isinstance(wall_ms, int) and not isinstance(wall_ms, bool) and wall_ms >= 0 else None
+    """`wall_ms` if it is a time of day (2020 to 2100, as the decoder holds it), else None: never a
+    wrong one."""
+    return wall_ms if is_time_of_day(wall_ms) else None

@@ -8,6 +8,7 @@ what happened through `emit`. A request or a chord the game does not allow now r
 
 from copy import copy
 
+from ..wire.records import is_time_of_day
 from .accounting import FORFEITS
 from .calls import CallRefused, Calls
 from .gestures import (
@@ -61,7 +62,8 @@ class Play:
         """The time of day at `t_ns` (ms since 1970, UTC): the device's wall clock's, else the one a
         director's `set` gave, else None (never a wrong one)."""
         said = self.wall(t_ns) if self.wall is not None else None
-        return said if said is not None else self.scene_wall(t_ns)
+        # a wall clock outside 2020-2100 is unset: its call would be a record the decoder refuses
+        return said if is_time_of_day(said) else self.scene_wall(t_ns)
 
     def open_next(self, game, t_ns, asked):
         """The director's `new game`: the next game opens, as the players' 2 s hold of STOP opens it

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from .decoder import LIMITS, Reason, WireError, load, load_object, text_of
 from .labels import LABEL, is_label
-from .records import SIDES, RecordError, decode
+from .records import SIDES, TIME_OF_DAY_MS, RecordError, decode
 
 __all__ = [
     "LABEL",
@@ -44,7 +44,7 @@ MAX_COMMAND = 120
 _CRC_TAIL = re.compile(r',"crc":"([0-9a-f]{8})"\}$')
 _ADJUST_LIMIT_MS = 10 * 60 * 1000
 #: A time of day the clock takes: 2020 to 2100 (a director's computer with its clock unset is refused).
-_WALL_MS_RANGE = (1_577_836_800_000, 4_102_444_800_000)
+_WALL_MS_RANGE = TIME_OF_DAY_MS
 _START_TIME = re.compile(r"\d{1,2}:[0-5]\d")
 #: a score link's start, as the hall sends it: upper case, every character one QR's compact
 #: alphanumeric mode holds (no `_`, no space, no `*`), so a 128x64 panel fits its code

@@ -31,6 +31,16 @@ class RecordError(WireError):
 
 _integer, _natural = integer, natural
 
+#: A time of day a clock or a director may give (ms since 1970, UTC): 2020 to 2100. Outside it, a
+#: wall clock is unset or the number forged, and a call's wait counted from it would be years off.
+TIME_OF_DAY_MS = (1_577_836_800_000, 4_102_444_800_000)
+
+
+def is_time_of_day(value):
+    """Whether `value` is a time of day in `TIME_OF_DAY_MS` (an integer, not a bool)."""
+    return _integer(value) and TIME_OF_DAY_MS[0] <= value <= TIME_OF_DAY_MS[1]
+
+
 KINDS = {
     **BASIC,
     "label": is_label,
@@ -45,6 +55,7 @@ KINDS = {
     "state": lambda value: value in STATES,
     "run": lambda value: value is None or value in SIDES,
     "call_answer": lambda value: value in ("taken", "done"),
+    "time_of_day_2020_to_2100": is_time_of_day,
     "seqs": lambda value: isinstance(value, list) and len(value) == 2 and all(map(_natural, value)),
 }
 
@@ -124,7 +135,7 @@ EVENTS = _events(
             "rules_set": "dict",
             "call": "natural",
             "call_taken": "bool",
-            "call_wall_ms": "natural",
+            "call_wall_ms": "time_of_day_2020_to_2100",
             **_SCENE,
             "source": "str",  # a director's `new game`: the way it came, and who asked
             **_BY,
@@ -145,8 +156,9 @@ EVENTS = _events(
     Event("end", {"reason": "str", "summary": SUMMARY}, {"supersedes": "natural", **_SCENE, **_BY}),
     Event("reopen", {"source": "str"}, {"reopens": "natural", **_BY}),
     # the board calls the director (its id: this record's seq), and the director's answers to it
-    # `wall_ms`: the time of day of the call (when the clock knows one): its waiting time counts from it
-    Event("call", {"button": "button"}, {"wall_ms": "natural"}),
+    # `wall_ms`: the time of day of the call (when the clock knows one): its waiting time counts from
+    # it, so one outside 2020-2100 (forged, or an unset wall clock's) refuses the record
+    Event("call", {"button": "button"}, {"wall_ms": "time_of_day_2020_to_2100"}),
     Event("call_answer", {"call": "natural", "answer": "call_answer", "source": "str"}, _BY),
     Event(  # a `set` carries only what was set: never a null round, table or time of day
         "set",

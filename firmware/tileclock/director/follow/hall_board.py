@@ -8,6 +8,10 @@ from .store import shown
 WALL_SLACK_MS = 2_000
 #: a wait longer than this by a clock's time of day is its wall clock's error, not a call
 MAX_WAIT_MS = 12 * 3600 * 1000
+#: a call's time of day may be this far ahead of the clock's own count while the hall hears the
+#: call's game live (the count misses only its last record's way here: milliseconds, or a broker's
+#: outage's catching up)
+WALL_AHEAD_MS = 60_000
 
 
 class Board:
@@ -92,7 +96,12 @@ class Board:
             # after the one it was raised in; taken only if its wall clock agrees with this laptop's
             # (chrony): never less than its own count, nor more than a tournament's day
             by_wall_ms = int(now * 1000) - open_call.wall_ms
-            if counted_ms - WALL_SLACK_MS <= by_wall_ms <= MAX_WAIT_MS:
+            longest_ms = MAX_WAIT_MS
+            if record is not None and age_ms is not None:
+                # the call is in the game the hall hears live: its count is the wait, so a wall
+                # clock hours behind (a `set wall=` typo, chrony on another source) is caught
+                longest_ms = min(longest_ms, counted_ms + WALL_AHEAD_MS)
+            if counted_ms - WALL_SLACK_MS <= by_wall_ms <= longest_ms:
                 waited_ms = max(0, by_wall_ms)
         return {
             "seq": open_call.seq,
