@@ -139,8 +139,10 @@ def test_an_id_is_never_handed_out_twice_after_a_failed_write_a_restart_or_a_new
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", full)
+    kept = (tmp_path / "a" / "audit.log").read_bytes()
     with pytest.raises(OSError):
-        adjust(trail)  # the page answers 503: nothing was sent
+        adjust(trail)  # the page answers 503: nothing was sent...
+    assert (tmp_path / "a" / "audit.log").read_bytes() == kept  # ...and the trail never says it was
     ids.append(adjust(trail)["id"])
     ids.append(adjust(AuditLog(str(tmp_path / "a"), clock=lambda: 1_764_100_000.5))["id"])  # a restart
     ids.append(adjust(AuditLog(str(tmp_path / "b"), clock=lambda: 1_764_100_030.0))["id"])  # a new folder

@@ -224,15 +224,25 @@ class AuditLog:
         }
 
     def _append(self, entries):
-        """Append `entries` (the file's lock held), flushed and synced once."""
+        """Append `entries` (the file's lock held), flushed and synced once. OSError if the disk
+        refuses: what was written of them is cut off again where it can be, so a line the caller
+        answers 503 for (nothing sent) does not stay on the trail as an action asked."""
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         with open(self.path, "a+b") as out:
             if not self._ended:
                 _end_last_line(out)
                 self._ended = True
-            out.write(b"".join(json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in entries))
-            out.flush()
-            os.fsync(out.fileno())
+            start = out.seek(0, os.SEEK_END)
+            try:
+                out.write(b"".join(json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in entries))
+                out.flush()
+                os.fsync(out.fileno())
+            except OSError:
+                try:
+                    out.truncate(start)
+                except OSError:
+                    self._ended = False  # a part left: the next write ends it first
+                raise
 
 
 def with_id(command, action_id):
