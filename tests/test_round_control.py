@@ -308,3 +308,23 @@ def test_a_round_file_refused_after_its_line_is_followed_by_not_sent(tmp_path, m
         "reason": said,
     }
     assert sorted(os.listdir(tmp_path)) == ["audit.log"]  # no round kept, no temporary left
+
+
+def test_after_a_restart_a_rounds_start_is_answered_only_by_the_clocks_it_was_sent_to(tmp_path):
+    """The trail's line says `all`: read back alone, any clock could write "applied" for a start
+    never sent to it; round.json names the clocks, and the restarted hall keeps to them."""
+    hall = AuditedHall(tmp_path)
+    line = round_step_as(hall, "page-1a", None, "start", 3, "14:00", "1")
+    (started,) = audit.read(str(tmp_path))
+    feed = Feed()
+    feed.store = type("Store", (), {"outdir": str(tmp_path)})()
+    restarted = HallPage(feed, port=0)  # a restart: the trail and round.json read back
+    try:
+        assert restarted.rounds.current == line
+        assert restarted.audit.answered("clock-2", {"ev": "set", "seq": 9, "by": started["id"]}) is None
+        assert (
+            restarted.audit.answered("clock-1", {"ev": "set", "seq": 9, "by": started["id"]})["outcome"]
+            == "applied"
+        )
+    finally:
+        restarted.close()

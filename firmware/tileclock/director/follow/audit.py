@@ -41,6 +41,7 @@ from ...wire.decoder import Reason, WireError
 from ...wire.director_files import ACTIONS, AUDIT_LIMITS, decode_audit_line
 from ...wire.labels import is_label
 from ..records.actions import clock_actions
+from .action_ids import run_label, run_of, targets_of, with_id
 
 __all__ = [
     "ACTIONS",
@@ -84,12 +85,16 @@ class AuditLog:
         self._issued = collections.OrderedDict()
         self._answered = set()  # (action id, clock) whose outcome is written or queued
         runs = set()
+        #: the trail's newest round start (an action to every clock: `resume_round` narrows it)
+        self.round_started = None
         for entry in read(folder):
+            if entry.get("id") and entry["action"] == "round_start":
+                self.round_started = entry
             if entry.get("id"):
-                self._issue(entry["id"], entry["by"], _targets(entry.get("clock"), None))
-                runs.add(_run_of(entry["id"]))
+                self._issue(entry["id"], entry["by"], targets_of(entry.get("clock"), None))
+                runs.add(run_of(entry["id"]))
             self._answered.update((entry["id"], clock) for clock in entry["outcomes"])
-        self.run = _run_label(int(clock()), runs)
+        self.run = run_label(int(clock()), runs)
         self._queue = queue.SimpleQueue()  # outcome lines for the writer thread
         self._writer = None
         self._pending = 0  # outcome lines queued and not yet on the disk
@@ -133,7 +138,7 @@ class AuditLog:
             self._append([entry])
         if answered:  # (no answer can come before: its command leaves after this returns)
             with self._lock:
-                self._issue(entry["id"], by, _targets(clock, targets))
+                self._issue(entry["id"], by, targets_of(clock, targets))
         return entry
 
     def outcome(self, of, clock, outcome, seq=None, ev=None, reason=None, after=None):
@@ -176,6 +181,20 @@ class AuditLog:
                 self._writer.start()
         self._queue.put(entry)
         return entry
+
+    def resume_round(self, current):
+        """After a restart: the round kept in round.json (`current`, follow/round_control.py) names
+        the clocks its start went to; if the trail's newest start is that round's, only their
+        answers to it get an outcome (the line itself says every clock, `all`)."""
+        started, clocks = self.round_started, (current or {}).get("clocks")
+        if started is None or not isinstance(clocks, list):
+            return
+        changed = started.get("changed") or {}
+        if (changed.get("round"), changed.get("start_ms")) != (current.get("round"), current.get("start_ms")):
+            return  # round.json is of another start (one whose line the trail refused)
+        with self._lock:
+            if started["id"] in self._issued:
+                self._issued[started["id"]] = (started["by"], frozenset(clocks))
 
     def flush(self, timeout=None):
         """Wait until every outcome line queued is on the disk (or `timeout` s); whether it is."""
@@ -243,39 +262,6 @@ class AuditLog:
                 except OSError:
                     self._ended = False  # a part left: the next write ends it first
                 raise
-
-
-def with_id(command, action_id):
-    """The command line `command` sent with `by=` the action's id (the clock's answer names it)."""
-    return f"{command} by={action_id}"
-
-
-def _targets(clock, targets):
-    """The clocks an action to `clock` goes to: that one, `targets` for every clock's, None: all."""
-    if clock == "all":
-        return None if targets is None else frozenset(targets)
-    return frozenset([clock])
-
-
-def _run_label(now_s, runs):
-    """This run's part of its ids: the hall's start time, in seconds, base 36 (6 letters until
-    2038), after every run on this trail already (a wall clock set back, two starts in a second),
-    so no id handed out now was handed out before, in this trail or (the same page session kept
-    across a new --out folder) any trail started before."""
-    number = max([max(now_s, 0), *(int(run, 36) + 1 for run in runs if run)])
-    digits = ""
-    while True:
-        number, digit = divmod(number, 36)
-        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[digit] + digits
-        if not number:
-            return digits
-
-
-def _run_of(action_id):
-    """The run part of an id (`page-3f2a_t5k1ab_12`: `t5k1ab`), or None for one of another form."""
-    parts = action_id.rsplit("_", 2)
-    run = parts[1].lower() if len(parts) == 3 else ""
-    return run if 0 < len(run) <= 7 and run.isalnum() and run.isascii() else None
 
 
 def _end_last_line(out):

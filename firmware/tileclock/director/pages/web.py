@@ -64,6 +64,8 @@ class HallPage:
         self.pairings = pairings  # an event.hall_pairings.HallPairings: the players' names, or None
         # the round started from the page, kept in the records folder (follow/round_control.py)
         self.rounds = RoundControl(feed, folder=folder)
+        if self.audit is not None:  # a round started before a restart: answered by its boards only
+            self.audit.resume_round(self.rounds.current)
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts else own_hosts(host)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
