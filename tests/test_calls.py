@@ -9,6 +9,7 @@ import pytest
 from conftest import events, tap
 from tileclock.clock.core import GameClock
 from tileclock.clock.gestures import ButtonTiming
+from tileclock.clock.history import split_games, view_at
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS
@@ -184,6 +185,10 @@ def test_a_call_open_as_a_new_game_starts_is_carried_into_it(sim):
     (call,) = events(records, "call")
     assert call["wall_ms"] == SIM_EPOCH_NS // 10**6 + 21_100 == new_game["call_wall_ms"]
     assert events(records, "call_answer")[0]["answer"] == "done"
+    # replay of the new game alone (its records begin at its `new_game`) shows the call it was given
+    game = split_games(records)[-1]
+    assert view_at(game, after_seq=new_game["seq"])[0].call == "called"
+    assert view_at(game, after_seq=events(records, "call_answer")[0]["seq"])[0].call is None
 
 
 def test_an_open_call_survives_a_restart_of_the_clock(tmp_path):

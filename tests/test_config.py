@@ -42,6 +42,7 @@ def test_every_section_is_read():
         ({"buttons": {"min_turn_ms": -1}}, ["buttons.min_turn_ms", "-1"]),
         ({"buttons": {"bounce_ms": True}}, ["buttons.bounce_ms", "True"]),
         ({"buttons": {"call_taps": 1}}, ["buttons.call_taps = 1", "2 to 5"]),
+        ({"buttons": {"call_taps": 6}}, ["buttons.call_taps = 6", "2 to 5"]),
         ({"buttons": {"call_window_ms": 6000}}, ["buttons.call_window_ms = 6000", "confirm_end_ms (5000)"]),
         ({"buttons": {"call_window_ms": 20}}, ["buttons.call_window_ms = 20", "expected 30"]),
         ({"buttons": {"end_hold_ms": 10_000}}, ["buttons.end_hold_ms = 10000", "stuck_ms (10000)"]),
@@ -67,6 +68,12 @@ def test_a_bad_key_or_value_is_named(data, names):
         parse_config(data)
     for name in names:
         assert name in str(caught.value)
+
+
+def test_a_call_of_two_to_five_taps_is_taken_as_docs_rules_md_says():
+    """docs/rules.md: `buttons.call_taps` 2 to 5, both ends allowed."""
+    for taps in (2, 5):
+        assert parse_config({"buttons": {"call_taps": taps}}).timing.call_taps == taps
 
 
 def test_the_hall_section_names_the_broker_and_keeps_the_password_out_of_errors():

@@ -260,6 +260,21 @@ def test_round_over_from_the_director_ends_the_game_at_once(sim):
     assert "already ended" in events(records, "error")[0]["detail"]
 
 
+def test_the_directors_round_over_and_reopen_name_who_asked_on_the_records_they_make(sim):
+    """The audit trail (docs/protocol.md, `by`): who ended the round, who reopened, who was refused."""
+    records = sim(
+        "0 press B\n10:00 send round over by=page-3f2a\n10:01 send round over by=page-3f2a\n11:00 until\n"
+    )
+    (end,), (refused,) = events(records, "end"), events(records, "error")
+    assert (end["reason"], end["by"], refused["by"]) == ("round_over", "page-3f2a", "page-3f2a")
+    records = sim(
+        "0 press B\n20 press STOP\n" + END + "40 send reopen by=page-9z\n41 send reopen\n45 until\n"
+    )
+    (reopen,), (refused,) = events(records, "reopen"), events(records, "error")
+    assert (reopen["by"], reopen["source"]) == ("page-9z", "serial")
+    assert "has not ended" in refused["detail"] and "by" not in refused  # asked by no one named
+
+
 # --- gestures no one makes by accident
 
 

@@ -4,7 +4,11 @@ Rules: docs/rules.md#ending-and-starting-games-deliberate-gestures, docs/rules.m
 docs/rules.md#late-start.
 """
 
-from conftest import events
+from conftest import events, tap
+from tileclock.clock.core import GameClock
+from tileclock.clock.rules import PROFILES
+from tileclock.clock.timecode import NS_PER_S
+from tileclock.device.render import band_text
 
 RUNNING_THEN_STOPPED = "0 press B\n10 press STOP\n"
 
@@ -114,3 +118,26 @@ def test_school_late_penalty_stays_after_the_team_arrives_and_its_time_is_untouc
     script = "0 down STOP\n0.9 press A\n1.5 up STOP\n4:01 press STOP\n5:00 press A\n"
     records = sim(script, "--rules", "school")
     assert records[-1]["B"]["pen"] == 10 and records[-1]["B"]["shown"] == "25:00"
+
+
+def test_the_panels_say_what_letting_go_of_a_long_stop_hold_will_do():
+    """Held 2 s on a stopped game, STOP's release would end it; on an ended one, start a new game:
+    both panels' bands say which before the player lets go."""
+    clock = GameClock(PROFILES["naspa"])
+    clock.new_game(0)
+    tap(clock, "B", 0)
+    tap(clock, "STOP", 10)
+
+    def bands(t_ns):
+        clock.advance(t_ns)
+        return {band_text(clock.view(t_ns), side) for side in "AB"}
+
+    clock.edge("STOP", True, 20 * NS_PER_S)
+    assert bands(21 * NS_PER_S) == {("STOPPED", False)}  # not yet held long enough
+    assert bands(22_100_000_000) == {("RELEASE: END GAME", False)}
+    clock.edge("STOP", False, 23 * NS_PER_S)
+    assert [r.ev for r in tap(clock, "STOP", 24)] == ["end"]
+    clock.edge("STOP", True, 30 * NS_PER_S)
+    assert bands(32_100_000_000) == {("RELEASE: NEW GAME", False)}
+    clock.edge("STOP", False, 33 * NS_PER_S)
+    assert [r.ev for r in clock.advance(34 * NS_PER_S)] == ["new_game"]

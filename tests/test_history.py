@@ -1,5 +1,7 @@
 """Reading records back: the one decoder, games in a stream, and a game's view at any instant."""
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -140,3 +142,19 @@ def test_replay_of_a_game_played_under_a_changed_round_limit_counts_down_that_li
     [game] = split_games([record.as_dict() for record in records])
     view, _, _ = view_at(game, at_ms=60_000)
     assert view.round_left_s == clock.view(60 * 10**9).round_left_s == 120 - 59
+
+
+@pytest.mark.parametrize("changes", [{"bogus": 1}, {"name": "naspa2"}])
+def test_replay_of_a_game_under_a_rules_setting_it_does_not_know_says_so_in_words(tmp_path, changes):
+    """A `new_game` naming a rules setting this version does not know (a newer clock's, or a damaged
+    record) is refused by replay with the setting named, never a traceback."""
+    from test_mistakes import run
+
+    clock = GameClock(PROFILES["naspa"])
+    records = clock.new_game(0) + clock.edge("B", True, 10**9) + clock.edge("B", False, 10**9 + 10**8)
+    lines = [record.as_dict() for record in records + clock.status(20 * 10**9)]
+    lines[0]["rules_set"] = changes
+    log = tmp_path / "game.log"
+    log.write_text("".join(frame(json.dumps(line)) + "\n" for line in lines))
+    code, out, err = run(["replay", str(log), "--at", "0:15"])
+    assert code == 2 and err.strip() == f"tileclock: unknown rules settings {sorted(changes)}"

@@ -12,7 +12,7 @@ from test_properties import games, play
 from tileclock.clock.core import ButtonTiming, GameClock
 from tileclock.clock.history import split_games, view_at
 from tileclock.clock.rules import PROFILES
-from tileclock.clock.timecode import NS_PER_MS
+from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 
 
 def played(game, offset_ns):
@@ -93,3 +93,25 @@ def test_play_is_the_suites_own():
     """The games here are test_properties' games, played the same way when not shifted."""
     game = ("naspa", 30, 30, [(0, "B", True), (100, "B", False)], 40_000)
     assert [r.as_dict() for r in play(*game)[1]] == played(game, 0)
+
+
+@pytest.mark.parametrize("rules", ["naspa", "school"])
+def test_replay_after_a_power_cut_during_a_late_start_shows_the_game_stopped_as_the_clock_came_back(rules):
+    """A is late (its time runs under NASPA, only its absence under the school rules) when the
+    power goes; the clock comes back stopped. Replay after its `recovered` record, and a minute
+    later, shows it stopped with A's time as it was, not A's absence running on."""
+    clock = GameClock(PROFILES[rules], checkpoint_ms=1000)
+    made = clock.new_game(5 * NS_PER_S, {"boot_id": "b1"})
+    made += clock.late_start(6 * NS_PER_S, "A") + clock.advance(20 * NS_PER_S)
+    records = [json.loads(json.dumps(r.as_dict())) for r in made]
+    back = GameClock(PROFILES[rules], checkpoint_ms=1000)
+    records += [r.as_dict() for r in back.recover(records, 10**15, {"boot_id": "b2"})]
+    recovered = records[-1]
+    assert (recovered["ev"], recovered["state"], recovered["run"]) == ("recovered", "paused", None)
+    (game,) = split_games(records)
+    for view, _, _ in (
+        view_at(game, after_seq=recovered["seq"]),
+        view_at(game, at_ms=recovered["t_ms"] + 60_000),
+    ):
+        assert (view.state, view.run) == ("paused", None)
+        assert [getattr(view, side).used_ms for side in "AB"] == [recovered[side]["used_ms"] for side in "AB"]

@@ -100,6 +100,21 @@ def test_a_clock_restarted_before_the_start_still_starts_then():
     assert start.extra["at_ns"] == 120 * S  # 14:00 on its wall clock, as set before the restart
 
 
+def test_a_late_start_whose_round_start_was_lost_to_a_power_cut_still_says_how_late():
+    """The `set` of a start that came 250 ms late is on the card, its `round_start` (the same
+    instant) is not: the clock started again starts the round then, saying how late the command
+    came (docs/protocol.md, `round_start`'s `late_ms`), as the lost record said."""
+    clock = GameClock(PROFILES["school"])
+    boot = {"board": "1", "boot_id": "b1"}
+    made = clock.new_game(0, boot=boot)
+    made += set_start(clock, AT_14 - 60_000, AT_14 + 250)
+    kept = [r.as_dict() for r in made if r.ev not in ("boot", "round_start")]
+    restarted = GameClock(PROFILES["school"], first_seq=made[-1].seq + 1)
+    later = restarted.recover(kept, 90 * S, boot) + restarted.advance(100 * S)
+    (start,) = [r for r in later if r.ev == "round_start"]
+    assert start.extra["start_ms"] == AT_14 and start.extra["late_ms"] == 250
+
+
 def test_the_command_and_its_records_on_the_wire():
     assert parse_command(with_crc(f"set round=4 start={AT_14}").encode()).args == (
         {"round": 4, "start_ms": AT_14},
