@@ -92,6 +92,8 @@ def test_naspa_late_start_forfeits_at_minus_one_second(sim):
     records = sim(LATE_A + "30:00 until\n")
     late = events(records, "late_start")[0]
     assert late["player"] == "A" and late["run"] == "A" and late["t_ms"] == 1000
+    # who started it, as docs/protocol.md says: the present side's button
+    assert (late["source"], late["button"]) == ("buttons", "B")
     forfeit = events(records, "forfeit")[0]
     assert forfeit["player"] == "A" and forfeit["reason"] == "absent"
     assert forfeit["t_ms"] == 1000 + 1_501_000 and forfeit["A"]["shown"] == "-0:01"
