@@ -97,7 +97,13 @@ def test_naspa_late_start_forfeits_at_minus_one_second(sim):
     forfeit = events(records, "forfeit")[0]
     assert forfeit["player"] == "A" and forfeit["reason"] == "absent"
     assert forfeit["t_ms"] == 1000 + 1_501_000 and forfeit["A"]["shown"] == "-0:01"
-    assert events(records, "end") and not events(records, "overtime")
+    (end,) = events(records, "end")
+    assert (end["reason"], end["summary"]["reason"], end["summary"]["forfeit"]) == (
+        "forfeit",
+        "forfeit",
+        {"player": "A", "reason": "absent"},
+    )
+    assert not events(records, "overtime")
 
 
 def test_a_late_player_who_arrives_stops_the_clock_and_plays_with_the_time_left(sim):
