@@ -78,3 +78,15 @@ def test_presses_after_the_end_change_nothing(sim):
     assert events(records, "end")[0]["t_ms"] == 8500
     assert [r["reason"] for r in events(records, "ignored")] == ["ended", "ended"]
     assert records[-1]["state"] == "ended" and records[-1]["A"]["used_ms"] == 5000
+
+
+def test_with_the_glitch_window_set_to_zero_each_edge_counts_at_its_own_instant(sim, tmp_path):
+    """`buttons.min_press_ms = 0` (allowed: docs/rules.md) turns the glitch filter off: a press
+    counts at its edge, a 1 ms pulse is a press, and the clock still plays."""
+    config = tmp_path / "config.toml"
+    config.write_text("[buttons]\nmin_press_ms = 0\n")
+    records = sim("1 press B\n10 down A\n10.001 up A\n25 press B\n30 until\n", "--config", str(config))
+    start, *switches = events(records, "start", "switch")
+    assert (start["run"], start["t_ms"]) == ("A", 1000)
+    assert [(s["button"], s["run"], s["t_ms"]) for s in switches] == [("A", "B", 10_000), ("B", "A", 25_000)]
+    assert records[-1]["A"]["used_ms"] == 9000 + 5000 and records[-1]["B"]["used_ms"] == 15_000

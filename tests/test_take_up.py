@@ -108,3 +108,28 @@ def test_a_power_cut_while_nobody_runs_loses_no_time_and_says_so():
     assert records[-1]["state"] == State.PAUSED
     taken = take_up(records, 5 * NS_PER_S, {"boot_id": "b2"}, RULES, START_NS, checkpoint_ms=1000)
     assert taken.down == {"reason": "power_cut", "uncertain_ms": 0}  # nothing ran: nothing uncertain
+
+
+def test_overtime_reached_while_the_clock_was_restarting_is_recorded_step_by_step_as_it_fell():
+    """A has 10 s and runs when the service restarts (the same boot: the monotonic clock ran on);
+    it is back 3 minutes later. Its overtime and every penalty step while it was down are recorded
+    at their own instants, as on a clock that kept running (the director's picture marks each)."""
+
+    def a_runs_out():
+        clock = GameClock(RULES, times_s={"A": 10, "B": 600}, checkpoint_ms=1000)
+        made = clock.new_game(5 * NS_PER_S, {"boot_id": "b1"})
+        for edge_ns, down in ((6 * NS_PER_S, True), (6 * NS_PER_S + 10**8, False)):
+            made += clock.edge("B", down, edge_ns)
+        made += clock.advance(9 * NS_PER_S)
+        return clock, json.loads(json.dumps([record.as_dict() for record in made]))
+
+    def steps(records):
+        return [(r.ev, r.t_ms, r.A.pen) for r in records if r.ev in ("overtime", "penalty")]
+
+    kept_running, records = a_runs_out()
+    restarted = GameClock(RULES, times_s={"A": 10, "B": 600}, checkpoint_ms=1000)
+    made = restarted.recover(records, 200 * NS_PER_S, {"boot_id": "b1"})
+    # A ran from 1 s into the game: -0:01 at 12 s, then a step each minute (NASPA: 10 points each)
+    expected = [("overtime", 12_000, 10), ("penalty", 12_000, 10)]
+    expected += [("penalty", 12_000 + n * 60_000, 10 + 10 * n) for n in (1, 2, 3)]
+    assert steps(made) == steps(kept_running.advance(200 * NS_PER_S)) == expected
