@@ -78,6 +78,17 @@ def test_a_correction_can_take_a_side_out_of_overtime_and_its_penalty_follows(si
     assert penalty["seq"] == adjust["seq"] + 1 and penalty["A"]["pen"] == 0
 
 
+def test_both_sides_pressed_together_under_stop_mid_game_is_recorded_and_changes_nothing(sim):
+    """The both-sides chord reopens an ended game or makes both players late on a fresh one; on a
+    game stopped mid-play it does neither: an `ignored` record says why (docs/protocol.md)."""
+    both = "20 down STOP\n20.9 down A\n20.95 down B\n21 up A\n21.1 up B\n21.2 up STOP\n"
+    records = sim(RUNNING_THEN_STOPPED + both + "30 press B\n40 until\n")
+    (ignored,) = events(records, "ignored")
+    assert (ignored["button"], ignored["reason"], ignored["t_ms"]) == ("STOP", "both_sides", 20_900)
+    assert not events(records, "adjust", "late_start", "reopen", "end")
+    assert events(records, "resume")[0]["run"] == "A" and records[-1]["A"]["used_ms"] == 20_000
+
+
 def test_no_correction_while_the_clock_is_running(sim):
     # the STOP press that stopped the clock is not a correction gesture
     records = sim("0 press B\n10 down STOP\n10.5 press A\n12 up STOP\n")

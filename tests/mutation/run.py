@@ -104,6 +104,11 @@ GROUPS = {
             "tests/test_properties.py",
             # a starting time refused in words (timecode)
             "tests/test_config.py",
+            # the board's calls to the director (calls.py, and the gestures, requests and records
+            # that carry them), and a restart after a repair on a full card (history.opening_lost):
+            # the sample of 2026-11-26 found them reached by no file above, or killed only by these
+            "tests/test_calls.py",
+            "tests/test_storage_faults.py",
         ],
     ),
 }
