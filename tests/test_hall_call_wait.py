@@ -1,12 +1,19 @@
 """How long a call has waited, as the hall shows it (director/follow/hall_board.py): by the clock's
 time of day of the raise when its wall clock agrees with this laptop's, else by the clock's own count
-of its game time. The hall and the page end to end: tests/test_hall_calls.py, test_hall_page_calls.py."""
+of its game time; and a forged time of day, refused by the hall as a clock publishes it. The call
+end to end: tests/test_hall_calls.py, test_hall_page_calls.py."""
 
+import json
 from types import SimpleNamespace
 
+import paho.mqtt.client as mqtt
 import pytest
 
+from conftest import BROKER_USERS
+from hall_helpers import wait_for
+from test_hall_calls import call_from, hall  # noqa: F401  (the fixture: two clocks, the feed and the page)
 from tileclock.director.follow.hall_board import Board
+from tileclock.wire.protocol import frame
 
 #: the laptop's time of day as the players called
 CALLED_MS = 1_764_079_200_000
@@ -60,3 +67,29 @@ def test_a_calls_wait_in_the_game_the_hall_hears_is_the_clocks_count_unless_its_
     call = Board("c1").open_call(log, 1_000, now_ms / 1000)
     assert call["waited_ms"] == waited_ms, case  # never 2:00:31, 0:00, or decades
     assert call["raised_ms"] == (None if case.startswith("forged") else wall_ms)  # never shown
+
+
+@pytest.mark.parametrize("forged_ms", [0, 2**63 - 1])
+def test_a_forged_time_of_day_is_refused_and_the_clock_still_followed(hall, forged_ms):  # noqa: F811  (the fixture)
+    (last,) = hall.clock_records("c1")[-1:]
+    forged = {**last, "seq": last["seq"] + 1, "ev": "call", "button": "STOP", "wall_ms": forged_ms}
+    forger = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="forger")
+    forger.username_pw_set("c1", BROKER_USERS["c1"])  # the clock's own credentials, on its own topic
+    forger.connect("127.0.0.1", hall.broker.port)
+    forger.loop_start()
+    line = frame(json.dumps(forged, separators=(",", ":")))
+    forger.publish("tileclock/c1/records", line, qos=1).wait_for_publish(5)
+    forger.loop_stop()
+    forger.disconnect()
+    wait_for(lambda: hall.board("c1")["refused"] == 1, what="the forged call refused")
+    assert hall.board("c1")["call"] is None  # no banner counting from 1970, or from 292 million years on
+    (kept,) = [json.loads(line) for line in (hall.folder / "rejects.log").read_text().splitlines()]
+    assert (kept["reason"], kept["field"]) == ("wrong_kind", "call.wall_ms")
+    assert "is not a time of day 2020 to 2100" in kept["detail"]
+    # the clock's own next records (its seq taken by the forgery) still come: a real call shows
+    call_from(hall, "c1")
+    wait_for(lambda: hall.board("c1")["call"], what="the real call")
+    assert (
+        hall.board("c1")["call"]["raised_ms"]
+        == [r for r in hall.clock_records("c1") if r["ev"] == "call"][-1]["wall_ms"]
+    )
