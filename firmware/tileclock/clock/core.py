@@ -53,13 +53,13 @@ class ClockError(Exception):
 class GameClock:
     """The tournament clock for one board: every rule of `rules`, buttons per `timing`.
 
-    `dark_after_ms`: the panels go dark after this long idle (the device's idle care); a press
-    while they are dark only wakes them. None: never dark.
+    `dark_after_ms`: the panels go dark after this long idle (a press then only wakes them; None:
+    never). `wall(t_ns)`: the device's time of day (ms) a call says, else a director's `set wall=`.
     """
 
     def __init__(
         self, rules, timing=ButtonTiming(), times_s=None, first_seq=0, checkpoint_ms=None,
-        checkpoint_lag_ms=0, dark_after_ms=None,
+        checkpoint_lag_ms=0, dark_after_ms=None, wall=None,
     ):  # fmt: skip  # the arguments on two lines, as the rooms' line budget asks
         self.rules = rules
         self.timing = timing
@@ -85,7 +85,7 @@ class GameClock:
         self.log = RecordLog(self.accounting, first_seq)
         self.schedule = Schedule()
         self.play = Play(rules, timing, self.accounting, self._emit, lambda: self.log.seq, self._start_game)
-        self.play.scene_wall = lambda t_ns: self.scene.wall_ms(t_ns)  # the scene is replaced at a take-up
+        self.play.wall, self.play.scene_wall = wall, lambda t_ns: self.scene.wall_ms(t_ns)  # a call's
         self.requests = DirectorRequests(self.play, self._emit)
         self._handlers = {
             TimerKind.RULE: lambda t_ns, due: self.play.rule_due(self.game, t_ns, due),

@@ -53,7 +53,7 @@ class Play:
         self._open_game = open_game
         self.calls = Calls() if calls is None else calls
         #: t_ns -> the time of day (ms) by the device's own wall clock (chrony keeps it on the
-        #: director's laptop), or None: set by the device, asked only as a call is raised
+        #: director's laptop), or None: given by the clock (core.py), asked only as a call is raised
         self.wall = None
         #: t_ns -> the time of day a director's `set wall=` gave (scene.py), or None
         self.scene_wall = lambda t_ns: None
@@ -76,9 +76,8 @@ class Play:
         """The same transitions, said through `emit` (the director's requests add who asked).
 
         Shallow on purpose: the twin shares the board's one open call (`calls`), so the call the
-        buttons raise is the one a request answers, and Play keeps no other state of its own. An
-        attribute set on this one later (`wall`) is not the twin's: a request raises no call, the
-        only thing that reads it."""
+        buttons raise is the one a request answers, and Play keeps no other state of its own (its
+        wall clocks are given before the twin is made)."""
         twin = copy(self)
         twin._emit = emit
         return twin

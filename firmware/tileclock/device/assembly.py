@@ -164,6 +164,13 @@ class RunningClock:
         #: who this clock is: stamped on every record (see identity.py)
         self.clock_id = config.clock_id or _identify(parts, self.journal)
         self.buses = parts.buses
+        # a round's start and a call are times of day on this clock's wall clock: the system's (chrony
+        # keeps it on the laptop's; unknown while the kernel says it is not synchronised) or the simulated one
+        wall = system_wall(
+            monotonic_ns=self.time,
+            wall_ns=parts.wall or time.time_ns,
+            synced=synchronised if parts.wall is None else (lambda: True),
+        )
         self.clock = GameClock(
             config.profile,
             config.timing,
@@ -172,6 +179,7 @@ class RunningClock:
             checkpoint_ms=config.checkpoint_s * 1000 if checkpoints else None,
             checkpoint_lag_ms=self.journal.settle_ms or 0,  # checkpoints not waited for on the card
             dark_after_ms=config.idle.blank_after_s * 1000,  # a press on dark panels only wakes them
+            wall=wall,  # a call says its time of day (its wait counts from it)
         )
         self.panels = [
             PanelOutput(
@@ -203,16 +211,7 @@ class RunningClock:
             heartbeat_ns=heartbeat_ns,
             timings=timings,
         )
-        # a round's start is a time of day on this clock's wall clock: the system's (chrony keeps
-        # it on the laptop's; unknown while the kernel says it is not synchronised) or the simulated one
-        self.daemon.commands.wall = system_wall(
-            monotonic_ns=self.time,
-            wall_ns=parts.wall or time.time_ns,
-            synced=synchronised if parts.wall is None else (lambda: True),
-        )
-        self.clock.play.wall = (
-            self.daemon.commands.wall
-        )  # a call says its time of day (its wait counts from it)
+        self.daemon.commands.wall = wall
         self.daemon.register_fd(self.link)  # a command on the serial line wakes the loop (run_forever)
         if self.uplink is not None:
             self.uplink.start()  # connects in the background: the clock boots at once regardless
