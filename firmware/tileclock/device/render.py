@@ -214,14 +214,15 @@ def top_line(view, panel):
     return _fit(left, panel.width - small.getlength(theirs) - pointer - room, small), theirs
 
 
-def _pointers(view, panel, dx):
+def _pointers(view, panel, dx, theirs=None):
     """The left edges of the pointers this panel shows: at the far left when this side's clock
-    runs, before the opponent's time when theirs does."""
+    runs, before the opponent's time (`theirs`, as the top line shows it) when theirs does."""
     opponent = "B" if panel.faces == "A" else "A"
     if view.run == panel.faces:
         return [dx]
     if view.run == opponent:
-        return [panel.width - 1 + dx - font(SMALL).getlength(top_line(view, panel)[1]) - 8]
+        theirs = top_line(view, panel)[1] if theirs is None else theirs
+        return [panel.width - 1 + dx - font(SMALL).getlength(theirs) - 8]
     return []
 
 
@@ -244,9 +245,9 @@ def draw_marks(view, panel, shift=(0, 0)):
     return image
 
 
-def _draw_pointers(draw, view, panel, shift):
+def _draw_pointers(draw, view, panel, shift, theirs=None):
     dx, dy = shift
-    for left in _pointers(view, panel, dx):
+    for left in _pointers(view, panel, dx, theirs):
         draw.polygon([(left + x, dy + y) for x, y in POINTER], fill=1)
 
 
@@ -264,7 +265,7 @@ def render(view, panel, shift=(0, 0)):
     left_text, theirs_text = top_line(view, panel)
     draw_text(image, (dx + (MARK_ROOM if view.run == side else 0), dy), left_text, SMALL)
     draw_text(image, (panel.width - 1 + dx, dy), theirs_text, SMALL, anchor="ra")
-    _draw_pointers(draw, view, panel, shift)
+    _draw_pointers(draw, view, panel, shift, theirs_text)  # the top line laid out once a frame
     call_mark = call_mark_text(view)
     if call_mark:  # rows 13-21: between the top line and the big time's digits (rows 23-46)
         draw_text(image, (panel.width - 1 + dx, CALL_LINE + dy), call_mark, SMALL, anchor="ra")
