@@ -213,6 +213,26 @@ def test_the_round_is_kept_in_the_records_folder_and_read_back_after_a_restart(t
     assert control_in(feed, tmp_path).current == over and over["over_ms"] == AT_14 - 60_000
 
 
+def test_a_link_planted_at_the_round_files_temporary_is_never_written_through(tmp_path):
+    """round.json is written aside first: a symlink (or a hard link) left at round.json.new must
+    not carry the round to a file outside the records folder, or rewrite the link's other name."""
+    records, outside = tmp_path / "records", tmp_path / "outside"
+    records.mkdir(), outside.mkdir()
+    (outside / "victim").write_text("kept\n")
+    (records / "round.json.new").symlink_to(outside / "victim")
+    started = RoundControl(Feed(), now_ns=lambda: (AT_14 - 60_000) * 1_000_000, zone=UTC, folder=records)
+    started.start(3, "14:00", "1-2")
+    assert (outside / "victim").read_text() == "kept\n"
+    assert (
+        not (records / "round.json").is_symlink()
+        and json.loads((records / "round.json").read_text())["round"] == 3
+    )
+    os.link(records / "round.json", outside / "hard")  # the next step's temporary, a hard link
+    os.link(outside / "hard", records / "round.json.new")
+    started.over()
+    assert json.loads((outside / "hard").read_text()).get("over_ms") is None  # its other name untouched
+
+
 @pytest.mark.parametrize(
     "content, reason",
     [

@@ -84,7 +84,14 @@ def replace_file(path, data, mode=None, gid=None):
     """Write `data` as the whole of `path`: new file, fsync, rename over, fsync the folder. A power
     cut leaves the old file or the new one, never a part. `mode` None: 0644 under the umask (and
     none at all on FAT, which has no modes); else exactly `mode`, from the moment it exists.
-    `gid`: the group it is given (its owner root).
+    `gid`: the group it is given (its owner root)."""
+    os.replace(write_aside(path, data, mode, gid), path)
+    fsync_dir(os.path.dirname(path) or ".")
+
+
+def write_aside(path, data, mode=None, gid=None):
+    """The first half of `replace_file`, for a caller with a step between: `data` written whole
+    and synced to `path` + ".new" (returned), to be renamed over `path`.
 
     The new file is made afresh: whatever an earlier crash (or anyone) left at `path` + ".new" is
     removed first, never written through. Opened as it was, a symlink planted there wrote `data`
@@ -109,8 +116,7 @@ def replace_file(path, data, mode=None, gid=None):
         os.fsync(fd)
     finally:
         os.close(fd)
-    os.replace(temporary, path)
-    fsync_dir(os.path.dirname(path) or ".")
+    return temporary
 
 
 def parse_line(raw):

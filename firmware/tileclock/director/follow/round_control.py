@@ -21,6 +21,7 @@ import time
 
 from ...wire.decoder import WireError
 from ...wire.director_files import ROUND_LIMITS, ROUND_VERSION, decode_round
+from ...wire.segments import fsync_dir, write_aside
 
 #: a start left empty is this far ahead: every clock has the command before it falls due
 LEAD_S = 10
@@ -118,22 +119,19 @@ class RoundControl:
             self._put_in_place(temporary)
 
     def _write_aside(self, current):
-        """`current` written whole to `round.json.new` and made durable (its path), or None when
-        the round is kept in memory only; Unsaved if the disk refuses it (none is left behind)."""
+        """`current` written whole to `round.json.new` and made durable (its path; made afresh, a
+        link planted there never written through), or None when the round is kept in memory only;
+        Unsaved if the disk refuses it (none is left behind)."""
         if self.path is None:
             return None
-        temporary = f"{self.path}.new"
+        data = json.dumps({"v": ROUND_VERSION, **current}, separators=(",", ":")).encode()
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            with open(temporary, "w", encoding="utf-8") as out:
-                json.dump({"v": ROUND_VERSION, **current}, out, separators=(",", ":"))
-                out.flush()
-                os.fsync(out.fileno())
+            return write_aside(self.path, data)
         except OSError as error:
-            if not os.path.isdir(temporary):
-                _remove(temporary)
+            if not os.path.isdir(f"{self.path}.new"):
+                _remove(f"{self.path}.new")
             raise Unsaved(self.path, error) from error
-        return temporary
 
     def _put_in_place(self, temporary):
         """Rename `temporary` over round.json (Unsaved if the disk refuses: the old one stays)."""
@@ -143,11 +141,7 @@ class RoundControl:
             _remove(temporary)
             raise Unsaved(self.path, error) from error
         try:
-            directory = os.open(os.path.dirname(self.path), os.O_RDONLY)
-            try:
-                os.fsync(directory)  # the rename itself survives a power cut
-            finally:
-                os.close(directory)
+            fsync_dir(os.path.dirname(self.path))  # the rename itself survives a power cut
         except OSError as error:  # the round is in place: it is sent (a power cut may undo the file)
             log.warning("the folder of %s cannot be synced: %s", self.path, error)
 
