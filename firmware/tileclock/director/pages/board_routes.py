@@ -165,10 +165,7 @@ def board_routes(hall, command_form, json_, text):
                 return text(400, "late: player A, B or both")
             line, changed = f"late {player}", {"absent": player}
         elif action in ("reopen", "round_over", "new_game"):
-            line, changed = (
-                {"reopen": "reopen", "round_over": "round over", "new_game": "new game"}[action],
-                {},
-            )
+            line, changed = action.replace("_", " "), {}  # the command's words: `round over`
         else:
             return text(400, "action: adjust, late, reopen, round_over or new_game")
         return await sent(hall, request, json_, text, action, line, clock, changed)
