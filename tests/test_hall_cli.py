@@ -49,6 +49,21 @@ def test_a_demo_whose_page_port_is_taken_says_so_and_leaves_no_broker_running(tm
     assert left.stdout == "", "the demo's broker was left running"
 
 
+def demo_process(folder, clocks):
+    """`tileclock hall-demo` with `clocks` clocks, its records in `folder`, as a terminal runs it:
+    a session (a process group) of its own, and SIGINT heard whatever runs the test (a background
+    job, `make test &` or nohup, starts with it ignored, and the demo would inherit that)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "tileclock", "hall-demo", "--clocks", str(clocks), "--web", "127.0.0.1:0"]
+        + ["--out", str(folder)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
 @pytest.mark.skipif(mosquitto_binary() is None, reason="mosquitto is not installed (apt install mosquitto)")
 @pytest.mark.parametrize("timed", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_ctrl_c_stops_the_demo_with_every_clock_offline_and_leaves_no_broker_running(tmp_path, timed):
@@ -57,17 +72,7 @@ def test_ctrl_c_stops_the_demo_with_every_clock_offline_and_leaves_no_broker_run
     reconnect delay. The suite asserts the order, in the broker's own log: every clock left it
     cleanly before it stopped. The promise of a stop within 2 s is wall-clock time, which a loaded
     machine breaks: `make test-slow` times it."""
-    demo = subprocess.Popen(
-        [sys.executable, "-m", "tileclock", "hall-demo", "--clocks", "5", "--web", "127.0.0.1:0"]
-        + ["--out", str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,  # a terminal's foreground group of its own, for the Ctrl-C
-        # as a terminal runs it, whatever runs this test: a background job (`make test &`, nohup)
-        # starts with SIGINT ignored, and the demo would inherit it and never hear the Ctrl-C
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    demo = demo_process(tmp_path, 5)  # a terminal's foreground group of its own, for the Ctrl-C
     try:
         for line in demo.stdout:
             if "Ctrl-C to stop" in line:
@@ -98,14 +103,7 @@ def test_ctrl_c_stops_the_demo_with_every_clock_offline_and_leaves_no_broker_run
 def test_sigterm_stops_the_demo_as_ctrl_c_does_and_leaves_no_broker_running(tmp_path):
     """`timeout`, a closed terminal or `kill` sends SIGTERM to the demo alone (not its group): it
     used to end at once and leave its two mosquittos running."""
-    demo = subprocess.Popen(
-        [sys.executable, "-m", "tileclock", "hall-demo", "--clocks", "1", "--web", "127.0.0.1:0"]
-        + ["--out", str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,  # its brokers are not in this test's group, as at a terminal
-    )
+    demo = demo_process(tmp_path, 1)  # its brokers are not in this test's group, as at a terminal
     try:
         for line in demo.stdout:
             if "Ctrl-C to stop" in line:

@@ -95,9 +95,7 @@ def call_record(clocks, clock):
 def test_a_call_rings_on_the_page_and_is_answered_from_it(hall, page):  # noqa: F811  (page: the fixture imported above)
     clocks, feed, server, folder, times = hall
     times.after_call(clocks, "c1")
-    times.page(page)
-    page.goto(server.address)
-    page.locator(".board").first.wait_for()
+    opened(hall, page)
     assert page.locator(".call").count() == 0
     call_from(_hall(clocks), "c1")
     banner = page.locator('.call[data-clock="c1"]')
@@ -141,9 +139,7 @@ def test_a_call_rings_on_the_page_and_is_answered_from_it(hall, page):  # noqa: 
 
 def test_a_muted_page_says_so_where_a_call_shows_and_does_not_ring(hall, page):  # noqa: F811  (the fixture)
     clocks, feed, server, folder, times = hall
-    times.page(page)
-    page.goto(server.address)
-    page.locator(".board").first.wait_for()
+    opened(hall, page)
     page.click("#mute")
     assert page.locator("#sound-off").is_hidden()  # no call: the button alone says it
     call_from(_hall(clocks), "c1")
@@ -159,16 +155,10 @@ def test_a_muted_page_says_so_where_a_call_shows_and_does_not_ring(hall, page): 
 
 def test_banners_stay_in_place_by_board_and_each_answer_goes_to_its_own_board(hall, page):  # noqa: F811  (the fixture)
     clocks, feed, server, folder, times = hall
-    times.page(page)
-    page.goto(server.address)
-    page.locator(".board").first.wait_for()
-    call_from(_hall(clocks), "c2")
-    first = page.locator('.call[data-clock="c2"]')
-    first.wait_for()
+    opened(hall, page)
+    first = calling(page, clocks, "c2")
     first.evaluate("node => { node.marked = true; }")  # the same node after every update, or not
-    call_from(_hall(clocks), "c1")
-    second = page.locator('.call[data-clock="c1"]')
-    second.wait_for()
+    second = calling(page, clocks, "c1")
     times.run_for(page, 3000)  # the waits count up: the banners are updated, not rebuilt
     order = page.evaluate(
         "[...document.querySelectorAll('#calls .call')].map(b => [b.dataset.clock, !!b.marked])"
@@ -226,6 +216,21 @@ def _hall(clocks):
     return type("Hall", (), {"clocks": clocks})()
 
 
+def opened(hall, tab):
+    """The hall's page open in `tab`, on the virtual time, its boards shown."""
+    hall[4].page(tab)
+    tab.goto(hall[2].address)
+    tab.locator(".board").first.wait_for()
+
+
+def calling(tab, clocks, clock):
+    """`clock` calls (STOP tapped three times) and its banner shows in `tab`: the banner."""
+    call_from(_hall(clocks), clock)
+    banner = tab.locator(f'.call[data-clock="{clock}"]')
+    banner.wait_for()
+    return banner
+
+
 def test_one_session_script_for_every_page_and_the_banner_is_the_colour_the_guide_says():
     pages = os.path.join(os.path.dirname(app.__file__), "hall_page")
     for name in ("index.html", "board.html"):
@@ -268,15 +273,9 @@ def _centre(locator):
 
 def test_closing_the_upper_banner_moves_no_other_boards_button_under_the_pointer(hall, page):  # noqa: F811  (the fixture)
     clocks, feed, server, folder, times = hall
-    times.page(page)
-    page.goto(server.address)
-    page.locator(".board").first.wait_for()
-    call_from(_hall(clocks), "c2")
-    upper = page.locator('.call[data-clock="c2"]')
-    upper.wait_for()
-    call_from(_hall(clocks), "c1")
-    lower = page.locator('.call[data-clock="c1"]')
-    lower.wait_for()
+    opened(hall, page)
+    upper = calling(page, clocks, "c2")
+    lower = calling(page, clocks, "c1")
     names = {b["clock"]: b["board"] for b in feed.snapshot()["boards"]}
     done_at = _centre(upper.locator("button.done"))
     # Done on the upper banner, twice as a hurried director does: it only asks, naming the board
