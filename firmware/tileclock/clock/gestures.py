@@ -34,9 +34,6 @@ class ButtonTiming:
     end_hold_ms: int = 2000
     #: After that, a STOP press within this long confirms the end.
     confirm_end_ms: int = 5000
-    #: Accepted so that configs written for the first calls load; no longer used: a call is taps
-    #: (below), since a hold to call passed through the end's hold.
-    call_hold_ms: int = 5000
     #: Tap STOP this many times within `call_window_ms`, on a clock already stopped (fresh,
     #: stopped or ended), to call the director; a tap is let go before `end_hold_ms`.
     call_taps: int = 3
