@@ -27,7 +27,8 @@ from tileclock.clock.view import SideView, View
 from tileclock.device.config import PanelConfig
 from tileclock.device.hardware.oled import RecordingBus
 from tileclock.device.hardware.screens import open_device
-from tileclock.device.render import Panel, render
+from tileclock.device.screen.face import render
+from tileclock.device.screen.text import Panel
 
 SCALE = 3
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -176,7 +176,7 @@ if grep -q '^\[hall\]' "$ROOT/etc/tileclock/config.toml"; then
   if [ -n "$laptop" ]; then
     run env DEBIAN_FRONTEND=noninteractive apt-get install -y chrony
     mkdir -p "$ROOT/etc/chrony/conf.d"
-    sed "s/@LAPTOP@/$laptop/" "$SRC/firmware/tileclock/director/follow/hall_broker/chrony-clock.conf" \
+    sed "s/@LAPTOP@/$laptop/" "$SRC/firmware/tileclock/director/hall/broker_conf/chrony-clock.conf" \
       > "$ROOT/etc/chrony/conf.d/tileclock.conf"
     say "    the wall clock follows $laptop (chrony: /etc/chrony/conf.d/tileclock.conf)"
     if [ "$DRY" = 1 ] || [ -d /run/systemd/system ]; then run systemctl restart chrony; fi

@@ -81,7 +81,7 @@ def broker(tmp_path):
     Its accounts are `BROKER_USERS`. Where mosquitto is not installed the test is skipped with a
     reason, except in CI, which installs it (`.ci/run`): there a missing broker fails the test.
     """
-    from tileclock.director.follow.broker import INSTALL_HINT, LocalBroker, mosquitto_binary
+    from tileclock.director.hall.broker import INSTALL_HINT, LocalBroker, mosquitto_binary
 
     if mosquitto_binary() is None:
         if os.environ.get("CI"):
@@ -95,7 +95,7 @@ def broker(tmp_path):
 @pytest.fixture
 def viewers_broker(broker, tmp_path):
     """The spectators' broker (a second mosquitto: WebSockets, the pages), bridged from `broker`."""
-    from tileclock.director.follow.viewers_broker import ViewersBroker
+    from tileclock.director.hall.viewers_broker import ViewersBroker
 
     local = ViewersBroker(tmp_path / "viewers", broker.port, BROKER_USERS["viewers"]).start()
     yield local

@@ -9,7 +9,7 @@ import tracemalloc
 
 import pytest
 
-from tileclock.director.follow.audit import AuditLog, outcome_of, read, table_history
+from tileclock.director.hall.audit import AuditLog, outcome_of, read, table_history
 from tileclock.wire.labels import is_label
 
 BOARD = {

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tileclock.director.follow.broker import INSTALL_HINT, read_keys_file, setup, write_private
+from tileclock.director.hall.broker import INSTALL_HINT, write_private
+from tileclock.director.hall.setup import read_keys_file, setup
 
 
 def _no_chmod(monkeypatch):

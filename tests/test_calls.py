@@ -15,7 +15,7 @@ from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config import Config
 from tileclock.device.journal import Journal
-from tileclock.device.render import top_left_text
+from tileclock.device.screen.face import top_left_text
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import CommandError, parse_command, unframe, with_crc
 
@@ -285,7 +285,7 @@ def test_a_correction_and_the_rounds_time_show_first_and_the_call_keeps_its_own_
     """CLOCK_RULES §6: every correction shows. The call never hides it, nor the school round's
     time left; `CALL DONE` never replaces a correction's notice (goldens: call_corrected,
     call_done_corrected, call_round)."""
-    from tileclock.device.render import call_mark_text
+    from tileclock.device.screen.face import call_mark_text
 
     clock = GameClock(PROFILES["naspa"])
     clock.new_game(0)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from tileclock.clock.core import ButtonTiming
 from tileclock.device.config import Config, ConfigError, HallConfig, PanelConfig, load_config, parse_config
-from tileclock.device.idle import IdlePolicy
+from tileclock.device.screen.idle import IdlePolicy
 
 KEYS = (
     "board rules time_a time_b checkpoint_s a b stop backend bounce_ms min_turn_ms port baud faces driver "

@@ -105,7 +105,7 @@ def test_a_bad_config_is_the_first_and_only_finding(tmp_path):
 def test_a_service_never_installed_is_told_to_run_the_installer(monkeypatch):
     """Enabling a unit that is not there cannot work: the fix is the installer (a newcomer's report)."""
     answers = {"is-active": "inactive", "is-enabled": "not-found"}
-    monkeypatch.setattr(doctor, "_ask", lambda command: answers[command[1]])
+    monkeypatch.setattr(doctor.host, "ask", lambda command: answers[command[1]])
     check = doctor.check_service()
     assert check.seen == "not installed" and "systemd/install.sh" in check.fix
     answers["is-enabled"] = "enabled"  # installed, stopped: enable it, and see why it stopped

@@ -12,7 +12,7 @@ from test_doctor import FakeSMBus, by_what, fake_commands
 from tileclock.device import doctor
 from tileclock.device.config import Config, HallConfig, load_config
 from tileclock.device.doctor import FAIL, OK, WARN, run_checks
-from tileclock.device.doctor_pi import boot_settings, check_boot, check_clock_id, check_config_mode
+from tileclock.device.doctor.pi import boot_settings, check_boot, check_clock_id, check_config_mode
 from tileclock.device.identity import hardware_clock_id
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

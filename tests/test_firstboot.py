@@ -10,19 +10,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tileclock.device.config import parse_config
-from tileclock.device.firstboot import (
+from tileclock.device.image.boot import main
+from tileclock.device.image.settings import (
     REJECTED_NAME,
     SETTINGS_NAME,
     Settings,
     SettingsError,
     apply_settings,
     config_toml,
-    main,
     parse_settings,
     rejection_reason,
     wpa_conf,
 )
-from tileclock.device.verdict import draw, refused_verdict, short_verdict, show, silent_panels
+from tileclock.device.image.verdict import draw, refused_verdict, short_verdict, show, silent_panels
 
 TEMPLATE = (Path(__file__).parent.parent / "systemd" / "config.toml").read_text()
 EXAMPLE = Path(__file__).parent.parent / "hw" / "image" / "root" / "usr" / "lib" / "tileclock-image"
@@ -167,16 +167,16 @@ def test_a_refused_file_is_named_beside_it_on_the_card_and_on_the_panels_until_i
     assert refused_verdict("wifi_name and wifi_password go together")[1] == "settings refused:"
     card.write_bytes(b"board = 12\nrules = nsa1997\n")  # mended: applied, and the note goes
     shown = []
-    monkeypatch.setattr("tileclock.device.verdict.main", lambda args: shown.append(args))
+    monkeypatch.setattr("tileclock.device.image.verdict.show_verdict", lambda *args: shown.append(list(args)))
     assert main(argv + ["--verdict", "10"]) == 0
     # the verdict, in the same Python, comes after the settings: it reads the new config
-    assert shown == [["--config", str(etc / "config.toml"), "--boot", str(boot), "--seconds", "10"]]
+    assert shown == [[str(etc / "config.toml"), "/var/lib/tileclock", str(boot), 10]]
     assert not (boot / REJECTED_NAME).exists() and rejection_reason(str(boot)) is None
     assert parse_config(tomllib.loads((etc / "config.toml").read_text())).board == "12"
 
 
 def test_the_example_on_the_card_is_a_valid_stand_alone_file_naming_every_key():
-    from tileclock.device.firstboot import KEYS
+    from tileclock.device.image.settings import KEYS
 
     text = (EXAMPLE / "tileclock-settings.example.txt").read_bytes()
     assert parse_settings(text) == Settings()
@@ -240,7 +240,7 @@ def test_doctor_on_debians_kernel_reads_the_i2c_speed_from_the_running_tree_not_
     # nothing on mainline trees); Pi OS's checks would call a working card broken.
     from tileclock.device.config import Config
     from tileclock.device.doctor import FAIL, OK, WARN
-    from tileclock.device.doctor_pi import check_boot
+    from tileclock.device.doctor.pi import check_boot
 
     boot = tmp_path / "boot" / "firmware"
     boot.mkdir(parents=True)
@@ -264,7 +264,7 @@ def test_doctor_on_debians_kernel_reads_the_i2c_speed_from_the_running_tree_not_
 
 def test_doctor_names_the_serial_number_as_the_ids_source_on_debians_kernel_too(tmp_path):
     from tileclock.device.config import Config
-    from tileclock.device.doctor_pi import clock_id
+    from tileclock.device.doctor.pi import clock_id
     from tileclock.device.identity import hardware_clock_id
 
     (tmp_path / "proc").mkdir()

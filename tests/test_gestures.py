@@ -8,7 +8,7 @@ from conftest import events, tap
 from tileclock.clock.core import GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.render import band_text
+from tileclock.device.screen.face import band_text
 
 RUNNING_THEN_STOPPED = "0 press B\n10 press STOP\n"
 

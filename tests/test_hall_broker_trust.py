@@ -5,7 +5,7 @@ import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS
 from hall_helpers import Listener, wait_for
-from tileclock.director.follow.broker import acl_text, setup
+from tileclock.director.hall.setup import acl_text, setup
 
 
 def connect(broker, user, client_id):

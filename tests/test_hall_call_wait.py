@@ -1,4 +1,4 @@
-"""How long a call has waited, as the hall shows it (director/follow/hall_board.py): by the clock's
+"""How long a call has waited, as the hall shows it (director/hall/board.py): by the clock's
 time of day of the raise when its wall clock agrees with this laptop's, else by the clock's own count
 of its game time; and a forged time of day, refused by the hall as a clock publishes it. The call
 end to end: tests/test_hall_calls.py, test_hall_page_calls.py."""
@@ -12,7 +12,7 @@ import pytest
 from conftest import BROKER_USERS
 from hall_helpers import wait_for
 from test_hall_calls import call_from, hall  # noqa: F401  (the fixture: two clocks, the feed and the page)
-from tileclock.director.follow.hall_board import Board
+from tileclock.director.hall.board import Board
 from tileclock.wire.protocol import frame
 
 #: the laptop's time of day as the players called

@@ -17,7 +17,7 @@ from hall_helpers import Stepping, closed_after, wait_for
 from test_hall import Clocks, director, settle
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.director.event.players import TablePlayers
-from tileclock.director.follow.audit import read
+from tileclock.director.hall.audit import read
 from tileclock.director.pages.app import COMMAND_HEADER
 from tileclock.director.pages.board_routes import SESSION_HEADER
 from tileclock.director.pages.web import HallPage
@@ -301,7 +301,7 @@ def test_a_command_the_audit_trail_cannot_take_is_not_sent_and_a_bad_one_never_c
 
 
 def test_the_audit_trail_reads_back_what_it_wrote_and_skips_what_is_not_a_line(tmp_path):
-    from tileclock.director.follow.audit import AuditLog, session_label
+    from tileclock.director.hall.audit import AuditLog, session_label
 
     trail = AuditLog(str(tmp_path), clock=lambda: 1_764_100_000.5)
     board = {"board": "12", "table": "12", "round": 3, "A": {"shown": "3:10"}, "B": {"shown": "-0:20"}}

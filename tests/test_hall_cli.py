@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tileclock.cli import main
-from tileclock.director.follow.broker import mosquitto_binary
+from tileclock.director.hall.broker import mosquitto_binary
 
 
 @pytest.mark.parametrize("web", ["127.0.0.1:99999", "foo", "host:"])

@@ -23,8 +23,8 @@ from test_round_control import AT_14, UTC
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.timesync import virtual_wall
-from tileclock.director.follow import audit
-from tileclock.director.follow.round_control import RoundControl
+from tileclock.director.hall import audit
+from tileclock.director.hall.round_control import RoundControl
 from tileclock.director.pages.web import HallPage
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import frame

@@ -16,7 +16,7 @@ from test_hall import Clocks, director, settle
 from test_hall_calls import call_from
 from test_hall_page import browser, page  # noqa: F401  (the fixtures: Debian's chromium)
 from tileclock.device.assembly import SIM_EPOCH_NS
-from tileclock.director.follow.audit import read
+from tileclock.director.hall.audit import read
 from tileclock.director.pages import app
 from tileclock.director.pages.web import HallPage
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import BROKER_USERS, tap
 from hall_helpers import hall_config, wait_for
 from tileclock.device.config import Config, ConfigError, parse_config
-from tileclock.director.follow.hall import HallFeed
+from tileclock.director.hall.feed import HallFeed
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.seal import Sealer, SealError, read_keys, seal, unseal
 

@@ -14,8 +14,9 @@ from conftest import BROKER_USERS
 from hall_helpers import wait_for
 from test_hall import Clocks, director, settle
 from tileclock.device.config import Config
-from tileclock.director.follow import clocklog, hall_disk
+from tileclock.director.follow import clocklog
 from tileclock.director.follow.store import RecordStore, count_on_disk
+from tileclock.director.hall import disk as hall_disk
 from tileclock.sim.script import parse_script
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import frame, unframe

@@ -14,11 +14,10 @@ from hypothesis import strategies as st
 from conftest import charged, tap, used_at_switches
 from tileclock.bench.history import make_history, sample_game
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device import writeback
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
-from tileclock.device.journal import Journal
-from tileclock.device.retention import Retention
+from tileclock.device.journal import Journal, writeback
+from tileclock.device.journal.retention import Retention
 from tileclock.sim.simulator import Simulator
 from tileclock.wire import segments
 from tileclock.wire.protocol import unframe
@@ -392,7 +391,7 @@ def test_a_game_the_director_does_not_hold_is_pruned_only_with_a_fault(tmp_path,
         play(journal, end=True)
         journal = Journal(folder)
     firsts = segments.list_segments(folder)
-    monkeypatch.setattr("tileclock.device.retention.MB", 1)  # keep_mb=1 now means one byte: over
+    monkeypatch.setattr("tileclock.device.journal.retention.MB", 1)  # keep_mb=1 now means one byte: over
     sim = Simulator(Config(), journal=Journal(folder, retention=Retention(keep_mb=1)))
     tap(sim, "STOP", 1, hold_s=3)  # end the open game (nobody played it): hold, let go...
     tap(sim, "STOP", 5)  # ...confirm

@@ -1,10 +1,10 @@
-"""The journal's parts alone (device/journal.py is a thin front over them): each owns its state and
+"""The journal's parts alone (device/journal/__init__.py is a thin front over them): each owns its state and
 can be tried without the others."""
 
-from tileclock.device.numbering import HEADROOM, Numbering
-from tileclock.device.outbox import Outbox
-from tileclock.device.retention import DAY_S, MB, Pruning, Retention, SegmentInfo, choose
-from tileclock.device.segment_store import SegmentStore
+from tileclock.device.journal.numbering import HEADROOM, Numbering
+from tileclock.device.journal.outbox import Outbox
+from tileclock.device.journal.retention import DAY_S, MB, Pruning, Retention, SegmentInfo, choose
+from tileclock.device.journal.store import SegmentStore
 from tileclock.wire import segments as files
 
 

@@ -60,7 +60,7 @@ def paths(tmp_path):
     (tmp_path / "a-folder").mkdir()
     (tmp_path / "bad.toml").write_text("[clock\n")
     (tmp_path / "bad-key.toml").write_text("[clock]\ncolour = 3\n")
-    from tileclock.director.follow.broker import free_port
+    from tileclock.director.hall.broker import free_port
 
     return {
         "file": tmp_path / "a-file",

@@ -11,7 +11,7 @@ import pytest
 from conftest import tap
 from test_journal import ended_games
 from tileclock.device.config import Config
-from tileclock.device.retention import Retention
+from tileclock.device.journal.retention import Retention
 from tileclock.director.follow.resend import FIRST_WAIT_S, MAX_WAIT_S, ResendPlan
 from tileclock.director.follow.store import Rejected, clock_of
 from tileclock.director.records.history import csv_safe

@@ -12,8 +12,8 @@ from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.hardware.oled import PagedSSD1306, RecordingBus
 from tileclock.device.hardware.screens import PanelOutput
-from tileclock.device.idle import IdlePolicy
-from tileclock.device.render import Panel
+from tileclock.device.screen.idle import IdlePolicy
+from tileclock.device.screen.text import Panel
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import unframe
 

@@ -13,9 +13,9 @@ from tileclock.clock.core import GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
-from tileclock.device.hardware.hall_link import HallLink
-from tileclock.device.hardware.serial_link import SerialLink
 from tileclock.device.journal import Journal
+from tileclock.device.links.hall import HallLink
+from tileclock.device.links.serial import SerialLink
 from tileclock.device.loop import Daemon
 from tileclock.device.parts import EdgeSource, Link, Readable, Screen
 from tileclock.sim.simulator import Simulator

@@ -9,7 +9,7 @@ from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal
-from tileclock.device.render import notice_text
+from tileclock.device.screen.face import notice_text
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import unframe
 

@@ -19,8 +19,8 @@ from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.timesync import virtual_wall
-from tileclock.director.follow import audit
-from tileclock.director.follow.round_control import LEAD_S, RoundControl
+from tileclock.director.hall import audit
+from tileclock.director.hall.round_control import LEAD_S, RoundControl
 from tileclock.director.pages.board_routes import round_step_as, unwritten
 from tileclock.director.pages.web import COMMAND_HEADER, HallPage
 from tileclock.sim.simulator import Simulator

@@ -11,8 +11,8 @@ import pytest
 from PIL import Image, ImageOps
 
 from conftest import events
-from tileclock.device.render import Panel
-from tileclock.device.score_screen import code_matrix, draw_code
+from tileclock.device.screen.score_screen import code_matrix, draw_code
+from tileclock.device.screen.text import Panel
 from tileclock.wire.protocol import CommandError, parse_command, with_crc
 
 BASE, TOKEN = "HTTP://192.168.1.20:8080/S/12", "7Q4K2M9X"

@@ -21,7 +21,7 @@ from test_hall_page_guard import Feed
 from tileclock.cli import main
 from tileclock.director.event.entries import TOKEN_ALPHABET, TOKEN_LENGTH, EntryRefused, ScoreBook
 from tileclock.director.event.scores import read_entries
-from tileclock.director.follow.audit import read
+from tileclock.director.hall.audit import read
 from tournament import TSH_FILES, play_round
 
 

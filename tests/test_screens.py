@@ -21,7 +21,8 @@ from test_panel_bus import random_frame
 from tileclock.clock.core import GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.render import BIG, MARK_ROOM, SMALL, TIME_RIGHT, Panel, draw_text, font, render
+from tileclock.device.screen.face import MARK_ROOM, TIME_RIGHT, render
+from tileclock.device.screen.text import BIG, SMALL, Panel, draw_text, font
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 S = NS_PER_S

@@ -9,10 +9,10 @@ import sys
 import tracemalloc
 
 from tileclock.bench.history import make_legacy, sample_game
-from tileclock.clock.protocol import unframe
 from tileclock.device.assembly import LEGACY_FILE, open_journal
-from tileclock.device.takeover import TAKEN_OVER, take_over
+from tileclock.device.journal.takeover import TAKEN_OVER, take_over
 from tileclock.wire import segments
+from tileclock.wire.protocol import unframe
 
 GAME = sample_game(minutes=3)
 

@@ -17,7 +17,7 @@ import pytest
 from test_install import dry_run, pi  # noqa: F401  (the installer's dry run and its folder)
 from tileclock.cli import main
 from tileclock.device.timesync import parse_tracking
-from tileclock.director.follow.timeserver import chronyd_verdict, clock_conf, hall_conf
+from tileclock.director.hall.timeserver import chronyd_verdict, clock_conf, hall_conf
 
 CHRONYD = shutil.which("chronyd") or shutil.which("chronyd", path="/usr/sbin:/sbin")
 needs_chronyd = pytest.mark.skipif(CHRONYD is None, reason="Debian's chrony is not installed")

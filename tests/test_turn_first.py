@@ -14,7 +14,8 @@ from panel_ram import ControllerRAM
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.hardware.oled import PagedSH1106, PagedSSD1306, RecordingBus, pack_pages, pi_i2c
-from tileclock.device.render import Panel, turn_marks
+from tileclock.device.screen.face import turn_marks
+from tileclock.device.screen.text import Panel
 from tileclock.sim.simulator import Simulator
 
 S = NS_PER_S

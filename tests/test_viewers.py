@@ -16,9 +16,9 @@ from test_hall import Clocks
 from tileclock.clock.history import record_instant_ns
 from tileclock.clock.timecode import NS_PER_MS, format_clock
 from tileclock.device.assembly import SIM_EPOCH_NS
-from tileclock.device.hardware.hall_public import PublicScene, public_text
 from tileclock.device.journal import Journal
-from tileclock.director.follow.viewers_broker import ViewersBroker, write_setup
+from tileclock.device.links.hall_public import PublicScene, public_text
+from tileclock.director.hall.viewers_broker import ViewersBroker, write_setup
 
 
 def newest_seqs(clocks):

@@ -15,9 +15,9 @@ from test_hall_page import browser  # noqa: F401  # the fixture: Debian's chromi
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config import Config
-from tileclock.device.hardware.hall_public import PublicScene, public_text
-from tileclock.device.hardware.hall_state import RetainedState
-from tileclock.director.follow.viewers_broker import PAGES
+from tileclock.device.links.hall_public import PublicScene, public_text
+from tileclock.device.links.hall_state import RetainedState
+from tileclock.director.hall.viewers_broker import PAGES
 from tileclock.sim.simulator import Simulator
 
 #: where a sample is taken: every this many ms of the game, and just after each state is made

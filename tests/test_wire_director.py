@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tileclock.director.follow.audit import AuditLog, read
+from tileclock.director.hall.audit import AuditLog, read
 from tileclock.wire.decoder import Reason, WireError
 from tileclock.wire.director_files import decode_audit_line, decode_round
 from tileclock.wire.records import RecordError, decode

@@ -13,8 +13,8 @@ from tileclock.bench.service import press_latencies
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.config import ConfigError, parse_config
 from tileclock.device.doctor import FAIL, OK
-from tileclock.device.doctor_panels import check_panels
-from tileclock.device.doctor_pi import check_boot
+from tileclock.device.doctor.panels import check_panels
+from tileclock.device.doctor.pi import check_boot
 from tileclock.device.hardware.oled import RecordingSPI, pack_pages
 from tileclock.device.wiring import WIRINGS
 from tileclock.sim.simulator import Simulator

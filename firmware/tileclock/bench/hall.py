@@ -39,8 +39,8 @@ import sys
 import tempfile
 import time
 
-from ..director.follow.broker import BrokerError, LocalBroker, free_port, write_private
 from ..director.follow.store import count_on_disk
+from ..director.hall.broker import BrokerError, LocalBroker, free_port, write_private
 from ..director.records.history import read_records
 from . import procstat
 from .hall_clocks import fleet_processes

@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 
-from ..director.follow.broker import write_private
+from ..director.hall.broker import write_private
 
 _SEQ = re.compile(r'"seq":(\d+)')
 

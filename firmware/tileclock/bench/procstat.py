@@ -2,7 +2,7 @@
 
 import os
 
-from ..device import writeback
+from ..device.journal import writeback
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 

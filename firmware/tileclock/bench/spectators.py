@@ -22,8 +22,8 @@ import time
 
 import paho.mqtt.client as mqtt
 
-from ..director.follow.broker import BrokerError, LocalBroker, free_port
-from ..director.follow.viewers_broker import ViewersBroker
+from ..director.hall.broker import BrokerError, LocalBroker, free_port
+from ..director.hall.viewers_broker import ViewersBroker
 from ..wire.topics import VIEWERS
 from . import procstat
 from .hall import Director, journaled

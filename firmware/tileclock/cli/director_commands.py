@@ -12,7 +12,8 @@ from .paths import folder_to_make
 def draw_panel(view, side):
     """One panel of `view` as the clock draws it (the hall page's panel pictures): the device's
     renderer, handed to the director's page from here, so `director/` never imports `device/`."""
-    from ..device.render import Panel, render
+    from ..device.screen.face import render
+    from ..device.screen.text import Panel
 
     return render(view, Panel(faces=side))
 
@@ -51,9 +52,9 @@ def cmd_hall_demo(args):
     import tempfile
 
     from ..director.event.entries import ScoreBook
-    from ..director.follow.broker import BrokerError, LocalBroker
-    from ..director.follow.hall import HallFeed
-    from ..director.follow.viewers_broker import ViewersBroker
+    from ..director.hall.broker import BrokerError, LocalBroker
+    from ..director.hall.feed import HallFeed
+    from ..director.hall.viewers_broker import ViewersBroker
     from ..director.pages.web import HallPage
     from ..sim.fleet import Fleet
     from ..wire.topics import VIEWERS
@@ -134,8 +135,9 @@ def _sigterm_as_ctrl_c():
 
 def cmd_hall_setup(args):
     """Write the hall's broker config, ACL and passwords."""
-    from ..director.follow.broker import BrokerError, read_keys_file, setup
-    from ..director.follow.timeserver import clock_conf, hall_conf
+    from ..director.hall.broker import BrokerError
+    from ..director.hall.setup import read_keys_file, setup
+    from ..director.hall.timeserver import clock_conf, hall_conf
 
     folder_to_make(args.folder, "hall-setup")
     try:
@@ -217,7 +219,8 @@ def cmd_plot(args):
 
 def cmd_replay(args):
     """Show what both screens showed at an instant of a recorded game."""
-    from ..device.render import Panel, render
+    from ..device.screen.face import render
+    from ..device.screen.text import Panel
     from ..director.records.replay import describe, load_game, view_at, within_the_game
 
     if args.plot:

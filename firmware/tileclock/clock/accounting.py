@@ -4,7 +4,7 @@ Pure queries over a `GameState` and a `Rules` profile; the clock decides what to
 record when something falls due.
 """
 
-from .records import SIDES, SideState
+from ..wire.records import SIDES, SideState
 from .state import State
 from .timecode import NS_PER_S, format_clock, ms
 from .view import SideView

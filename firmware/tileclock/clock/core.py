@@ -24,13 +24,13 @@ the game and wires them. The gestures are tabled in docs/rules.md.
 from dataclasses import replace
 from functools import partial
 
+from ..wire.records import SIDES
 from . import readings
 from .accounting import Accounting
 from .due import due_timers
 from .gestures import BothChord, ButtonTiming, Chord, Contacts, Gestures
 from .play import Play, Refused
 from .record_log import RecordLog
-from .records import SIDES
 from .recovery import take_up
 from .requests import DirectorRequests
 from .scene import Scene

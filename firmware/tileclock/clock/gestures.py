@@ -8,8 +8,8 @@ The gestures are tabled in docs/rules.md.
 
 from dataclasses import dataclass
 
+from ..wire.records import BUTTONS, SIDES
 from .debounce import Debouncer
-from .records import BUTTONS, SIDES
 from .state import State, other
 from .timecode import NS_PER_MS
 from .timers import Timer, TimerKind

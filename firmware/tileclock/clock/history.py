@@ -16,9 +16,9 @@ are not part of any game.
 
 from dataclasses import dataclass, field
 
+from ..wire.records import SIDES
 from .accounting import Accounting
 from .calls import Calls
-from .records import SIDES
 from .rules import profile
 from .scene import Scene
 from .state import GameState, State

@@ -8,7 +8,7 @@ what happened through `emit`. A request or a chord the game does not allow now r
 
 from copy import copy
 
-from ..wire.records import is_time_of_day
+from ..wire.records import SIDES, is_time_of_day
 from .accounting import FORFEITS
 from .calls import CallRefused, Calls
 from .gestures import (
@@ -24,7 +24,6 @@ from .gestures import (
     Stuck,
     Unstuck,
 )
-from .records import SIDES
 from .state import State, other
 from .timecode import NS_PER_MS, NS_PER_S, format_clock, ms
 from .view import Notice

@@ -3,7 +3,7 @@ deadline. Plain functions over the parts they are given; `GameClock` (core.py) a
 with them.
 """
 
-from .records import SIDES
+from ..wire.records import SIDES
 from .state import State
 from .timers import earliest
 from .view import View

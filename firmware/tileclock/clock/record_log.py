@@ -2,7 +2,7 @@
 until the clock hands them out. A part of `GameClock` (core.py), which owns it.
 """
 
-from .records import SIDES, TRANSITIONS, Record
+from ..wire.records import SIDES, TRANSITIONS, Record
 from .timecode import NS_PER_MS
 
 

@@ -6,8 +6,8 @@ goes on from it and says with a `recovered` record what happened while the clock
 
 from dataclasses import dataclass
 
+from ..wire.records import SIDES
 from .history import Game, last_game, playable, rebuild, reconcile, record_instant_ns, stand_in_opening
-from .records import SIDES
 from .scene import Scene
 from .state import GameState, State
 from .timecode import format_clock, ms

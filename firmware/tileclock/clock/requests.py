@@ -8,8 +8,8 @@ the records it makes of the kinds in `ASKED` say so beside `source` (the way it 
 clock's own record answers "who gave B a minute, and when" (docs/protocol.md).
 """
 
+from ..wire.records import SIDES
 from .play import Refused
-from .records import SIDES
 from .state import State
 from .timecode import NS_PER_MS, NS_PER_S
 

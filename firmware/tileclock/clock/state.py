@@ -13,7 +13,7 @@ always exactly the time since the game opened.
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .records import SIDES
+from ..wire.records import SIDES
 from .timecode import NS_PER_S, ms
 
 

@@ -1,4 +1,4 @@
-"""What the screens need at one instant: the clock's view, as data; `device/render.py` words it."""
+"""What the screens need at one instant: the clock's view, as data; `device/screen/face.py` words it."""
 
 from dataclasses import dataclass
 from enum import StrEnum

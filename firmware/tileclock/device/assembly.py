@@ -21,14 +21,14 @@ from ..wire.protocol import VERSION
 from .hardware.buttons import ButtonBoard
 from .hardware.pins import pin_factory
 from .hardware.screens import PanelOutput, RecordingPanels, open_device
-from .hardware.serial_link import SerialLink
 from .hardware.virtual import MonotonicTime, VirtualFactory
 from .identity import hardware_clock_id, new_clock_id, stored_clock_id
 from .journal import Journal
+from .journal.retention import Retention
+from .links.serial import SerialLink
 from .loop import Daemon
 from .parts import TimeSource
-from .render import Panel
-from .retention import Retention
+from .screen.text import Panel
 from .timesync import TimeReport, synchronised, system_wall
 from .wakers import Inbox
 from .wiring import bus_of
@@ -246,7 +246,7 @@ class RunningClock:
         """The uplink to the hall's broker (imported only when the config names one); it wakes the
         loop through its `inbox` from paho's thread."""
         from ..wire.topics import valid_clock_id
-        from .hardware.hall_link import HallLink
+        from .links.hall import HallLink
 
         if not valid_clock_id(self.clock_id):
             self.close()

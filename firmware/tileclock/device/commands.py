@@ -17,7 +17,7 @@ from ..clock.timecode import ms
 from ..wire.protocol import CommandError, frame, parse_command
 from ..wire.records import SIDES
 from .ratelimit import AnswerBudget
-from .score_code import ScoreCode
+from .screen.score_code import ScoreCode
 
 
 class CommandHandler:

@@ -15,8 +15,8 @@ from ..clock.timecode import NS_PER_S, parse_clock_time
 from ..wire.records import SIDES
 from ..wire.seal import KEY
 from .identity import is_label
-from .idle import IdlePolicy
-from .retention import Retention
+from .journal.retention import Retention
+from .screen.idle import IdlePolicy
 from .wiring import DEFAULT_WIRING, WIRINGS
 
 PIN_BACKENDS = ("auto", "gpiod", "lgpio", "rpigpio", "mock")

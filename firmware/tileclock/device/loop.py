@@ -18,7 +18,7 @@ from dataclasses import replace
 from ..clock.timecode import NS_PER_MS, NS_PER_S
 from .commands import CommandHandler
 from .journal import Journal
-from .render import fault_text
+from .screen.face import fault_text
 from .wakers import FdWaker, Inbox
 
 #: How long after a deadline the loop wakes when its pin backend cannot hand over its edges on
@@ -74,7 +74,7 @@ class Daemon:
         self.commands = CommandHandler(
             clock, self.journal, link, self._publish, faults=lambda: sorted(self._faulty), clock_id=clock_id
         )
-        #: the hall's broker link (a `parts.Link`: device/hardware/hall_link.py), or None
+        #: the hall's broker link (a `parts.Link`: device/links/hall.py), or None
         self.uplink = uplink
         self.refresh_on_ticks = refresh_on_ticks
         self.on_frames = on_frames

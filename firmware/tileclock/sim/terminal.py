@@ -21,7 +21,7 @@ import time
 import tty
 
 from ..clock.timecode import NS_PER_S
-from ..device.render import HINT_WORDS, STATE_WORDS, band_text, top_left_text
+from ..device.screen.face import HINT_WORDS, STATE_WORDS, band_text, top_left_text
 from ..wire.records import SIDES
 from .script import PRESS_NS
 from .simulator import Simulator

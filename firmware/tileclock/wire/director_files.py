@@ -1,5 +1,6 @@
-"""The director's own files read back: the audit trail's lines (`audit.log`) and the round the page
-started (`round.json`), both in the hall's records folder (docs/hall.md).
+"""The director's own files: the names of those beside the board folders under `--out`, and, read
+back, the audit trail's lines (`audit.log`) and the round the page started (`round.json`), both in
+the hall's records folder (docs/hall.md).
 
 They are the director's own writing, but a folder on a laptop is anyone's to edit, copy from
 another event or damage in a power cut, so they are read as everything from outside is: by the
@@ -15,6 +16,11 @@ from .labels import is_label
 from .schema import BASIC, ListOf, Nullable, Obj, check_fields
 
 #: the actions an audit line may name (the page's and the tools')
+#: the files beside the board folders under `--out` that hold no game (readers of the folder leave
+#: them alone)
+REJECTS, NOTICES, RESULTS = "rejects.log", "notices.log", "results.csv"
+SIDE_FILES = (REJECTS, NOTICES, RESULTS)
+
 ACTIONS = (
     "adjust",
     "late",

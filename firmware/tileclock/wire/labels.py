@@ -17,3 +17,9 @@ def is_label(text):
 def is_count(text):
     """Whether `text` is a count a form may send (a round, a seq): 1 to 9 ASCII digits."""
     return isinstance(text, str) and COUNT.fullmatch(text) is not None
+
+
+def table_key(value):
+    """A table as text, the same however it was written (`"07"`, `7` and `" 7 "` are table `"7"`)."""
+    text = str(value).strip()
+    return str(int(text)) if text.isdigit() else text

@@ -1,7 +1,7 @@
 """A clock's retained state on the hall's broker (`tileclock/<id>/state`), checked before the
 director's page uses any of it (docs/hall.md, "What the hall trusts").
 
-The state is what the clock shows now (device/hardware/hall_state.py writes it). Whatever arrives
+The state is what the clock shows now (device/links/hall_state.py writes it). Whatever arrives
 on that topic is held to this shape, and anything else is refused whole with a reason, so one
 clock's bad state can neither blank the page for every board nor slow it.
 """

@@ -14,8 +14,8 @@ import logging
 
 from luma.core.error import Error as LumaError
 
-from ..idle import IdlePolicy
-from ..render import draw_marks, render, turn_marks
+from ..screen.face import draw_marks, render, turn_marks
+from ..screen.idle import IdlePolicy
 
 log = logging.getLogger(__name__)
 

@@ -25,6 +25,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ...wire.labels import table_key
 from .tfile import PairingsError, division_name, read_config, read_players
 
 __all__ = ["PairingsError"]  # re-exported: callers catch it from here
@@ -310,9 +311,3 @@ def read_pairings_csv(path):
 def csv_round(pairings, round_number):
     """The `Round` that CSV `pairings` give for `round_number`."""
     return Round(round_number, [p for p in pairings if p.round == round_number])
-
-
-def table_key(value):
-    """A table as text, the same however it was written (`"07"`, `7` and `" 7 "` are table `"7"`)."""
-    text = str(value).strip()
-    return str(int(text)) if text.isdigit() else text

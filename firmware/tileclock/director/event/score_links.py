@@ -14,9 +14,9 @@ again when its `boot` reaches the hall. New links made on the Scores page go by 
 
 import re
 
+from ...wire.labels import table_key
 from ...wire.protocol import MAX_LINK
 from .entries import EntryRefused
-from .pairings import table_key
 
 #: what a score link may hold: QR's alphanumeric mode, as the clock checks it
 _QR_SAFE = re.compile(r"[0-9A-Z.:/$%+-]+")

@@ -1,1 +1,2 @@
-"""Following clocks: each clock's records over a serial line (collect) or the broker (the hall), kept in order and on disk."""
+"""Following clocks: each clock's records over a serial line (collect) or the broker, taken in order
+and kept on disk (`session.py`, `store.py`, `clocklog.py`); the hall that uses them is `director/hall/`."""

@@ -9,7 +9,7 @@ import time
 from urllib.parse import urlsplit
 
 from ...wire.seal import read_keys
-from .hall import FIRST_CONNECT_S, HallFeed
+from ..hall.feed import FIRST_CONNECT_S, HallFeed
 
 
 def run_hall(args, out, draw_panel=None):

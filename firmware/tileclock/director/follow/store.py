@@ -30,6 +30,7 @@ import time
 from collections import deque
 
 from ...wire.decoder import Reason, WireError
+from ...wire.director_files import NOTICES, REJECTS, RESULTS
 from ...wire.protocol import is_label, unframe
 from ..records.history import CSV_FIELDS, csv_safe
 from . import twins
@@ -49,9 +50,6 @@ MAX_SIDE_FILE_BYTES = 10 * 1024 * 1024
 MAX_LOGS = 8
 #: Notices kept in memory for the live table (all of them are in notices.log, up to its limit).
 KEPT_NOTICES = 100
-#: the files beside the board folders that hold no game (readers of the folder leave them alone)
-REJECTS, NOTICES, RESULTS = "rejects.log", "notices.log", "results.csv"
-SIDE_FILES = (REJECTS, NOTICES, RESULTS)
 
 
 class Rejected(WireError):

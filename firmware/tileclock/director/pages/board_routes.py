@@ -22,8 +22,8 @@ from starlette.routing import Route
 
 from ...wire.labels import is_count
 from ...wire.protocol import is_label
-from ..follow.audit import concerns, read, session_label, table_history, with_id
-from ..follow.round_control import Unsaved
+from ..hall.audit import concerns, read, session_label, table_history, with_id
+from ..hall.round_control import Unsaved
 
 #: the header that names the page session a command came from
 SESSION_HEADER = "X-Tileclock-Session"

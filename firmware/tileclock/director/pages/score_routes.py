@@ -24,10 +24,9 @@ import logging
 
 from starlette.routing import Route
 
-from ...wire.labels import is_count
+from ...wire.labels import is_count, table_key
 from ...wire.protocol import is_label
 from ..event.entries import EntryRefused, checked
-from ..event.pairings import table_key
 from ..event.score_links import clocks_at
 from .board_routes import one, unwritten, who
 

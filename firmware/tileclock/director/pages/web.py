@@ -14,8 +14,8 @@ import time
 import uvicorn
 
 from ...clock.history import view_at
-from ..follow.audit import AuditLog
-from ..follow.round_control import RoundControl
+from ..hall.audit import AuditLog
+from ..hall.round_control import RoundControl
 from .app import COMMAND_HEADER, MAX_FORM_BYTES, make_app
 from .guard import TimedH11, own_hosts
 from .live import MAX_UPDATES_PER_S, MAX_VIEWERS

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from ...clock.history import game_scene
 from ...clock.timecode import format_clock
+from ...wire.labels import table_key
 from ...wire.records import SIDES
-from ..event.pairings import table_key
 
 IN_PLAY = ("start", "resume", "switch")
 

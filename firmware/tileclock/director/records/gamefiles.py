@@ -10,8 +10,8 @@ would say that no game was played anywhere.
 import os
 import re
 
+from ...wire.director_files import SIDE_FILES
 from ...wire.segments import DAMAGED
-from ..follow.store import SIDE_FILES
 from .history import exported_games, read_records, split_games
 
 _BOARD_FOLDER = re.compile(r"^board-(.+)$")

@@ -1,0 +1,3 @@
+"""The hall: the broker's records into the store (`feed.py`), what the page shows of each board
+(`board.py`), the brokers and their files (`broker.py`, `viewers_broker.py`, `setup.py`), the time
+server, and the director's actions from the page (`audit.py`, `action_ids.py`, `round_control.py`)."""

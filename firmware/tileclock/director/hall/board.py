@@ -1,0 +1,138 @@
+"""What the hall's page shows of one clock (`Board`), and in which order the boards come."""
+
+from ...clock.calls import Calls
+from ..follow.store import shown
+
+#: a call's time of day may be this far behind the clock's own count of its wait (the count is in
+#: whole records; chrony keeps the clocks within milliseconds of this laptop)
+WALL_SLACK_MS = 2_000
+#: a wait longer than this by a clock's time of day is its wall clock's error, not a call
+MAX_WAIT_MS = 12 * 3600 * 1000
+#: a call's time of day may be this far ahead of the clock's own count while the hall hears the
+#: call's game live (the count misses only its last record's way here: milliseconds, or a broker's
+#: outage's catching up)
+WALL_AHEAD_MS = 60_000
+
+
+class Board:
+    """What the director knows of one clock right now."""
+
+    def __init__(self, clock_id):
+        self.clock_id = clock_id
+        self.status = None  # "online" / "offline" as the clock (or its will) last said
+        self.state = {}  # the clock's retained state message
+        self.record = None  # the last record stored
+        self.received_at = None  # time.time() when that record arrived
+        self.refusals = 0  # messages of this clock refused (rejects.log has each, with its reason)
+        self.last_refusal = None
+        self._call = (None, None)  # (the game's last record read, the open call it leaves)
+
+    def refused(self, reason, detail):
+        """One more message of this clock refused, for `reason` (a short code)."""
+        self.refusals += 1
+        self.last_refusal = f"{reason}: {shown(detail, 60)}"
+
+    def as_dict(self, log, now):
+        """The board as the page shows it (JSON-ready)."""
+        record = self.record or {}
+        faults = dict(log.faults) if log else {}
+        faults.update({shown(k): shown(v) for k, v in (self.state.get("faults") or {}).items()})
+        if self.refusals:
+            faults["refused"] = f"{self.refusals} (rejects.log), the last {self.last_refusal}"
+        sides = {side: _side(record.get(side)) for side in "AB"}
+        # the game's own round and table, from the records on file (never a `set` for the next
+        # game); the clock's state says them before any of its game's records are on file
+        scene = log.scene if log and log.scene is not None else self.state
+        board = {
+            "clock": self.clock_id,
+            "board": log.board_label
+            if log and log.board is not None
+            else shown(self.state.get("board") or "?"),
+            "round": scene.get("round"),
+            "table": scene.get("table"),
+            "online": self.status != "offline",
+            "state": record.get("state"),
+            "run": record.get("run"),
+            "ev": record.get("ev"),
+            "seq": record.get("seq"),
+            "A": sides["A"],
+            "B": sides["B"],
+            "faults": faults,
+            "age_ms": None if self.received_at is None else int((now - self.received_at) * 1000),
+            "waiting": len(log.pending) if log else 0,
+            "refused": self.refusals,
+            # how its wall clock follows this laptop (chrony): a round set for a time starts by it
+            "time": self.state.get("time"),
+        }
+        board["call"] = self.open_call(log, board["age_ms"], now)
+        board["attention"] = _attention(board)
+        return board
+
+    def open_call(self, log, age_ms, now):
+        """The board's open call to the director, from its game's records on file (so a restart of
+        the hall finds it again): its seq, `called` or `taken`, the time of day it was raised
+        (`raised_ms`, the clock's, or None) and how long it has waited at `now` (this laptop's time
+        of day, s), or None."""
+        game = log.game if log else None
+        if game is None or not game.records:
+            return None
+        last = game.records[-1]
+        key = (game.seq, last.get("seq"))
+        if self._call[0] != key:  # read the game again only when it has grown
+            calls = Calls()
+            calls.rebuild(game.records)
+            call = next((r for r in game.records if r.get("seq") == getattr(calls.open, "seq", None)), None)
+            self._call = (key, (calls.open, call))
+        open_call, record = self._call[1]
+        if open_call is None:
+            return None
+        # the clock's own count: its game time since the call and since its last record (a call
+        # carried into this game counts from its start), at least as long as the call has waited
+        since_ms = record["t_ms"] if record else 0
+        counted_ms = max(0, last.get("t_ms", 0) - since_ms) + (age_ms or 0)
+        waited_ms = counted_ms
+        if open_call.wall_ms is not None:
+            # the clock's time of day of the raise, right after a restart of the hall and in a game
+            # after the one it was raised in; taken only if its wall clock agrees with this laptop's
+            # (chrony): never less than its own count, nor more than a tournament's day
+            by_wall_ms = int(now * 1000) - open_call.wall_ms
+            longest_ms = MAX_WAIT_MS
+            if record is not None and age_ms is not None:
+                # the call is in the game the hall hears live: its count is the wait, so a wall
+                # clock hours behind (a `set wall=` typo, chrony on another source) is caught
+                longest_ms = min(longest_ms, counted_ms + WALL_AHEAD_MS)
+            if counted_ms - WALL_SLACK_MS <= by_wall_ms <= longest_ms:
+                waited_ms = max(0, by_wall_ms)
+        return {
+            "seq": open_call.seq,
+            "state": "taken" if open_call.taken else "called",
+            "raised_ms": open_call.wall_ms,
+            "waited_ms": waited_ms,
+        }
+
+
+def _side(side):
+    if not isinstance(side, dict):
+        return {"used_ms": 0, "shown": "?", "pen": 0}
+    return {
+        "used_ms": side.get("used_ms", 0),
+        "shown": shown(side.get("shown", "?"), 8),
+        "pen": side.get("pen", 0),
+    }
+
+
+def _attention(board):
+    """0 needs the director now (a call, offline, a fault, waiting for records), 1 look soon
+    (overtime, stopped mid-game), 2 playing, 3 nothing to do (ready, ended)."""
+    if board.get("call") or not board["online"] or board["faults"] or board["waiting"]:
+        return 0
+    if board["state"] == "paused" or any(s["shown"].startswith("-") for s in (board["A"], board["B"])):
+        return 1
+    return 2 if board["state"] == "running" else 3
+
+
+def board_order(name):
+    """Boards in their natural order: 2 before 10 (only ASCII digits count as a number: `²` is a
+    digit to Python, and `int` refuses it)."""
+    name = str(name)
+    return (0, int(name), "") if name.isascii() and name.isdigit() and len(name) < 20 else (1, 0, name)

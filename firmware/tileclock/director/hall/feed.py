@@ -1,0 +1,386 @@
+"""`tileclock hall`: the director's side of the hall's broker (docs/hall.md).
+
+`HallFeed` subscribes (as the `director` user, with a persistent session) to
+every clock's records, state and status. Each record goes into the same
+`RecordStore` that `collect` writes through, which keeps each (clock id, seq)
+once, in order, in the same game files and `results.csv`; the broker's copy is
+acknowledged only once the store has it on disk (paho's manual
+acknowledgement), so a director killed mid-stream gets the rest again from the
+broker's queue. Each clock has a `ClockSession` (`session.py`) over its command
+topic, the same as `collect` keeps over a serial port: a gap (the broker lost
+records, say in a crash) is asked for again there with the same plan, and once a
+game has ended and is on file, the clock is sent `ack` there, so its journal may
+prune it.
+
+paho's thread only queues what arrives; `step` does the work on the caller's
+thread; `boards()` is the live picture the web page shows.
+"""
+
+import queue
+import re
+import threading
+import time
+
+import paho.mqtt.client as mqtt
+
+from ...wire.protocol import FieldError, FrameError, unframe, with_crc
+from ...wire.seal import Sealer
+from ...wire.state import StateError, decode_state
+from ...wire.topics import ALL, DIRECTOR, ROOT, parse_topic, topic, valid_clock_id
+from ..follow import clocklog
+from ..follow.session import ClockSession
+from ..follow.store import RecordStore, Rejected
+from .board import Board, board_order
+from .disk import DiskFault
+
+#: the director's client id on the broker, its user name (the broker ties the two): one persistent session
+CLIENT_ID = DIRECTOR
+#: records taken from the queue in one step (each step ends with one round of acknowledgements)
+BATCH = 500
+#: the largest record taken by default (`--max-record-bytes`): an `end` record, the largest a clock
+#: writes, is under 2 kB
+MAX_RECORD_BYTES = 64 * 1024
+#: a record's seq, where a clock writes it (near the start), for `_record`'s early let-go
+_SEQ = re.compile(rb'"seq":(\d{1,16})[,}]')
+#: how long clearing a clock's retained state waits for the broker to take it
+CLEAR_S = 2.0
+#: what rejects.log keeps of a refused message
+QUARANTINED_BYTES = 1024
+#: how long `tileclock hall` waits at its start for the broker to take it in, or refuse it
+FIRST_CONNECT_S = 10.0
+
+
+class HallFeed:
+    """The broker's records into `store`; the clocks' live state; commands out."""
+
+    def __init__(
+        self,
+        host,
+        port,
+        password,
+        store,
+        user=DIRECTOR,
+        client_id=CLIENT_ID,
+        tls_ca=None,
+        clock=time.monotonic,
+        keys=None,
+        max_record_bytes=None,
+        wall=time.time,
+    ):
+        self.host, self.port = host, port
+        self.store = store if isinstance(store, RecordStore) else RecordStore(store)
+        self.clock = clock
+        #: the time of day (s since 1970): records' ages and a call's waiting time count by it
+        self.wall = wall
+        self.inbox = queue.SimpleQueue()
+        self.boards = {}
+        self.sessions = {}  # clock id -> its `ClockSession` over the broker
+        #: seals each command with its clock's key and a rising counter (wire/seal.py); no keys: CRC only
+        self.sealer = Sealer(keys or {})
+        self.bad_lines = 0
+        #: records larger than this are refused unread (an honest one is about 300 bytes)
+        self.max_record_bytes = max_record_bytes or MAX_RECORD_BYTES
+        #: messages held unacknowledged while the disk refuses them (docs/hall.md)
+        self.disk = DiskFault()
+        self.connected = threading.Event()
+        self.down = "not connected yet"
+        self.refused = None  # the broker's reason, when it refused the director's login
+        #: bumped on every change the page shows; waiters on `changed` are woken
+        self.version = 0
+        self.changed = threading.Condition()
+        #: called with (clock id, seq, record) for each record stored (benchmarks time them)
+        self.on_stored = None
+        #: more such callbacks (the page's audit trail hears the clocks' answers to its actions)
+        self.listeners = []
+        #: `players(round, table)`: who plays there, from the pairings (event/players.py), if given
+        self.players = None
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False)
+        client.username_pw_set(user, password or None)
+        if tls_ca:
+            client.tls_set(ca_certs=tls_ca)
+        client.manual_ack_set(True)  # a record is acknowledged once the store has it
+        client.reconnect_delay_set(min_delay=1, max_delay=10)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_message = lambda c, u, message: self.inbox.put(message)
+        self.client = client
+
+    def start(self):
+        """Connect in the background (and keep reconnecting)."""
+        self.client.connect_async(self.host, self.port, keepalive=30)
+        self.client.loop_start()
+        return self
+
+    def close(self):
+        self.client.disconnect()
+        self.client.loop_stop()
+        self.store.close()
+
+    # --- paho's thread
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties):
+        if reason_code.is_failure:
+            self.refused = str(reason_code)
+            self.down = f"broker {self.host}:{self.port} refused: {reason_code}"
+            return
+        self.refused = None
+        self.down = None
+        client.subscribe([(f"{ROOT}/+/records", 1), (f"{ROOT}/+/state", 1), (f"{ROOT}/+/status", 1)])
+        self.connected.set()
+        self._bump()
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties):
+        self.connected.clear()
+        self.down = f"broker {self.host}:{self.port} lost: {reason_code}"
+        self._bump()
+
+    # --- the caller's thread
+
+    def step(self, wait_s=0.2):
+        """Take what arrived (waiting up to `wait_s` for the first), store it, acknowledge it, and
+        ask for any gap; returns how many messages were handled."""
+        try:
+            messages = [self.inbox.get(timeout=wait_s)]
+        except queue.Empty:
+            messages = []
+        while len(messages) < BATCH:
+            try:
+                messages.append(self.inbox.get_nowait())
+            except queue.Empty:
+                break
+        held = self.disk.retry(self.clock())
+        if held:  # the disk may be back: the store from what is on it, then what was held, in order
+            try:
+                self._reopen_store()
+            except OSError as error:
+                self.disk.fault(error, self.store.outdir, self.clock())
+        messages = held + messages
+        stored, done = [], []
+        for message in messages:
+            if self.disk.holding():
+                self.disk.hold(message)  # in order: nothing overtakes what waits for the disk
+                continue
+            try:
+                stored.extend(self._guarded(message))
+            except OSError as error:  # the disk: hold it unacknowledged, write it when it recovers
+                self.disk.fault(error, self._file_of(message), self.clock())
+                self.disk.hold(message)
+                continue
+            done.append(message)
+        # the store has written every line (flushed): now the broker may forget them
+        for message in done:
+            if message.qos > 0:
+                self.client.ack(message.mid, message.qos)
+        for listener in filter(None, (self.on_stored, *self.listeners)):
+            for item in stored:
+                listener(*item)
+        self._ask_for_gaps()
+        if messages:
+            self._bump()
+        return len(messages)
+
+    def run(self, should_stop=lambda: False):
+        """Step until `should_stop()`."""
+        while not should_stop():
+            self.step()
+
+    def command(self, text, clock_id=ALL, crc=True):
+        """Send a command line to one clock (or every clock: `all`); at QoS 0, never retained, so
+        a clock away when it is sent never acts on it later. With keys, sealed for each clock."""
+        line = with_crc(text) if crc else text
+        if not self.sealer.keys:
+            return self.client.publish(topic(clock_id, "cmd"), line, qos=0)
+        # sealed: each clock's own key, so a command for every clock goes to each one heard or keyed
+        targets = [clock_id] if clock_id != ALL else sorted(set(self.boards) | set(self.sealer.keys))
+        for target in targets:
+            sent = self.client.publish(
+                topic(target, "cmd"), self.sealer.line(target, line, time.time_ns() // 1000), qos=0
+            )
+        return sent if targets else None
+
+    def clear_state(self, clock_id):
+        """Clear `clock_id`'s retained state, status and public state on the broker (the ACL lets
+        the director): a bad one would otherwise be handed to every director that subscribes, for
+        ever. The clock publishes its state again with its next change."""
+        sent = [
+            self.client.publish(topic(clock_id, kind), b"", qos=1, retain=True)
+            for kind in ("state", "status", "public")
+        ]
+        for info in sent:  # the broker has it (PUBACK) before the page says cleared
+            if self.connected.is_set():
+                try:
+                    info.wait_for_publish(CLEAR_S)
+                except (RuntimeError, ValueError):
+                    pass  # not connected after all: said on the page as the broker being down
+        board = self.boards.get(clock_id)
+        if board is not None:
+            board.state, board.status = {}, None
+        self._bump()
+
+    def snapshot(self):
+        """Every board, those needing the director first (JSON-ready)."""
+        now = self.wall()
+        boards = [board.as_dict(self.store.log_of(cid), now) for cid, board in list(self.boards.items())]
+        boards.sort(key=lambda b: (b["attention"], board_order(b["board"]), b["clock"]))
+        for board in boards if self.players else ():  # the board's name is its table, unless set
+            board["players"] = self.players(board["round"], board["table"] or board["board"])
+        return {
+            "version": self.version,
+            "connected": self.down is None,
+            "down": self.down,
+            "alerts": [self.disk.text] if self.disk.text else [],
+            "boards": boards,
+        }
+
+    def wait_for_change(self, version, timeout_s):
+        """Block until the version moves past `version` (or `timeout_s`); returns the current one."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.version != version, timeout_s)
+            return self.version
+
+    def _bump(self):
+        with self.changed:
+            self.version += 1
+            self.changed.notify_all()
+
+    def _board(self, clock_id):
+        board = self.boards.get(clock_id)
+        if board is None:
+            board = self.boards[clock_id] = Board(clock_id)
+        return board
+
+    def session(self, clock_id):
+        """The `ClockSession` of `clock_id` over its topics (made on first need)."""
+        session = self.sessions.get(clock_id)
+        if session is None:
+            transport = _Topics(self, clock_id)
+            session = self.sessions[clock_id] = ClockSession(clock_id, self.store, transport, self.clock)
+        return session
+
+    def _guarded(self, message):
+        """`_handle`, and whatever a message makes go wrong (short of the disk) is that message's
+        alone: it is quarantined with the error, and the hall goes on with every other board."""
+        try:
+            return self._handle(message)
+        except OSError:
+            raise
+        except Exception as error:  # noqa: BLE001  (a bad message must never stop the hall)
+            where = parse_topic(message.topic) if isinstance(message.topic, str) else None
+            clock_id = where[0] if where else "?"
+            self._refused(clock_id, "internal", f"{type(error).__name__}: {error}", bytes(message.payload))
+            return []
+
+    def _refused(self, clock_id, reason, detail, payload):
+        """A message from `clock_id` refused: kept aside with its reason (rejects.log, at most the
+        first `QUARANTINED_BYTES` of it) and counted on its board."""
+        if clock_id in self.boards or valid_clock_id(clock_id):
+            self._board(clock_id).refused(reason, detail)
+        text = payload[:QUARANTINED_BYTES].decode("ascii", "replace")
+        error = Rejected(reason, f"{detail} ({len(payload)} bytes)")
+        self.store.reject(None, text, error, f"hall:{clock_id}")
+
+    def _reopen_store(self):
+        """The store again from its folder: a write that failed may have left the store's memory
+        ahead of its files (a game split, a line half written), so the files are the truth (a line
+        cut off is cut from its file) and the held messages are taken again against them."""
+        for log in self.store.clocks.values():
+            try:
+                log.close()
+            except OSError:
+                pass  # what it could not write is held, or asked for again
+        self.store = RecordStore(self.store.outdir)
+        for session in self.sessions.values():
+            session.store = self.store
+
+    def _file_of(self, message):
+        where = parse_topic(message.topic) if isinstance(message.topic, str) else None
+        log = self.store.log_of(where[0]) if where else None
+        file = getattr(log, "_game_file", None)
+        return getattr(file, "name", None) or self.store.outdir
+
+    def _handle(self, message):
+        try:
+            where = parse_topic(message.topic)
+        except UnicodeDecodeError:
+            where = None
+        if where is None or where[0] == ALL:
+            return []
+        clock_id, kind = where
+        payload = bytes(message.payload)
+        if kind == "status":
+            self._board(clock_id).status = payload.decode("ascii", "replace")[:16]
+            return []
+        if kind == "state":
+            if not payload:
+                return []  # a retained state cleared
+            try:
+                state = decode_state(payload, clock_id)
+            except StateError as error:  # the board keeps its last good state
+                self._refused(clock_id, error.reason, f"state: {error}", payload)
+                return []
+            self._board(clock_id).state = state
+            session = self.session(clock_id)
+            if isinstance(state.get("seq"), int):
+                session.named(state["seq"])  # what it holds: a fresh --out asks for all of it
+            session.tail_lost(state.get("seq"))
+            return []
+        if kind != "records":
+            return []
+        if len(payload) > self.max_record_bytes:
+            self._refused(clock_id, "too_large", f"a record over {self.max_record_bytes} bytes", payload)
+            return []
+        return self._record(clock_id, payload)
+
+    def _record(self, clock_id, payload):
+        session = self.session(clock_id)
+        source = session.transport.name
+        log = self.store.log_of(clock_id)
+        if log is not None and len(log.pending) >= clocklog.MAX_PENDING:
+            # its memory is full: a record it could not hold is let go before it costs a decoding
+            # (a clock flooding after a gap must not slow the others); the gap is asked for anyway
+            match = _SEQ.search(payload, 0, 64)
+            if match and int(match.group(1)) != log.expected:
+                log.let_go += 1
+                return []
+        try:
+            line = payload.decode("ascii").strip()
+            record = unframe(line)
+        except FieldError as error:
+            # a damaged record marks its clock's seq as seen only when it came on that clock's topic
+            own = (
+                error.record
+                if isinstance(error.record, dict) and error.record.get("clock") == clock_id
+                else None
+            )
+            text = payload[:QUARANTINED_BYTES].decode("ascii", "replace")
+            self.store.reject(own, text, error, source)
+            self._board(clock_id).refused(str(error.reason), str(error))
+            return []
+        except (UnicodeDecodeError, FrameError):
+            self.bad_lines += 1
+            return []
+        log = session.take(record, line)  # the ACL lets a clock publish only under its own id
+        if log is None:
+            return []
+        session.heard(record)
+        session.settle(record, log)  # the seqs it will never send stepped over; its `ack`, if one is due
+        board = self._board(clock_id)
+        if log.last is not None and (board.record is None or log.last["seq"] != board.record["seq"]):
+            board.record = log.last
+            board.received_at = self.wall()
+        return [(clock_id, record["seq"], record)]
+
+    def _ask_for_gaps(self):
+        for clock_id in list(self.boards):  # the clocks heard on the broker (serial ones ask on their port)
+            self.session(clock_id).ask()  # with no record yet too: what its state named
+
+
+class _Topics:
+    """A clock's command topic on the broker, as its session's transport (`session.Transport`)."""
+
+    def __init__(self, feed, clock_id):
+        self.feed, self.clock_id = feed, clock_id
+        self.name = f"hall:{clock_id}"
+
+    def send(self, line):
+        return self.feed.command(line, self.clock_id, crc=False)
