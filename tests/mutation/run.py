@@ -60,13 +60,13 @@ GROUPS = {
     ),
     "journal": (
         [
-            "src/tileclock/device/journal.py",
-            "src/tileclock/device/segment_store.py",
-            "src/tileclock/device/outbox.py",
-            "src/tileclock/device/numbering.py",
-            "src/tileclock/device/retention.py",
-            "src/tileclock/device/readback.py",
-            "src/tileclock/device/writeback.py",
+            "src/tileclock/device/journal/__init__.py",
+            "src/tileclock/device/journal/store.py",
+            "src/tileclock/device/journal/outbox.py",
+            "src/tileclock/device/journal/numbering.py",
+            "src/tileclock/device/journal/retention.py",
+            "src/tileclock/device/journal/readback.py",
+            "src/tileclock/device/journal/writeback.py",
         ],
         [
             "tests/test_journal.py",
