@@ -15,11 +15,11 @@ from tileclock.device.hardware.oled import (
     PagedSH1106,
     PagedSSD1306,
     RecordingBus,
-    bus_ns,
     changed_spans,
     pack_pages,
     pi_i2c,
 )
+from tileclock.device.wiring import bus_ns
 
 
 def random_frame(seed):

@@ -15,7 +15,8 @@ import sys
 from collections import Counter
 
 from ..device.config import Config
-from ..device.hardware.oled import RecordingBus, bus_ns, pack_pages, pi_i2c
+from ..device.hardware.oled import RecordingBus, pack_pages, pi_i2c
+from ..device.wiring import bus_ns
 from ..sim.script import parse_script
 from ..sim.simulator import Simulator
 

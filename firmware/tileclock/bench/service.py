@@ -15,10 +15,9 @@ import time
 
 from ..clock.timecode import NS_PER_MS, NS_PER_S
 from ..device.config import Config, parse_config
-from ..device.hardware.oled import bus_ns
 from ..device.timings import load as load_timings
 from ..device.timings import load_boot
-from ..device.wiring import bus_time_ns
+from ..device.wiring import bus_ns, bus_time_ns
 from . import procstat
 
 #: the priority systemd/tileclock.service gives the clock (`Nice=`): the bench runs the service at it

@@ -30,6 +30,14 @@ WIRINGS = {
 DEFAULT_WIRING = "i2c-one-bus"
 #: clocks a byte takes on each kind of bus
 CLOCKS_PER_BYTE = {"i2c": 9, "spi": 8}
+#: clocks a transaction adds (start and stop)
+CLOCKS_PER_TRANSACTION = 2
+
+
+def bus_ns(nbytes, transactions, hz, clocks_per_byte=CLOCKS_PER_BYTE["i2c"]):
+    """Nanoseconds a bus takes to clock out `nbytes` in `transactions` at `hz` (I2C: 9 clocks a
+    byte; SPI: 8, `clocks_per_byte=8`)."""
+    return (clocks_per_byte * nbytes + CLOCKS_PER_TRANSACTION * transactions) * 1_000_000_000 // hz
 
 
 def bus_of(panel):
@@ -41,8 +49,6 @@ def bus_time_ns(counts, panels, i2c_hz, spi_hz, at_once=True):
     """The time the panels' buses take for `counts` (`[bytes, transactions]` a panel, in the
     order of `panels`): the panels on each bus add up; separate buses run at once (`at_once`:
     the slowest decides) or one after the other."""
-    from .hardware.oled import bus_ns  # (luma is loaded only where panels are)
-
     per_bus = {}
     for (nbytes, transactions), panel in zip(counts, panels, strict=True):
         total = per_bus.setdefault(bus_of(panel), [0, 0])

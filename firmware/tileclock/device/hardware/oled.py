@@ -22,6 +22,9 @@ import re
 from luma.oled.device import sh1106, ssd1306
 from PIL import Image, ImageDraw
 
+from ..wiring import CLOCKS_PER_BYTE as BUS_CLOCKS_PER_BYTE
+from ..wiring import CLOCKS_PER_TRANSACTION
+
 PAGE_ROWS = 8
 #: Bytes it costs to open a span on I2C in page addressing: the addressing command's transaction
 #: (address, control byte, three command bytes) and the data transaction's address and control
@@ -29,10 +32,9 @@ PAGE_ROWS = 8
 SPAN_OVERHEAD = 7
 #: The same for a window (SSD1306): six command bytes (column range, page range) instead of three.
 WINDOW_OVERHEAD = 10
-#: Clocks on the wire: 9 a byte (8 bits and the acknowledge), and about 2 a transaction for its
-#: start and stop conditions and the bus-free time between transactions.
-CLOCKS_PER_BYTE = 9
-CLOCKS_PER_TRANSACTION = 2
+#: Clocks on the I2C wire: 9 a byte (8 bits and the acknowledge), and about 2 a transaction for its
+#: start and stop conditions and the bus-free time between transactions (`wiring.py`'s figures).
+CLOCKS_PER_BYTE = BUS_CLOCKS_PER_BYTE["i2c"]
 
 
 def pack_pages(image):
@@ -105,12 +107,6 @@ def windows(spans):
             top, _, left, right = open_[best]
             open_[best] = (top, page, min(left, first), max(right, last))
     return sorted(done + open_)
-
-
-def bus_ns(nbytes, transactions, hz, clocks_per_byte=CLOCKS_PER_BYTE):
-    """Nanoseconds a bus takes to clock out `nbytes` in `transactions` at `hz` (I2C: 9 clocks a
-    byte; SPI: 8, `clocks_per_byte=8`)."""
-    return (clocks_per_byte * nbytes + CLOCKS_PER_TRANSACTION * transactions) * 1_000_000_000 // hz
 
 
 #: a byte of a mask page to a whole column: any bit set takes the column's byte
