@@ -41,7 +41,7 @@ class Reason(StrEnum):
     FOREIGN_CLOCK = "foreign_clock"
     #: a record of a clock id that none of its logs can take (director/follow/store.py)
     DUPLICATE_ID = "duplicate_id"
-    #: a message that broke something after its checks: kept aside, the hall goes on (follow/hall.py)
+    #: a message that broke something after its checks: kept aside, the hall goes on (hall/feed.py)
     INTERNAL = "internal"
 
 

@@ -11,7 +11,7 @@ Nothing about the disk stops the clock. A record the disk does not take (full,
 read-only, gone, an I/O error) is kept in memory (`outbox.py`), sent as usual,
 and written, in order and once, when a retry gets through. A damaged record
 costs that record alone; its bytes are copied aside, never deleted
-(`segment_store.py`). Seq numbers are never used twice (`numbering.py`). Old
+(`store.py`). Seq numbers are never used twice (`numbering.py`). Old
 games are pruned as `retention.py` says.
 """
 

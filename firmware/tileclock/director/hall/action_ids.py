@@ -1,4 +1,4 @@
-"""The audit trail's action ids (follow/audit.py; docs/hall.md, "The audit trail"): who asked,
+"""The audit trail's action ids (hall/audit.py; docs/hall.md, "The audit trail"): who asked,
 the hall's run and a count, so that no id is handed out twice, and the clocks an action went to."""
 
 

@@ -183,7 +183,7 @@ class AuditLog:
         return entry
 
     def resume_round(self, current):
-        """After a restart: the round kept in round.json (`current`, follow/round_control.py) names
+        """After a restart: the round kept in round.json (`current`, hall/round_control.py) names
         the clocks its start went to; if the trail's newest start is that round's, only their
         answers to it get an outcome (the line itself says every clock, `all`)."""
         started, clocks = self.round_started, (current or {}).get("clocks")

@@ -12,13 +12,13 @@ page works in a hall with no internet.
     GET  /api/board/CLOCK/picture.svg          the game's picture (with the director extra)
     GET  /api/round                 the round started from this page: number, start, boards (JSON)
     POST /api/round/start  round=N start=HH:MM[:SS] boards=1-8,11   the round, for a time of day, on
-                                    those boards (empty: in 10 s, every board): follow/round_control.py
+                                    those boards (empty: in 10 s, every board): hall/round_control.py
     POST /api/round/over            `round over` to every clock: it stops them (school rule 21)
     POST /api/board/CLOCK/clear     clears the clock's retained state and status on the broker
 
 the board's commands, its call's answers and its table's history (`board_routes.py`), and the
 score entry's routes (`score_routes.py`): the phones' form, the director's scores page. Every
-command is on the audit trail (`follow/audit.py`) before it is sent.
+command is on the audit trail (`hall/audit.py`) before it is sent.
 """
 
 import asyncio

@@ -9,7 +9,7 @@
     GET  /api/board/CLOCK/history    the table's history: the director's actions on file and what
                                      the clock recorded of them
 
-Every command is written to the audit trail (`follow/audit.py`) before it is sent, with the page
+Every command is written to the audit trail (`hall/audit.py`) before it is sent, with the page
 session that sent it (the page's `X-Tileclock-Session` header) as its `by`, and sent with `by=`
 its action's id (that session, the hall's run and a count: `page-3f2a9c1b_t6as9s_12`), so the
 clock's record or refusal names that one action.

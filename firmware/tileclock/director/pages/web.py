@@ -58,11 +58,11 @@ class HallPage:
         self.scores = scores  # an event.entries.ScoreBook: the score entry's routes answer with it
         self.links = None  # an event.score_links.ScoreLinks where the clocks are sent score codes
         folder = getattr(getattr(feed, "store", None), "outdir", None)
-        #: every director's action, in the records folder (follow/audit.py): made here, once, before
+        #: every director's action, in the records folder (hall/audit.py): made here, once, before
         #: any thread (the feed's listener, a request's worker, the demo director) can ask for it
         self.audit = AuditLog(folder) if folder else None
         self.pairings = pairings  # an event.hall_pairings.HallPairings: the players' names, or None
-        # the round started from the page, kept in the records folder (follow/round_control.py)
+        # the round started from the page, kept in the records folder (hall/round_control.py)
         self.rounds = RoundControl(feed, folder=folder)
         if self.audit is not None:  # a round started before a restart: answered by its boards only
             self.audit.resume_round(self.rounds.current)
