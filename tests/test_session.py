@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tileclock.director.follow.session import ClockSession
+from tileclock.director.follow.session import ClockSession, Outcome
 from tileclock.director.follow.store import RecordStore
 from tileclock.wire.protocol import frame, parse_command, unframe
 
@@ -188,3 +188,110 @@ def test_a_record_naming_the_very_next_seq_is_asked_for(parts):
     session.named(1)  # the clock holds one more than has come
     session.ask()
     assert wire.sent == ["resend 1 1"]
+
+
+def rejects(tmp_path):
+    """The entries of the store's rejects.log, oldest first."""
+    path = tmp_path / "out" / "rejects.log"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_receive_stores_a_good_record_and_says_the_ack_it_sent(parts, tmp_path):
+    session, wire, _ = parts
+    first, *rest = Clock().game()
+    received = session.receive(first.encode("ascii"))  # as the broker hands it: bytes
+    assert received.outcome == Outcome.STORED and received.taken and received.live
+    assert received.record["seq"] == 0 and received.log is session.log and received.acked is None
+    *_, end = [session.receive(line) for line in rest]
+    assert end.acked == wire.sent[-1] and end.acked.startswith("ack 2")
+    assert session.log.expected == 3 and rejects(tmp_path) == []
+
+
+def test_receive_says_a_duplicate_and_it_changes_nothing(parts):
+    session, wire, _ = parts
+    lines = Clock().game()
+    for line in lines:
+        session.receive(line)
+    again = session.receive(lines[1])
+    assert again.outcome == Outcome.DUPLICATE and again.taken and not again.live
+    assert again.acked is None and len(wire.sent) == 1 and session.log.duplicates == 1
+
+
+def test_receive_keeps_aside_a_record_the_decoder_refuses_and_never_asks_for_it(parts, tmp_path):
+    session, wire, _ = parts
+    clock = Clock()
+    good = clock.line("pause", button="STOP")
+    body = json.dumps({"seq": 1, "clock": "c1", "ev": "pause", "t_ms": "soon"}, separators=(",", ":"))
+    damaged = frame(body)  # its integrity good, its fields not
+    clock.seq = 2
+    after = clock.line("pause", button="STOP")
+    for line in (good, damaged, after):
+        received = session.receive(line)
+    refused = session.receive(damaged)  # (again: refused again, with the decoder's reason)
+    assert refused.outcome == Outcome.DAMAGED and not refused.taken and refused.record["seq"] == 1
+    assert refused.reason is not None and refused.detail
+    assert received.outcome == Outcome.STORED and session.log.expected == 3 and session.log.gap() is None
+    session.ask()
+    assert wire.sent == []  # seq 1 is on file as refused: not asked for
+    kept = rejects(tmp_path)[0]
+    assert kept["line"] == damaged and kept["reason"] == str(refused.reason) and kept["from"] == "hall:c1"
+
+
+def test_receive_refuses_another_clock_s_record_and_marks_no_seq_as_seen(parts, tmp_path):
+    session, wire, _ = parts
+    line = Clock("c2").line("pause", button="STOP")
+    received = session.receive(line)
+    assert received.outcome == Outcome.FOREIGN and not received.taken
+    assert received.reason == "foreign_clock" and "'c2'" in received.detail
+    assert session.store.clocks == {} and session.newest == -1
+    assert [(r["reason"], r["line"]) for r in rejects(tmp_path)] == [("foreign_clock", line)]
+    damaged = frame(json.dumps({"seq": 0, "clock": "c2", "ev": "pause", "t_ms": "x"}))
+    assert session.receive(damaged).record is None  # damaged and another's: its seq is no one's here
+    assert session.store.clocks == {}
+
+
+def test_receive_counts_a_line_altered_on_the_way_as_noise_and_its_gap_is_asked_for(parts, tmp_path):
+    session, wire, _ = parts
+    clock = Clock()
+    lines = [clock.line("pause", button="STOP") for _ in range(3)]
+    altered = lines[1].replace('"pause"', '"pausf"')
+    received = [session.receive(line) for line in (lines[0], altered, b"\xff\xfe", lines[2])]
+    assert [r.outcome for r in received] == [
+        Outcome.STORED,
+        Outcome.UNREADABLE,
+        Outcome.UNREADABLE,
+        Outcome.STORED,
+    ]
+    assert [r.reason for r in received[1:3]] == ["bad_crc", "not_text"]  # (codes, never Python's words)
+    session.ask()
+    assert wire.sent == ["resend 1 1"] and rejects(tmp_path) == []
+
+
+def test_receive_keeps_aside_a_line_the_director_fails_on_and_says_so_loudly(parts, tmp_path, caplog):
+    session, wire, _ = parts
+    line = Clock().line("pause", button="STOP")
+
+    def broken(*args):
+        raise KeyError("a bug")
+
+    session.store.add = broken
+    received = session.receive(line)
+    assert received.outcome == Outcome.FAILED and received.reason == "internal"
+    assert "KeyError" in received.detail and not received.taken
+    assert [(r["reason"], r["line"]) for r in rejects(tmp_path)] == [("internal", line)]
+    assert "bug" in session.store.notices[-1][1]  # told to the director
+    assert any(r.exc_info and "rejects.log" in r.getMessage() for r in caplog.records)  # a traceback
+    session.named(0)
+    session.ask()
+    assert wire.sent == ["resend 0 0"]  # nothing marked as seen: asked for again
+
+
+def test_receive_leaves_the_disk_s_errors_to_its_caller(parts):
+    session, _, _ = parts
+
+    def full(*args):
+        raise OSError(28, "No space left on device")
+
+    session.store.add = full
+    with pytest.raises(OSError):
+        session.receive(Clock().line("pause", button="STOP"))

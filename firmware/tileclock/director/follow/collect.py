@@ -16,10 +16,9 @@ import sys
 import threading
 import time
 
-from ...wire.decoder import Reason
-from ...wire.protocol import FieldError, FrameError, is_label, unframe, unframe_any, with_crc
+from ...wire.protocol import FrameError, is_label, unframe_any, with_crc
 from .port import SerialPort
-from .session import ClockSession
+from .session import ClockSession, Outcome
 from .store import RecordStore, Rejected, clock_of
 from .table import LiveView, Row, Snapshot, screen_lines, ticking
 
@@ -115,40 +114,25 @@ class ClockFeed:
         try:
             line = raw.decode("ascii")
             answer = unframe_any(line)
-            if "seq" not in answer and answer.get("ev") == "status":
-                self._status_answer(answer)
-                return
-            record = unframe(line)
-        except FieldError as error:  # whole from the clock, but not a record it should write
-            self.store.reject(error.record, line, error, self.link.name)
-            return
         except (UnicodeDecodeError, FrameError):
             self.bad_lines += 1  # noise or a damaged line: the gap it leaves is asked for
             return
-        try:
-            session = self.session(clock_of(record, self.link.name))
-        except Rejected as error:
-            self.store.reject(record, line, error, self.link.name)
+        if "seq" not in answer and answer.get("ev") == "status":
+            self._status_answer(answer)
             return
-        try:
-            log = session.take(record, line)
-        except OSError:
-            raise
-        except Exception as error:  # noqa: BLE001  (one bad record must never stop the collector)
-            detail = f"{type(error).__name__}: {error}"
-            self.store.reject(None, line[:1024], Rejected(Reason.INTERNAL, detail), self.link.name)
-            return
-        if log is None:
-            return  # rejected, and kept in the rejects file
-        live = session.heard(record)  # not a resend of older ones
-        if record["ev"] == "boot" and live:
+        received = self.session(self._clock_named(answer)).receive(line)
+        if received.outcome == Outcome.UNREADABLE:
+            self.bad_lines += 1
+        if not received.taken:
+            return  # refused (and kept in the rejects file), or noise
+        record, log = received.record, received.log
+        if record["ev"] == "boot" and received.live:
             if self.start_times:
                 self.start_times.again()
             for line in self.hello(self):  # it started again (a power cut): tell it the scene again
                 self.link.send(line)
-        if live:
+        if received.live:
             self._give_start_times(record["state"], record)
-        session.settle(record, log)  # the seqs it will never send stepped over; its `ack`, if one is due
         if log is not self.current:
             if self.current is not None:
                 self.store.notice(
@@ -156,6 +140,15 @@ class ClockFeed:
                     f"was clock {self.current.clock_id} (board {self.current.board_label})"
                 )
             self.current = log
+
+    def _clock_named(self, answer):
+        """The clock a line is from, whose session takes it: the clock it names (a clock of protocol
+        1 names none, and is known by its port). A line naming no clock id the decoder would take
+        goes to the port's own session, which refuses it with the decoder's reason."""
+        try:
+            return clock_of(answer, self.link.name)
+        except Rejected:
+            return clock_of({"seq": 0}, self.link.name)
 
     def _status_answer(self, answer):
         clock_id, newest = answer.get("clock", "?"), answer.get("last_seq")

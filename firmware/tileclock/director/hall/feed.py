@@ -16,6 +16,7 @@ paho's thread only queues what arrives; `step` does the work on the caller's
 thread; `boards()` is the live picture the web page shows.
 """
 
+import logging
 import queue
 import re
 import threading
@@ -23,15 +24,17 @@ import time
 
 import paho.mqtt.client as mqtt
 
-from ...wire.protocol import FieldError, FrameError, unframe, with_crc
+from ...wire.protocol import with_crc
 from ...wire.seal import Sealer
 from ...wire.state import StateError, decode_state
 from ...wire.topics import ALL, DIRECTOR, ROOT, parse_topic, topic, valid_clock_id
 from ..follow import clocklog
-from ..follow.session import ClockSession
+from ..follow.session import ClockSession, Outcome
 from ..follow.store import RecordStore, Rejected
 from .board import Board, board_order
 from .disk import DiskFault
+
+logger = logging.getLogger(__name__)
 
 #: the director's client id on the broker, its user name (the broker ties the two): one persistent session
 CLIENT_ID = DIRECTOR
@@ -267,6 +270,7 @@ class HallFeed:
         except Exception as error:  # noqa: BLE001  (a bad message must never stop the hall)
             where = parse_topic(message.topic) if isinstance(message.topic, str) else None
             clock_id = where[0] if where else "?"
+            logger.exception("clock %s: a message the hall failed on, kept in rejects.log", clock_id)
             self._refused(clock_id, "internal", f"{type(error).__name__}: {error}", bytes(message.payload))
             return []
 
@@ -333,7 +337,6 @@ class HallFeed:
 
     def _record(self, clock_id, payload):
         session = self.session(clock_id)
-        source = session.transport.name
         log = self.store.log_of(clock_id)
         if log is not None and len(log.pending) >= clocklog.MAX_PENDING:
             # its memory is full: a record it could not hold is let go before it costs a decoding
@@ -342,28 +345,14 @@ class HallFeed:
             if match and int(match.group(1)) != log.expected:
                 log.let_go += 1
                 return []
-        try:
-            line = payload.decode("ascii").strip()
-            record = unframe(line)
-        except FieldError as error:
-            # a damaged record marks its clock's seq as seen only when it came on that clock's topic
-            own = (
-                error.record
-                if isinstance(error.record, dict) and error.record.get("clock") == clock_id
-                else None
-            )
-            text = payload[:QUARANTINED_BYTES].decode("ascii", "replace")
-            self.store.reject(own, text, error, source)
-            self._board(clock_id).refused(str(error.reason), str(error))
-            return []
-        except (UnicodeDecodeError, FrameError):
+        received = session.receive(payload)  # the ACL lets a clock publish only under its own id
+        if received.outcome == Outcome.UNREADABLE:
             self.bad_lines += 1
+        elif received.outcome in (Outcome.DAMAGED, Outcome.FAILED):  # counted on its board
+            self._board(clock_id).refused(str(received.reason), received.detail)
+        if not received.taken:
             return []
-        log = session.take(record, line)  # the ACL lets a clock publish only under its own id
-        if log is None:
-            return []
-        session.heard(record)
-        session.settle(record, log)  # the seqs it will never send stepped over; its `ack`, if one is due
+        log, record = received.log, received.record
         board = self._board(clock_id)
         if log.last is not None and (board.record is None or log.last["seq"] != board.record["seq"]):
             board.record = log.last
