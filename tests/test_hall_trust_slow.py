@@ -134,7 +134,7 @@ def test_a_clock_flooding_after_a_gap_neither_grows_memory_nor_holds_up_the_othe
     clocks.play(2)
     settle(feed, clocks, "the honest clocks' records")
     stored = {}
-    feed.on_stored = lambda clock, seq, record: stored.setdefault((clock, seq), time.monotonic())
+    feed.subscribe(lambda clock, record, _log: stored.setdefault((clock, record["seq"]), time.monotonic()))
     record = clocks.sims["c2"].journal.records()[-1]
     before = rss_mb()
     flood = subprocess.Popen(

@@ -28,9 +28,7 @@ def test_an_ended_games_link_goes_to_its_clock_and_its_code_opens_that_sides_for
         # as `tileclock hall --phone-url` wires it (director/follow/hall_run.py)
         links = ScoreLinks(book, phone_base(f"http://127.0.0.1:{page.port}"), feed.command)
         sent = []
-        feed.on_stored = lambda clock, _seq, record: sent.append(
-            links.stored(clock, record, feed.store.log_of(clock))
-        )
+        feed.subscribe(lambda clock, record, log: sent.append(links.stored(clock, record, log)))
         sim.send(with_crc("set round=3 table=12"), 1 * S)  # the page's Start round, and the table
         clocks.t["c1"] = 1
         clocks.play(4)

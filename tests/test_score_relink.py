@@ -36,8 +36,8 @@ class Hall:
             self.book, phone_base(f"http://127.0.0.1:{self.page.port}"), self.feed.command
         )
         self.sent = []
-        self.feed.on_stored = lambda clock, _seq, record: self.sent.append(
-            self.links.stored(clock, record, self.feed.store.log_of(clock))
+        self.feed.subscribe(
+            lambda clock, record, log: self.sent.append(self.links.stored(clock, record, log))
         )
 
     def request(self, method, path, body=None):

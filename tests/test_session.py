@@ -295,3 +295,29 @@ def test_receive_leaves_the_disk_s_errors_to_its_caller(parts):
     session.store.add = full
     with pytest.raises(OSError):
         session.receive(Clock().line("pause", button="STOP"))
+
+
+def test_the_store_tells_its_listeners_each_record_it_took_and_the_boards_keep_theirs(tmp_path):
+    from tileclock.director.hall.board import Boards
+
+    heard = []
+    store = RecordStore(str(tmp_path / "out"), listeners=[lambda *told: heard.append(told)])
+    boards = Boards(store, lambda clock_id: f"hall:{clock_id}", wall=lambda: 100.0)
+    store.subscribe(boards.stored)
+    session = ClockSession("c1", store, Wire())
+    clock = Clock()
+    lines = [clock.line("pause", button="STOP") for _ in range(3)]
+    for line in (lines[0], lines[2], lines[2]):  # the last one a duplicate, held for the gap
+        session.receive(line)
+    assert [(clock_id, record["seq"], log) for clock_id, record, log in heard] == [
+        ("c1", 0, session.log),
+        ("c1", 2, session.log),
+        ("c1", 2, session.log),
+    ]
+    board = boards["c1"]
+    assert board.log is session.log and board.record["seq"] == 0 and board.received_at == 100.0
+    session.receive(lines[1])  # fills the gap: the board moves on to the last record let through
+    assert board.record["seq"] == 2 and boards.shown(100.5)[0]["age_ms"] == 500
+    serial = ClockSession("c2", store, Wire("/dev/ttyUSB0"))  # the same store, fed by a port
+    assert serial.receive(Clock("c2").line("pause", button="STOP")).taken
+    assert list(boards) == ["c1"] and len(heard) == 5  # told, but no board of the hall's

@@ -115,6 +115,14 @@ class ClockLog:
             return "old" if held is None else "same" if held == line else "conflict"
         return "next" if seq == self.expected else "ahead"
 
+    def lets_go(self, seq):
+        """Whether record `seq` is let go before it is read: past `MAX_PENDING` records held
+        ahead of a gap, any record but the one the gap waits for (counted in `let_go`)."""
+        if len(self.pending) < MAX_PENDING or seq == self.expected:
+            return False
+        self.let_go += 1
+        return True
+
     def add_rejected(self, seq):
         """The clock's record `seq` came, but was rejected: it is not asked for again."""
         return self._take(seq, None)
@@ -180,6 +188,11 @@ class ClockLog:
     def game(self):
         """The `Game` whose file is open (the clock's latest game on file), or None."""
         return self._file_game
+
+    @property
+    def game_path(self):
+        """The path of the game file open for writing, or None (what a disk fault names)."""
+        return self._game_file.name if self._game_file else None
 
     @property
     def board_label(self):

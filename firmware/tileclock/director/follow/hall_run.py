@@ -116,9 +116,7 @@ def serve_hall(args, password, out, draw_panel=None):
         links = page.links = ScoreLinks(
             scores, phone_base(phone), feed.command
         )  # the page's New phone links too
-        feed.on_stored = lambda clock_id, _seq, record: links.stored(
-            clock_id, record, feed.store.log_of(clock_id)
-        )
+        feed.subscribe(links.stored)  # each game's end: its score link to the clock
         out.write(f"tileclock hall: score codes on the panels after each game, for phones at {phone}\n")
     else:
         out.write("tileclock hall: no score codes on the panels (give --phone-url http://ADDRESS:PORT)\n")

@@ -171,24 +171,21 @@ class ClockSession:
             return Received(Outcome.UNREADABLE, reason=reason, detail=str(error))
         if not self.mine(record):
             return self._foreign(record, line)
-        duplicates = self._duplicates()
+        counted = self._counted()
         log = self.store.add(record, line, source)
         if log is None:
             detail = f"seq {record['seq']} of clock {self.clock_id} fits none of its logs"
             return Received(Outcome.KEPT_ASIDE, record, reason=Reason.DUPLICATE_ID, detail=detail)
-        seq = record["seq"]
-        if self._duplicates() > duplicates:
-            outcome = Outcome.DUPLICATE
-        elif seq < log.expected or seq in log.pending:
-            outcome = Outcome.STORED
-        else:
-            outcome = Outcome.LET_GO
+        duplicates, let_go = (now - before for now, before in zip(self._counted(), counted, strict=True))
+        outcome = Outcome.DUPLICATE if duplicates else Outcome.LET_GO if let_go else Outcome.STORED
         live = self.heard(record)
-        acked = self.settle(record, log)  # the seqs it will never send stepped over; its `ack`, if due
+        acked = self.settle(record, log)  # its `ack`, if one is due
         return Received(outcome, record, log, live=live, acked=acked)
 
-    def _duplicates(self):
-        return sum(log.duplicates for log in self.store.logs_of(self.clock_id))
+    def _counted(self):
+        """The duplicates and records let go of this clock's logs so far (what `add` added to)."""
+        logs = self.store.logs_of(self.clock_id)
+        return sum(log.duplicates for log in logs), sum(log.let_go for log in logs)
 
     def _failed(self, message, error):
         """A line the director failed on (a bug of its own): kept aside with the error (marking
@@ -221,13 +218,13 @@ class ClockSession:
         self.newest = max(self.newest, seq)
 
     def settle(self, record, log=None):
-        """After a record is stored: note the seqs the clock will never send, and send the `ack`
-        that is due (returns the line sent, or None). Once a game more has ended and every record up to the last one taken is
-        written, the clock is sent `ack SEQ` (SEQ the last of them), the same over every transport;
-        the clock marks as held only the games its journal has closed up to there
-        (docs/reliability.md, "Retention"), so an `ack` never lets it prune a game still open."""
+        """After `record` is stored (and the store stepped over the seqs the clock will never
+        send): send the `ack` that is due; returns the line sent, or None. Once a game more has
+        ended and every record up to the last one taken is written, the clock is sent `ack SEQ`
+        (SEQ the last of them), the same over every transport; the clock marks as held only the
+        games its journal has closed up to there (docs/reliability.md, "Retention"), so an `ack`
+        never lets it prune a game still open."""
         log = log or self.log
-        log.note_unsent(record)
         if self.shared:
             return None  # an `ack` would reach the other clock too, and let it prune games not on file
         if log.games > self._acked_games.get(log.clock_id, 0):

@@ -5,7 +5,8 @@ never by its board name or the port they came in on: two clocks that claim one
 board name, or a clock moved to another port, are never merged. Whatever way a
 record arrives (a serial port, a resend, another transport), `RecordStore.add`
 takes it; each clock's `ClockLog` (`clocklog.py`) writes it in seq order to its game's file
-and adds a row to `results.csv` when a game ends.
+and adds a row to `results.csv` when a game ends. The store then tells its listeners what it took,
+`listener(clock_id, record, log)` (the hall's boards are one: `director/hall/board.py`'s `Boards`).
 
 Files under the output folder:
 
@@ -107,10 +108,12 @@ class RecordStore:
     twice, whichever way records come.
     """
 
-    def __init__(self, outdir, clock=time.time):
+    def __init__(self, outdir, clock=time.time, listeners=()):
         self.outdir = outdir
         self.clock = clock
         self.clocks = {}
+        #: called with (clock id, record, its `ClockLog`) for each record `add` takes (`subscribe`)
+        self.listeners = list(listeners)
         #: with `batching`, game files are flushed by `flush()` after a batch of lines (collect
         #: does, after each read of a port), not after every line
         self.batching = False
@@ -167,9 +170,16 @@ class RecordStore:
                     )
             log.rows_on_file = []
 
+    def subscribe(self, listener):
+        """Tell `listener(clock_id, record, log)` of each record taken from now on: after the
+        record's `ClockLog` has it (written, held for a gap, or a duplicate: a listener may act on
+        a record heard again) and has stepped over the seqs the clock says it never sends."""
+        self.listeners.append(listener)
+
     def add(self, record, line, source=None):
         """Take one framed line and its record from `source` (a port name); returns the clock's
-        `ClockLog` it went to, or None if the record was rejected (it is then in the rejects file)."""
+        `ClockLog` it went to, or None if the record was rejected (it is then in the rejects file).
+        Its listeners are told of each record taken."""
         try:  # its fields were checked by the one decoder (`wire.records.decode`, through `unframe`)
             clock_id = clock_of(record, source)
         except Rejected as error:
@@ -190,7 +200,18 @@ class RecordStore:
                 self._at_once(clock_id, logs)  # an older log still takes new records
         log.port = source
         log.add(record, line)
+        log.note_unsent(record)  # (every record: a run it names may start later)
+        for listener in self.listeners:
+            listener(clock_id, record, log)
         return log
+
+    def let_go(self, clock_id, seq):
+        """Whether record `seq` of `clock_id`, not yet decoded, is let go (and counted so on its
+        log): its log holds as many records ahead of a gap as it may (`clocklog.MAX_PENDING`) and
+        this is not the one the gap waits for. A clock flooding after a gap must not slow the
+        others; what is let go is asked for again once the gap is filled."""
+        log = self.log_of(clock_id)
+        return log is not None and log.lets_go(seq)
 
     def reject(self, record, line, error, source=None):
         """Keep a line the director cannot use in the rejects file, with where it came from and

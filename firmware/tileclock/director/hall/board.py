@@ -1,4 +1,8 @@
-"""What the hall's page shows of one clock (`Board`), and in which order the boards come."""
+"""What the hall's page shows of one clock (`Board`), every clock's (`Boards`, one of the store's
+listeners: it keeps each board's newest record as the store takes it), and in which order the
+boards come."""
+
+from collections.abc import Mapping
 
 from ...clock.calls import Calls
 from ..follow.store import shown
@@ -17,8 +21,11 @@ WALL_AHEAD_MS = 60_000
 class Board:
     """What the director knows of one clock right now."""
 
-    def __init__(self, clock_id):
+    def __init__(self, clock_id, log=None):
         self.clock_id = clock_id
+        #: the clock's `ClockLog` in the store (its faults, scene, board name, records waiting and
+        #: game on file), as the store last handed it: None before any record of it is on file
+        self.log = log
         self.status = None  # "online" / "offline" as the clock (or its will) last said
         self.state = {}  # the clock's retained state message
         self.record = None  # the last record stored
@@ -32,8 +39,18 @@ class Board:
         self.refusals += 1
         self.last_refusal = f"{reason}: {shown(detail, 60)}"
 
-    def as_dict(self, log, now):
-        """The board as the page shows it (JSON-ready)."""
+    def stored(self, log, at):
+        """A record of this clock taken into `log` at `at` (the time of day, s): the board shows
+        the log's newest record written (a record held for a gap moves nothing; one that fills it
+        moves it on to the last it let through)."""
+        self.log = log
+        last = log.last
+        if last is not None and (self.record is None or last["seq"] != self.record["seq"]):
+            self.record, self.received_at = last, at
+
+    def as_dict(self, now):
+        """The board as the page shows it at `now` (the time of day, s; JSON-ready)."""
+        log = self.log
         record = self.record or {}
         faults = dict(log.faults) if log else {}
         faults.update({shown(k): shown(v) for k, v in (self.state.get("faults") or {}).items()})
@@ -109,6 +126,59 @@ class Board:
             "raised_ms": open_call.wall_ms,
             "waited_ms": waited_ms,
         }
+
+
+class Boards(Mapping):
+    """The board of every clock heard on the hall's broker, by clock id (a read-only mapping).
+
+    It is one of the store's listeners (`stored`): the store tells it of each record it takes,
+    and it keeps what the page shows. Records of a clock heard elsewhere (a serial port feeding
+    the same store) make no board here: `heard_on(clock_id)` names the transport that counts.
+    `wall` is the time of day (s) each record is said to arrive at.
+    """
+
+    def __init__(self, store, heard_on, wall):
+        self.store = store
+        self.heard_on = heard_on
+        self.wall = wall
+        self._boards = {}
+
+    def __getitem__(self, clock_id):
+        return self._boards[clock_id]
+
+    def __iter__(self):
+        return iter(self._boards)
+
+    def __len__(self):
+        return len(self._boards)
+
+    def board(self, clock_id):
+        """The board of `clock_id` (made on first need, showing its log already on file)."""
+        board = self._boards.get(clock_id)
+        if board is None:
+            board = self._boards[clock_id] = Board(clock_id, self.store.log_of(clock_id))
+        elif board.log is None:  # its first record on file was a refused one (no `stored` then)
+            board.log = self.store.log_of(clock_id)
+        return board
+
+    def stored(self, clock_id, record, log):
+        """The store took `record` of `clock_id` into `log` (the store's listener)."""
+        if log.port == self.heard_on(clock_id):
+            self.board(clock_id).stored(log, self.wall())
+
+    def follow(self, store):
+        """`store` from now on (the hall read it again from its folder after a disk fault): each
+        board shows its clock's log there."""
+        self.store = store
+        for clock_id, board in self._boards.items():
+            board.log = store.log_of(clock_id)
+
+    def shown(self, now):
+        """Every board as the page shows it at `now` (the time of day, s), those needing the
+        director first."""
+        boards = [board.as_dict(now) for board in list(self._boards.values())]
+        boards.sort(key=lambda b: (b["attention"], board_order(b["board"]), b["clock"]))
+        return boards
 
 
 def _side(side):

@@ -13,7 +13,10 @@ game has ended and is on file, the clock is sent `ack` there, so its journal may
 prune it.
 
 paho's thread only queues what arrives; `step` does the work on the caller's
-thread; `boards()` is the live picture the web page shows.
+thread, each record through its session (`ClockSession.receive`); the boards
+(`board.Boards`, one of the store's listeners) are the live picture the web
+page shows (`snapshot`), and the feed's own listeners (`subscribe`) hear of each
+record once the broker's copy of it is acknowledged.
 """
 
 import logging
@@ -28,10 +31,9 @@ from ...wire.protocol import with_crc
 from ...wire.seal import Sealer
 from ...wire.state import StateError, decode_state
 from ...wire.topics import ALL, DIRECTOR, ROOT, parse_topic, topic, valid_clock_id
-from ..follow import clocklog
 from ..follow.session import ClockSession, Outcome
 from ..follow.store import RecordStore, Rejected
-from .board import Board, board_order
+from .board import Boards
 from .disk import DiskFault
 
 logger = logging.getLogger(__name__)
@@ -54,7 +56,12 @@ FIRST_CONNECT_S = 10.0
 
 
 class HallFeed:
-    """The broker's records into `store`; the clocks' live state; commands out."""
+    """The broker's records into `store`; the clocks' live state; commands out.
+
+    `listeners` (more with `subscribe`) are called with (clock id, record, its `ClockLog`) for each
+    record taken from the broker, after the batch it came in is on disk and acknowledged (the page's
+    audit trail hears the clocks' answers to its actions; the score links, each game's end).
+    """
 
     def __init__(
         self,
@@ -69,6 +76,7 @@ class HallFeed:
         keys=None,
         max_record_bytes=None,
         wall=time.time,
+        listeners=(),
     ):
         self.host, self.port = host, port
         self.store = store if isinstance(store, RecordStore) else RecordStore(store)
@@ -76,7 +84,9 @@ class HallFeed:
         #: the time of day (s since 1970): records' ages and a call's waiting time count by it
         self.wall = wall
         self.inbox = queue.SimpleQueue()
-        self.boards = {}
+        #: clock id -> its `Board`: what the page shows, kept as the store takes each record
+        self.boards = Boards(self.store, _topics_name, wall)
+        self.store.subscribe(self.boards.stored)
         self.sessions = {}  # clock id -> its `ClockSession` over the broker
         #: seals each command with its clock's key and a rising counter (wire/seal.py); no keys: CRC only
         self.sealer = Sealer(keys or {})
@@ -91,10 +101,7 @@ class HallFeed:
         #: bumped on every change the page shows; waiters on `changed` are woken
         self.version = 0
         self.changed = threading.Condition()
-        #: called with (clock id, seq, record) for each record stored (benchmarks time them)
-        self.on_stored = None
-        #: more such callbacks (the page's audit trail hears the clocks' answers to its actions)
-        self.listeners = []
+        self._listeners = list(listeners)
         #: `players(round, table)`: who plays there, from the pairings (event/players.py), if given
         self.players = None
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False)
@@ -174,13 +181,23 @@ class HallFeed:
         for message in done:
             if message.qos > 0:
                 self.client.ack(message.mid, message.qos)
-        for listener in filter(None, (self.on_stored, *self.listeners)):
+        for listener in list(self._listeners):
             for item in stored:
                 listener(*item)
         self._ask_for_gaps()
         if messages:
             self._bump()
         return len(messages)
+
+    def subscribe(self, listener):
+        """Call `listener(clock_id, record, log)` for each record taken from now on, once its
+        batch is on disk and acknowledged (on the thread that steps the feed)."""
+        self._listeners.append(listener)
+
+    def unsubscribe(self, listener):
+        """No more calls to `listener` (nothing if it was not subscribed)."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
 
     def run(self, should_stop=lambda: False):
         """Step until `should_stop()`."""
@@ -222,9 +239,7 @@ class HallFeed:
 
     def snapshot(self):
         """Every board, those needing the director first (JSON-ready)."""
-        now = self.wall()
-        boards = [board.as_dict(self.store.log_of(cid), now) for cid, board in list(self.boards.items())]
-        boards.sort(key=lambda b: (b["attention"], board_order(b["board"]), b["clock"]))
+        boards = self.boards.shown(self.wall())
         for board in boards if self.players else ():  # the board's name is its table, unless set
             board["players"] = self.players(board["round"], board["table"] or board["board"])
         return {
@@ -245,12 +260,6 @@ class HallFeed:
         with self.changed:
             self.version += 1
             self.changed.notify_all()
-
-    def _board(self, clock_id):
-        board = self.boards.get(clock_id)
-        if board is None:
-            board = self.boards[clock_id] = Board(clock_id)
-        return board
 
     def session(self, clock_id):
         """The `ClockSession` of `clock_id` over its topics (made on first need)."""
@@ -278,10 +287,10 @@ class HallFeed:
         """A message from `clock_id` refused: kept aside with its reason (rejects.log, at most the
         first `QUARANTINED_BYTES` of it) and counted on its board."""
         if clock_id in self.boards or valid_clock_id(clock_id):
-            self._board(clock_id).refused(reason, detail)
+            self.boards.board(clock_id).refused(reason, detail)
         text = payload[:QUARANTINED_BYTES].decode("ascii", "replace")
         error = Rejected(reason, f"{detail} ({len(payload)} bytes)")
-        self.store.reject(None, text, error, f"hall:{clock_id}")
+        self.store.reject(None, text, error, _topics_name(clock_id))
 
     def _reopen_store(self):
         """The store again from its folder: a write that failed may have left the store's memory
@@ -292,15 +301,15 @@ class HallFeed:
                 log.close()
             except OSError:
                 pass  # what it could not write is held, or asked for again
-        self.store = RecordStore(self.store.outdir)
+        self.store = RecordStore(self.store.outdir, listeners=self.store.listeners)
+        self.boards.follow(self.store)
         for session in self.sessions.values():
             session.store = self.store
 
     def _file_of(self, message):
         where = parse_topic(message.topic) if isinstance(message.topic, str) else None
         log = self.store.log_of(where[0]) if where else None
-        file = getattr(log, "_game_file", None)
-        return getattr(file, "name", None) or self.store.outdir
+        return (log.game_path if log else None) or self.store.outdir
 
     def _handle(self, message):
         try:
@@ -312,7 +321,7 @@ class HallFeed:
         clock_id, kind = where
         payload = bytes(message.payload)
         if kind == "status":
-            self._board(clock_id).status = payload.decode("ascii", "replace")[:16]
+            self.boards.board(clock_id).status = payload.decode("ascii", "replace")[:16]
             return []
         if kind == "state":
             if not payload:
@@ -322,7 +331,7 @@ class HallFeed:
             except StateError as error:  # the board keeps its last good state
                 self._refused(clock_id, error.reason, f"state: {error}", payload)
                 return []
-            self._board(clock_id).state = state
+            self.boards.board(clock_id).state = state
             session = self.session(clock_id)
             if isinstance(state.get("seq"), int):
                 session.named(state["seq"])  # what it holds: a fresh --out asks for all of it
@@ -336,32 +345,30 @@ class HallFeed:
         return self._record(clock_id, payload)
 
     def _record(self, clock_id, payload):
-        session = self.session(clock_id)
-        log = self.store.log_of(clock_id)
-        if log is not None and len(log.pending) >= clocklog.MAX_PENDING:
-            # its memory is full: a record it could not hold is let go before it costs a decoding
-            # (a clock flooding after a gap must not slow the others); the gap is asked for anyway
-            match = _SEQ.search(payload, 0, 64)
-            if match and int(match.group(1)) != log.expected:
-                log.let_go += 1
-                return []
-        received = session.receive(payload)  # the ACL lets a clock publish only under its own id
+        # a record its log has no room for is let go before it costs a decoding (the gap is asked
+        # for anyway): its seq is near the start, where a clock writes it
+        match = _SEQ.search(payload, 0, 64)
+        if match and self.store.let_go(clock_id, int(match.group(1))):
+            return []
+        received = self.session(clock_id).receive(
+            payload
+        )  # the ACL lets a clock publish only under its own id
         if received.outcome == Outcome.UNREADABLE:
             self.bad_lines += 1
         elif received.outcome in (Outcome.DAMAGED, Outcome.FAILED):  # counted on its board
-            self._board(clock_id).refused(str(received.reason), received.detail)
+            self.boards.board(clock_id).refused(str(received.reason), received.detail)
         if not received.taken:
             return []
-        log, record = received.log, received.record
-        board = self._board(clock_id)
-        if log.last is not None and (board.record is None or log.last["seq"] != board.record["seq"]):
-            board.record = log.last
-            board.received_at = self.wall()
-        return [(clock_id, record["seq"], record)]
+        return [(clock_id, received.record, received.log)]  # (its board was told by the store)
 
     def _ask_for_gaps(self):
         for clock_id in list(self.boards):  # the clocks heard on the broker (serial ones ask on their port)
             self.session(clock_id).ask()  # with no record yet too: what its state named
+
+
+def _topics_name(clock_id):
+    """The name a clock's topics go by as its session's transport (what the store records)."""
+    return f"hall:{clock_id}"
 
 
 class _Topics:
@@ -369,7 +376,7 @@ class _Topics:
 
     def __init__(self, feed, clock_id):
         self.feed, self.clock_id = feed, clock_id
-        self.name = f"hall:{clock_id}"
+        self.name = _topics_name(clock_id)
 
     def send(self, line):
         return self.feed.command(line, self.clock_id, crc=False)

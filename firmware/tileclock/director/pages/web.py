@@ -90,10 +90,11 @@ class HallPage:
         )
         self.server = uvicorn.Server(config)
         self.thread = None
-        if isinstance(getattr(feed, "listeners", None), list):  # the clocks' answers to its actions
-            feed.listeners.append(self._answered)
+        subscribe = getattr(feed, "subscribe", None)  # (a stand-in feed of a test may have none)
+        if subscribe is not None:  # the clocks' answers to its actions
+            subscribe(self._answered)
 
-    def _answered(self, clock_id, _seq, record):
+    def _answered(self, clock_id, record, _log):
         """A record stored from `clock_id`: if it answers an action on the audit trail, its
         outcome line, queued (the feed's thread never waits on the disk; a disk that refuses it
         stops nothing: the action then reads as not answered)."""
@@ -117,8 +118,9 @@ class HallPage:
         return self
 
     def close(self):
-        if self._answered in getattr(self.feed, "listeners", ()):
-            self.feed.listeners.remove(self._answered)
+        unsubscribe = getattr(self.feed, "unsubscribe", None)
+        if unsubscribe is not None:
+            unsubscribe(self._answered)
         self.server.should_exit = True
         if self.thread is not None:
             self.thread.join(5)
