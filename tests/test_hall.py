@@ -9,10 +9,10 @@ import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS, tap
 from hall_helpers import hall_config, wait_for
+from tileclock.bench.hall import count_on_disk
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.journal import Journal
-from tileclock.director.follow.store import count_on_disk
 from tileclock.director.hall.feed import HallFeed
 from tileclock.sim.simulator import Simulator
 from tileclock.wire import segments

@@ -28,6 +28,8 @@ The clocks' processes are in `hall_clocks.py`; the page's watcher, the sampler a
 table of figures in `hall_report.py`; here the run itself.
 """
 
+import collections
+import glob
 import http.client
 import json
 import os
@@ -39,9 +41,9 @@ import sys
 import tempfile
 import time
 
-from ..director.follow.store import count_on_disk
 from ..director.hall.broker import BrokerError, LocalBroker, free_port, write_private
 from ..director.records.history import read_records
+from ..wire.protocol import unframe
 from . import procstat
 from .hall_clocks import fleet_processes
 from .hall_report import (
@@ -143,6 +145,18 @@ def journaled(clocks_dir):
         keys.update((clock, record["seq"]) for record in records)
         games[clock] = sum(1 for record in records if record["ev"] == "end")
     return keys, games
+
+
+def count_on_disk(outdir):
+    """How many times each (clock id, seq) is in the game files under `outdir` (exactly once each,
+    if the store did its job): what the benchmark and the hall's tests check. A damaged line raises."""
+    counts = collections.Counter()
+    for path in glob.glob(os.path.join(outdir, "board-*", "*.log")):
+        with open(path, encoding="ascii") as file:
+            for line in file:
+                record = unframe(line)
+                counts[(record["clock"], record["seq"])] += 1
+    return counts
 
 
 class Hall:

@@ -20,9 +20,7 @@ Files under the output folder:
   port whose clock changed, records a clock no longer holds).
 """
 
-import collections
 import csv
-import glob
 import hashlib
 import json
 import os
@@ -32,7 +30,7 @@ from collections import deque
 
 from ...wire.decoder import Reason, WireError
 from ...wire.director_files import NOTICES, REJECTS, RESULTS
-from ...wire.protocol import is_label, unframe
+from ...wire.protocol import is_label
 from ..records.history import CSV_FIELDS, csv_safe
 from . import twins
 from .clocklog import ClockLog, lines_on_disk
@@ -85,18 +83,6 @@ def clock_of(record, port=None):
             Reason.WRONG_KIND, f"field 'clock' = {str(clock_id)[:40]!r} is not a clock id", "clock"
         )
     return clock_id
-
-
-def count_on_disk(outdir):
-    """How many times each (clock id, seq) is in the game files under `outdir` (exactly once each,
-    if the store did its job): what the hall's test and benchmark check. A damaged line raises."""
-    counts = collections.Counter()
-    for path in glob.glob(os.path.join(outdir, "board-*", "*.log")):
-        with open(path, encoding="ascii") as file:
-            for line in file:
-                record = unframe(line)
-                counts[(record["clock"], record["seq"])] += 1
-    return counts
 
 
 class RecordStore:
