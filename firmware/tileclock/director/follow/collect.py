@@ -19,7 +19,7 @@ import time
 from ...wire.protocol import FrameError, is_label, unframe_any, with_crc
 from .port import SerialPort
 from .session import ClockSession, Outcome
-from .store import RecordStore, Rejected, clock_of
+from .store import RecordStore, Rejected, clock_of, port_clock_id
 from .table import LiveView, Row, Snapshot, screen_lines, ticking
 
 #: How often the loop looks at ports that are down and at resends due, when no data comes.
@@ -148,7 +148,7 @@ class ClockFeed:
         try:
             return clock_of(answer, self.link.name)
         except Rejected:
-            return clock_of({"seq": 0}, self.link.name)
+            return port_clock_id(self.link.name)
 
     def _status_answer(self, answer):
         clock_id, newest = answer.get("clock", "?"), answer.get("last_seq")

@@ -70,6 +70,11 @@ def _generation(name):
     return (match.group(1), int(match.group(2))) if match else (name, 1)
 
 
+def port_clock_id(port):
+    """The id a clock of protocol 1 (its records name no clock) goes by: its `port`'s."""
+    return "port-" + hashlib.sha256((port or "").encode()).hexdigest()[:8]
+
+
 def clock_of(record, port=None):
     """The clock id of a record (a clock of protocol 1 has none: it is named after its `port`);
     `Rejected` if it is not a label or the record has no valid `seq`."""
@@ -77,7 +82,7 @@ def clock_of(record, port=None):
         raise Rejected(Reason.WRONG_KIND, "field 'seq' missing or not a whole number", "seq")
     clock_id = record.get("clock")
     if clock_id is None:
-        return "port-" + hashlib.sha256((port or "").encode()).hexdigest()[:8]
+        return port_clock_id(port)
     if not is_label(clock_id):
         raise Rejected(
             Reason.WRONG_KIND, f"field 'clock' = {str(clock_id)[:40]!r} is not a clock id", "clock"
