@@ -193,7 +193,7 @@ def test_a_call_open_as_a_new_game_starts_is_carried_into_it(sim):
 
 def test_an_open_call_survives_a_restart_of_the_clock(tmp_path):
     folder = str(tmp_path / "journal")
-    sim = Simulator(Config(), journal=Journal(folder), boot_id="boot-1")
+    sim = Simulator(Config(), journal=Journal.open(folder), boot_id="boot-1")
     tap(sim, "B", 1)
     tap(sim, "STOP", 10)
     for t_s in (20, 20.5, 21):  # STOP tapped three times
@@ -202,7 +202,7 @@ def test_an_open_call_survives_a_restart_of_the_clock(tmp_path):
     sim.send(with_crc(f"call taken {call} by=page-1"), 30 * NS_PER_S)
     sim.finish(31 * NS_PER_S)
     sim.close()
-    again = Simulator(Config(), journal=Journal(folder), boot_id="boot-2")  # a power cut and back
+    again = Simulator(Config(), journal=Journal.open(folder), boot_id="boot-2")  # a power cut and back
     assert again.clock.view(again.time()).call == "taken"
     assert again.clock.play.calls.open.wall_ms == SIM_EPOCH_NS // 10**6 + 21_100  # the raise's time of day
     again.send(with_crc(f"call done {call}"), again.time() + NS_PER_S)

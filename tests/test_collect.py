@@ -32,7 +32,7 @@ def journal_of(script=GAME, board="1", path=None):
 
     sim = Simulator(
         replace(Config(), board=board),
-        journal=Journal(path and os.path.join(path, "journal")),
+        journal=Journal.open(path and os.path.join(path, "journal")),
         refresh_on_ticks=False,  # the records only: no frame drawn for each second
     )
     parsed = parse_script(script)

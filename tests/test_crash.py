@@ -86,7 +86,7 @@ def test_killed_at_random_points_the_clock_comes_back_exact(tmp_path):
             process.kill()
         sock.close()
         plug.pull()
-    journal = Journal(str(tmp_path / "state" / "journal"))
+    journal = Journal.open(str(tmp_path / "state" / "journal"))
     records = journal.records()
     assert [r["seq"] for r in records] == list(range(len(records)))  # none lost, none skipped, none twice
     recovered = [r for r in records if r["ev"] == "recovered"]

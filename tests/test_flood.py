@@ -63,7 +63,7 @@ def test_resend_0_asked_hundreds_of_times_costs_one_pass_and_presses_go_first(pl
     state, made = history
     time = VirtualTime(0)
     sim = Simulator(
-        Config(), serial_url=plug.path, journal=Journal(os.path.join(state, "journal")), time=time
+        Config(), serial_url=plug.path, journal=Journal.open(os.path.join(state, "journal")), time=time
     )
     # the history's last game was left stopped, unconfirmed: the clock takes it up (a hold only asks)
     tap(sim, "STOP", 0.5, hold_s=2.5)
@@ -116,7 +116,7 @@ def test_resend_0_asked_hundreds_of_times_costs_one_pass_and_presses_go_first(pl
 
 
 def test_a_flood_of_status_writes_nothing_and_gets_an_answer(plug, tmp_path):
-    sim = Simulator(Config(), serial_url=plug.path, journal=Journal(str(tmp_path / "journal")))
+    sim = Simulator(Config(), serial_url=plug.path, journal=Journal.open(str(tmp_path / "journal")))
     drain(plug)
     before = sim.journal.next_seq
     send(sim, plug, ["status"] * 2000, 1)
@@ -128,7 +128,7 @@ def test_a_flood_of_status_writes_nothing_and_gets_an_answer(plug, tmp_path):
 
 
 def test_bad_lines_get_rationed_error_answers_that_count_what_they_dropped(plug, tmp_path):
-    sim = Simulator(Config(), serial_url=plug.path, journal=Journal(str(tmp_path / "journal")))
+    sim = Simulator(Config(), serial_url=plug.path, journal=Journal.open(str(tmp_path / "journal")))
     drain(plug)
     for second in range(1, 61):  # a minute of noise, a burst every second
         send(sim, plug, ["frobnicate"] * 5, second)

@@ -145,7 +145,7 @@ def test_a_killed_clock_resumes_after_the_last_acknowledged_record(broker, tmp_p
         process.wait(10)
     from tileclock.device.journal import Journal
 
-    journal = Journal(str(state / "journal"))
+    journal = Journal.open(str(state / "journal"))
     wait_for(lambda: listener.seqs() == set(range(journal.next_seq)), what="every journaled record")
     seqs = [r["seq"] for r in listener.records()]
     assert len(seqs) - len(set(seqs)) <= 5  # a kill resends at most what was acknowledged in its last second

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import tracemalloc
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -64,14 +65,35 @@ def on_disk(folder):
 
 def test_every_record_sent_is_in_the_journal_first(tmp_path):
     folder = str(tmp_path / "journal")
-    sent = play(Journal(folder))
+    sent = play(Journal.open(folder))
     assert [r["seq"] for r in on_disk(folder)] == seqs(sent) == list(range(6))
+
+
+def test_building_a_journal_touches_no_disk_and_one_not_opened_is_refused(tmp_path, monkeypatch):
+    folder = str(tmp_path / "journal")
+    assert Journal(folder).directory == folder and not os.path.exists(folder)  # nothing made
+    play(Journal.open(folder))
+    before = {name: open(os.path.join(folder, name), "rb").read() for name in os.listdir(folder)}
+
+    def no_disk(*args, **kwargs):
+        raise AssertionError(f"building a journal touched the disk: {args}")
+
+    with monkeypatch.context() as patch:
+        for name in ("listdir", "makedirs", "open", "rename", "fsync", "stat"):
+            patch.setattr(os, name, no_disk)
+        patch.setattr("builtins.open", no_disk)
+        journal = Journal(folder, runtime=(str(tmp_path), "boot-1"))
+    assert {name: open(os.path.join(folder, name), "rb").read() for name in os.listdir(folder)} == before
+    with pytest.raises(RuntimeError, match="not open: Journal.open starts it"):
+        journal.records()  # it would read nothing: its seqs on disk are not known
+    with pytest.raises(RuntimeError, match="not open"):
+        journal.append(SimpleNamespace(seq=0, ev="boot"))  # it would number over the seqs on disk
 
 
 def test_a_game_a_segment_and_seqs_go_on_across_clean_restarts(tmp_path):
     folder = str(tmp_path / "journal")
-    play(Journal(folder), end=True)
-    second = play(Journal(folder), end=True)
+    play(Journal.open(folder), end=True)
+    second = play(Journal.open(folder), end=True)
     records = on_disk(folder)
     assert unframe(second[0])["ev"] == "boot" and seqs(second) == [r["seq"] for r in records[-len(second) :]]
     assert [r["seq"] for r in records] == list(range(len(records)))  # a clean stop skips nothing
@@ -104,7 +126,7 @@ def test_start_up_reads_only_the_last_game_however_long_the_history(tmp_path):
         state = tmp_path / f"s{games}"
         make_history(str(state), games, game)
         tracemalloc.start()
-        Journal(str(state / "journal")).recovery_records()
+        Journal.open(str(state / "journal")).recovery_records()
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         return peak
@@ -115,12 +137,12 @@ def test_start_up_reads_only_the_last_game_however_long_the_history(tmp_path):
 
 def test_a_record_cut_off_mid_write_costs_itself_is_kept_aside_and_its_seq_is_never_reused(tmp_path):
     folder = str(tmp_path / "journal")
-    play(Journal(folder))
+    play(Journal.open(folder))
     path = os.path.join(folder, segments.segment_name(0))
     whole = open(path, "rb").read()
     torn = whole[:-40]  # power lost while the last record was being written
     open(path, "wb").write(torn)
-    journal = Journal(folder)
+    journal = Journal.open(folder)
     notes = journal.take_notes()
     assert any("cut off mid-write" in detail for detail, _ in notes)
     kept = os.listdir(os.path.join(folder, segments.DAMAGED))
@@ -136,12 +158,12 @@ def test_a_record_cut_off_mid_write_costs_itself_is_kept_aside_and_its_seq_is_ne
 
 def test_a_bad_record_in_the_middle_costs_that_record_alone(tmp_path):
     folder = str(tmp_path / "journal")
-    play(Journal(folder))
+    play(Journal.open(folder))
     path = os.path.join(folder, segments.segment_name(0))
     lines = open(path).read().splitlines()
     lines[3] = lines[3].replace('"t_ms":', '"t_ms":1', 1)  # one bit of history flipped
     open(path, "w").write("\n".join(lines) + "\n")
-    journal = Journal(folder)
+    journal = Journal.open(folder)
     assert [seq for seq, _ in journal.read(0)] == [0, 1, 2, 4, 5]  # every good record after it kept
     assert any("line 4: integrity check failed" in detail for detail, _ in journal.take_notes())
     assert journal.next_seq >= 6
@@ -154,7 +176,7 @@ def test_a_record_with_good_integrity_but_missing_or_mistyped_fields_is_damage(t
     from tileclock.wire.protocol import frame
 
     folder = str(tmp_path / "journal")
-    play(Journal(folder))
+    play(Journal.open(folder))
     path = os.path.join(folder, segments.segment_name(0))
     lines = open(path).read().splitlines()
     no_ev = frame('{"seq":3,"t_ms":0,"state":"ready","run":null}')
@@ -162,7 +184,7 @@ def test_a_record_with_good_integrity_but_missing_or_mistyped_fields_is_damage(t
     string_time = frame(json.dumps(dict(record, t_ms=str(record["t_ms"])), separators=(",", ":")))
     lines[3], lines[4] = no_ev, string_time
     open(path, "w").write("\n".join(lines) + "\n")
-    journal = Journal(folder)  # recovery never sees them: no KeyError, no TypeError, every start
+    journal = Journal.open(folder)  # recovery never sees them: no KeyError, no TypeError, every start
     details = " ".join(detail for detail, _ in journal.take_notes())
     assert "line 4" in details and "line 5" in details
     assert [seq for seq, _ in journal.read(0)] == [0, 1, 2, 5]
@@ -171,11 +193,11 @@ def test_a_record_with_good_integrity_but_missing_or_mistyped_fields_is_damage(t
 
 def test_a_lost_final_line_ending_loses_no_record(tmp_path):
     folder = str(tmp_path / "journal")
-    play(Journal(folder))
+    play(Journal.open(folder))
     path = os.path.join(folder, segments.segment_name(0))
     data = open(path, "rb").read()
     open(path, "wb").write(data[:-1])
-    journal = Journal(folder)
+    journal = Journal.open(folder)
     assert journal.take_notes() == [] and journal.next_seq == 6
     play(journal)
     assert [r["seq"] for r in on_disk(folder)] == list(range(12))
@@ -183,17 +205,17 @@ def test_a_lost_final_line_ending_loses_no_record(tmp_path):
 
 def test_a_stop_without_closing_skips_the_reserved_seqs_and_says_so_unless_this_boot_knows(tmp_path):
     folder = str(tmp_path / "journal")
-    sim = Simulator(Config(), journal=Journal(folder), boot_id="boot-1")
+    sim = Simulator(Config(), journal=Journal.open(folder), boot_id="boot-1")
     made = sim.journal.next_seq  # killed: nothing closed
-    after_power_cut = Journal(folder)
+    after_power_cut = Journal.open(folder)
     (detail, extra), *_ = after_power_cut.take_notes()
     assert extra["skipped"][0] == made and after_power_cut.next_seq == extra["skipped"][1] + 1
     assert "stopped without closing" in detail
     run = str(tmp_path / "run")
     os.mkdir(run)
-    sim = Simulator(Config(), journal=Journal(folder, runtime=(run, "boot-2")), boot_id="boot-2")
+    sim = Simulator(Config(), journal=Journal.open(folder, runtime=(run, "boot-2")), boot_id="boot-2")
     made = sim.journal.next_seq
-    killed_and_restarted = Journal(folder, runtime=(run, "boot-2"))  # the same boot: it knows
+    killed_and_restarted = Journal.open(folder, runtime=(run, "boot-2"))  # the same boot: it knows
     assert killed_and_restarted.next_seq == made and killed_and_restarted.take_notes() == []
 
 
@@ -213,10 +235,10 @@ def test_an_earlier_single_file_journal_is_taken_over(tmp_path):
 
 def test_records_stream_from_disk_across_games_and_gaps(tmp_path):
     folder = str(tmp_path / "journal")
-    journal = Journal(folder)
+    journal = Journal.open(folder)
     for _ in range(3):
         play(journal, end=True)
-        journal = Journal(folder)
+        journal = Journal.open(folder)
     everything = [seq for seq, _ in journal.read(0)]
     assert everything == [r["seq"] for r in on_disk(folder)] == list(range(len(everything)))
     assert len(segments.list_segments(folder)) == 4
@@ -226,10 +248,10 @@ def test_records_stream_from_disk_across_games_and_gaps(tmp_path):
 
 def test_a_resend_that_jumps_between_games_and_records_memory_let_go_are_read_from_the_card(tmp_path):
     folder = str(tmp_path / "journal")
-    journal = Journal(folder)
+    journal = Journal.open(folder)
     for _ in range(3):
         play(journal, end=True)
-        journal = Journal(folder)
+        journal = Journal.open(folder)
     firsts = segments.list_segments(folder)
     held = dict(journal.read(0))
     for seq in (firsts[1], firsts[0], firsts[2] - 1, firsts[1] + 1, firsts[-1]):  # back and forth
@@ -246,20 +268,20 @@ def test_a_resend_that_jumps_between_games_and_records_memory_let_go_are_read_fr
 
 def test_a_resend_from_before_anything_held_on_a_card_whose_games_were_taken_off_gives_nothing(tmp_path):
     folder = str(tmp_path / "journal")
-    play(Journal(folder))
+    play(Journal.open(folder))
     for first in segments.list_segments(folder):  # the games taken off the card by hand
         os.unlink(os.path.join(folder, segments.segment_name(first)))
-    journal = Journal(folder)  # the mark of used seqs is still there: it goes on above them
+    journal = Journal.open(folder)  # the mark of used seqs is still there: it goes on above them
     assert journal.next_seq > 0 and list(journal.read(0)) == []  # never an error
 
 
 def test_a_game_the_card_will_not_give_back_at_start_is_a_fault_that_says_so_and_the_clock_starts(tmp_path):
     folder = str(tmp_path / "journal")
-    play(Journal(folder), end=True)
+    play(Journal.open(folder), end=True)
     newest = os.path.join(folder, segments.segment_name(segments.list_segments(folder)[-1]))
     os.unlink(newest)
     os.mkdir(newest)  # where the newest game's file was, something that cannot be read as one
-    journal = Journal(folder)
+    journal = Journal.open(folder)
     assert [detail for detail, _ in journal.take_notes() if "cannot be read" in detail] == [
         f"{os.path.basename(newest)} cannot be read (Is a directory)"
     ]
@@ -272,7 +294,7 @@ def test_a_folder_unreadable_at_start_is_never_written_into_once_it_answers_if_i
 ):
     """Its seqs were numbered blind: writing beside the games it holds could use a seq twice."""
     folder = str(tmp_path / "journal")
-    play(Journal(folder))
+    play(Journal.open(folder))
     before = sorted(os.listdir(folder))
     if mark == "lost":  # the games alone say the folder is not this run's to write into
         [reserved] = [name for name in before if name.startswith(segments.RESERVED)]
@@ -283,7 +305,7 @@ def test_a_folder_unreadable_at_start_is_never_written_into_once_it_answers_if_i
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(segments, "list_segments", unreadable)
-    journal = Journal(folder)
+    journal = Journal.open(folder)
     monkeypatch.undo()  # and now it answers
     play(journal)
     assert journal.failing == (
@@ -298,14 +320,14 @@ def test_a_folder_unreadable_at_a_restart_in_the_same_boot_goes_on_from_that_boo
 ):
     folder, run = str(tmp_path / "journal"), tmp_path / "run"  # run: systemd's RuntimeDirectory
     run.mkdir()
-    earlier = Journal(folder, runtime=(str(run), "b1"))
+    earlier = Journal.open(folder, runtime=(str(run), "b1"))
     play(earlier)
 
     def unreadable(directory):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(segments, "list_segments", unreadable)
-    journal = Journal(folder, runtime=(str(run), "b1"))
+    journal = Journal.open(folder, runtime=(str(run), "b1"))
     assert journal.next_seq == earlier.next_seq  # no seq skipped: this boot knows where it stopped
     assert [detail for detail, _ in journal.take_notes()] == [
         f"seq 0-{earlier.next_seq - 1} skipped: the journal cannot be read (Permission denied), so the "
@@ -318,7 +340,7 @@ def test_a_full_card_keeps_records_in_memory_bounded_and_says_which_were_given_u
 ):
     caplog.set_level(logging.INFO, "tileclock.device.journal")
     folder = str(tmp_path / "journal")
-    journal = Journal(folder, backlog=5)
+    journal = Journal.open(folder, backlog=5)
     sim = Simulator(Config(), journal=journal)
 
     def full(fd):
@@ -347,10 +369,10 @@ def test_a_full_card_keeps_records_in_memory_bounded_and_says_which_were_given_u
 def ended_games(folder, count, retention):
     """`count` games played and ended, each by a clock started afresh on `folder` (the next game
     opened); returns the last start's journal and the segments' first seqs."""
-    journal = Journal(folder, retention=retention)
+    journal = Journal.open(folder, retention=retention)
     for _ in range(count):
         play(journal, end=True)
-        journal = Journal(folder, retention=retention)
+        journal = Journal.open(folder, retention=retention)
     return journal, segments.list_segments(folder)
 
 
@@ -363,7 +385,7 @@ def test_finished_games_go_oldest_first_once_the_director_holds_them(tmp_path):
     old = os.path.getmtime(os.path.join(folder, segments.segment_name(firsts[0]))) - 400 * 86400
     for first in firsts[:3]:
         os.utime(os.path.join(folder, segments.segment_name(first)), (old, old))
-    play(Journal(folder, retention=tiny), end=True)  # opening a new game prunes
+    play(Journal.open(folder, retention=tiny), end=True)  # opening a new game prunes
     left = segments.list_segments(folder)
     assert firsts[0] not in left and firsts[1] not in left  # held and old: gone
     assert firsts[2] in left  # old, but the director does not hold it: kept, no fault
@@ -378,7 +400,7 @@ def test_a_game_retention_cannot_delete_never_stops_the_clock_and_the_log_says_w
     os.mkdir(path)  # where its file was, something that cannot be deleted as one
     old = os.path.getmtime(path) - 400 * 86400
     os.utime(path, (old, old))
-    lines = play(Journal(folder, retention=tiny), end=True)  # opening a new game prunes
+    lines = play(Journal.open(folder, retention=tiny), end=True)  # opening a new game prunes
     assert len(segments.list_segments(folder)) == len(firsts) + 1  # nothing pruned; the game played on
     assert "new_game" in [unframe(line)["ev"] for line in lines]  # and the next opened
     assert f"journal {folder}: pruning: [Errno 21] Is a directory: '{path}'" in caplog.text
@@ -386,13 +408,13 @@ def test_a_game_retention_cannot_delete_never_stops_the_clock_and_the_log_says_w
 
 def test_a_game_the_director_does_not_hold_is_pruned_only_with_a_fault(tmp_path, monkeypatch):
     folder = str(tmp_path / "journal")
-    journal = Journal(folder)
+    journal = Journal.open(folder)
     for _ in range(2):
         play(journal, end=True)
-        journal = Journal(folder)
+        journal = Journal.open(folder)
     firsts = segments.list_segments(folder)
     monkeypatch.setattr("tileclock.device.journal.retention.MB", 1)  # keep_mb=1 now means one byte: over
-    sim = Simulator(Config(), journal=Journal(folder, retention=Retention(keep_mb=1)))
+    sim = Simulator(Config(), journal=Journal.open(folder, retention=Retention(keep_mb=1)))
     tap(sim, "STOP", 1, hold_s=3)  # end the open game (nobody played it): hold, let go...
     tap(sim, "STOP", 5)  # ...confirm
     tap(sim, "STOP", 6, hold_s=3)  # and open the next: a new segment, and retention looks
@@ -414,7 +436,7 @@ def base_journal():
         import tempfile
 
         folder = os.path.join(tempfile.mkdtemp(prefix="tileclock-flips-"), "journal")
-        play(Journal(folder), end=True)
+        play(Journal.open(folder), end=True)
         for name in os.listdir(folder):
             if name.endswith(".log"):
                 _BASE[name] = open(os.path.join(folder, name), "rb").read()
@@ -443,7 +465,7 @@ def test_bytes_flipped_anywhere_never_stop_the_clock_nor_reuse_a_seq(tmp_path_fa
         data[where % len(data)] ^= bits
     open(path, "wb").write(bytes(data))
     flipped = bytes(data)
-    journal = Journal(str(folder))
+    journal = Journal.open(str(folder))
     readable = [seq for seq, _ in journal.read(0)]  # a resend or an export streams past the damage
     good = [seq for seq, _, _ in segments.iter_lines(path)]
     assert set(good) <= set(before) and readable == sorted(set(readable))  # nothing invented, in order
@@ -478,7 +500,7 @@ def test_a_reopened_journal_streams_every_game_in_order_for_a_resend(tmp_path):
             sim.set_button(button, False, t + int(hold_s * NS_PER_S))
             t += 5 * NS_PER_S
     sim.close()
-    journal = Journal(os.path.join(state, "journal"))
+    journal = Journal.open(os.path.join(state, "journal"))
     assert [seq for seq, _ in journal.read(0)] == list(range(journal.next_seq))
     journal.close()
 
@@ -496,7 +518,7 @@ def killing(real):
 for name in ("write", "pwrite", "fsync", "fdatasync", "replace", "rename", "unlink", "ftruncate"):
     setattr(os, name, killing(getattr(os, name)))
 from tileclock.device.journal import Journal
-Journal(sys.argv[1])
+Journal.open(sys.argv[1])
 print(count[0])
 """
 
@@ -507,7 +529,7 @@ def test_a_kill_at_any_step_of_the_start_up_repair_loses_nothing(tmp_path):
     import sys
 
     folder = tmp_path / "journal"
-    play(Journal(str(folder)))
+    play(Journal.open(str(folder)))
     path = folder / segments.segment_name(0)
     lines = path.read_text().splitlines()
     lines[2] = lines[2].replace('"t_ms":', '"t_ms":1', 1)  # a record damaged in the middle
@@ -525,7 +547,7 @@ def test_a_kill_at_any_step_of_the_start_up_repair_loses_nothing(tmp_path):
         if done.returncode == 0:
             steps = int(done.stdout)  # a whole repair, unkilled: how many steps it takes
         assert path.exists()  # never an instant without the journal
-        journal = Journal(str(folder))  # the next start finishes the repair
+        journal = Journal.open(str(folder))  # the next start finishes the repair
         assert [seq for seq, _ in journal.read(0)] == [s for s in good if s != 2]  # every good record
         assert journal.next_seq > newest
         kept = [p.read_bytes() for p in (folder / segments.DAMAGED).iterdir()]
@@ -555,7 +577,7 @@ def count_disk_calls(monkeypatch):
 def run_a_side_for_35_s(folder, calls):
     """B starts A, which runs 35 s alone (checkpoints at 10, 20 and 30 s), then A presses.
     Returns the counts over the 35 s alone, and those of the press."""
-    sim = Simulator(Config(), journal=Journal(folder), time=VirtualTime(), checkpoints=True)
+    sim = Simulator(Config(), journal=Journal.open(folder), time=VirtualTime(), checkpoints=True)
     tap(sim, "B", 0)
     sim.run_to(S)
     before = dict(calls)
@@ -631,7 +653,9 @@ def rich_game():
         from tileclock.wire.protocol import with_crc
 
         folder = os.path.join(tempfile.mkdtemp(prefix="tileclock-rich-"), "journal")
-        sim = Simulator(Config(), journal=Journal(folder), time=VirtualTime(0, "boot-1"), checkpoints=True)
+        sim = Simulator(
+            Config(), journal=Journal.open(folder), time=VirtualTime(0, "boot-1"), checkpoints=True
+        )
         sim.send(with_crc("set wall=1800000000000 round=3 table=T4 A=1:00 B=1:00"), 0)
         sim.send(with_crc("late B"), 1 * S)
         for button, t_s in (("B", 5), ("B", 6), ("A", 16), ("B", 26), ("B", 27), ("STOP", 80)):
@@ -697,7 +721,7 @@ def test_any_field_of_any_record_changed_with_a_good_crc_never_stops_the_clock(
     folder = tmp_path_factory.mktemp("fields") / "journal"
     write_game(str(folder), lines)
     time = VirtualTime(200 * S, "boot-1" if same_boot else "boot-2")
-    sim = Simulator(Config(), journal=Journal(str(folder)), time=time)  # never a crash
+    sim = Simulator(Config(), journal=Journal.open(str(folder)), time=time)  # never a crash
     tap(sim, "A", 201)
     tap(sim, "B", 202)
     sent = [unframe(line) for line in sim.serial_lines()]
@@ -726,7 +750,7 @@ def test_a_start_record_with_no_side_running_is_damage_not_a_crash_at_every_star
     lines[5] = reframed(lines[5], run=None)  # seq 5, B's press that ran A: "run" says nobody runs
     folder = str(tmp_path / "journal")
     write_game(folder, lines)
-    sim = Simulator(Config(), journal=Journal(folder), time=VirtualTime(200 * S, "boot-2"))
+    sim = Simulator(Config(), journal=Journal.open(folder), time=VirtualTime(200 * S, "boot-2"))
     sent = [unframe(line) for line in sim.serial_lines()]
     sim.close()
     faults = " ".join(r["detail"] for r in sent if r["ev"] == "fault")
@@ -741,7 +765,7 @@ def test_a_record_that_passes_every_check_but_cannot_be_played_back_is_damage_ke
     folder = str(tmp_path / "journal")
     write_game(folder, lines)
     for boot in ("boot-2", "boot-3"):  # the first start keeps it aside; the next finds no damage
-        sim = Simulator(Config(), journal=Journal(folder), time=VirtualTime(200 * S, boot))
+        sim = Simulator(Config(), journal=Journal.open(folder), time=VirtualTime(200 * S, boot))
         sent = [unframe(line) for line in sim.serial_lines()]
         tap(sim, "A", 201)  # the game goes on: B ran last, stopped by the power cut; A's press runs B
         sim.close()
@@ -766,7 +790,7 @@ def test_a_card_that_fails_before_a_record_that_cannot_be_played_back_is_set_asi
     lines[7] = reframed(lines[7], ev="arrived", player="A")  # A was never late: nobody can arrive
     folder = str(tmp_path / "journal")
     write_game(folder, lines)
-    journal = Journal(folder)  # read at start...
+    journal = Journal.open(folder)  # read at start...
 
     def failing(path):
         raise OSError(5, "Input/output error")
@@ -782,11 +806,11 @@ def test_a_card_that_fails_before_a_record_that_cannot_be_played_back_is_set_asi
 
 def test_an_empty_line_in_a_segment_never_gets_a_record_cut(tmp_path):
     folder = str(tmp_path / "journal")
-    play(Journal(folder))
+    play(Journal.open(folder))
     path = os.path.join(folder, segments.segment_name(0))
     lines = open(path, "rb").read().splitlines(keepends=True)
     open(path, "wb").write(b"".join(lines[:2] + [b"\n"] + lines[2:]))  # an empty line: no record lost
-    play(Journal(folder))
+    play(Journal.open(folder))
     assert [r["seq"] for r in on_disk(folder)] == list(range(12))
 
 
@@ -798,7 +822,7 @@ def flipped(line):
 
 def taken_up(folder, boot="boot-2"):
     """Start a clock on the journal in `folder` after a power cut; its records, and the clock."""
-    sim = Simulator(Config(), journal=Journal(folder), time=VirtualTime(200 * S, boot))
+    sim = Simulator(Config(), journal=Journal.open(folder), time=VirtualTime(200 * S, boot))
     return [unframe(line) for line in sim.serial_lines()], sim
 
 
@@ -806,7 +830,7 @@ def taken_up(folder, boot="boot-2"):
 def test_a_damaged_opening_of_a_running_game_never_drops_the_game(tmp_path, game):
     folder = str(tmp_path / "journal")
     if game == "a later":
-        play(Journal(folder), end=True)  # a finished game first, in a segment of its own
+        play(Journal.open(folder), end=True)  # a finished game first, in a segment of its own
     lines = list(rich_game())  # boot, new_game, then a game still running (B), with a set's 1:00 each
     first = segments.list_segments(folder)[-1] if game == "a later" else 0
     if game == "a later":  # the same game, numbered on from the finished one, opened by its new_game
@@ -854,7 +878,7 @@ def test_a_game_whose_opening_is_lost_and_had_no_set_keeps_its_name_and_its_star
 
     sim = Simulator(
         Config(times_s={"A": 60, "B": 60}),
-        journal=Journal(str(tmp_path / "played")),
+        journal=Journal.open(str(tmp_path / "played")),
         time=VirtualTime(0, "boot-1"),
     )
     tap(sim, "B", 0)  # A runs
@@ -956,7 +980,7 @@ def test_a_finished_game_damaged_since_is_kept_aside_before_retention_prunes_it(
     journal.mark_held(firsts[2] - 1)
     old = os.path.getmtime(path) - 400 * 86400
     os.utime(path, (old, old))
-    play(Journal(folder, retention=tiny), end=True)  # opening a new game prunes
+    play(Journal.open(folder, retention=tiny), end=True)  # opening a new game prunes
     notes = [r["detail"] for r in on_disk(folder) if r["ev"] == "fault"]
     assert firsts[0] not in segments.list_segments(folder)  # pruned, as retention says
     kept = os.listdir(os.path.join(folder, segments.DAMAGED))

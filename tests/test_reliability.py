@@ -34,7 +34,7 @@ def journal(path, boot_id):
     """The journal as the service opens it: a restart in the same boot goes on where the last run stopped."""
     run = os.path.join(os.path.dirname(path), "run")
     os.makedirs(run, exist_ok=True)
-    return Journal(path, runtime=(run, boot_id))
+    return Journal.open(path, runtime=(run, boot_id))
 
 
 def start_game(path, time, boot_id="boot-1"):
@@ -157,7 +157,7 @@ def test_a_stuck_button_shows_on_the_screens():
 
 def test_a_disk_that_stops_taking_writes_never_stops_the_clock_and_loses_no_record(path, monkeypatch):
     """The same with a real full and a real read-only filesystem: tests/test_storage_faults.py."""
-    sim = Simulator(Config(), journal=Journal(path))
+    sim = Simulator(Config(), journal=Journal.open(path))
     tap(sim, "B", 0)
     fdatasync = os.fdatasync
 
@@ -173,7 +173,7 @@ def test_a_disk_that_stops_taking_writes_never_stops_the_clock_and_loses_no_reco
     sim.run_to(14 * S)  # retried every second
     assert sim.daemon.alerts == ()
     sim.close()
-    on_disk = [line for _, line in Journal(path).read(0)]
+    on_disk = [line for _, line in Journal.open(path).read(0)]
     assert [unframe(line)["seq"] for line in on_disk] == list(
         range(len(on_disk))
     )  # every record once, in order

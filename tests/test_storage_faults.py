@@ -150,7 +150,7 @@ def test_a_card_that_fails_mid_game(card, fault):
         "turns read-only and is put back": (card.turn_read_only, card.replug, "Read-only"),
     }[fault]
     folder = os.path.join(card.path, "journal")
-    sim = Simulator(Config(), journal=Journal(folder))
+    sim = Simulator(Config(), journal=Journal.open(folder))
     sent = records_of(sim.serial_lines()) + play_through(sim, fail, mend)
     sim.close()
     faults = [r for r in sent if r.get("part") == "journal"]
@@ -161,13 +161,13 @@ def test_a_card_that_fails_mid_game(card, fault):
 
 def test_a_clock_started_on_a_read_only_card_takes_its_game_up_and_writes_when_it_can(card):
     folder = os.path.join(card.path, "journal")
-    sim = Simulator(Config(), journal=Journal(folder), boot_id="b")
+    sim = Simulator(Config(), journal=Journal.open(folder), boot_id="b")
     tap(sim, "B", 0)
     sim.close()
     before = on_card(folder)
     card.unmount()
     card.mount("ro")
-    again = Simulator(Config(), journal=Journal(folder), boot_id="b2")
+    again = Simulator(Config(), journal=Journal.open(folder), boot_id="b2")
     presses = [(10, "A"), (11.25, "B"), (14.5, "A")]  # B's turn resumed, then each side's
     tap(again, "A", 10)
     tap(again, "B", 11.25)
@@ -341,7 +341,7 @@ def remount(card, mode):
 def a_game_on(card):
     """A game played on the card and stopped cleanly; returns its folder and its records."""
     folder = os.path.join(card.path, "journal")
-    sim = Simulator(Config(), journal=Journal(folder), boot_id="b1")
+    sim = Simulator(Config(), journal=Journal.open(folder), boot_id="b1")
     for t_s, button in ((0, "B"), (10, "A"), (20, "B")):
         tap(sim, button, t_s)
     sim.close()
@@ -352,7 +352,7 @@ def restarted_while(folder, fault, mend):
     """The clock started while the card has `fault`, a press, the card mended, on a few seconds;
     returns every record it sent."""
     fault()
-    sim = Simulator(Config(), journal=Journal(folder), boot_id="b2")
+    sim = Simulator(Config(), journal=Journal.open(folder), boot_id="b2")
     tap(sim, "A", 1)  # B's turn resumed
     assert sim.daemon.alerts == ("DISK FAULT",)
     mend()
@@ -394,7 +394,7 @@ def test_a_torn_record_on_a_full_card_is_kept_aside_before_anything_is_cut(card,
     assert min(r["seq"] for r in sent) >= len(before)  # the torn record's seq is never used again
     # the game goes on in a segment of its own (boot, recovered...): the next start takes it up
     # whole, from its opening in the segment before
-    sim = Simulator(Config(), journal=Journal(folder), boot_id="b3")
+    sim = Simulator(Config(), journal=Journal.open(folder), boot_id="b3")
     sim.close()
     later = records_of(sim.serial_lines())
     assert "recovered" in [r["ev"] for r in later]
@@ -405,7 +405,7 @@ def test_a_torn_record_in_a_later_game_on_a_full_card_is_kept_aside_once_the_car
     """The same in a game after the first (its segment's name is not all zeros): the repair that
     waited for room is made, on that segment, once the card takes writes."""
     folder = os.path.join(card.path, "journal")
-    sim = Simulator(Config(), journal=Journal(folder), boot_id="b1")
+    sim = Simulator(Config(), journal=Journal.open(folder), boot_id="b1")
     tap(sim, "STOP", 1, hold_s=3)  # end the first game (nobody played it): hold, let go...
     tap(sim, "STOP", 5)  # ...confirm
     tap(sim, "STOP", 6, hold_s=3)  # and open the next: its own segment
@@ -437,13 +437,13 @@ def test_a_record_that_cannot_be_played_back_on_a_full_card_is_left_out_once_the
     folder = os.path.join(card.path, "journal")
     write_game(folder, lines)
     card.fill()
-    sim = Simulator(Config(), journal=Journal(folder), time=VirtualTime(200 * S, "boot-2"))
+    sim = Simulator(Config(), journal=Journal.open(folder), time=VirtualTime(200 * S, "boot-2"))
     assert sim.daemon.alerts == ("DISK FAULT",)
     card.free()
     sim.run_to(205 * S)  # tried again every second
     sim.close()
     assert 7 not in [r["seq"] for r in on_card(folder)]
-    sim = Simulator(Config(), journal=Journal(folder), time=VirtualTime(300 * S, "boot-3"))
+    sim = Simulator(Config(), journal=Journal.open(folder), time=VirtualTime(300 * S, "boot-3"))
     sim.close()
     assert [r for r in records_of(sim.serial_lines()) if r["ev"] == "fault"] == []
 
@@ -461,7 +461,7 @@ def test_a_card_read_only_across_boots_never_has_a_seq_used_twice(card, tmp_path
         if boot != "b3" or not os.listdir(run):
             shutil.rmtree(run)
             run.mkdir()
-        sim = Simulator(Config(), journal=Journal(folder, runtime=(str(run), boot)), boot_id=boot)
+        sim = Simulator(Config(), journal=Journal.open(folder, runtime=(str(run), boot)), boot_id=boot)
         tap(sim, "A", 1)
         sim.close()
         made = records_of(sim.serial_lines())
@@ -473,7 +473,7 @@ def test_a_card_read_only_across_boots_never_has_a_seq_used_twice(card, tmp_path
     assert len(skips[0]) == len(skips[1]) == 1 and skips[2] == []  # said at each boot; the restart goes on
     assert skips[0][0][0] == len(before) and skips[1][0][0] == len(before)
     remount(card, "rw")
-    sim = Simulator(Config(), journal=Journal(folder, runtime=(str(run), "b4")), boot_id="b4")
+    sim = Simulator(Config(), journal=Journal.open(folder, runtime=(str(run), "b4")), boot_id="b4")
     sim.close()
     later = [r["seq"] for r in records_of(sim.serial_lines())]
     assert not set(later) & set(seqs)  # and a start once the card takes writes uses none of them

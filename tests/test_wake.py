@@ -26,7 +26,7 @@ S = NS_PER_S
 
 @pytest.fixture
 def sim(tmp_path):
-    sim = Simulator(Config(), journal=Journal(str(tmp_path / "journal")))
+    sim = Simulator(Config(), journal=Journal.open(str(tmp_path / "journal")))
     yield sim
     sim.close()
 
@@ -65,7 +65,7 @@ def test_a_press_reaches_the_panels_before_the_card_and_the_line_after_it(sim, m
 
 
 def test_a_wake_with_several_records_writes_them_with_one_fsync(tmp_path, monkeypatch):
-    sim = Simulator(replace(Config(), times_s={"A": 5}), journal=Journal(str(tmp_path / "journal")))
+    sim = Simulator(replace(Config(), times_s={"A": 5}), journal=Journal.open(str(tmp_path / "journal")))
     sim.set_button("B", True, 1 * S)
     sim.set_button("B", False, 1 * S + 100 * NS_PER_MS)
     seen = watch_fsyncs(sim, monkeypatch)

@@ -285,7 +285,7 @@ def measure_card_writes(progress, scratch, hours=1, turn_s=20):
             time=VirtualTime(0),
             refresh_on_ticks=False,
             checkpoints=True,
-            journal=Journal(os.path.join(mount, "journal")),
+            journal=Journal.open(os.path.join(mount, "journal")),
         )
         before = _block_writes(device)
         t, turns = 0, hours * 3600 // turn_s

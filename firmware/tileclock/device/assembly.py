@@ -278,14 +278,15 @@ class RunningClock:
 
 
 def open_journal(state_dir, config=None, runtime_dir=None, boot_id=None):
-    """The journal in `state_dir` (its folder `journal/`), or one in memory for None.
+    """The journal in `state_dir` (its folder `journal/`), or one in memory for None, opened: the
+    clock's start-up (`Journal.open`).
 
     It opens whatever the disk does: a state directory that cannot be made, read or written
     gives a journal that keeps its records in memory and says so (DISK FAULT), never an error.
     """
     if state_dir is None:
         return Journal()
-    return Journal(
+    return Journal.open(
         journal_dir(state_dir),
         legacy=os.path.join(state_dir, LEGACY_FILE),
         retention=config.retention if config else Retention(),

@@ -44,7 +44,7 @@ UNHURRIED_EVENTS = frozenset({"checkpoint"})
 class Journal:
     """Records by `seq`: on disk in `directory` (None: in memory only), the newest also in memory.
 
-    `legacy` names a single-file journal of an earlier version, taken over on first start.
+    Built, it has touched no disk: `Journal.open` is the start-up, and a journal is used once opened.
     `runtime` (a folder that lasts as long as the machine's boot, and that boot's id) lets a
     restart in the same boot go on exactly where the last run stopped, instead of skipping the
     reserved seqs.
@@ -58,8 +58,9 @@ class Journal:
 
     part = "journal"
 
-    def __init__(self, directory=None, *, legacy=None, retention=None, runtime=None, backlog=BACKLOG):
+    def __init__(self, directory=None, *, retention=None, runtime=None, backlog=BACKLOG):
         self.directory = directory
+        self._opened = directory is None  # (one in memory has nothing to read back)
         self.failing = None  # the last disk error, while the disk does not take records
         self.next_seq = 0
         #: how long an unhurried record may take to stay on disk after its write (None: they are fsynced)
@@ -72,10 +73,17 @@ class Journal:
         self.writer = SegmentWriter(directory, self._note)
         self.numbering = Numbering(directory, runtime, self._note)
         self.pruning = Pruning(self.store, retention or Retention(), self._note)
+
+    @classmethod
+    def open(cls, directory=None, *, legacy=None, **options):
+        """The clock's start-up: the journal in `directory` (None: in memory) read back, damaged
+        segments repaired, the seq reservation moved on; `legacy` names a single-file journal of an
+        earlier version, taken over first. `options` are `Journal`'s. Never an error for the disk: a
+        folder that fails gives a journal that keeps its records in memory and says so."""
+        journal = cls(directory, **options)
         if directory is not None:
-            if writeback.can_start_writeback():
-                self.settle_ms = writeback.commit_interval_ms(directory)
-            self._start(legacy)
+            journal._start(legacy)
+        return journal
 
     @property
     def retention(self):
@@ -91,6 +99,9 @@ class Journal:
 
     def _start(self, legacy):
         """Read the folder back: the last game's records, where numbering goes on, what to say."""
+        self._opened = True
+        if writeback.can_start_writeback():
+            self.settle_ms = writeback.commit_interval_ms(self.directory)
         try:
             os.makedirs(self.directory, exist_ok=True)
             if legacy and os.path.isfile(legacy):
@@ -172,6 +183,8 @@ class Journal:
         """(seq, line) of every record held from `first` to `last` (None: the newest), streamed:
         from disk a segment at a time, then from memory. Seqs not held (pruned, damaged, skipped)
         are left out."""
+        if not self._opened:  # (its seqs on disk are not known yet)
+            raise RuntimeError(f"journal {self.directory} is not open: Journal.open starts it")
         seq = first
         while (last is None or seq <= last) and seq < self.next_seq:
             oldest = self.outbox.oldest
@@ -278,6 +291,8 @@ class Journal:
     def append(self, record, sync=True):
         """Frame `record` and keep it; with `sync`, write it and fsync now (else at the next
         `write_pending`: the loop writes a wake's records with one fsync). Returns the framed line."""
+        if not self._opened:  # it would number from 0, over the seqs on disk
+            raise RuntimeError(f"journal {self.directory} is not open: Journal.open starts it")
         if record.seq != self.next_seq:
             raise ValueError(f"journal expects seq {self.next_seq}, got {record.seq}")
         line = frame(encode(record))
