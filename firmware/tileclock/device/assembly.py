@@ -279,7 +279,8 @@ class RunningClock:
 
 def open_journal(state_dir, config=None, runtime_dir=None, boot_id=None):
     """The journal in `state_dir` (its folder `journal/`), or one in memory for None, opened: the
-    clock's start-up (`Journal.open`).
+    clock's start-up (`Journal.open`), never a way to read a journal
+    (`journal.reader.JournalReader` is).
 
     It opens whatever the disk does: a state directory that cannot be made, read or written
     gives a journal that keeps its records in memory and says so (DISK FAULT), never an error.

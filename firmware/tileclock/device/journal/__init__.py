@@ -44,7 +44,11 @@ UNHURRIED_EVENTS = frozenset({"checkpoint"})
 class Journal:
     """Records by `seq`: on disk in `directory` (None: in memory only), the newest also in memory.
 
-    Built, it has touched no disk: `Journal.open` is the start-up, and a journal is used once opened.
+    Built, it has read and written nothing: `Journal.open` is the clock's start-up (it reads the
+    folder back, repairs, and moves the seq reservation), and a journal on disk is used only once
+    opened. To read a journal without starting it (a running clock's, a card's), use
+    `reader.JournalReader`, which writes nothing.
+
     `runtime` (a folder that lasts as long as the machine's boot, and that boot's id) lets a
     restart in the same boot go on exactly where the last run stopped, instead of skipping the
     reserved seqs.
