@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from cable import Plug
-from tileclock.device.journal import Journal
+from tileclock.device.journal.reader import JournalReader
 from tileclock.wire.protocol import unframe
 
 KILLS = int(os.environ.get("TILECLOCK_KILLS", "8"))  # more on demand: TILECLOCK_KILLS=100
@@ -86,8 +86,7 @@ def test_killed_at_random_points_the_clock_comes_back_exact(tmp_path):
             process.kill()
         sock.close()
         plug.pull()
-    journal = Journal.open(str(tmp_path / "state" / "journal"))
-    records = journal.records()
+    records = JournalReader(str(tmp_path / "state" / "journal")).records()
     assert [r["seq"] for r in records] == list(range(len(records)))  # none lost, none skipped, none twice
     recovered = [r for r in records if r["ev"] == "recovered"]
     assert len(recovered) == KILLS and all(r["reason"] == "restart" for r in recovered)

@@ -18,6 +18,7 @@ from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal, writeback
+from tileclock.device.journal.reader import JournalReader
 from tileclock.device.journal.retention import Retention
 from tileclock.sim.simulator import Simulator
 from tileclock.wire import segments
@@ -224,7 +225,7 @@ def test_an_earlier_single_file_journal_is_taken_over(tmp_path):
 
     state = tmp_path / "state"
     play(open_journal(str(state)), end=True)
-    lines = [line for _, line in open_journal(str(state)).read(0)]
+    lines = JournalReader(str(state / "journal")).lines
     (state / "journal.log").write_text("".join(line + "\n" for line in lines))
     for name in os.listdir(state / "journal"):
         os.unlink(state / "journal" / name)

@@ -9,6 +9,7 @@ from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal
+from tileclock.device.journal.reader import JournalReader
 from tileclock.device.screen.face import notice_text
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import unframe
@@ -173,7 +174,7 @@ def test_a_disk_that_stops_taking_writes_never_stops_the_clock_and_loses_no_reco
     sim.run_to(14 * S)  # retried every second
     assert sim.daemon.alerts == ()
     sim.close()
-    on_disk = [line for _, line in Journal.open(path).read(0)]
+    on_disk = JournalReader(path).lines
     assert [unframe(line)["seq"] for line in on_disk] == list(
         range(len(on_disk))
     )  # every record once, in order

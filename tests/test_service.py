@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from cable import Plug
-from tileclock.device.journal import Journal
+from tileclock.device.journal.reader import JournalReader
 from tileclock.device.sdnotify import Notifier
 from tileclock.device.service import Service
 from tileclock.sim.script import PRESS_NS, parse_script
@@ -91,7 +91,7 @@ def test_the_service_starts_answers_pings_the_watchdog_and_stops_cleanly(tmp_pat
         if process.poll() is None:
             process.kill()
         plug.pull()
-    journal = Journal.open(str(tmp_path / "journal")).records()
+    journal = JournalReader(str(tmp_path / "journal")).records()
     assert [record["ev"] for record in journal] == ["boot", "new_game"]  # a status answer is not journaled
 
 
@@ -119,7 +119,7 @@ def test_a_scripted_run_stops_when_its_script_ends_or_stays_when_asked(tmp_path)
     script.write_text("0.1 press B\n1.1 press A\n1.3 until\n")
     ended = run_simulated(tmp_path / "once", "--script", str(script))
     assert ended.wait(timeout=60) == 0  # a hang's limit, not a speed
-    journal = Journal.open(str(tmp_path / "once" / "journal")).records()
+    journal = JournalReader(str(tmp_path / "once" / "journal")).records()
     played = [record["ev"] for record in journal if record["ev"] != "fault"]  # no serial port here
     assert played == ["boot", "new_game", "start", "switch"]
     stays = run_simulated(tmp_path / "stays", "--script", str(script), "--stay")

@@ -16,7 +16,7 @@ from test_hall import Clocks
 from tileclock.clock.history import record_instant_ns
 from tileclock.clock.timecode import NS_PER_MS, format_clock
 from tileclock.device.assembly import SIM_EPOCH_NS
-from tileclock.device.journal import Journal
+from tileclock.device.journal.reader import JournalReader
 from tileclock.device.links.hall_public import PublicScene, public_text
 from tileclock.director.hall.viewers_broker import ViewersBroker, write_setup
 
@@ -76,7 +76,7 @@ def test_the_public_state_is_the_time_left_at_its_own_instant_as_a_time_of_day(b
     clocks.play(3)  # A runs from 9 s on
     published_through(clocks, reference)
     state = reference.public()["c1"][-1]
-    records = Journal.open(str(tmp_path / "c1" / "journal")).records()
+    records = JournalReader(str(tmp_path / "c1" / "journal")).records()
     record = next(r for r in records if r["seq"] == state["seq"])
     origin = next(r for r in records if r["ev"] == "new_game")["mono_ns"]
     assert state["at_ms"] == (SIM_EPOCH_NS + origin + record_instant_ns(record)) // NS_PER_MS
