@@ -31,7 +31,7 @@ def clock_on(open_pins):
     """A clock built as the service builds it, in virtual time, on the pin factory `open_pins()` makes."""
     parts = simulated_parts(VirtualTime(0))
     parts.open_pins = open_pins
-    return RunningClock(Config(), parts, checkpoints=False)
+    return RunningClock(Config(), parts, checkpoints=False).boot()
 
 
 def made(clock, ev):

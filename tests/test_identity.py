@@ -92,7 +92,7 @@ def test_a_simulated_clock_is_one_clock_per_state_directory_across_restarts(tmp_
 
 def test_every_record_carries_the_id_even_answers_and_errors(tmp_path):
     config = parse_config({"clock": {"id": "hall-7"}, "serial": {"port": "loop://"}})
-    clock = RunningClock(config, device_parts(config, str(tmp_path), simulate=True))
+    clock = RunningClock(config, device_parts(config, str(tmp_path), simulate=True)).boot()
     clock.link.accepts_commands = True  # loop:// reads back what it writes: let it hear commands
     clock.link.port.write(b"status\nfrobnicate\n")
     clock.daemon.pump(clock.time())

@@ -7,7 +7,9 @@ import pytest
 
 from conftest import tap
 from tileclock.clock.timecode import NS_PER_S
+from tileclock.device.assembly import RunningClock, simulated_parts
 from tileclock.device.config import Config
+from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.sim.simulator import Simulator
 from tileclock.sim.terminal import frame_to_text, screen_text, status_text
 from tileclock.wire.protocol import unframe
@@ -18,6 +20,16 @@ def simulator():
     sim = Simulator(Config())
     yield sim
     sim.close()
+
+
+def test_a_clock_built_is_not_started_until_it_boots():
+    time = VirtualTime(5 * NS_PER_S)
+    clock = RunningClock(Config(), simulated_parts(time))
+    assert clock.journal.next_seq == 0 and clock.started_ns is None and clock.daemon.frames == {}
+    assert clock.boot() is clock and clock.started_ns == 5 * NS_PER_S
+    assert [unframe(line)["ev"] for line in clock.journal.lines] == ["boot", "new_game"]
+    assert set(clock.daemon.frames) == {"A", "B"}  # shown on both panels
+    clock.close()
 
 
 def test_the_loop_wakes_once_per_displayed_second_while_a_side_runs(simulator):

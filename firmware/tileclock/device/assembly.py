@@ -132,8 +132,10 @@ def boot_info(config, boot_id):
 
 
 class RunningClock:
-    """The clock built from `config` on `parts`, booted: it has taken up its journal's last game
-    (or opened the first) and shown it on its panels.
+    """The clock built from `config` on `parts`, not started: building opens its parts (the pins,
+    the panels, the port, and the journal, whose `Journal.open` reads it back) and wires them;
+    `boot()` starts the clock: the uplink connects, the last game is taken up or the first
+    opened, and the panels show it.
 
     `checkpoints` (the config's interval) bound what a power cut can lose; simulator scripts
     read better without them. `boot_id` names the monotonic clock's epoch (default: the time
@@ -213,10 +215,16 @@ class RunningClock:
         )
         self.daemon.commands.wall = wall
         self.daemon.register_fd(self.link)  # a command on the serial line wakes the loop (run_forever)
+        self.started_ns = None  # when `boot` started it
+
+    def boot(self):
+        """Start the clock: the uplink connects, the journal's last game is taken up where it
+        stopped (or the first opened, with its `boot` record) and shown. Returns the clock."""
         if self.uplink is not None:
             self.uplink.start()  # connects in the background: the clock boots at once regardless
         self.started_ns = self.time()
         self.daemon.boot(self.started_ns)
+        return self
 
     def _buttons(self, config, parts, inbox):
         """The buttons on their pins, posting their edges to the loop's `inbox`."""

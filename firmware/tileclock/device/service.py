@@ -28,7 +28,8 @@ DEFAULT_STATE_DIR = "/var/lib/tileclock"
 
 
 class Service:
-    """The clock built from a config on the Pi's parts; `run()` keeps time until SIGTERM or SIGINT."""
+    """The clock built from a config on the Pi's parts; `run()` boots it and keeps time until
+    SIGTERM or SIGINT."""
 
     def __init__(self, config, state_dir=DEFAULT_STATE_DIR, simulate=False, environ=os.environ, timings=None):
         parts = device_parts(config, state_dir, simulate)
@@ -52,9 +53,10 @@ class Service:
         real time, counted from the start, as a player would; the clock stops when the script
         ends (its last line's time), unless `stay`.
         """
+        self.running.boot()
         for signum in (signal.SIGTERM, signal.SIGINT):
             self.daemon.register_signal(signum, self._stop.set)  # the loop wakes, and stops
-        self.notifier.ready()  # the clock booted when it was built: its first game is on the screens
+        self.notifier.ready()  # the clock has booted: its first game is on the screens
         # Everything made so far (the libraries, the parts, the recovered game) lives as long as the
         # process: kept out of the collector's full passes, which would otherwise walk some 28,000
         # objects each time (about 10 ms here, several times that on a Pi) in the middle of a press.

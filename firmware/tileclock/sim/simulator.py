@@ -12,7 +12,8 @@ from ..device.hardware.virtual import VirtualTime
 
 
 class Simulator(RunningClock):
-    """A clock built from `config` on simulated GPIO, panels and serial line, driven in virtual time.
+    """A clock built from `config` on simulated GPIO, panels and serial line, booted, and driven in
+    virtual time.
 
     `time` (default: a fresh `VirtualTime` at 0), `serial_url` (default `loop://`), `state_dir`
     or `journal` (default: in memory, with a new clock id) replace the simulated parts' defaults;
@@ -43,6 +44,7 @@ class Simulator(RunningClock):
             refresh_on_ticks=refresh_on_ticks,
             on_frames=on_frames,
         )
+        self.boot()  # a simulator is made to be driven at once: its game is on the panels at `time`
         self._read_port()
 
     def ticks(self, t_ns):
