@@ -12,7 +12,7 @@ from hall_helpers import hall_config, wait_for
 from tileclock.bench.hall import count_on_disk
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
-from tileclock.device.journal import Journal
+from tileclock.device.journal.reader import JournalReader
 from tileclock.director.hall.feed import HallFeed
 from tileclock.sim.simulator import Simulator
 from tileclock.wire import segments
@@ -74,7 +74,9 @@ class Clocks:
     def journaled(self):
         """Every (clock id, seq) the clocks' journals hold."""
         return {
-            (c, r["seq"]) for c in self.ids for r in Journal(str(self.tmp_path / c / "journal")).records()
+            (c, r["seq"])
+            for c in self.ids
+            for r in JournalReader(str(self.tmp_path / c / "journal")).records()
         }
 
     def close(self):
@@ -149,7 +151,7 @@ def test_every_record_once_across_a_broker_restart_a_director_restart_and_a_cloc
     counts = count_on_disk(out)
     assert set(counts) == clocks.journaled()
     assert max(counts.values()) == 1, [key for key, n in counts.items() if n > 1]
-    c2 = Journal(str(tmp_path / "c2" / "journal")).records()
+    c2 = JournalReader(str(tmp_path / "c2" / "journal")).records()
     assert {"recovered"} <= {r["ev"] for r in c2}
     # its start after the kill skipped the seqs it had reserved: the director stepped over them
     assert [r["skipped"] for r in c2 if r["ev"] == "fault" and "skipped" in r]
