@@ -21,7 +21,8 @@ from .screen.score_code import ScoreCode
 
 
 class CommandHandler:
-    """Answers command lines for `clock`, serving resends from `journal` over `link`.
+    """Answers command lines for `clock`, serving resends from `journal` over `link` (the way back
+    for a command handed over with no link of its own: the serial link).
 
     `publish(records)` journals and sends records, returning how many it took; `faults()` names
     the parts at fault now (for the answer to `status`).
@@ -81,15 +82,16 @@ class CommandHandler:
 
     def answer(self, command, now_ns, link=None):
         """Do what one parsed command asks; returns the records made."""
-        link = link or self.link
+        link = self.link if link is None else link
         if command.name == "resend":
             return self._resend(now_ns, *command.args, link=link)
         if command.name == "status":
             return self._status(now_ns, link)
         if command.name in ("ack", "code"):  # make no record: nobody to name
             return self._answers[command.name](now_ns, *command.args)
-        # the record a request makes says the way it came and who sent it (by=)
-        asked = {"source": "serial" if link is self.link else "hall", "by": command.by}
+        # the record a request makes says the way it came (the link's name; with no link at all, a
+        # script's command, as on the serial line) and who sent it (by=)
+        asked = {"source": "serial" if link is None else link.part, "by": command.by}
         return self._answers[command.name](now_ns, *command.args, **asked)
 
     def follow_up(self, now_ns):
