@@ -9,12 +9,14 @@ import threading
 
 import pytest
 
+from conftest import tap
 from tileclock.clock.core import GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.journal import Journal
 from tileclock.device.links.hall import HallLink
+from tileclock.device.links.resends import STREAM_NS
 from tileclock.device.links.serial import SerialLink
 from tileclock.device.loop import Daemon
 from tileclock.device.parts import EdgeSource, Link, Readable, Screen
@@ -35,11 +37,11 @@ def test_the_serial_link_and_the_panels_are_the_parts_the_loop_expects(sim):
     finally:
         link.close()
     assert sim.daemon.panels and all(isinstance(output, Screen) for output in sim.daemon.panels)
-    assert isinstance(sim.daemon.link, Link)
+    assert all(isinstance(link, Link) for link in sim.daemon.links) and sim.daemon.links[0] is sim.link
 
 
 def test_the_hall_uplink_offers_every_method_of_a_link():
-    wanted = {"pump", "read_lines", "resend", "take_missing", "answer", "close", "pending", "streaming"}
+    wanted = {"pump", "read_lines", "resend", "take_missing", "answer", "close", "pending", "next_wake_ns"}
     assert wanted <= set(dir(HallLink)) and HallLink.part == "hall"
 
 
@@ -51,6 +53,62 @@ def test_a_registered_wake_source_wakes_the_loop_and_can_move_or_go_away(sim):
     assert sim.daemon.next_deadline() == sim.time() + 1000 and (before is None or before > when[0])
     when[0] = None  # nothing to wake for any more: the loop's own deadline again
     assert sim.daemon.next_deadline() == before
+
+
+class WakingLink:
+    """A link that sends nothing and only asks for a wake, a while after the loop's last."""
+
+    part = "waking"
+    seal = None
+    failing = None
+    pending = False
+
+    def __init__(self):
+        self.asked = []
+
+    def next_wake_ns(self, woke_ns):
+        self.asked.append(woke_ns)
+        return woke_ns + 7
+
+    def pump(self):
+        raise AssertionError("nothing pending: never pumped")
+
+    def read_lines(self):
+        return []
+
+    def resend(self, first, last):
+        pass
+
+    def take_missing(self):
+        return None
+
+    def answer(self, line):
+        pass
+
+    def close(self):
+        pass
+
+
+def test_the_loop_asks_each_of_its_links_when_to_wake_and_looks_no_further():
+    link = WakingLink()
+    assert isinstance(link, Link)
+    clock = GameClock(PROFILES["naspa"])
+    daemon = Daemon(clock, links=[link])
+    daemon.boot(100)
+    deadlines = [when for when in (clock.next_deadline(), 107) if when is not None]
+    assert daemon.next_deadline() == min(deadlines) and link.asked[-1] == 100
+    daemon.pump(200)
+    assert daemon.next_deadline() <= 207 and link.asked[-1] == 200
+
+
+def test_the_serial_link_asks_for_a_wake_soon_while_a_resend_streams_and_later_while_lines_wait(sim):
+    tap(sim, "B", 1)
+    now = sim.time()
+    assert not sim.link.pending and sim.link.next_wake_ns(now) is None
+    sim.link.answer('{"ev":"status"}')  # waits for the port, with no resend
+    assert sim.link.next_wake_ns(now) == now + SerialLink.RETRY_NS
+    sim.link.resend(0, 2)
+    assert sim.link.next_wake_ns(now) == now + STREAM_NS
 
 
 def test_the_buttons_and_the_serial_port_are_the_edge_source_and_the_descriptor_the_loop_expects(sim):

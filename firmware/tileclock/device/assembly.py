@@ -202,12 +202,11 @@ class RunningClock:
             self.clock,
             self.panels,
             self.journal,
-            self.link,
+            [self.link] if self.uplink is None else [self.link, self.uplink],  # the serial link first
             refresh_on_ticks,
             on_frames,
             self.boot_info,
             clock_id=self.clock_id,
-            uplink=self.uplink,
             inbox=inbox,
             edges=self.board,  # the loop then wakes at its deadlines, no later, if the pins can flush
             heartbeat_ns=heartbeat_ns,

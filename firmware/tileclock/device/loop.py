@@ -1,25 +1,36 @@
 """The clock's one loop: inputs in, records out, screens refreshed; it sleeps until something can change.
 
-Its parts are handed to it at construction, and whatever may wake it registers
-with it: a timer (`register_wake`), a file descriptor (`register_fd`: the serial
-link's port), a signal (`register_signal`). Pin backends post edges into its
-inbox from their own threads (and, where they can, hand over every edge stamped
-so far when the loop wakes: the `EdgeSource`'s `flush_edges`); everything else
-happens on the loop's thread, in time order. The same `Daemon`
-serves the service on a Pi (real monotonic time, `run_forever`) and the
+Its parts are handed to it at construction (its links as a list, its panels), and whatever may
+wake it registers with it: a timer (`register_wake`; each link and panel is asked when it must
+wake, through its `parts` Protocol, never by a look inside it), a file descriptor (`register_fd`:
+the serial link's port), a signal (`register_signal`). Pin backends post edges into its inbox
+from their own threads (and, where they can, hand over every edge stamped so far when the loop
+wakes: the `EdgeSource`'s `flush_edges`); everything else happens on the loop's thread, in time
+order. The same `Daemon` serves the service on a Pi (real monotonic time, `run_forever`) and the
 simulator (virtual time, driven step by step through `pump`).
 """
+
+from __future__ import annotations
 
 import queue
 import signal
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
+from ..clock.core import GameClock
 from ..clock.timecode import NS_PER_MS, NS_PER_S
+from ..wire.records import Record
 from .commands import CommandHandler
 from .journal import Journal
+from .parts import EdgeSource, Link, Readable, Screen, WakeSource
 from .screen.face import fault_text
+from .timings import WakeTimings
 from .wakers import FdWaker, Inbox
+
+if TYPE_CHECKING:  # made only when needed (see `_send_panels`)
+    from concurrent.futures import ThreadPoolExecutor
 
 #: How long after a deadline the loop wakes when its pin backend cannot hand over its edges on
 #: demand (gpiozero's lgpio and RPi.GPIO factories), so that an edge stamped just before the
@@ -29,12 +40,10 @@ DEADLINE_GRACE_NS = 2 * NS_PER_MS
 RETRY_NS = NS_PER_S
 #: Records that do not make a wake urgent for the panels (see `refresh`)
 QUIET_EVENTS = frozenset({"checkpoint"})
-#: How soon the loop wakes again while a resend streams out (on the serial line or the hall's uplink).
-STREAM_NS = 5 * NS_PER_MS
 
 
 class Daemon:
-    """Feeds the clock, journals its records, sends them on `link`, and shows its view on `panels`.
+    """Feeds the clock, journals its records, sends them on its `links`, and shows its view on `panels`.
 
     Each wake applies its inputs, shows the outcome on the panels, then writes and fsyncs the
     wake's records together, and only then hands them to the links, which send from the journal:
@@ -42,40 +51,39 @@ class Daemon:
     before it is journaled (a wake of checkpoints alone is written without waiting for the card:
     see journal.py). A link or panel with a true `failing` attribute is a fault: it is recorded
     once when it starts and once when it ends, shown on the panels meanwhile, and retried every
-    `RETRY_NS`. Its parts are handed to it here (`parts.py` says what each must offer).
+    `RETRY_NS`. Its parts are handed to it here (`parts.py` says what each must offer); `links`,
+    the serial link first: a command handed over any other way is answered on it.
     """
 
     def __init__(
         self,
-        clock,
-        panels=(),
-        journal=None,
-        link=None,
-        refresh_on_ticks=True,
-        on_frames=None,
-        boot_info=None,
-        clock_id=None,
-        uplink=None,
+        clock: GameClock,
+        panels: Sequence[Screen] = (),
+        journal: Journal | None = None,
+        links: Sequence[Link] = (),
+        refresh_on_ticks: bool = True,
+        on_frames: Callable[[int, dict[str, object]], None] | None = None,
+        boot_info: Mapping[str, object] | None = None,
+        clock_id: str | None = None,
         *,
-        inbox=None,
-        edges=None,
-        heartbeat_ns=None,
-        timings=None,
-        on_record=None,
-    ):
+        inbox: Inbox | None = None,
+        edges: EdgeSource | None = None,
+        heartbeat_ns: int | None = None,
+        timings: WakeTimings | None = None,
+        on_record: Callable[[Record], None] | None = None,
+    ) -> None:
         self.clock = clock
         #: stamped on every record, so the director can always tell this clock's stream apart
         self.clock_id = clock_id
         self.panels = list(panels)
         self.journal = journal if journal is not None else Journal()
-        #: the serial link (a `parts.Link`), or None
-        self.link = link
+        #: the ways records go out and commands come in (`parts.Link`s): serial, then the hall's if any
+        self.links = list(links)
         #: answers the director's commands (serial lines, or any other way in)
+        back = self.links[0] if self.links else None  # the way back for a command that came with none
         self.commands = CommandHandler(
-            clock, self.journal, link, self._publish, faults=lambda: sorted(self._faulty), clock_id=clock_id
+            clock, self.journal, back, self._publish, faults=lambda: sorted(self._faulty), clock_id=clock_id
         )
-        #: the hall's broker link (a `parts.Link`: device/links/hall.py), or None
-        self.uplink = uplink
         self.refresh_on_ticks = refresh_on_ticks
         self.on_frames = on_frames
         self.on_record = on_record  # called with each record as it is made
@@ -89,38 +97,32 @@ class Daemon:
         #: so far, or None if it cannot (then the loop wakes `DEADLINE_GRACE_NS` after each deadline)
         self.flush_edges = edges.flush_edges if edges is not None else None
         self.wakeups = 0
-        self.frames = {}
-        self._faulty = set()
-        self._last_pump_ns = None
+        self.frames: dict[str, object] = {}
+        self._faulty: set[str] = set()
+        self._last_pump_ns: int | None = None
         #: wake at least this often (the service's watchdog), or None
         self.heartbeat_ns = heartbeat_ns
-        self._writers = None  # the threads that write other buses' panels at once (made when needed)
+        self._writers: ThreadPoolExecutor | None = None  # other buses' panel writers (made when needed)
         self._acted = False  # this wake made a record other than a checkpoint (a press, most often)
         #: what may wake the loop with no input: each a () -> the next instant it must wake, or None
         #: (`register_wake`); the loop knows none of them beyond that
-        self._wake_sources = []
-        self._fd_parts = []  # parts whose descriptor wakes the loop while it runs (`register_fd`)
-        for source in (
-            self.clock.next_deadline,
-            self._retry_due,
-            self._stream_due,
-            self.commands.due_ns,
-            self._heartbeat_due,
-            self._panels_due,
-        ):
+        self._wake_sources: list[WakeSource] = []
+        self._fd_parts: list[Readable] = []  # parts whose descriptor wakes the loop (`register_fd`)
+        own = (clock.next_deadline, self._retry_due, self.commands.due_ns, self._heartbeat_due)
+        for source in (*own, self._panels_due, *map(self._asking, self.links)):  # each link: its own
             self.register_wake(source)
 
-    def register_wake(self, source):
+    def register_wake(self, source: WakeSource) -> None:
         """Have the loop wake by `source()` (an instant in ns, or None for no need) whenever it
         sleeps: a timer of a part, asked again at every sleep, so it may move or go away."""
         self._wake_sources.append(source)
 
-    def register_fd(self, part):
+    def register_fd(self, part: Readable) -> None:
         """Have the loop wake when `part`'s descriptor (a `parts.Readable`: the serial link's port)
         has data, while it runs (`run_forever`: a `wakers.FdWaker` waits on it)."""
         self._fd_parts.append(part)
 
-    def register_signal(self, signum, action):
+    def register_signal(self, signum: int, action: Callable[[], object]) -> None:
         """On signal `signum`, call `action()` and wake the loop (e.g. SIGTERM: stop); installed now."""
 
         def handle(_signum, _frame):
@@ -129,19 +131,19 @@ class Daemon:
 
         signal.signal(signum, handle)
 
-    def post_edge(self, button, down, t_ns):
+    def post_edge(self, button: str, down: bool, t_ns: int) -> None:
         """A raw button edge, from any thread."""
         self.inbox.post_edge(button, down, t_ns)
 
-    def wake(self, t_ns):
+    def wake(self, t_ns: int) -> None:
         """Wake the loop (from any thread) without an edge, e.g. when the serial line has data."""
         self.inbox.wake(t_ns)
 
-    def post_command(self, line, t_ns):
+    def post_command(self, line: bytes, t_ns: int) -> None:
         """A director's command line (bytes) from any thread (a script's `send`), answered on the next wake."""
         self.inbox.post_command(line, t_ns)
 
-    def boot(self, now_ns):
+    def boot(self, now_ns: int) -> None:
         """Take up the journal's last game where it stopped (or open the first game), and show it."""
         self._last_pump_ns = now_ns
         records = self.journal.recovery_records()
@@ -155,35 +157,34 @@ class Daemon:
         self.refresh(now_ns)
         self._settle(now_ns)
 
-    def next_deadline(self):
+    def next_deadline(self) -> int | None:
         """The next instant the loop must wake without an input: the earliest its wake sources ask
-        (the clock's deadline, a retry, a resend streaming, the commands' error budget, the
-        watchdog, the panels' idle change, and any part's registered with `register_wake`)."""
+        (the clock's deadline, a part at fault retried, the commands' error budget, the watchdog, the
+        panels' idle change, each link's own, any registered with `register_wake`)."""
         due = [when for when in (source() for source in self._wake_sources) if when is not None]
         return min(due) if due else None
 
-    def _retry_due(self):
-        retry = self._faulty or (self.link is not None and self.link.pending)
-        return self._last_pump_ns + RETRY_NS if retry and self._last_pump_ns is not None else None
+    def _asking(self, link: Link) -> WakeSource:
+        """A wake source that asks `link` when it must wake, counted from the loop's last wake."""
+        return lambda: None if self._last_pump_ns is None else link.next_wake_ns(self._last_pump_ns)
 
-    def _stream_due(self):
-        streaming = any(link is not None and link.streaming for link in (self.link, self.uplink))
-        if streaming and self._last_pump_ns is not None:  # a resend goes out a budget a wake
-            return self._last_pump_ns + STREAM_NS
+    def _retry_due(self) -> int | None:
+        if self._faulty and self._last_pump_ns is not None:
+            return self._last_pump_ns + RETRY_NS
         return None
 
-    def _heartbeat_due(self):
+    def _heartbeat_due(self) -> int | None:
         if self.heartbeat_ns and self._last_pump_ns is not None:
             return self._last_pump_ns + self.heartbeat_ns
         return None
 
-    def _panels_due(self):
-        idle_ns = self._idle_ns(self.clock.now_ns)
-        changes = [output.idle.next_change(idle_ns) for output in self.panels]
-        changes = [change for change in changes if change is not None]
+    def _panels_due(self) -> int | None:
+        """When the idle panels' picture next changes: the clock says how long it has been idle."""
+        idle_ns = self.clock.idle_ns(self.clock.now_ns)
+        changes = [when for output in self.panels if (when := output.next_change(idle_ns)) is not None]
         return self.clock.now_ns + min(changes) if changes else None
 
-    def pump(self, now_ns, taken=None):
+    def pump(self, now_ns: int, taken: tuple | None = None) -> None:
         """Apply every queued edge (and `taken`, one already taken off the queue) in time order,
         run the clock on to `now_ns`, refresh the screens.
 
@@ -210,20 +211,20 @@ class Daemon:
             made += self._publish(self.clock.edge(button, down, t_ns))
         made += self._publish(self.clock.advance(now_ns))
         made += self._serve_commands(now_ns)
-        if made or edges or self.refresh_on_ticks or self._faulty or self._idle_ns(now_ns) is not None:
+        if made or edges or self.refresh_on_ticks or self._faulty or self.clock.idle_ns(now_ns) is not None:
             self.refresh(now_ns, urgent=self._acted)
         self._settle(now_ns)
         if self.timings:
             self.timings.end()
 
-    def finish(self, now_ns):
+    def finish(self, now_ns: int) -> None:
         """Run on to `now_ns` and publish a final `status` record."""
         self.pump(now_ns)
         self._publish(self.clock.status(now_ns))
         self.refresh(now_ns)
         self._settle(now_ns)
 
-    def _settle(self, now_ns):
+    def _settle(self, now_ns: int) -> None:
         """After the panels: write and fsync the wake's records (one fsync for all; a disk that failed
         before is tried again), then hand them to the links (and retry what they could not send).
         A part that fails in doing so is recorded and shown at once, and that record settled too
@@ -239,27 +240,26 @@ class Daemon:
         if self.timings:
             self.timings.mark("sent")
 
-    def _flush(self):
+    def _flush(self) -> None:
         self.journal.write_pending()
-        if self.link is not None and self.link.pending:
-            self.link.pump()  # the new records; or what the port would not take before, or could not
-        if self.uplink is not None:
-            self.uplink.pump()  # the new records; room in its window again, or the broker back
+        for link in self.links:
+            if link.pending:
+                link.pump()  # the new records; what it could not send before; room again, the broker back
 
-    def refresh(self, now_ns, urgent=False):
+    def refresh(self, now_ns: int, urgent: bool = False) -> None:
         """Show the clock as of `now_ns` on every panel, with any faults; record faults that began or
         ended. `urgent` (a wake that made a record other than a checkpoint, a press's most often):
         panels on separate buses are written at once."""
         view = self.commands.score_code.on(self.clock.view(now_ns))  # the hall's score link, if any
         if self._faulty:
             view = replace(view, faults=view.faults + tuple(sorted(self._faulty)))
-        idle_ns = self._idle_ns(now_ns)
+        idle_ns = self.clock.idle_ns(now_ns)  # the clock's: a press on dark panels only wakes them
         # whose turn it is, on every panel, before anything else is even drawn
         self._send_panels(lambda output: output.send_turn(view, idle_ns), urgent)
         if self.timings:
             self.timings.mark("turn")
         for output in self.panels:
-            self.frames[output.panel.faces] = output.prepare(view, idle_ns)
+            self.frames[output.faces] = output.prepare(view, idle_ns)
         self._send_panels(lambda output: output.send(), urgent)
         if self.timings:
             self.timings.mark("panels")
@@ -267,11 +267,11 @@ class Daemon:
             self.on_frames(now_ns, self.frames)
         self._note_faults(now_ns)
 
-    def _send_panels(self, send, urgent):
+    def _send_panels(self, send: Callable[[Screen], None], urgent: bool) -> None:
         """`send(output)` for every panel: those on one bus in turn; on an urgent wake, each other
         bus's from a helper thread at the same time (a tick's few bytes go one bus after the
         other: waking a thread for them would double the clock's wake-ups)."""
-        buses = {}
+        buses: dict[object, list[Screen]] = {}
         for output in self.panels:
             buses.setdefault(output.bus, []).append(output)
         if not urgent or len(buses) < 2:
@@ -283,37 +283,29 @@ class Daemon:
 
             self._writers = ThreadPoolExecutor(len(buses) - 1, thread_name_prefix="panels")
         first, *others = buses.values()
-        pending = [self._writers.submit(lambda group=group: [send(o) for o in group]) for group in others]
-        for output in first:
-            send(output)
+        pending = [self._writers.submit(_send_each, send, group) for group in others]
+        _send_each(send, first)
         for done in pending:
             done.result()
 
-    def healthy(self, now_ns):
+    def healthy(self, now_ns: int) -> bool:
         """Whether the loop is keeping time: the clock's books balance and no deadline is long overdue."""
         deadline = self.clock.next_deadline()
         return self.clock.balanced(now_ns) and (deadline is None or now_ns - deadline < NS_PER_S)
 
     @property
-    def alerts(self):
+    def alerts(self) -> tuple[str, ...]:
         """What the panels say is wrong right now, e.g. `("LINK DOWN",)`."""
         return tuple(sorted(fault_text(part) for part in self._faulty))
 
-    def _idle_ns(self, now_ns):
-        """How long the clock has sat with no clock running and no button pressed, or None
-        (the clock's to say: a press while the panels are dark only wakes them)."""
-        return self.clock.idle_ns(now_ns)
-
-    def _parts(self):
+    def _parts(self) -> Iterator[tuple[str, str | None]]:
         yield self.journal.part, self.journal.failing
         for output in self.panels:
-            yield f"panel {output.panel.faces}", output.failing
-        if self.link is not None:
-            yield self.link.part, self.link.failing
-        if self.uplink is not None:
-            yield self.uplink.part, self.uplink.failing
+            yield f"panel {output.faces}", output.failing
+        for link in self.links:
+            yield link.part, link.failing
 
-    def _note_faults(self, now_ns):
+    def _note_faults(self, now_ns: int) -> None:
         changed = False
         for part, failing in list(self._parts()):
             if failing and part not in self._faulty:
@@ -327,7 +319,7 @@ class Daemon:
         if changed:
             self.refresh(now_ns)  # show (or clear) the alert at once
 
-    def _publish(self, records):
+    def _publish(self, records: Sequence[Record]) -> int:
         self._acted |= any(record.ev not in QUIET_EVENTS for record in records)
         for record in records:
             if self.clock_id is not None:
@@ -340,38 +332,43 @@ class Daemon:
             self.timings.records(records, self.clock.t0_ns)
         return len(records)
 
-    def _publish_journal_notes(self, now_ns):
+    def _publish_journal_notes(self, now_ns: int) -> int:
         """Record what the journal found (damage, skipped seqs, records given up, games pruned)."""
         made = 0
         for detail, extra in self.journal.take_notes():
             made += self._publish(self.clock.fault(now_ns, "journal", detail, **extra))
         return made
 
-    def command_lines(self, lines, now_ns):
+    def command_lines(self, lines: Sequence[bytes], now_ns: int) -> None:
         """Answer director's command lines that came some other way than the link; show the result."""
         if self.commands.serve(lines, now_ns) or self.commands.score_code.changed:  # a link: no record
             self.refresh(now_ns)
 
-    def _serve_commands(self, now_ns):
-        """Hand the director's command lines waiting on the serial line and the hall's broker to the
-        command handler: both carry the same commands, with the same checks."""
+    def _serve_commands(self, now_ns: int) -> int:
+        """Hand the director's command lines waiting on each link (the serial line, the hall's
+        broker) to the command handler: all carry the same commands, with the same checks."""
         made = 0
         posted = self.inbox.take_commands()
         if posted:
             made += self.commands.serve(posted, now_ns)
-        for link in (self.link, self.uplink):
-            if link is not None:
-                made += self.commands.serve(link.read_lines(), now_ns, link)
+        for link in self.links:
+            made += self.commands.serve(link.read_lines(), now_ns, link)
         made += self.commands.follow_up(now_ns)
         return made + self.commands.score_code.changed  # a new score link shows, with no record
 
     @property
-    def deadline_grace_ns(self):
+    def deadline_grace_ns(self) -> int:
         """How long after a deadline the loop wakes: at once when the pin backend can flush its edges
         (they are taken at the wake), else `DEADLINE_GRACE_NS` for them to arrive on their own."""
         return 0 if self.flush_edges is not None else DEADLINE_GRACE_NS
 
-    def run_forever(self, now_ns=time.monotonic_ns, should_stop=lambda: False, on_wake=None, boot=True):
+    def run_forever(
+        self,
+        now_ns: Callable[[], int] = time.monotonic_ns,
+        should_stop: Callable[[], bool] = lambda: False,
+        on_wake: Callable[[], None] | None = None,
+        boot: bool = True,
+    ) -> None:
         """The service's loop: sleep until the next edge, the next deadline, or data on a registered
         descriptor (each watched by a `wakers.FdWaker` while it runs)."""
         wakers = [FdWaker(part, self.wake) for part in self._fd_parts]
@@ -396,3 +393,8 @@ class Daemon:
         finally:
             for waker in wakers:
                 waker.stop()
+
+
+def _send_each(send: Callable[[Screen], None], outputs: Sequence[Screen]) -> None:
+    for output in outputs:
+        send(output)

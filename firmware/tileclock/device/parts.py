@@ -1,22 +1,39 @@
 """The small interfaces the loop talks to its parts through (`typing.Protocol`s): what a link, a panel,
-an edge source and a descriptor that wakes it must offer, and nothing more. A part is any object that has them; the loop never
-probes for a method (no `hasattr`), and a fake in a test must offer the same."""
+an edge source and a descriptor that wakes it must offer, and nothing more. A part is any object that
+has them; the loop never probes for a method (no `hasattr`), and a fake in a test must offer the same."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Protocol, runtime_checkable
+
+from ..clock.view import View
+
+
+@runtime_checkable
+class Seal(Protocol):
+    """What every command coming in on a link must be sealed with (`links/hall_seal.CommandSeal`)."""
+
+    def open(self, raw: bytes) -> bytes:
+        """The command line inside the sealed line `raw`; a `CommandError` saying why it is refused."""
 
 
 @runtime_checkable
 class Link(Protocol):
     """A way records go out and commands come in: the serial link, the hall's uplink.
 
-    It sends from the journal, only what has been through the journal's write."""
+    It sends from the journal, only what has been through the journal's write. The loop pumps it
+    while it has something to send, asks it when it must wake for it, and hands the command
+    handler what came in on it (the handler answers a `resend` or a `status` on the same link).
+    """
 
-    #: its name in `fault` records and on the panels (`serial`, `hall`)
-    part: str
-    #: what every command that comes in on it must be sealed with (the hall's link with a key:
-    #: `hall_seal.CommandSeal`), or None
-    seal: object
+    @property
+    def part(self) -> str:
+        """Its name in `fault` records and on the panels, and the `source` of the records its
+        commands make (`serial`, `hall`)."""
+
+    @property
+    def seal(self) -> Seal | None:
+        """What every command that comes in on it must be sealed with (the hall's link with a key),
+        or None."""
 
     @property
     def failing(self) -> str | None:
@@ -24,23 +41,23 @@ class Link(Protocol):
 
     @property
     def pending(self) -> bool:
-        """Whether records wait to go out (the loop retries while they do)."""
+        """Whether it has something to send (the loop pumps it at a wake only then)."""
 
-    @property
-    def streaming(self) -> bool:
-        """Whether a resend is going out a budget a wake (the loop wakes again soon)."""
+    def next_wake_ns(self, woke_ns: int) -> int | None:
+        """The next instant (the loop's monotonic ns) it needs the loop awake with no input, the
+        loop having last woken at `woke_ns` (soon again while a resend streams out, say), or None."""
 
     def pump(self) -> None:
         """Send what the journal has written since, within the link's budget."""
 
-    def read_lines(self) -> list:
-        """The director's command lines that came in since (bytes, no line endings)."""
+    def read_lines(self) -> list[bytes]:
+        """The director's command lines that came in since (no line endings)."""
 
     def resend(self, first: int, last: int) -> None:
         """Stream the journal's records `first`..`last` again."""
 
-    def take_missing(self) -> object:
-        """The seqs a finished resend could not find, once, or nothing."""
+    def take_missing(self) -> str | None:
+        """The seqs a finished resend could not find, once, as text; or None."""
 
     def answer(self, line: str) -> None:
         """Send a framed line that is not a record (the answer to `status`)."""
@@ -51,17 +68,34 @@ class Link(Protocol):
 
 @runtime_checkable
 class Screen(Protocol):
-    """One panel as the loop drives it (`hardware/screens.PanelOutput`)."""
+    """One panel as the loop drives it (`hardware/screens.PanelOutput`): each refresh sends whose
+    turn it is first, then prepares every panel's frame, then sends them (at once on separate buses)."""
 
-    def prepare(self, view, idle_ns=None) -> object:
-        """Draw `view` (as of an idle time) into a frame, ready to send; returns the frame."""
+    @property
+    def faces(self) -> str:
+        """The side it faces (`A`, `B`): its name in `fault` records and in the loop's `frames`."""
 
-    def send(self, first: bool = False) -> None:
-        """Put the prepared frame on the bus: with `first`, only whose turn it is."""
+    @property
+    def bus(self) -> Hashable:
+        """Which bus it is on: panels on different buses can be written at the same time."""
 
     @property
     def failing(self) -> str | None:
         """Why the panel does not answer now, or None."""
+
+    def send_turn(self, view: View, idle_ns: int | None = None) -> None:
+        """If whose turn it is changed, send only that, at once, before any frame is drawn."""
+
+    def prepare(self, view: View, idle_ns: int | None = None) -> object:
+        """Draw `view` (with the clock idle `idle_ns`, or None) into a frame, ready to send; returns
+        the frame."""
+
+    def send(self) -> None:
+        """Put the prepared frame on the bus (what changed of it)."""
+
+    def next_change(self, idle_ns: int | None) -> int | None:
+        """How long after an idleness of `idle_ns` its picture changes by itself (it dims, moves,
+        goes dark), in ns, or None."""
 
 
 class WakeSource(Protocol):

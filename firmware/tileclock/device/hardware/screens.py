@@ -44,6 +44,16 @@ class PanelOutput:
         self._pending = None  # (frame, its turn marks, mode) prepared and not sent yet
         self._turn_failed = False  # this wake's turn marks did not go: its frame waits too
 
+    @property
+    def faces(self):
+        """The side the panel faces (`A`, `B`)."""
+        return self.panel.faces
+
+    def next_change(self, idle_ns):
+        """How long after an idleness of `idle_ns` the picture changes by itself (it dims, moves,
+        goes dark: the idle policy's), or None."""
+        return self.idle.next_change(idle_ns)
+
     def show(self, view, idle_ns=None):
         """Render `view` and send it unless the panel already shows exactly that. Returns the frame."""
         self.send_turn(view, idle_ns)

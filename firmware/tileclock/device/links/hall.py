@@ -35,7 +35,7 @@ from ...wire.topics import ALL, topic
 from .hall_acked import AckedFile
 from .hall_seal import CommandSeal
 from .hall_state import RetainedState
-from .resends import Resends
+from .resends import STREAM_NS, Resends
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ class HallLink:
 
     `wake` is called (from paho's thread) when the loop has something to do:
     commands arrived, room in the window, the connection came or went. While a resend streams
-    and the window has room, `streaming` asks the loop to wake again soon to send on.
+    and the window has room, `next_wake_ns` asks the loop to wake again soon to send on.
     """
 
     part = "hall"
@@ -107,8 +107,14 @@ class HallLink:
 
     @property
     def pending(self):
-        """Never a reason for the loop to retry: paho's thread reconnects, and `wake` says when to publish."""
-        return False
+        """Always: each wake's pump takes up the journal's new records for the retained state, and
+        hands paho what fits (it costs nothing when there is nothing); paho's thread reconnects."""
+        return True
+
+    def next_wake_ns(self, woke_ns):
+        """When the loop must wake for the uplink, having last woken at `woke_ns`: soon while a
+        resend streams (`STREAM_NS`); else None (`wake` says when paho has news)."""
+        return woke_ns + STREAM_NS if self.streaming else None
 
     @property
     def streaming(self):

@@ -3,6 +3,12 @@ owe, streamed from the journal (the serial link and the hall's uplink share it).
 
 from bisect import insort
 
+from ...clock.timecode import NS_PER_MS
+
+#: How soon a link asks the loop to wake again while a resend streams out (`Resends.PER_WAKE` lines
+#: a wake): the serial line's and the hall uplink's `next_wake_ns`.
+STREAM_NS = 5 * NS_PER_MS
+
 
 class SeqRanges:
     """Disjoint, sorted `[first, last]` ranges of seqs, at most `limit` of them.

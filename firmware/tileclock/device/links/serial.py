@@ -15,8 +15,9 @@ from collections import deque
 
 import serial
 
+from ...clock.timecode import NS_PER_S
 from ...wire.protocol import MAX_COMMAND
-from .resends import Resends
+from .resends import STREAM_NS, Resends
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,8 @@ class SerialLink:
     RESEND_PER_PUMP = Resends.PER_WAKE
     #: bytes the port may hold unsent before a resend line waits (a live record never waits for it)
     OUTQ_LIMIT = 512
+    #: how soon after a wake the loop wakes to write what the port would not take (or could not)
+    RETRY_NS = NS_PER_S
 
     def __init__(self, journal, url, baudrate=115200, accepts_commands=None):
         self.journal = journal
@@ -66,6 +69,13 @@ class SerialLink:
     def streaming(self):
         """Whether a resend is under way (the loop then wakes again soon to send on)."""
         return bool(self._resends)
+
+    def next_wake_ns(self, woke_ns):
+        """When the loop must wake for the line, having last woken at `woke_ns`: soon while a resend
+        streams out (`STREAM_NS`), within `RETRY_NS` while lines wait for the port; else None."""
+        if self.streaming:
+            return woke_ns + STREAM_NS
+        return woke_ns + self.RETRY_NS if self.pending else None
 
     def resend(self, first, last):
         """Owe records `first`..`last` (those already sent live; later ones go out live anyway).
