@@ -6,6 +6,7 @@ import queue
 import select
 import signal
 import threading
+from types import SimpleNamespace
 
 import pytest
 
@@ -13,9 +14,9 @@ from conftest import tap
 from tileclock.clock.core import GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config import Config, HallConfig
 from tileclock.device.journal import Journal
-from tileclock.device.links.hall import HallLink
+from tileclock.device.links.hall import DOWN_GRACE_S, GRACE_MARGIN_S, HallLink
 from tileclock.device.links.resends import STREAM_NS
 from tileclock.device.links.serial import SerialLink
 from tileclock.device.loop import Daemon
@@ -109,6 +110,35 @@ def test_the_serial_link_asks_for_a_wake_soon_while_a_resend_streams_and_later_w
     assert sim.link.next_wake_ns(now) == now + SerialLink.RETRY_NS
     sim.link.resend(0, 2)
     assert sim.link.next_wake_ns(now) == now + STREAM_NS
+
+
+def test_the_hall_link_asks_for_its_grace_wake_as_any_part_does_with_no_timer_of_its_own():
+    now, woken = [1000], []
+    link = HallLink(
+        Journal(),
+        "c1",
+        HallConfig(broker="127.0.0.1", port=9),
+        wake=lambda: woken.append(now[0]),
+        now_ns=lambda: now[0],
+    )
+    grace = int((DOWN_GRACE_S + GRACE_MARGIN_S) * NS_PER_S)
+    try:
+        link.start()  # paho's thread tries to connect in the background
+        assert not any(isinstance(thread, threading.Timer) for thread in threading.enumerate())
+        assert link.next_wake_ns(1000) == 1000 + grace  # "not connected yet": a fault once it lasts
+        assert link.next_wake_ns(1000 + grace) is None  # the loop has woken since, and asked `failing`
+        # paho's thread says the connection came, then went (as it would, on its own thread)
+        link._on_connect(link.client, None, None, SimpleNamespace(is_failure=False), None)
+        now[0] = 50_000
+        link._on_disconnect(link.client, None, None, "lost", None)
+        assert woken[-1] == 50_000  # the loop wakes now, to take the new deadline
+        now[0] = 60_000
+        link._on_disconnect(link.client, None, None, "lost", None)  # still down: the grace runs on
+        assert link.next_wake_ns(55_000) == 50_000 + grace
+        link._on_connect(link.client, None, None, SimpleNamespace(is_failure=False), None)
+        assert link.next_wake_ns(61_000) is None  # back within the grace: no fault to show
+    finally:
+        link.close(timeout_s=0)
 
 
 def test_the_buttons_and_the_serial_port_are_the_edge_source_and_the_descriptor_the_loop_expects(sim):

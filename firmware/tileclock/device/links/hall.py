@@ -30,6 +30,7 @@ from collections import deque
 
 import paho.mqtt.client as mqtt
 
+from ...clock.timecode import NS_PER_S
 from ...wire.protocol import CommandError, parse_command
 from ...wire.topics import ALL, topic
 from .hall_acked import AckedFile
@@ -43,6 +44,8 @@ log = logging.getLogger(__name__)
 WINDOW = 200
 #: a broken connection shows as a fault only once it has lasted this long (Wi-Fi blips are not news)
 DOWN_GRACE_S = 5.0
+#: how long after the grace the loop wakes to show the fault (a hair after: `failing` is then sure)
+GRACE_MARGIN_S = 0.05
 #: commands waiting for the loop, at most (more are dropped, with a log line)
 MAX_COMMANDS = 32
 
@@ -51,8 +54,10 @@ class HallLink:
     """Publishes the journal's records to `tileclock/<clock id>/records` and reads the director's commands.
 
     `wake` is called (from paho's thread) when the loop has something to do:
-    commands arrived, room in the window, the connection came or went. While a resend streams
-    and the window has room, `next_wake_ns` asks the loop to wake again soon to send on.
+    commands arrived, room in the window, the connection came or went. `next_wake_ns` says when
+    the loop must wake with no word from paho: soon again while a resend streams and the window
+    has room, and when a broken connection's grace is over (its fault is then shown).
+    `now_ns` is the loop's time.
     """
 
     part = "hall"
@@ -73,6 +78,7 @@ class HallLink:
         self.hall = hall
         self.board = board
         self.wake = wake
+        self._now_ns = now_ns
         #: with a key in [hall]: every command must be sealed with it, its counter new (wire/seal.py)
         self.seal = CommandSeal(hall.key, clock_id, state_dir) if hall.key else None
         self._lock = threading.Lock()  # the ack bookkeeping, shared with paho's thread
@@ -93,6 +99,7 @@ class HallLink:
         self._connected = False
         self._down_since = time.monotonic()
         self._down_reason = "not connected yet"
+        self._grace_ns = None  # when (the loop's time) a broken connection's fault falls due, or None
         #: the retained state and public topics: their own part, following the journal's records
         self._state = RetainedState(journal, clock_id, board, self._publish, now_ns, wall_ns)
         self._closed = False
@@ -113,8 +120,13 @@ class HallLink:
 
     def next_wake_ns(self, woke_ns):
         """When the loop must wake for the uplink, having last woken at `woke_ns`: soon while a
-        resend streams (`STREAM_NS`); else None (`wake` says when paho has news)."""
-        return woke_ns + STREAM_NS if self.streaming else None
+        resend streams (`STREAM_NS`), and once a broken connection's grace is over; else None."""
+        with self._lock:
+            if self._grace_ns is not None and woke_ns >= self._grace_ns:
+                self._grace_ns = None  # the loop has woken since: `failing` was asked then
+            grace = self._grace_ns
+        soon = woke_ns + STREAM_NS if self.streaming else None
+        return min((when for when in (grace, soon) if when is not None), default=None)
 
     @property
     def streaming(self):
@@ -134,7 +146,7 @@ class HallLink:
         """Connect in the background (paho's thread keeps trying until it gets through)."""
         self.client.connect_async(self.hall.broker, self.hall.port, keepalive=self.hall.keepalive_s)
         self.client.loop_start()
-        self._wake_after_grace()
+        self._ask_grace_wake()  # "not connected yet" becomes a fault if it lasts
 
     def pump(self):
         """Hand paho what fits in the window: the new records first, then the newest `status`
@@ -274,6 +286,8 @@ class HallLink:
             return
         self._connected = True
         self._down_since = None
+        with self._lock:
+            self._grace_ns = None  # back within the grace: no fault to show
         # commands at QoS 0: the broker keeps none for a clock that is away, so a stale
         # command (a round over sent an hour ago) can never act on a later game
         client.subscribe([(topic(self.clock_id, "cmd"), 0), (topic(ALL, "cmd"), 0)])
@@ -283,15 +297,16 @@ class HallLink:
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties):
         self._connected = False
+        self._down_reason = f"broker {self.hall.broker}:{self.hall.port} lost: {reason_code}"
         if self._down_since is None:
             self._down_since = time.monotonic()
-        self._down_reason = f"broker {self.hall.broker}:{self.hall.port} lost: {reason_code}"
-        self._wake_after_grace()
+            self._ask_grace_wake()
+            self.wake()  # the loop sleeps on its old deadlines: it takes the grace's at this wake
 
-    def _wake_after_grace(self):
-        timer = threading.Timer(DOWN_GRACE_S + 0.05, self.wake)
-        timer.daemon = True
-        timer.start()
+    def _ask_grace_wake(self):
+        """Have the loop wake once the connection has been down `DOWN_GRACE_S` (`next_wake_ns`)."""
+        with self._lock:
+            self._grace_ns = self._now_ns() + int((DOWN_GRACE_S + GRACE_MARGIN_S) * NS_PER_S)
 
     def _on_publish(self, client, userdata, mid, reason_code, properties):
         with self._lock:
