@@ -65,10 +65,12 @@ ARCH ?= arm64
 pi-install-check: $(STAMP)
 	nice -n 10 bash systemd/pi-install-check.sh $(ARCH)
 
-# ruff: the same format and lint rules on the whole tree (CI runs this before the tests)
+# ruff: the same format and lint rules on the whole tree (CI runs this before the tests); mypy: the
+# loop against the Protocols of its parts and the assembly that hands them over (pyproject's tool.mypy)
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check firmware tests hw
 	$(VENV)/bin/ruff check firmware tests hw
+	$(VENV)/bin/mypy
 
 # the card a director flashes (docs/build-guide.md): Debian bookworm arm64 and this checkout's wheel,
 # as root, no loop devices or mounts; the slow stages cached in ~/.cache/tileclock/image
@@ -86,4 +88,4 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache

@@ -14,6 +14,7 @@ import uuid
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..clock.core import GameClock
@@ -32,6 +33,9 @@ from .screen.text import Panel
 from .timesync import TimeReport, synchronised, system_wall
 from .wakers import Inbox
 from .wiring import bus_of
+
+if TYPE_CHECKING:  # paho is loaded only for a clock with a [hall] section (`_hall_link`)
+    from .links.hall import HallLink
 
 JOURNAL_DIR = "journal"
 #: the single-file journal of earlier versions, taken over into segments on first start
@@ -83,18 +87,15 @@ class Parts:
 def device_parts(config, state_dir, simulate=False):
     """The Pi's parts as the config names them, or with `simulate` simulated buttons and panels
     (still in real time, and on the configured serial port)."""
-    if simulate:
-        panels = RecordingPanels(keep=False, spi_hz=config.spi_hz)  # a service runs long: count only
-    else:
-        panels = functools.partial(open_device, spi_hz=config.spi_hz)
+    recording = RecordingPanels(keep=False, spi_hz=config.spi_hz) if simulate else None  # a long run: counted
     return Parts(
         open_pins=lambda: pin_factory("mock" if simulate else config.pin_backend),
-        open_panel=panels,
+        open_panel=recording or functools.partial(open_device, spi_hz=config.spi_hz),
         serial_url=config.serial_port,
         time=MonotonicTime(),
         state_dir=state_dir,
         runtime_dir=os.environ.get("RUNTIME_DIRECTORY"),
-        buses=panels.buses if simulate else None,
+        buses=recording.buses if recording else None,
         pin_backend="mock" if simulate else config.pin_backend,
         hardware_id=None if simulate else hardware_clock_id,
         time_report=None if simulate else TimeReport(),
@@ -192,7 +193,7 @@ class RunningClock:
         self.link = SerialLink(self.journal, parts.serial_url, config.serial_baud)
         self.link.pump()  # open it now, so the first records go straight out
         self.boot_info = boot_info(config, boot_id)
-        self.uplink = None
+        self.uplink: HallLink | None = None
         # the parts that wake the loop from their own threads post to its inbox, made first
         inbox = Inbox()
         self.board = self._buttons(config, parts, inbox)
@@ -249,7 +250,7 @@ class RunningClock:
         which stamps it."""
         self.board.pin_factory.drive(self.board.buttons[button].pin, down)
 
-    def _hall_link(self, config, inbox):
+    def _hall_link(self, config, inbox) -> "HallLink":
         """The uplink to the hall's broker (imported only when the config names one); it wakes the
         loop through its `inbox` from paho's thread."""
         from ..wire.topics import valid_clock_id

@@ -1,6 +1,7 @@
 """The small interfaces the loop talks to its parts through (`typing.Protocol`s): what a link, a panel,
 an edge source and a descriptor that wakes it must offer, and nothing more. A part is any object that
-has them; the loop never probes for a method (no `hasattr`), and a fake in a test must offer the same."""
+has them; the loop never probes for a method (no `hasattr`), and a fake in a test must offer the same.
+mypy holds the loop, these and the assembly to them (`make lint`)."""
 
 from collections.abc import Callable, Hashable
 from typing import Protocol, runtime_checkable
@@ -125,9 +126,10 @@ class Readable(Protocol):
 class TimeSource(Protocol):
     """The clock's time: `hardware/virtual.MonotonicTime` on a Pi, `VirtualTime` in the simulator."""
 
-    #: what names the epoch its instants count from (the kernel's boot id; a restart in the same
-    #: boot then takes a running game up exactly), or None if it is not known
-    boot_id: str | None
+    @property
+    def boot_id(self) -> str | None:
+        """What names the epoch its instants count from (the kernel's boot id; a restart in the
+        same boot then takes a running game up exactly), or None if it is not known."""
 
     def __call__(self) -> int:
         """Now, in integer monotonic nanoseconds."""
