@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from tileclock.wire.decoder import Reason, WireError
 from tileclock.wire.seal import SealError, key_bytes, read_keys, seal, unseal
 from tileclock.wire.state import StateError, decode_state
 
@@ -104,6 +105,8 @@ def test_a_payload_the_decoder_refuses_says_why(payload, said):
     with pytest.raises(StateError) as caught:
         decode_state(payload, "t01")
     assert str(caught.value) == said
+    # a refusal at the edge like any other: a WireError with its decoder's reason code
+    assert isinstance(caught.value, WireError) and caught.value.reason == Reason(said.split(":")[0])
 
 
 KEY = "0123456789abcdef" * 4
@@ -130,3 +133,4 @@ def test_an_unsealed_command_is_refused_saying_what_a_seal_looks_like():
     with pytest.raises(SealError) as caught:
         unseal(key, "t01", b"pause", 4)
     assert str(caught.value) == "refused: a command without this clock's seal (sig COUNTER MAC COMMAND)"
+    assert isinstance(caught.value, WireError) and caught.value.reason == Reason.BAD_COMMAND

@@ -17,6 +17,8 @@ import hashlib
 import hmac
 import re
 
+from .decoder import Reason, WireError
+
 PREFIX = b"sig "
 #: a key, as `hall-setup` writes it: 64 hex digits (32 random bytes)
 KEY = re.compile(r"[0-9a-f]{64}")
@@ -25,8 +27,12 @@ _SEALED = re.compile(rb"sig ([0-9]{1,20}) ([0-9a-f]{32}) (.+)", re.DOTALL)
 MAX_SEALED = 120 + 60
 
 
-class SealError(ValueError):
-    """A command the clock refuses for its seal; the message says why (it goes in an `error` record)."""
+class SealError(WireError):
+    """A command the clock refuses for its seal (`bad_command`); the message says why (it goes in an
+    `error` record)."""
+
+    def __init__(self, detail):
+        super().__init__(Reason.BAD_COMMAND, detail)
 
 
 def key_bytes(text):

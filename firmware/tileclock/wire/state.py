@@ -23,13 +23,13 @@ MAX_WHOLE = 2**53 - 1
 LIMITS = Limits(max_bytes=MAX_STATE_BYTES, max_depth=MAX_DEPTH)
 
 
-class StateError(ValueError):
-    """A state refused; `reason` is a short code: the decoder's (`wire.decoder.Reason`: too_large,
-    not_text, too_deep, not_json, bad_number, not_object, wrong_kind for a field out of shape)."""
+class StateError(WireError):
+    """A state refused; `reason` is the decoder's code (`wire.decoder.Reason`: too_large, not_text,
+    too_deep, not_json, bad_number, not_object, wrong_kind for a field out of shape), and its text
+    names it before the detail."""
 
-    def __init__(self, reason, detail):
-        super().__init__(f"{reason}: {detail}")
-        self.reason = reason
+    def __str__(self):
+        return f"{self.reason}: {self.detail}"
 
 
 def _whole(value, low=0, high=MAX_WHOLE):
