@@ -17,10 +17,6 @@ from ..wire.records import is_time_of_day
 ANSWERS = ("taken", "done")
 
 
-class CallRefused(Exception):
-    """An answer that names no open call, or says nothing new; the message says why."""
-
-
 @dataclass(frozen=True)
 class OpenCall:
     """The call the board waits on: its `call` record's seq, whether the director has taken it, and
@@ -41,15 +37,17 @@ class Calls:
         """A call was raised with record `seq`, at time of day `wall_ms` (or unknown)."""
         self.open = OpenCall(seq, False, _time_of_day(wall_ms))
 
-    def check(self, call, answer):
-        """Whether `answer` to call `call` may be recorded now; CallRefused says why not."""
+    def refusal(self, call, answer):
+        """Why `answer` to call `call` may not be recorded now (it names no open call, or says
+        nothing new), or None: the clock refuses it with that (`play.Refused`)."""
         if answer not in ANSWERS:
-            raise CallRefused(f"call: {answer!r} is no answer (taken, done)")
+            return f"call: {answer!r} is no answer (taken, done)"
         if self.open is None or self.open.seq != call:
             now = f"call {self.open.seq} is" if self.open else "no call is"
-            raise CallRefused(f"call {call} is not open ({now})")
+            return f"call {call} is not open ({now})"
         if answer == "taken" and self.open.taken:
-            raise CallRefused(f"call {call} is already taken")
+            return f"call {call} is already taken"
+        return None
 
     def answered(self, answer):
         """The open call was answered `answer` (checked)."""

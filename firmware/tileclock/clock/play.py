@@ -10,7 +10,7 @@ from copy import copy
 
 from ..wire.records import SIDES, is_time_of_day
 from .accounting import FORFEITS
-from .calls import CallRefused, Calls
+from .calls import Calls
 from .gestures import (
     STOP,
     BothChord,
@@ -32,7 +32,9 @@ READY, RUNNING, PAUSED, ENDED = State.READY, State.RUNNING, State.PAUSED, State.
 
 
 class Refused(Exception):
-    """A request (or a chord) the game does not allow now; the message says why (an `error` record)."""
+    """A request (or a chord) the game does not allow now, a director's answer to a call among them;
+    the message says why (an `error` record). The clock's one refusal: `core.ClockError` is a
+    programming error, never a player's or a director's."""
 
 
 class Play:
@@ -218,10 +220,9 @@ class Play:
 
     def answer_call(self, game, t_ns, call, answer, source):
         """The director's answer to the board's call `call`: `taken` or `done` (never acts on the game)."""
-        try:
-            self.calls.check(call, answer)
-        except CallRefused as why:
-            raise Refused(str(why)) from None
+        why = self.calls.refusal(call, answer)
+        if why is not None:
+            raise Refused(why)
         self.calls.answered(answer)
         if answer == "done" and game.notice is None:  # never over a correction's notice (§6)
             game.notice = Notice("call_done")
