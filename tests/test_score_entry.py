@@ -19,8 +19,13 @@ from hall_helpers import hall_page, page_json, page_post
 from test_hall_page import browser  # noqa: F401  # the fixture: Debian's chromium, once a module
 from test_hall_page_guard import Feed
 from tileclock.cli import main
-from tileclock.director.event.entries import TOKEN_ALPHABET, TOKEN_LENGTH, EntryRefused, ScoreBook
-from tileclock.director.event.scores import read_entries
+from tileclock.director.event.entries import (
+    TOKEN_ALPHABET,
+    TOKEN_LENGTH,
+    EntryRefused,
+    ScoreBook,
+    read_entries,
+)
 from tileclock.director.hall.audit import read
 from tournament import TSH_FILES, play_round
 

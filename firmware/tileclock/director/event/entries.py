@@ -289,3 +289,17 @@ def _torn(path):
 
 def _order(table):
     return (0, int(table), "") if table.isdigit() else (1, 0, table)
+
+
+def read_entries(path):
+    """Score entries from a CSV `table,score_a,score_b` (optional `seat_a`, `by`, `at`), in order,
+    read by `entry_rows`; ValueError names the file and its first bad line."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as file:
+            rows = list(entry_rows(file))
+    except ValueError as error:  # its header, or not UTF-8 text
+        raise ValueError(f"{path}: {error}") from None
+    for line, entry in rows:
+        if isinstance(entry, ValueError):
+            raise ValueError(f"{path}, line {line}: {entry}")
+    return [entry for _, entry in rows]

@@ -9,11 +9,10 @@ as the score form and the director's Scores page show them.
 
 import os
 import threading
-from types import SimpleNamespace
 
+from .inputs import read_schedule
 from .matching import other_side
 from .pairings import table_key
-from .results import read_schedule
 from .tfile import read_config
 
 
@@ -22,24 +21,23 @@ class HallPairings:
     (`--tables` ranges); ValueError (naming the option) if they cannot be read now."""
 
     def __init__(self, tsh=None, config=None, csv=None, tables=None):
-        self.args = SimpleNamespace(tsh=tsh, tsh_config=config, pairings=csv, tables=tables)
+        self.tsh, self.config, self.csv, self.table_ranges = tsh, config, csv, tables
         self.lock = threading.Lock()
         self._read_at = None
         self._rounds = None
         self.rounds(1)  # a file that cannot be read is said at the start, not on a phone
 
     def _files(self):
-        args = self.args
-        if args.tsh_config:
-            return [args.tsh_config, *(file for _, file in read_config(args.tsh_config).divisions)]
-        return list(args.tsh or []) or [args.pairings]
+        if self.config:
+            return [self.config, *(file for _, file in read_config(self.config).divisions)]
+        return list(self.tsh or []) or [self.csv]
 
     def rounds(self, number):
         """The `pairings.Round` of round `number`, from the files as they are now."""
         with self.lock:
             stamp = [(path, os.stat(path).st_mtime_ns) for path in self._files()]
             if stamp != self._read_at:
-                _paired, self._rounds = read_schedule(self.args)
+                _paired, self._rounds = read_schedule(self.tsh, self.config, self.csv, self.table_ranges)
                 self._read_at = stamp
             return self._rounds(number)
 

@@ -1,24 +1,24 @@
 """Who plays at a table in a round, for the hall's page (a call's banner names them).
 
 `tileclock hall`'s pairing options (`--tsh` `.t` files, `--config config.tsh`, or `--pairings` CSV)
-give the hall the event's pairings, read as `tileclock sheet` reads them (results.py). TSH rewrites its `.t` files as the
-event goes on, so they are read again whenever one changes; a file that cannot be read (TSH in
+give the hall the event's pairings, read as `tileclock sheet` reads them (inputs.py). TSH rewrites
+its `.t` files as the event goes on, so they are read again whenever one changes; a file that cannot be read (TSH in
 the middle of writing it) leaves the names unknown until it can.
 """
 
 import os
-from argparse import Namespace
 
+from .inputs import read_schedule
 from .pairings import PairingsError, table_key
-from .results import read_schedule
 
 
 class TablePlayers:
-    """The players at each table, by round, from the pairings `args` name (`read_schedule`'s)."""
+    """The players at each table, by round, from TSH's `.t` files `tsh`, its `config.tsh`
+    `tsh_config` or a CSV `pairings_csv`, with `tables` (`read_schedule`'s)."""
 
-    def __init__(self, args):
-        self.args = args
-        paths = [args.tsh_config] if getattr(args, "tsh_config", None) else args.tsh or [args.pairings]
+    def __init__(self, tsh=None, tsh_config=None, pairings_csv=None, tables=None):
+        self.schedule = (tsh, tsh_config, pairings_csv, tables)  # read_schedule's, as given
+        paths = [tsh_config] if tsh_config else tsh or [pairings_csv]
         self.paths = [path for path in paths if path]
         self._stamp, self._round_of, self._rounds = None, None, {}
 
@@ -28,7 +28,7 @@ class TablePlayers:
         tsh = [path for path in paths if path.endswith(".t")] or None
         config = next((path for path in paths if path.endswith(".tsh")), None)
         csv = None if tsh or config else paths[0]
-        return cls(Namespace(tsh=None if config else tsh, tsh_config=config, pairings=csv, tables=None))
+        return cls(tsh=None if config else tsh, tsh_config=config, pairings_csv=csv)
 
     def names(self, round_number, table):
         """`Name (#3, A) v Name (#7, A)` at `table` in round `round_number`, or None if unknown."""
@@ -38,7 +38,7 @@ class TablePlayers:
             stamp = tuple(os.stat(path).st_mtime_ns for path in self.paths)
             if stamp != self._stamp:
                 self._stamp, self._rounds = stamp, {}
-                _, self._round_of = read_schedule(self.args)
+                _, self._round_of = read_schedule(*self.schedule)
             if round_number not in self._rounds:
                 self._rounds[round_number] = self._round_of(round_number)
         except (OSError, ValueError, PairingsError):

@@ -6,22 +6,12 @@ and also stands on the sheet, so nothing is entered from a guess.
 
 import os
 import re
-from functools import partial
 
 from ..records.facts import game_facts
 from ..records.gamefiles import load_games
 from ..records.plot import available, write_pictures
+from .inputs import entries_by_table, parse_seats, read_schedule
 from .matching import match_round
-from .pairings import (
-    csv_round,
-    parse_table_ranges,
-    read_pairings_csv,
-    read_tsh,
-    read_tsh_config,
-    table_key,
-    tsh_round,
-    with_tables,
-)
 from .scoring import chosen_entry, settle
 from .sheet import write_sheet
 
@@ -66,53 +56,13 @@ def _picture_stem(table):
     return _safe(f"table-{table.table or 'none'}-board-{game.board}-game-{game.game_seq}{clock}")
 
 
-def read_divisions(args):
-    """The TSH divisions `args` name (`--tsh` files or `--config`), with `--tables` applied."""
-    if getattr(args, "tsh_config", None):
-        divisions = read_tsh_config(args.tsh_config)
-    else:
-        divisions = [read_tsh(path) for path in args.tsh]
-    return with_tables(divisions, parse_table_ranges(args.tables))
-
-
-def read_schedule(args):
-    """(the paired rounds, round number -> `pairings.Round`) from the pairings `args` name."""
-    if args.tsh or getattr(args, "tsh_config", None):
-        divisions = read_divisions(args)
-        paired = sorted(set(range(1, max((d.rounds() for d in divisions), default=0) + 1)))
-        return paired, partial(tsh_round, divisions)
-    if args.tables:
-        raise ValueError("--tables is for TSH's divisions; a CSV names the hall's tables itself")
-    pairings = read_pairings_csv(args.pairings)
-    return sorted({p.round for p in pairings}), partial(csv_round, pairings)
-
-
-def entries_by_table(path):
-    """The score entries of a CSV (`--entries`), by table, in the order made; {} without one."""
-    from .scores import read_entries  # scores.py builds on this module: read here only when asked
-
-    by_table = {}
-    for entry in read_entries(path) if path else []:
-        by_table.setdefault(entry.table, []).append(entry)
-    return by_table
-
-
-def parse_seats(texts):
-    """`--seat 5=12` as {"5": 12}: TSH player 12 sat at side A of table 5."""
-    seats = {}
-    for text in texts or []:
-        table, _, player = text.partition("=")
-        if not table.strip() or not player.strip().isdigit():
-            raise ValueError(f"--seat {text!r}: give a table and the TSH player number at side A, as 5=12")
-        seats[table_key(table)] = int(player)
-    return seats
-
-
 def run_sheets(args, out):
     """Read the games and pairings `args` name, write each round's sheet; prints what it wrote and found."""
     found, problems = load_games(args.games)
     facts = [game_facts(game, source=source, board=board) for source, game, board in found]
-    paired, schedule_of = read_schedule(args)
+    paired, schedule_of = read_schedule(
+        args.tsh, getattr(args, "tsh_config", None), args.pairings, args.tables
+    )
     seats = parse_seats(args.seat)
     by_table = entries_by_table(getattr(args, "entries", None))
     entry_seats = {t: e.seat_a for t, es in by_table.items() if (e := chosen_entry(es)[0]) and e.seat_a}

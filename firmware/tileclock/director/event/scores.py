@@ -14,10 +14,9 @@ import os
 
 from ..records.facts import game_facts
 from ..records.gamefiles import load_games
-from .entries import entry_rows
+from .inputs import entries_by_table, parse_seats, read_divisions
 from .matching import match_round
 from .pairings import tsh_round
-from .results import entries_by_table, parse_seats, read_divisions
 from .scoring import chosen_entry, settle
 from .tfile import read_config
 from .tsh_entry import division_entry, settings
@@ -30,25 +29,11 @@ CSV_COLUMNS = [
 ]  # fmt: skip  # grouped as a director reads them
 
 
-def read_entries(path):
-    """Score entries from a CSV `table,score_a,score_b` (optional `seat_a`, `by`, `at`), in order,
-    read by the hall's own reader (entries.py); ValueError names the file and its first bad line."""
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as file:
-            rows = list(entry_rows(file))
-    except ValueError as error:  # its header, or not UTF-8 text
-        raise ValueError(f"{path}: {error}") from None
-    for line, entry in rows:
-        if isinstance(entry, ValueError):
-            raise ValueError(f"{path}, line {line}: {entry}")
-    return [entry for _, entry in rows]
-
-
 def run_scores(args, out):
     """Settle round `args.round` and write (or, with `--dry-run`, show) the lines for TSH."""
     found, problems = load_games(args.games)
     facts = [game_facts(game, source=source, board=board) for source, game, board in found]
-    divisions = read_divisions(args)
+    divisions = read_divisions(args.tsh, args.tsh_config, args.tables)
     values = settings(read_config(args.tsh_config) if args.tsh_config else None)
     by_table = entries_by_table(args.entries)
     seats = {t: e.seat_a for t, es in by_table.items() if (e := chosen_entry(es)[0]) and e.seat_a}
