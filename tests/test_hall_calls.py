@@ -184,7 +184,7 @@ def test_an_answer_for_a_board_with_no_such_call_open_is_refused_and_never_sent(
 
 
 def pairings(folder, rows):
-    """The hall given a pairings CSV (`tileclock hall --pairings FILE`), as `hall_run` gives it."""
+    """The hall given a pairings CSV (`tileclock hall --pairings FILE`), as `tileclock hall` gives it."""
     path = folder / "pairings.csv"
     path.write_text("round,table,first,second\n" + "".join(f"{row}\n" for row in rows))
     return TablePlayers.of_files([str(path)])

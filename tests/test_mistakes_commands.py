@@ -202,8 +202,8 @@ RUNNING = {
 }  # fmt: skip  # one command a line
 STUBS = {
     "tileclock.director.follow.collect.collect": lambda *args, **kwargs: [],
-    "tileclock.director.follow.hall_run.reach": lambda host, port: None,
-    "tileclock.director.follow.hall_run.serve_hall": lambda args, password, out, draw_panel=None: 0,
+    "tileclock.cli.hall.reach": lambda host, port: None,
+    "tileclock.cli.hall.serve_hall": lambda args, password, out, draw_panel=None: 0,
     "tileclock.device.service.Service": lambda *args, **kwargs: type(
         "Stub", (), {"run": lambda *a, **k: 0}
     )(),

@@ -25,7 +25,7 @@ def test_an_ended_games_link_goes_to_its_clock_and_its_code_opens_that_sides_for
     book = ScoreBook(str(tmp_path / "scores"))
     page = HallPage(feed, port=0, scores=book).start()
     try:
-        # as `tileclock hall --phone-url` wires it (director/follow/hall_run.py)
+        # as `tileclock hall --phone-url` wires it (cli/hall.py)
         links = ScoreLinks(book, phone_base(f"http://127.0.0.1:{page.port}"), feed.command)
         sent = []
         feed.subscribe(lambda clock, record, log: sent.append(links.stored(clock, record, log)))

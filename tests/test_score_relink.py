@@ -25,7 +25,7 @@ S = NS_PER_S
 
 
 class Hall:
-    """The hall's feed, score book, page and links on `tmp_path`'s records folder, as hall_run.py
+    """The hall's feed, score book, page and links on `tmp_path`'s records folder, as cli/hall.py
     wires them; started again on the same folder, it is the hall after a restart."""
 
     def __init__(self, broker, tmp_path, port=0):

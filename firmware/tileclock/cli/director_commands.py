@@ -40,7 +40,7 @@ def cmd_collect(args):
 
 def cmd_hall(args):
     """The hall: every clock's records through the broker, and the director's web page."""
-    from ..director.follow.hall_run import run_hall
+    from .hall import run_hall
 
     folder_to_make(args.out, "--out")
     return run_hall(args, sys.stdout, draw_panel)
@@ -193,14 +193,14 @@ def cmd_export(args):
 
 def cmd_sheet(args):
     """The penalty sheet of a round: games matched to the pairings, as CSV and a printable page."""
-    from ..director.event.results import run_sheets
+    from .sheet import run_sheets
 
     return run_sheets(args, sys.stdout)
 
 
 def cmd_scores(args):
     """A round's final scores with every penalty applied, as lines for TSH's score entry and a CSV."""
-    from ..director.event.scores import run_scores
+    from .scores import run_scores
 
     return run_scores(args, sys.stdout)
 

@@ -1,5 +1,5 @@
 """`tileclock hall` as a command: its arguments checked, then the feed, the page and any serial
-ports run until interrupted (the feed itself is hall.py)."""
+ports run until interrupted (the feed itself is director/follow/hall.py)."""
 
 import getpass
 import os
@@ -8,15 +8,15 @@ import sys
 import time
 from urllib.parse import urlsplit
 
-from ...wire.seal import read_keys
-from ..hall.feed import FIRST_CONNECT_S, HallFeed
+from ..director.hall.feed import FIRST_CONNECT_S, HallFeed
+from ..wire.seal import read_keys
 
 
 def run_hall(args, out, draw_panel=None):
     """`tileclock hall`: the broker's records (and any serial ports') into one store, and the page
     (`draw_panel`: see `HallPage`). A mistake in its arguments (a file, a port, a broker nobody
     answers for, a refused password) is a ValueError naming the argument, before anything runs."""
-    from .port import check_port
+    from ..director.follow.port import check_port
 
     password = director_password(args)
     if args.tls_ca and not os.path.isfile(args.tls_ca):
@@ -69,12 +69,12 @@ def director_password(args, environ=os.environ, stdin=sys.stdin, ask=getpass.get
 
 def serve_hall(args, password, out, draw_panel=None):
     """`tileclock hall` once its arguments are checked: until interrupted."""
-    from ..event.entries import ScoreBook
-    from ..event.score_links import ScoreLinks, phone_base
-    from .collect import ClockFeed
+    from ..director.event.entries import ScoreBook
+    from ..director.event.score_links import ScoreLinks, phone_base
+    from ..director.follow.collect import ClockFeed
 
     try:
-        from ..pages.web import HallPage
+        from ..director.pages.web import HallPage
     except ImportError:
         raise ValueError(
             "the hall's page needs the director extra: pip install 'tileclock[director]'"
@@ -88,7 +88,7 @@ def serve_hall(args, password, out, draw_panel=None):
         allowed = [*allowed, urlsplit(phone).hostname]
     feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca, keys=keys).start()
     if getattr(args, "pairings_read", None):
-        from ..event.players import TablePlayers
+        from ..director.event.players import TablePlayers
 
         feed.players = TablePlayers(args).names  # a call's banner names the players at its table
     try:
@@ -153,7 +153,7 @@ def hall_pairings(args):
         if getattr(args, "tables", None):
             raise ValueError("--tables: give the pairings too (--tsh FILES or --config config.tsh)")
         return None
-    from ..event.hall_pairings import HallPairings
+    from ..director.event.hall_pairings import HallPairings
 
     option = "--tsh" if tsh else "--config" if config else "--pairings"
     try:
@@ -169,7 +169,7 @@ def phone_url(args, host, port):
     `--web`'s own address when it is one a phone can reach (not loopback, not every interface)."""
     given = getattr(args, "phone_url", None)
     if given:
-        from ..event.score_links import phone_base
+        from ..director.event.score_links import phone_base
 
         phone_base(given)  # a ValueError naming --phone-url, before anything runs
         return given.rstrip("/")

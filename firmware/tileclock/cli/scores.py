@@ -12,14 +12,14 @@ into the `.t` files.
 import csv
 import os
 
-from ..records.facts import game_facts
-from ..records.gamefiles import load_games
-from .inputs import entries_by_table, parse_seats, read_divisions
-from .matching import match_round
-from .pairings import tsh_round
-from .scoring import chosen_entry, settle
-from .tfile import read_config
-from .tsh_entry import division_entry, settings
+from ..director.event.inputs import entries_by_table, parse_seats, read_divisions
+from ..director.event.matching import match_round
+from ..director.event.pairings import tsh_round
+from ..director.event.scoring import chosen_entry, settle
+from ..director.event.tfile import read_config
+from ..director.event.tsh_entry import division_entry, settings
+from ..director.records.facts import game_facts
+from ..director.records.gamefiles import load_games
 
 CSV_COLUMNS = [
     "round", "division", "table", "status", "tsh_line",

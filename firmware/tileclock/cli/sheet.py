@@ -7,13 +7,13 @@ and also stands on the sheet, so nothing is entered from a guess.
 import os
 import re
 
-from ..records.facts import game_facts
-from ..records.gamefiles import load_games
-from ..records.plot import available, write_pictures
-from .inputs import entries_by_table, parse_seats, read_schedule
-from .matching import match_round
-from .scoring import chosen_entry, settle
-from .sheet import write_sheet
+from ..director.event.inputs import entries_by_table, parse_seats, read_schedule
+from ..director.event.matching import match_round
+from ..director.event.scoring import chosen_entry, settle
+from ..director.event.sheet import write_sheet
+from ..director.records.facts import game_facts
+from ..director.records.gamefiles import load_games
+from ..director.records.plot import available, write_pictures
 
 
 def _rounds(args, facts, paired_rounds):
