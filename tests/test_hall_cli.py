@@ -157,3 +157,32 @@ def test_the_director_s_password_never_has_to_be_on_the_command_line(tmp_path, c
     assert director_password(hall_args("--password", "old-way"), {}) == "old-way"
     warning = capsys.readouterr().err
     assert "visible to every user" in warning and "old-way" not in warning
+
+
+def test_the_hall_is_opened_with_its_players_and_score_links_wired_in(tmp_path):
+    """`open_hall`, which `tileclock hall` and `hall-demo` share: the pairings name the players
+    on the feed (a call's banner), a phone address makes the score links the page and the feed use;
+    without either, neither."""
+    from tileclock.cli.hall import open_hall
+    from tileclock.director.event.hall_pairings import HallPairings
+    from tournament import TSH_FILES
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # no broker: the feed keeps trying in the background, as the hall does
+    pairings = HallPairings(tsh=TSH_FILES)
+    hall = open_hall("127.0.0.1", port, None, str(tmp_path / "with"), "127.0.0.1:0", pairings=pairings,
+                     phone="http://192.168.4.2:8080")  # fmt: skip
+    try:
+        assert hall.feed.players is not None and hall.page.pairings is pairings
+        assert hall.page.links is hall.links and hall.links.base == "HTTP://192.168.4.2:8080"
+        assert hall.links.stored in hall.feed._listeners and hall.page.scores is hall.scores  # subscribed
+    finally:
+        hall.close()
+    bare = open_hall("127.0.0.1", port, None, str(tmp_path / "bare"), "127.0.0.1:0")
+    try:
+        assert bare.feed.players is None and bare.links is None and bare.page.links is None
+        assert bare.feed._listeners == [bare.page._answered]  # the page's audit trail only
+    finally:
+        bare.close()

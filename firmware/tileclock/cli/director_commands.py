@@ -51,15 +51,12 @@ def cmd_hall_demo(args):
     import secrets
     import tempfile
 
-    from ..director.event.entries import ScoreBook
     from ..director.hall.broker import BrokerError, LocalBroker
-    from ..director.hall.feed import HallFeed
     from ..director.hall.viewers_broker import ViewersBroker
-    from ..director.pages.web import HallPage
     from ..sim.fleet import Fleet
     from ..wire.topics import VIEWERS
+    from .hall import open_hall
 
-    host, _, port = args.web.rpartition(":")
     folder_to_make(args.out, "--out")
     folder = args.out or tempfile.mkdtemp(prefix="tileclock-hall-")
     ids = [f"clock-{n}" for n in range(1, args.clocks + 1)]
@@ -72,11 +69,16 @@ def cmd_hall_demo(args):
     started = [broker.stop]  # what to stop, however far the start got
     previous = _sigterm_as_ctrl_c()
     try:
-        feed = HallFeed("127.0.0.1", broker.port, users["director"], f"{folder}/records").start()
-        started.append(feed.close)
         try:
-            scores = ScoreBook(f"{folder}/records/scores")
-            page = HallPage(feed, host or "127.0.0.1", int(port), args.allow_host, draw_panel, scores).start()
+            hall = open_hall(
+                "127.0.0.1",
+                broker.port,
+                users["director"],
+                f"{folder}/records",
+                args.web,
+                args.allow_host,
+                draw_panel,
+            )
         except OSError as error:
             print(
                 f"tileclock: the page cannot listen on {args.web}: {error.strerror or error} "
@@ -84,7 +86,8 @@ def cmd_hall_demo(args):
                 file=sys.stderr,
             )
             return 1
-        started.append(page.close)
+        started.append(hall.close)
+        feed, page = hall.feed, hall.page
         clocks = (f"{folder}/clocks", "127.0.0.1", broker.port, users, args.clocks)
         fleet = Fleet(*clocks, speed=args.speed, rounds=True, calls=True).start()
         started.append(fleet.close)

@@ -23,18 +23,26 @@ def run_hall(args, out, draw_panel=None):
         raise ValueError(
             f"--tls-ca {args.tls_ca}: {'a folder' if os.path.isdir(args.tls_ca) else 'no such file'}"
         )
-    args.keys_read = None
-    if getattr(args, "keys", None):
-        try:
-            with open(args.keys, encoding="utf-8") as file:
-                args.keys_read = read_keys(file.read())
-        except (OSError, UnicodeDecodeError, ValueError) as error:
-            raise ValueError(f"--keys {args.keys}: {_why(error)}") from None
+    keys = read_keys_option(args.keys)
     for port in args.serial or []:
         check_port(port)
-    args.pairings_read = hall_pairings(args)
+    pairings = hall_pairings(args.tsh, args.tsh_config, args.pairings, args.tables)
+    host, _, port = args.web.rpartition(":")
+    phone = phone_url(args.phone_url, host, port)
     reach(args.broker, args.port)
-    return serve_hall(args, password, out, draw_panel)
+    return serve_hall(args, password, out, draw_panel, keys=keys, pairings=pairings, phone=phone)
+
+
+def read_keys_option(path):
+    """The clocks' command keys in `--keys` `path` (hall-setup's tileclock.keys), or None without
+    one; a ValueError naming the option if the file cannot be read as keys."""
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as file:
+            return read_keys(file.read())
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise ValueError(f"--keys {path}: {_why(error)}") from None
 
 
 #: where `tileclock hall` finds the director's password when no file is given
@@ -67,43 +75,85 @@ def director_password(args, environ=os.environ, stdin=sys.stdin, ask=getpass.get
     return environ.get(PASSWORD_VARIABLE)
 
 
-def serve_hall(args, password, out, draw_panel=None):
-    """`tileclock hall` once its arguments are checked: until interrupted."""
+class OpenHall:
+    """The hall's parts, wired and started: `feed` (the broker's records), `scores` (the score
+    entries' `ScoreBook`), `links` (the score links sent to the clocks, or None without a phone
+    address) and `page` (the director's page)."""
+
+    def __init__(self, feed, scores, links, page):
+        self.feed, self.scores, self.links, self.page = feed, scores, links, page
+
+    def close(self):
+        """Stop the page, then the feed."""
+        self.page.close()
+        self.feed.close()
+
+
+def open_hall(broker, port, password, out, web, allowed=None, draw_panel=None, **options):
+    """The hall's feed on the broker at `broker`:`port`, its records into `out`, the score entries
+    beside them, and its page on `web` (HOST:PORT) for browsers calling it `allowed` (None: this
+    laptop's own names); `tileclock hall` and `hall-demo` both open it here. `options`: `tls_ca`
+    and `keys` (HallFeed's), `pairings` (a HallPairings: the players' names on the score forms,
+    and on a call's banner), `phone` (the address phones reach the page by: score links are sent
+    to the clocks). The feed is started before the page; if the page cannot listen there, the
+    feed is closed again and the OSError raised. The page needs the director extra."""
     from ..director.event.entries import ScoreBook
     from ..director.event.score_links import ScoreLinks, phone_base
+    from ..director.pages.web import HallPage
+
+    pairings, phone = options.pop("pairings", None), options.pop("phone", None)
+    players = None
+    if pairings is not None:
+        from ..director.event.players import TablePlayers
+
+        # a call's banner names the players at its table
+        players = TablePlayers(pairings.tsh, pairings.config, pairings.csv, pairings.table_ranges).names
+    feed = HallFeed(broker, port, password, out, players=players, **options).start()
+    try:
+        scores = ScoreBook(os.path.join(out, "scores"))  # the score entries, beside the records
+        links = None
+        if phone:
+            links = ScoreLinks(scores, phone_base(phone), feed.command)  # the page's New phone links too
+            # the links send through the feed, so they are made after it and subscribed to it
+            feed.subscribe(links.stored)  # each game's end: its score link to the clock
+        host, _, page_port = web.rpartition(":")
+        page = HallPage(
+            feed, host or "127.0.0.1", int(page_port), allowed, draw_panel, scores, pairings, links
+        )
+        page.start()
+    except BaseException:
+        feed.close()
+        raise
+    return OpenHall(feed, scores, links, page)
+
+
+def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, phone=None):
+    """`tileclock hall` once its arguments are checked (`keys`, `pairings` and `phone` read from
+    them): until interrupted."""
     from ..director.follow.collect import ClockFeed
 
     try:
-        from ..director.pages.web import HallPage
+        from ..director.pages.web import HallPage  # noqa: F401  # open_hall's, asked for here
     except ImportError:
         raise ValueError(
             "the hall's page needs the director extra: pip install 'tileclock[director]'"
         ) from None
-
-    keys = getattr(args, "keys_read", None)
-    host, _, port = args.web.rpartition(":")
-    phone = phone_url(args, host, port)
-    allowed = getattr(args, "allow_host", None)
+    allowed = args.allow_host
     if phone and allowed:  # the phones call the page by the address their links name
         allowed = [*allowed, urlsplit(phone).hostname]
-    feed = HallFeed(args.broker, args.port, password, args.out, tls_ca=args.tls_ca, keys=keys).start()
-    if getattr(args, "pairings_read", None):
-        from ..director.event.players import TablePlayers
-
-        feed.players = TablePlayers(args).names  # a call's banner names the players at its table
     try:
-        scores = ScoreBook(os.path.join(args.out, "scores"))  # the score entries, beside the records
-        pairings = getattr(args, "pairings_read", None)
-        page = HallPage(feed, host or "127.0.0.1", int(port), allowed, draw_panel, scores, pairings).start()
+        hall = open_hall(
+            args.broker, args.port, password, args.out, args.web, allowed, draw_panel,
+            tls_ca=args.tls_ca, keys=keys, pairings=pairings, phone=phone,
+        )  # fmt: skip  # the feed's arguments, then the rest
     except OSError as error:
-        feed.close()
         raise ValueError(f"--web {args.web}: cannot serve the page there: {_why(error)}") from None
+    feed, scores, page = hall.feed, hall.scores, hall.page
     deadline = time.monotonic() + FIRST_CONNECT_S
     while not feed.connected.wait(0.05) and feed.refused is None and time.monotonic() < deadline:
         pass
     if feed.refused is not None:
-        page.close()
-        feed.close()
+        hall.close()
         raise ValueError(
             f"the broker at {args.broker}:{args.port} refused the director: {feed.refused} "
             "(check --password-file, $TILECLOCK_HALL_PASSWORD or --password)"
@@ -113,10 +163,6 @@ def serve_hall(args, password, out, draw_panel=None):
         out.write(f"tileclock hall: error: {os.path.join(args.out, 'scores', scores.problem)}\n")
     out.write(f"tileclock hall: records into {args.out}; the page is at {page.address}\n")
     if phone:
-        links = page.links = ScoreLinks(
-            scores, phone_base(phone), feed.command
-        )  # the page's New phone links too
-        feed.subscribe(links.stored)  # each game's end: its score link to the clock
         out.write(f"tileclock hall: score codes on the panels after each game, for phones at {phone}\n")
     else:
         out.write("tileclock hall: no score codes on the panels (give --phone-url http://ADDRESS:PORT)\n")
@@ -145,29 +191,28 @@ def serve_hall(args, password, out, draw_panel=None):
     return 0
 
 
-def hall_pairings(args):
+def hall_pairings(tsh=None, tsh_config=None, csv=None, tables=None):
     """The pairings `--tsh`, `--config` or `--pairings` name (with `--tables`), for the players'
     names on the score forms, or None; a ValueError naming the option if they cannot be read."""
-    tsh, config, csv = (getattr(args, name, None) for name in ("tsh", "tsh_config", "pairings"))
-    if not (tsh or config or csv):
-        if getattr(args, "tables", None):
+    if not (tsh or tsh_config or csv):
+        if tables:
             raise ValueError("--tables: give the pairings too (--tsh FILES or --config config.tsh)")
         return None
     from ..director.event.hall_pairings import HallPairings
 
-    option = "--tsh" if tsh else "--config" if config else "--pairings"
+    option = "--tsh" if tsh else "--config" if tsh_config else "--pairings"
     try:
-        return HallPairings(tsh, config, csv, getattr(args, "tables", None))
+        return HallPairings(tsh, tsh_config, csv, tables)
     except OSError as error:
         raise ValueError(f"{option}: {error.filename or ''}: {_why(error)}") from None
     except ValueError as error:
         raise ValueError(f"{option}: {error}") from None
 
 
-def phone_url(args, host, port):
-    """The address phones reach the page by (the start of the score links): `--phone-url`, else
-    `--web`'s own address when it is one a phone can reach (not loopback, not every interface)."""
-    given = getattr(args, "phone_url", None)
+def phone_url(given, host, port):
+    """The address phones reach the page by (the start of the score links): `--phone-url` `given`,
+    else `--web`'s own address `host`:`port` when it is one a phone can reach (not loopback, not
+    every interface)."""
     if given:
         from ..director.event.score_links import phone_base
 

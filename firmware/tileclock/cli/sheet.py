@@ -60,11 +60,9 @@ def run_sheets(args, out):
     """Read the games and pairings `args` name, write each round's sheet; prints what it wrote and found."""
     found, problems = load_games(args.games)
     facts = [game_facts(game, source=source, board=board) for source, game, board in found]
-    paired, schedule_of = read_schedule(
-        args.tsh, getattr(args, "tsh_config", None), args.pairings, args.tables
-    )
+    paired, schedule_of = read_schedule(args.tsh, args.tsh_config, args.pairings, args.tables)
     seats = parse_seats(args.seat)
-    by_table = entries_by_table(getattr(args, "entries", None))
+    by_table = entries_by_table(args.entries)
     entry_seats = {t: e.seat_a for t, es in by_table.items() if (e := chosen_entry(es)[0]) and e.seat_a}
     for text in problems:
         print(f"left out: {text}", file=out)

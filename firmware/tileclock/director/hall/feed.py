@@ -77,6 +77,7 @@ class HallFeed:
         max_record_bytes=None,
         wall=time.time,
         listeners=(),
+        players=None,
     ):
         self.host, self.port = host, port
         self.store = store if isinstance(store, RecordStore) else RecordStore(store)
@@ -103,7 +104,7 @@ class HallFeed:
         self.changed = threading.Condition()
         self._listeners = list(listeners)
         #: `players(round, table)`: who plays there, from the pairings (event/players.py), if given
-        self.players = None
+        self.players = players
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False)
         client.username_pw_set(user, password or None)
         if tls_ca:

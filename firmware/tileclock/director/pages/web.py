@@ -52,11 +52,12 @@ class HallPage:
         draw_panel=None,
         scores=None,
         pairings=None,
+        links=None,
     ):
         self.feed = feed
         self.draw_panel = draw_panel
         self.scores = scores  # an event.entries.ScoreBook: the score entry's routes answer with it
-        self.links = None  # an event.score_links.ScoreLinks where the clocks are sent score codes
+        self.links = links  # an event.score_links.ScoreLinks where the clocks are sent score codes
         folder = getattr(getattr(feed, "store", None), "outdir", None)
         #: every director's action, in the records folder (hall/audit.py): made here, once, before
         #: any thread (the feed's listener, a request's worker, the demo director) can ask for it
