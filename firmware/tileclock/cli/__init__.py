@@ -1,7 +1,8 @@
 """The `tileclock` command: its arguments, and the entry point that runs a command's handler.
 
-The handlers live beside this file, by whom they serve (`clock_commands`, `director_commands`); each
-loads the layer it needs only when it runs.
+The handlers live beside this file, by whom they serve (`clock_commands`, `director_commands`, and
+the director's longer commands `hall`, `sheet` and `scores`); each loads the layer it needs only
+when it runs. Which errors are the user's (one line) and which are bugs (a traceback): errors.py.
 """
 
 import argparse
@@ -11,10 +12,7 @@ import sys
 
 from .. import __version__
 from ..clock.rules import PROFILES
-from ..device.config import ConfigError
 from ..device.wiring import WIRINGS
-from ..director.records.plot import DirectorExtraMissing
-from ..sim.script import ScriptError
 from .clock_commands import cmd_bench, cmd_doctor, cmd_hall_bench, cmd_run, cmd_sim
 from .director_commands import (
     cmd_collect,
@@ -27,6 +25,7 @@ from .director_commands import (
     cmd_scores,
     cmd_sheet,
 )
+from .errors import said
 
 
 def build_parser():
@@ -374,7 +373,9 @@ def web_address(text):
 
 
 def main(argv=None):
-    """Entry point of the `tileclock` command."""
+    """Entry point of the `tileclock` command. The user's errors (errors.py says which) are one
+    line and exit status 2; any other error is a bug: its traceback, a line asking for a report,
+    and exit status 70."""
     args = build_parser().parse_args(argv)
     try:
         code = args.run(args)
@@ -384,16 +385,5 @@ def main(argv=None):
         # the reader stopped reading (`| head`): nothing to say; stdout goes nowhere from now on
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (ConfigError, ScriptError, ValueError, DirectorExtraMissing) as error:
-        print(f"tileclock: {_one_line(str(error))}", file=sys.stderr)
-        return 2
-    except OSError as error:
-        where = f"{error.filename}: " if error.filename else ""
-        print(f"tileclock: {_one_line(f'{where}{error.strerror or error}')}", file=sys.stderr)
-        return 2
-
-
-def _one_line(text):
-    """`text` on one line: a control character (a newline in a file's name) shown escaped, as
-    Python writes it, so an error is always one line whatever names it was given."""
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+    except Exception as error:
+        return said(error, args)

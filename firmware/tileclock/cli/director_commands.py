@@ -6,6 +6,7 @@ import sys
 import threading
 
 from ..clock.timecode import NS_PER_MS, format_clock, parse_seconds
+from .errors import given_by_the_user
 from .paths import folder_to_make
 
 
@@ -26,13 +27,14 @@ def cmd_collect(args):
 
     folder_to_make(args.out, "--out")
     tables = {}
-    if args.tables:
-        with open(args.tables, encoding="utf-8") as file:
-            tables.update(read_tables(file, args.tables))
-    tables.update(read_tables(args.table or [], "--table"))
-    start_times = read_start_times(args.time or [], args.ports)
-    for port in args.ports:  # last: a mistake in the options is said first, wherever the clocks are
-        check_port(port)
+    with given_by_the_user():  # each reader's ValueError names the option, file or port
+        if args.tables:
+            with open(args.tables, encoding="utf-8") as file:
+                tables.update(read_tables(file, args.tables))
+        tables.update(read_tables(args.table or [], "--table"))
+        start_times = read_start_times(args.time or [], args.ports)
+        for port in args.ports:  # last: a mistake in the options is said first, wherever the clocks are
+            check_port(port)
     hello = scene_hello(args.round, tables)
     collect(args.ports, args.out, stop_after_idle_s=args.idle_exit, hello=hello, start_times=start_times)
     return 0
@@ -138,19 +140,15 @@ def _sigterm_as_ctrl_c():
 
 def cmd_hall_setup(args):
     """Write the hall's broker config, ACL and passwords."""
-    from ..director.hall.broker import BrokerError
     from ..director.hall.setup import read_keys_file, setup
     from ..director.hall.timeserver import clock_conf, hall_conf
 
     folder_to_make(args.folder, "hall-setup")
-    try:
+    with given_by_the_user():  # --time-allow and --address, in words
         times = {"chrony-hall.conf": hall_conf(args.time_allow)}
         if args.address:
             times["chrony-clock.conf"] = clock_conf(args.address)
-        users = setup(args.folder, args.clock)
-    except (BrokerError, ValueError) as error:
-        print(f"tileclock: {error}", file=sys.stderr)
-        return 2
+    users = setup(args.folder, args.clock)  # a BrokerError is the user's: one line (errors.py)
     for name, text in times.items():
         with open(f"{args.folder}/{name}", "w", encoding="utf-8") as file:
             file.write(text)
@@ -186,7 +184,8 @@ def cmd_export(args):
     from ..director.records.plot import available
 
     pictures = not args.no_pictures and available()  # looking costs the plotting library's memory
-    written = export(args.journal, args.out, game=args.game, pictures=pictures)
+    with given_by_the_user():  # the journal, the game asked for, the file to write: in words
+        written = export(args.journal, args.out, game=args.game, pictures=pictures)
     for path in written:
         print(path)
     if not pictures and not args.no_pictures and not args.out.endswith((".csv", ".json")):
@@ -213,9 +212,10 @@ def cmd_plot(args):
     from ..director.records.plot import picture_format, write_picture
     from ..director.records.replay import load_game
 
-    picture_format(args.out)  # a wrong ending is refused before anything is read
-    game = load_game(args.log, args.game)
-    at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
+    with given_by_the_user():  # the picture's ending, the log, the game, the instant: in words
+        picture_format(args.out)  # a wrong ending is refused before anything is read
+        game = load_game(args.log, args.game)
+        at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
     print(write_picture(game, args.out, title=args.title or f"{args.log}, game {game.seq}", at_ms=at_ms))
     return 0
 
@@ -226,16 +226,17 @@ def cmd_replay(args):
     from ..device.screen.text import Panel
     from ..director.records.replay import describe, load_game, view_at, within_the_game
 
-    if args.plot:
-        from ..director.records.plot import picture_format
+    with given_by_the_user():  # the picture's ending, the log, the game, the instant: in words
+        if args.plot:
+            from ..director.records.plot import picture_format
 
-        picture_format(args.plot)
-    game = load_game(args.log, args.game)
-    at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
-    at_ms, after_seq, note = within_the_game(game, at_ms, args.after_seq)
-    if note:
-        print(f"{note}: the state at the end")
-    view, record, at_ms = view_at(game, at_ms=at_ms, after_seq=after_seq)
+            picture_format(args.plot)
+        game = load_game(args.log, args.game)
+        at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
+        at_ms, after_seq, note = within_the_game(game, at_ms, args.after_seq)
+        if note:
+            print(f"{note}: the state at the end")
+        view, record, at_ms = view_at(game, at_ms=at_ms, after_seq=after_seq)
     print(describe(view, record, at_ms, game))
     if args.png:
         from ..sim.frames import side_by_side

@@ -4,28 +4,31 @@ ports run until interrupted (the feed itself is director/follow/hall.py)."""
 import getpass
 import os
 import socket
+import ssl
 import sys
 import time
 from urllib.parse import urlsplit
 
 from ..director.hall.feed import FIRST_CONNECT_S, HallFeed
 from ..wire.seal import read_keys
+from .errors import UsageError, given_by_the_user
 
 
 def run_hall(args, out, draw_panel=None):
     """`tileclock hall`: the broker's records (and any serial ports') into one store, and the page
     (`draw_panel`: see `HallPage`). A mistake in its arguments (a file, a port, a broker nobody
-    answers for, a refused password) is a ValueError naming the argument, before anything runs."""
+    answers for, a refused password) is a UsageError naming the argument, before anything runs."""
     from ..director.follow.port import check_port
 
     password = director_password(args)
     if args.tls_ca and not os.path.isfile(args.tls_ca):
-        raise ValueError(
+        raise UsageError(
             f"--tls-ca {args.tls_ca}: {'a folder' if os.path.isdir(args.tls_ca) else 'no such file'}"
         )
     keys = read_keys_option(args.keys)
     for port in args.serial or []:
-        check_port(port)
+        with given_by_the_user():
+            check_port(port)
     pairings = hall_pairings(args.tsh, args.tsh_config, args.pairings, args.tables)
     host, _, port = args.web.rpartition(":")
     phone = phone_url(args.phone_url, host, port)
@@ -35,14 +38,14 @@ def run_hall(args, out, draw_panel=None):
 
 def read_keys_option(path):
     """The clocks' command keys in `--keys` `path` (hall-setup's tileclock.keys), or None without
-    one; a ValueError naming the option if the file cannot be read as keys."""
+    one; a UsageError naming the option if the file cannot be read as keys."""
     if not path:
         return None
     try:
         with open(path, encoding="utf-8") as file:
             return read_keys(file.read())
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise ValueError(f"--keys {path}: {_why(error)}") from None
+        raise UsageError(f"--keys {path}: {_why(error)}") from None
 
 
 #: where `tileclock hall` finds the director's password when no file is given
@@ -58,10 +61,10 @@ def director_password(args, environ=os.environ, stdin=sys.stdin, ask=getpass.get
             with open(args.password_file, encoding="utf-8") as file:
                 return file.read().strip()
         except (OSError, UnicodeDecodeError) as error:
-            raise ValueError(f"--password-file {args.password_file}: {_why(error)}") from None
+            raise UsageError(f"--password-file {args.password_file}: {_why(error)}") from None
     if args.password is True:  # `--password` alone: ask
         if not stdin.isatty():
-            raise ValueError(
+            raise UsageError(
                 f"--password: no terminal to ask on: use --password-file FILE or ${PASSWORD_VARIABLE}"
             )
         return ask("the director's password on the broker: ")
@@ -135,7 +138,7 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
     try:
         from ..director.pages.web import HallPage  # noqa: F401  # open_hall's, asked for here
     except ImportError:
-        raise ValueError(
+        raise UsageError(
             "the hall's page needs the director extra: pip install 'tileclock[director]'"
         ) from None
     allowed = args.allow_host
@@ -146,15 +149,17 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
             args.broker, args.port, password, args.out, args.web, allowed, draw_panel,
             tls_ca=args.tls_ca, keys=keys, pairings=pairings, phone=phone,
         )  # fmt: skip  # the feed's arguments, then the rest
+    except ssl.SSLError as error:  # the broker's CA file, read as the feed is made
+        raise UsageError(f"--tls-ca {args.tls_ca}: {error.reason or error}") from None
     except OSError as error:
-        raise ValueError(f"--web {args.web}: cannot serve the page there: {_why(error)}") from None
+        raise UsageError(f"--web {args.web}: cannot serve the page there: {_why(error)}") from None
     feed, scores, page = hall.feed, hall.scores, hall.page
     deadline = time.monotonic() + FIRST_CONNECT_S
     while not feed.connected.wait(0.05) and feed.refused is None and time.monotonic() < deadline:
         pass
     if feed.refused is not None:
         hall.close()
-        raise ValueError(
+        raise UsageError(
             f"the broker at {args.broker}:{args.port} refused the director: {feed.refused} "
             "(check --password-file, $TILECLOCK_HALL_PASSWORD or --password)"
         )
@@ -193,10 +198,10 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
 
 def hall_pairings(tsh=None, tsh_config=None, csv=None, tables=None):
     """The pairings `--tsh`, `--config` or `--pairings` name (with `--tables`), for the players'
-    names on the score forms, or None; a ValueError naming the option if they cannot be read."""
+    names on the score forms, or None; a UsageError naming the option if they cannot be read."""
     if not (tsh or tsh_config or csv):
         if tables:
-            raise ValueError("--tables: give the pairings too (--tsh FILES or --config config.tsh)")
+            raise UsageError("--tables: give the pairings too (--tsh FILES or --config config.tsh)")
         return None
     from ..director.event.hall_pairings import HallPairings
 
@@ -204,9 +209,9 @@ def hall_pairings(tsh=None, tsh_config=None, csv=None, tables=None):
     try:
         return HallPairings(tsh, tsh_config, csv, tables)
     except OSError as error:
-        raise ValueError(f"{option}: {error.filename or ''}: {_why(error)}") from None
+        raise UsageError(f"{option}: {error.filename or ''}: {_why(error)}") from None
     except ValueError as error:
-        raise ValueError(f"{option}: {error}") from None
+        raise UsageError(f"{option}: {error}") from None
 
 
 def phone_url(given, host, port):
@@ -216,7 +221,8 @@ def phone_url(given, host, port):
     if given:
         from ..director.event.score_links import phone_base
 
-        phone_base(given)  # a ValueError naming --phone-url, before anything runs
+        with given_by_the_user():
+            phone_base(given)  # its words name --phone-url, before anything runs
         return given.rstrip("/")
     if host and host not in ("0.0.0.0", "::", "localhost") and not host.startswith("127."):
         return f"http://{host}:{port}"
@@ -224,18 +230,18 @@ def phone_url(given, host, port):
 
 
 def reach(host, port, timeout_s=5.0):
-    """Refuse (ValueError naming --broker and --port) a broker nobody answers for: a host name that
+    """Refuse (UsageError naming --broker and --port) a broker nobody answers for: a host name that
     does not resolve, a port nothing listens on. Once running, a broker gone away is waited for."""
     try:
         socket.create_connection((host, port), timeout=timeout_s).close()
     except socket.gaierror as error:
-        raise ValueError(f"--broker {host}: no such host ({error.strerror})") from None
+        raise UsageError(f"--broker {host}: no such host ({error.strerror})") from None
     except ConnectionRefusedError:
-        raise ValueError(
+        raise UsageError(
             f"--broker {host} --port {port}: nothing answers there (is mosquitto running there, on that port?)"
         ) from None
     except OSError as error:
-        raise ValueError(f"--broker {host} --port {port}: {_why(error)}") from None
+        raise UsageError(f"--broker {host} --port {port}: {_why(error)}") from None
 
 
 def _why(error):

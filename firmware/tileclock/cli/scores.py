@@ -20,6 +20,7 @@ from ..director.event.tfile import read_config
 from ..director.event.tsh_entry import division_entry, settings
 from ..director.records.facts import game_facts
 from ..director.records.gamefiles import load_games
+from .errors import given_by_the_user
 
 CSV_COLUMNS = [
     "round", "division", "table", "status", "tsh_line",
@@ -31,13 +32,16 @@ CSV_COLUMNS = [
 
 def run_scores(args, out):
     """Settle round `args.round` and write (or, with `--dry-run`, show) the lines for TSH."""
-    found, problems = load_games(args.games)
+    with given_by_the_user():  # each reader's ValueError names the option or file it read
+        found, problems = load_games(args.games)
+        divisions = read_divisions(args.tsh, args.tsh_config, args.tables)
+        config = read_config(args.tsh_config) if args.tsh_config else None
+        by_table = entries_by_table(args.entries)
+        given_seats = parse_seats(args.seat)
     facts = [game_facts(game, source=source, board=board) for source, game, board in found]
-    divisions = read_divisions(args.tsh, args.tsh_config, args.tables)
-    values = settings(read_config(args.tsh_config) if args.tsh_config else None)
-    by_table = entries_by_table(args.entries)
+    values = settings(config)
     seats = {t: e.seat_a for t, es in by_table.items() if (e := chosen_entry(es)[0]) and e.seat_a}
-    seats.update(parse_seats(args.seat))
+    seats.update(given_seats)
     schedule = tsh_round(divisions, args.round)
     match = match_round(schedule, facts, named=True, seats=seats)
     rules = {t.table: t.game.rules for t in match.tables if t.game is not None}

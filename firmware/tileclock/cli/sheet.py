@@ -14,6 +14,7 @@ from ..director.event.sheet import write_sheet
 from ..director.records.facts import game_facts
 from ..director.records.gamefiles import load_games
 from ..director.records.plot import available, write_pictures
+from .errors import UsageError, given_by_the_user
 
 
 def _rounds(args, facts, paired_rounds):
@@ -22,7 +23,7 @@ def _rounds(args, facts, paired_rounds):
     named = sorted({g.round for g in facts if g.round is not None})
     if named:
         return named
-    raise ValueError(
+    raise UsageError(
         "the games do not say which round they were (no `set` from the director's link): "
         f"name it with --round N (the pairings have rounds {', '.join(map(str, paired_rounds)) or 'none'})"
     )
@@ -58,11 +59,12 @@ def _picture_stem(table):
 
 def run_sheets(args, out):
     """Read the games and pairings `args` name, write each round's sheet; prints what it wrote and found."""
-    found, problems = load_games(args.games)
+    with given_by_the_user():  # each reader's ValueError names the option or file it read
+        found, problems = load_games(args.games)
+        paired, schedule_of = read_schedule(args.tsh, args.tsh_config, args.pairings, args.tables)
+        seats = parse_seats(args.seat)
+        by_table = entries_by_table(args.entries)
     facts = [game_facts(game, source=source, board=board) for source, game, board in found]
-    paired, schedule_of = read_schedule(args.tsh, args.tsh_config, args.pairings, args.tables)
-    seats = parse_seats(args.seat)
-    by_table = entries_by_table(args.entries)
     entry_seats = {t: e.seat_a for t, es in by_table.items() if (e := chosen_entry(es)[0]) and e.seat_a}
     for text in problems:
         print(f"left out: {text}", file=out)
