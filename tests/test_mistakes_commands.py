@@ -207,8 +207,8 @@ STUBS = {
     "tileclock.device.service.Service": lambda *args, **kwargs: type(
         "Stub", (), {"run": lambda *a, **k: 0}
     )(),
-    "tileclock.bench.run.main": lambda args: 0,
-    "tileclock.bench.hall.main": lambda args: 0,
+    "tileclock.bench.run.main": lambda *args: 0,
+    "tileclock.bench.hall.main": lambda *args: 0,
 }
 
 

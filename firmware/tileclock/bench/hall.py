@@ -316,19 +316,28 @@ def run(plan, folder, progress):
     return figures
 
 
-def main(args):
-    kind = "quick" if args.quick else "full"
-    clocks, processes, speed, *phases = PLANS[kind]
-    viewers = VIEWERS[kind] if args.viewers is None else args.viewers
-    plan = (args.clocks or clocks, args.processes or processes, args.speed or speed, *phases, viewers)
-    folder = args.out or tempfile.mkdtemp(prefix="tileclock-hall-bench-", dir=pick_state_parent())
+def main(quick=False, as_json=False, clocks=None, processes=None, viewers=None, speed=None, out=None):
+    """`tileclock hall-bench`: its figures, as a table or (`as_json`) one JSON object; each of
+    `clocks`, `processes`, `viewers` and `speed` left None is the plan's (`quick` or full), and
+    `out` (the folder for the broker, journals and records) a new folder on a disk."""
+    kind = "quick" if quick else "full"
+    planned_clocks, planned_processes, planned_speed, *phases = PLANS[kind]
+    viewers = VIEWERS[kind] if viewers is None else viewers
+    plan = (
+        clocks or planned_clocks,
+        processes or planned_processes,
+        speed or planned_speed,
+        *phases,
+        viewers,
+    )
+    folder = out or tempfile.mkdtemp(prefix="tileclock-hall-bench-", dir=pick_state_parent())
     os.makedirs(folder, exist_ok=True)
     try:
         figures = run(plan, folder, Progress(8))
     except BrokerError as error:
         print(f"tileclock hall-bench: {error}", file=sys.stderr)
         return 1
-    if args.json:
+    if as_json:
         print(json.dumps(figures))
         return 0
     print(table(figures))

@@ -105,11 +105,13 @@ def run(quick=False, state_dir=None, progress=None):
     return figures
 
 
-def main(args):
-    if getattr(args, "wiring", None):
-        return main_wirings(args)
-    figures = run(quick=args.quick, state_dir=getattr(args, "state_dir", None))
-    if args.json:  # every figure, and beside them each target and whether it was met
+def main(quick=False, as_json=False, state_dir=None, wiring=None):
+    """`tileclock bench`: the figures, as a table or (`as_json`) one JSON object; `wiring`: the
+    wirings to price instead (`--wiring`)."""
+    if wiring:
+        return main_wirings(wiring, quick, as_json, state_dir)
+    figures = run(quick=quick, state_dir=state_dir)
+    if as_json:  # every figure, and beside them each target and whether it was met
         print(json.dumps(dict(figures, targets=targets(figures))))
     else:
         print(table(figures))
@@ -119,22 +121,23 @@ def main(args):
             f"presses measured: {figures.get('presses_measured')})"
         )
     missed = [key for key in KEYS if verdict(key, figures.get(key), figures=figures) == "MISSED"]
-    if missed and not args.json:
+    if missed and not as_json:
         print(f"missed: {', '.join(missed)}")
     return 0
 
 
-def main_wirings(args):
-    """`tileclock bench --wiring ...`: the service's presses for each wiring named, side by side."""
+def main_wirings(wiring, quick=False, as_json=False, state_dir=None):
+    """`tileclock bench --wiring ...`: the service's presses for each wiring named in `wiring`
+    (`all`: every one), side by side."""
     from ..device.wiring import WIRINGS
     from .wirings import compare
     from .wirings import table as wirings_table
 
-    names = list(WIRINGS) if "all" in args.wiring else list(dict.fromkeys(args.wiring))
-    idle_s, presses = PLANS["quick" if args.quick else "full"][:2]
-    found = compare(names, min(idle_s, 10), presses, Progress(len(names)), getattr(args, "state_dir", None))
+    names = list(WIRINGS) if "all" in wiring else list(dict.fromkeys(wiring))
+    idle_s, presses = PLANS["quick" if quick else "full"][:2]
+    found = compare(names, min(idle_s, 10), presses, Progress(len(names)), state_dir)
     load = os.getloadavg()[0]
-    if args.json:
+    if as_json:
         print(json.dumps({"wirings": found, "load_average": load}))
     else:
         print(wirings_table(found))

@@ -236,17 +236,24 @@ def report(figures):
     return "\n".join(lines)
 
 
-def main(args):
-    """`tileclock hall-bench --spectators N [--quick] [--json]`."""
-    kind = "quick" if args.quick else "full"
-    clocks, processes, speed, phase_s, children = PLANS[kind]
-    plan = (args.clocks or clocks, args.processes or processes, args.speed or speed, phase_s, children)
-    folder = args.out or tempfile.mkdtemp(prefix="tileclock-spectators-bench-", dir=pick_state_parent())
+def main(spectators, quick=False, as_json=False, clocks=None, processes=None, speed=None, out=None):
+    """`tileclock hall-bench --spectators N [--quick] [--json]`: what `spectators` spectators cost
+    the hall; `clocks`, `processes` and `speed` left None are the plan's, `out` a new folder."""
+    kind = "quick" if quick else "full"
+    planned_clocks, planned_processes, planned_speed, phase_s, children = PLANS[kind]
+    plan = (
+        clocks or planned_clocks,
+        processes or planned_processes,
+        speed or planned_speed,
+        phase_s,
+        children,
+    )
+    folder = out or tempfile.mkdtemp(prefix="tileclock-spectators-bench-", dir=pick_state_parent())
     os.makedirs(folder, exist_ok=True)
     try:
-        figures = run(plan, args.spectators, folder, Progress(6))
+        figures = run(plan, spectators, folder, Progress(6))
     except BrokerError as error:
         print(f"tileclock hall-bench: {error}", file=sys.stderr)
         return 1
-    print(json.dumps(figures) if args.json else report(figures))
+    print(json.dumps(figures) if as_json else report(figures))
     return 0

@@ -79,7 +79,7 @@ def cmd_bench(args):
         folder_to_write(args.state_dir, "--state-dir")
     from ..bench.run import main as bench_main
 
-    return bench_main(args)
+    return bench_main(args.quick, args.json, args.state_dir, args.wiring)
 
 
 def cmd_hall_bench(args):
@@ -88,10 +88,14 @@ def cmd_hall_bench(args):
     if args.spectators is not None:  # what spectators cost the hall: a run of its own
         from ..bench.spectators import main as spectators_main
 
-        return spectators_main(args)
+        return spectators_main(
+            args.spectators, args.quick, args.json, args.clocks, args.processes, args.speed, args.out
+        )
     from ..bench.hall import main as hall_bench_main
 
-    return hall_bench_main(args)
+    return hall_bench_main(
+        args.quick, args.json, args.clocks, args.processes, args.viewers, args.speed, args.out
+    )
 
 
 def cmd_run(args):
