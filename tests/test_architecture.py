@@ -218,6 +218,37 @@ def test_the_circle_rule_sees_a_circle_hidden_in_a_function(tmp_path, monkeypatc
     assert import_circles() == [["tileclock.x.first", "tileclock.x.second"]]
 
 
+def reads_a_command_line(path):
+    """Where module `path` handles a command's arguments as the argparse Namespace: `args.x`,
+    `getattr(args, ...)`, `args.x = ...`, or a Namespace made up (`SimpleNamespace(...)`). A
+    program with a parser of its own (`ArgumentParser`, firstboot's `main(argv)`) may."""
+    tree = ast.parse(path.read_text(), str(path))
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    named = {getattr(call.func, "id", getattr(call.func, "attr", None)) for call in calls}
+    if "ArgumentParser" in named:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "args":
+            found.append(f"line {node.lineno}: args.{node.attr}")
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr":
+            if node.args and getattr(node.args[0], "id", None) == "args":
+                found.append(f"line {node.lineno}: getattr(args, ...)")
+    found += [f"line {call.lineno}: a made-up Namespace" for call in calls
+              if getattr(call.func, "id", getattr(call.func, "attr", None)) in ("Namespace", "SimpleNamespace")]  # fmt: skip
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(name for name in MODULES if part_of(name) != "cli"))
+def test_the_command_line_s_arguments_stay_in_cli(name):
+    """Below cli/, every function takes typed arguments: the Namespace is turned into them by the
+    command (docs/architecture.md), never stored, probed, changed or forged by the domain."""
+    found = reads_a_command_line(MODULES[name])
+    assert found == [], (
+        f"{name} reads the command line's Namespace ({', '.join(found)}): take typed arguments"
+    )
+
+
 def talks_to_hardware_libraries(name):
     """The hardware adapters, and the measurements, which compare them with the libraries' own drivers."""
     return within(name, "device.hardware") or within(name, "bench")
