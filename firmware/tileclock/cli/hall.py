@@ -92,26 +92,38 @@ class OpenHall:
         self.feed.close()
 
 
-def open_hall(broker, port, password, out, web, allowed=None, draw_panel=None, **options):
+def open_hall(
+    broker,
+    port,
+    password,
+    out,
+    web,
+    allowed=None,
+    draw_panel=None,
+    *,
+    tls_ca=None,
+    keys=None,
+    pairings=None,
+    phone=None,
+):
     """The hall's feed on the broker at `broker`:`port`, its records into `out`, the score entries
     beside them, and its page on `web` (HOST:PORT) for browsers calling it `allowed` (None: this
-    laptop's own names); `tileclock hall` and `hall-demo` both open it here. `options`: `tls_ca`
-    and `keys` (HallFeed's), `pairings` (a HallPairings: the players' names on the score forms,
-    and on a call's banner), `phone` (the address phones reach the page by: score links are sent
-    to the clocks). The feed is started before the page; if the page cannot listen there, the
-    feed is closed again and the OSError raised. The page needs the director extra."""
+    laptop's own names); `tileclock hall` and `hall-demo` both open it here. `tls_ca` and `keys`
+    are HallFeed's; `pairings` (a HallPairings) names the players on the score forms and on a
+    call's banner; with `phone` (the address phones reach the page by) score links are sent to
+    the clocks. The feed is started before the page; if the page cannot listen there, the feed is
+    closed again and the OSError raised. The page needs the director extra."""
     from ..director.event.entries import ScoreBook
     from ..director.event.score_links import ScoreLinks, phone_base
     from ..director.pages.web import HallPage
 
-    pairings, phone = options.pop("pairings", None), options.pop("phone", None)
     players = None
     if pairings is not None:
         from ..director.event.players import TablePlayers
 
         # a call's banner names the players at its table
-        players = TablePlayers(pairings.tsh, pairings.config, pairings.csv, pairings.table_ranges).names
-    feed = HallFeed(broker, port, password, out, players=players, **options).start()
+        players = TablePlayers(*pairings.sources).names
+    feed = HallFeed(broker, port, password, out, tls_ca=tls_ca, keys=keys, players=players).start()
     try:
         scores = ScoreBook(os.path.join(out, "scores"))  # the score entries, beside the records
         links = None

@@ -21,23 +21,25 @@ class HallPairings:
     (`--tables` ranges); ValueError (naming the option) if they cannot be read now."""
 
     def __init__(self, tsh=None, config=None, csv=None, tables=None):
-        self.tsh, self.config, self.csv, self.table_ranges = tsh, config, csv, tables
+        #: `read_schedule`'s arguments: where the pairings are read from (players.py reads them too)
+        self.sources = (tsh, config, csv, tables)
         self.lock = threading.Lock()
         self._read_at = None
         self._rounds = None
         self.rounds(1)  # a file that cannot be read is said at the start, not on a phone
 
     def _files(self):
-        if self.config:
-            return [self.config, *(file for _, file in read_config(self.config).divisions)]
-        return list(self.tsh or []) or [self.csv]
+        tsh, config, csv, _tables = self.sources
+        if config:
+            return [config, *(file for _, file in read_config(config).divisions)]
+        return list(tsh or []) or [csv]
 
     def rounds(self, number):
         """The `pairings.Round` of round `number`, from the files as they are now."""
         with self.lock:
             stamp = [(path, os.stat(path).st_mtime_ns) for path in self._files()]
             if stamp != self._read_at:
-                _paired, self._rounds = read_schedule(self.tsh, self.config, self.csv, self.table_ranges)
+                _paired, self._rounds = read_schedule(*self.sources)
                 self._read_at = stamp
             return self._rounds(number)
 
