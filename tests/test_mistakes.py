@@ -36,6 +36,10 @@ def run(argv, stdin=""):
         ("0 down A\n1 down A\n", "line 2: A is already down then"),
         ("0 hold B 5\n2 press B\n", "line 2: B is already down then"),
         ("3 up STOP\n", "line 1: STOP is already up then"),
+        (
+            "0 send adjust \u00c4 -60000\n",
+            "line 1: send takes a command in ASCII, as the serial line carries it",
+        ),
     ],
 )
 def test_a_script_that_says_something_impossible_or_nothing_is_refused(script, message):

@@ -73,6 +73,8 @@ def parse_script(text):
         if verb == "send":
             if not args:
                 fail("send takes a command, e.g. send adjust A -60000")
+            if not all(word.isascii() for word in args):  # the serial line carries ASCII only
+                fail("send takes a command in ASCII, as the serial line carries it")
             commands.append((t_ns, with_crc(" ".join(args))))
             continue
         if verb not in ("down", "up", "press", "hold"):
