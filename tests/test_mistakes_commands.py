@@ -129,6 +129,7 @@ MISTAKES = [
     # hall-setup: writes a broker's accounts
     (["hall-setup"], "the following arguments are required: folder"),
     (["hall-setup", "{file}"], "hall-setup {file}: a file, not a folder"),
+    (["hall-setup", ""], "hall-setup: give the folder to write them in (. for this one)"),
     (["hall-setup", "{tmp}/hall", "--clock", "table 1"], "--clock 'table 1' cannot be a clock id"),
     (["hall-setup", "{tmp}/hall", "--clock", "director"], "--clock 'director' cannot be a clock id"),
     # doctor: its report is its answer, a config it cannot read is one line of it

@@ -1,12 +1,13 @@
 """The director's commands: `collect`, `hall`, `hall-demo`, `hall-setup`, `export`, `replay`, `plot`, `sheet`,
 `scores`."""
 
+import os
 import signal
 import sys
 import threading
 
 from ..clock.timecode import NS_PER_MS, format_clock, parse_seconds
-from .errors import given_by_the_user
+from .errors import UsageError, given_by_the_user
 from .paths import folder_to_make
 
 
@@ -143,6 +144,8 @@ def cmd_hall_setup(args):
     from ..director.hall.setup import read_keys_file, setup
     from ..director.hall.timeserver import clock_conf, hall_conf
 
+    if not args.folder:  # '' would write here, then look for the keys at /tileclock.keys
+        raise UsageError("hall-setup: give the folder to write them in (. for this one)")
     folder_to_make(args.folder, "hall-setup")
     with given_by_the_user():  # --time-allow and --address, in words
         times = {"chrony-hall.conf": hall_conf(args.time_allow)}
@@ -150,9 +153,9 @@ def cmd_hall_setup(args):
             times["chrony-clock.conf"] = clock_conf(args.address)
     users = setup(args.folder, args.clock)  # a BrokerError is the user's: one line (errors.py)
     for name, text in times.items():
-        with open(f"{args.folder}/{name}", "w", encoding="utf-8") as file:
+        with open(os.path.join(args.folder, name), "w", encoding="utf-8") as file:
             file.write(text)
-    keys = read_keys_file(f"{args.folder}/tileclock.keys")
+    keys = read_keys_file(os.path.join(args.folder, "tileclock.keys"))
     print(
         f"wrote tileclock.conf, tileclock.acl, tileclock.passwd and tileclock.keys in {args.folder}, and the "
         'spectators\' broker (tileclock-viewers.conf, .acl, -www/; docs/hall.md, "Spectators"); '
