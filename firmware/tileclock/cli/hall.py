@@ -164,6 +164,8 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
     except ssl.SSLError as error:  # the broker's CA file, read as the feed is made
         raise UsageError(f"--tls-ca {args.tls_ca}: {error.reason or error}") from None
     except OSError as error:
+        if error.filename:  # the records folder's scores/, not the page's address: said as it is
+            raise
         raise UsageError(f"--web {args.web}: cannot serve the page there: {_why(error)}") from None
     feed, scores, page = hall.feed, hall.scores, hall.page
     deadline = time.monotonic() + FIRST_CONNECT_S
