@@ -1,5 +1,5 @@
 """`tileclock hall` as a command: its arguments checked, then the feed, the page and any serial
-ports run until interrupted (the feed itself is director/follow/hall.py)."""
+ports run until interrupted (the feed itself is director/hall/feed.py)."""
 
 import getpass
 import os
