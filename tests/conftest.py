@@ -1,4 +1,5 @@
-"""Shared helpers: run the simulator the way a user does, and read its records."""
+"""Shared helpers: run the simulator the way a user does, and read its records; the session's
+fixtures (Debian's chromium, once)."""
 
 import io
 import os
@@ -100,6 +101,52 @@ def viewers_broker(broker, tmp_path):
     local = ViewersBroker(tmp_path / "viewers", broker.port, BROKER_USERS["viewers"]).start()
     yield local
     local.stop()
+
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian's chromium under Playwright (never Playwright's own browser download), started once
+    for the session."""
+    if not os.access(CHROMIUM, os.X_OK):
+        if os.environ.get("CI"):
+            pytest.fail("CI must have chromium: sudo apt-get install chromium (.ci/run does)")
+        pytest.skip("chromium is not installed: sudo apt-get install chromium")
+    playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extra)")
+    with playwright.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def browser(chromium):
+    """The session's chromium; every context a test opens in it is closed after the test, so
+    nothing carries over to the next one."""
+    before = set(chromium.contexts)
+    yield chromium
+    for context in set(chromium.contexts) - before:
+        context.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A new page in a context of its own: nothing carries over from another test."""
+    context = browser.new_context()
+    yield context.new_page()
+    context.close()
 
 
 def tap(target, button, t_s, hold_s=0.1):

@@ -18,7 +18,6 @@ import pytest
 from conftest import BROKER_USERS, tap
 from hall_helpers import Stepping, closed_after, hall_config, wait_for
 from test_hall import Clocks, director, settle
-from test_hall_page import browser  # noqa: F401  (the fixture: Debian's chromium)
 from test_round_control import AT_14, UTC
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
@@ -95,7 +94,7 @@ def event(broker, tmp_path):
 
 def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director_would(
     event,
-    browser,  # noqa: F811  (pytest hands in the imported fixture)
+    browser,
     viewers_broker,
 ):
     clocks, t = event.clocks, event.clocks.t

@@ -1,6 +1,5 @@
 """The director's page in a real headless chromium (Debian's), driven by Playwright: live, and its buttons work."""
 
-import os
 import threading
 import time
 
@@ -10,41 +9,6 @@ from hall_helpers import wait_for
 from test_hall import CLOCKS, Clocks, director, settle
 from tileclock.cli.director_commands import draw_panel
 from tileclock.director.pages.web import HallPage
-
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's chromium under Playwright (never Playwright's own browser download), started once
-    for the module: each test gets a fresh context of its own (`page`)."""
-    if not os.access(CHROMIUM, os.X_OK):
-        if os.environ.get("CI"):
-            pytest.fail("CI must have chromium: sudo apt-get install chromium (.ci/run does)")
-        pytest.skip("chromium is not installed: sudo apt-get install chromium")
-    playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extra)")
-    with playwright.sync_playwright() as driver:
-        chromium = driver.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser):
-    """A new page in a context of its own: nothing carries over from another test."""
-    context = browser.new_context()
-    yield context.new_page()
-    context.close()
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import pytest
 from hall_helpers import page_request, wait_for
 from test_hall import Clocks, director, settle
 from test_hall_calls import call_from
-from test_hall_page import browser, page  # noqa: F401  (the fixtures: Debian's chromium)
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.director.hall.audit import read
 from tileclock.director.pages import app
@@ -92,7 +91,7 @@ def call_record(clocks, clock):
     return [r for r in clocks.sims[clock].journal.records() if r["ev"] == "call"][-1]
 
 
-def test_a_call_rings_on_the_page_and_is_answered_from_it(hall, page):  # noqa: F811  (page: the fixture imported above)
+def test_a_call_rings_on_the_page_and_is_answered_from_it(hall, page):
     clocks, feed, server, folder, times = hall
     times.after_call(clocks, "c1")
     opened(hall, page)
@@ -137,7 +136,7 @@ def test_a_call_rings_on_the_page_and_is_answered_from_it(hall, page):  # noqa: 
     assert f"page-{session}" in page.locator("#recorded tr").first.inner_text()
 
 
-def test_a_muted_page_says_so_where_a_call_shows_and_does_not_ring(hall, page):  # noqa: F811  (the fixture)
+def test_a_muted_page_says_so_where_a_call_shows_and_does_not_ring(hall, page):
     clocks, feed, server, folder, times = hall
     opened(hall, page)
     page.click("#mute")
@@ -153,7 +152,7 @@ def test_a_muted_page_says_so_where_a_call_shows_and_does_not_ring(hall, page): 
     assert note.is_hidden() and page.inner_text("#mute") == "Sound on"
 
 
-def test_banners_stay_in_place_by_board_and_each_answer_goes_to_its_own_board(hall, page):  # noqa: F811  (the fixture)
+def test_banners_stay_in_place_by_board_and_each_answer_goes_to_its_own_board(hall, page):
     clocks, feed, server, folder, times = hall
     opened(hall, page)
     first = calling(page, clocks, "c2")
@@ -174,7 +173,7 @@ def test_banners_stay_in_place_by_board_and_each_answer_goes_to_its_own_board(ha
     assert not [r for r in clocks.sims["c2"].journal.records() if r["ev"] == "call_answer"]
 
 
-def test_the_boards_own_page_shows_its_call_live_and_answers_it(hall, page):  # noqa: F811  (the fixture)
+def test_the_boards_own_page_shows_its_call_live_and_answers_it(hall, page):
     clocks, feed, server, folder, times = hall
     times.after_call(clocks, "c1")
     times.page(page)
@@ -271,7 +270,7 @@ def _centre(locator):
     return [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2]
 
 
-def test_closing_the_upper_banner_moves_no_other_boards_button_under_the_pointer(hall, page):  # noqa: F811  (the fixture)
+def test_closing_the_upper_banner_moves_no_other_boards_button_under_the_pointer(hall, page):
     clocks, feed, server, folder, times = hall
     opened(hall, page)
     upper = calling(page, clocks, "c2")
@@ -315,7 +314,7 @@ def test_closing_the_upper_banner_moves_no_other_boards_button_under_the_pointer
     assert "Taken:" in lower.inner_text()
 
 
-def test_a_boards_page_opened_after_its_call_shows_the_call_record_as_a_plain_row(hall, page):  # noqa: F811  (the fixture)
+def test_a_boards_page_opened_after_its_call_shows_the_call_record_as_a_plain_row(hall, page):
     clocks, feed, server, folder, times = hall
     times.page(page)
     call_from(_hall(clocks), "c1")

@@ -13,7 +13,6 @@ import time
 import pytest
 from PIL import Image, ImageChops
 
-from test_hall_page import browser, page  # noqa: F401  (the fixtures: Debian's chromium)
 from tileclock.director.pages.web import HallPage
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
@@ -119,7 +118,7 @@ def server():
     page_server.close()
 
 
-def opened(page, server):  # noqa: F811  (pytest hands in the imported fixture)
+def opened(page, server):
     page.set_viewport_size(VIEWPORT)
     page.clock.set_fixed_time(NOW_MS)
     page.goto(server.address)
@@ -128,7 +127,7 @@ def opened(page, server):  # noqa: F811  (pytest hands in the imported fixture)
     return page
 
 
-def test_the_page_leads_with_what_the_director_acts_on(server, page):  # noqa: F811  (pytest hands in the imported fixture)
+def test_the_page_leads_with_what_the_director_acts_on(server, page):
     opened(page, server)
     groups = page.evaluate(
         "[...document.querySelectorAll('.group:not([hidden])')].map(g => "
@@ -148,7 +147,7 @@ def test_the_page_leads_with_what_the_director_acts_on(server, page):  # noqa: F
     )
 
 
-def test_words_a_newcomer_reads(server, page):  # noqa: F811  (pytest hands in the imported fixture)
+def test_words_a_newcomer_reads(server, page):
     opened(page, server)
     body = page.inner_text("main")
     # no internals on the overview: no clock ids, no seqs, no raw field names
@@ -186,7 +185,7 @@ def test_words_a_newcomer_reads(server, page):  # noqa: F811  (pytest hands in t
     ]
 
 
-def test_the_round_and_each_clocks_time_are_said(server, page):  # noqa: F811  (pytest hands in the imported fixture)
+def test_the_round_and_each_clocks_time_are_said(server, page):
     opened(page, server)
     status = page.inner_text("#round-status")
     assert status.startswith(
@@ -203,7 +202,7 @@ def test_the_round_and_each_clocks_time_are_said(server, page):  # noqa: F811  (
     assert page.locator('.board[data-clock="clock-1"] .time-off').count() == 0
 
 
-def test_one_board_is_one_board(page):  # noqa: F811  (pytest hands in the imported fixture)
+def test_one_board_is_one_board(page):
     page_server = HallPage(Feed(HALL[1:2]), port=0).start()
     try:
         page.clock.set_fixed_time(NOW_MS)
@@ -214,7 +213,7 @@ def test_one_board_is_one_board(page):  # noqa: F811  (pytest hands in the impor
         page_server.close()
 
 
-def test_no_request_of_the_page_fails(server, page):  # noqa: F811  (pytest hands in the imported fixture)
+def test_no_request_of_the_page_fails(server, page):
     failed = []
     page.on("response", lambda answer: answer.status >= 400 and failed.append((answer.url, answer.status)))
     opened(page, server)
@@ -224,7 +223,7 @@ def test_no_request_of_the_page_fails(server, page):  # noqa: F811  (pytest hand
     assert failed == []
 
 
-def test_the_page_looks_as_its_golden(server, page):  # noqa: F811  (pytest hands in the imported fixture)
+def test_the_page_looks_as_its_golden(server, page):
     opened(page, server)
     page.mouse.move(0, 0)
     shot = Image.open(io.BytesIO(page.screenshot(full_page=True))).convert("RGB")

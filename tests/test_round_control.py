@@ -14,7 +14,6 @@ import pytest
 
 from hall_helpers import hall_config, wait_for
 from test_hall import Clocks, director, settle
-from test_hall_page import browser, page  # noqa: F401  (the fixtures: Debian's chromium)
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
@@ -120,7 +119,7 @@ def hall(broker, tmp_path):
     clocks.close()
 
 
-def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_clock(hall, page):  # noqa: F811  (pytest hands in the imported fixture)
+def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_clock(hall, page):
     clocks, feed, server = hall
     page.on("dialog", lambda dialog: dialog.accept())
     page.goto(server.address)
@@ -178,7 +177,7 @@ def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_cloc
         assert ended(clock)[0]["by"] == over["id"] and ended(clock)[0]["reason"] == "round_over"
 
 
-def test_a_start_the_page_refuses_sends_nothing(hall, page):  # noqa: F811  (pytest hands in the imported fixture)
+def test_a_start_the_page_refuses_sends_nothing(hall, page):
     clocks, feed, server = hall
     answer = page.context.request.post(
         server.address + "api/round/start",
@@ -191,7 +190,7 @@ def test_a_start_the_page_refuses_sends_nothing(hall, page):  # noqa: F811  (pyt
 
 
 @pytest.mark.parametrize("number", ["\u00b2", "\u0663", "1" * 10])
-def test_a_round_number_in_other_digits_is_refused_in_words(hall, page, number):  # noqa: F811  (pytest hands in the imported fixture)
+def test_a_round_number_in_other_digits_is_refused_in_words(hall, page, number):
     """`str.isdigit` takes a superscript two, which `int` refuses: a 400 in words, not a 500."""
     clocks, feed, server = hall
     answer = page.context.request.post(

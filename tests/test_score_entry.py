@@ -16,7 +16,6 @@ from contextlib import redirect_stdout
 import pytest
 
 from hall_helpers import hall_page, page_json, page_post
-from test_hall_page import browser  # noqa: F401  # the fixture: Debian's chromium, once a module
 from test_hall_page_guard import Feed
 from tileclock.cli import main
 from tileclock.director.event.entries import (
@@ -176,7 +175,7 @@ def test_the_directors_page_makes_a_tables_phone_links(hall):
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
 
 
-def test_phones_and_the_director_enter_a_round_and_tsh_gets_its_lines(hall, browser, tmp_path):  # noqa: F811  # the fixture
+def test_phones_and_the_director_enter_a_round_and_tsh_gets_its_lines(hall, browser, tmp_path):
     server, book = hall
     base = server.address.rstrip("/")
     tokens = {table: book.issue(3, table) for table in ("1", "2", "3")}

@@ -10,7 +10,6 @@ from types import SimpleNamespace
 import pytest
 
 from hall_helpers import hall_page, page_json
-from test_hall_page import browser  # noqa: F401  # the fixture: Debian's chromium, once a module
 from test_hall_page_guard import Feed
 from tileclock.cli import main
 from tileclock.clock.history import last_game
@@ -85,7 +84,7 @@ def test_hall_refuses_pairings_it_cannot_read_before_it_starts(tmp_path, capsys)
     assert "--tables" in capsys.readouterr().err
 
 
-def test_a_phone_sees_the_players_names_on_its_form(named, browser):  # noqa: F811  # the fixture
+def test_a_phone_sees_the_players_names_on_its_form(named, browser):
     server, book = named
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page = context.new_page()
@@ -96,7 +95,7 @@ def test_a_phone_sees_the_players_names_on_its_form(named, browser):  # noqa: F8
     context.close()
 
 
-def test_where_the_sides_are_not_known_the_phone_says_who_sat_at_a(named, browser):  # noqa: F811  # the fixture
+def test_where_the_sides_are_not_known_the_phone_says_who_sat_at_a(named, browser):
     server, book = named
     token = book.issue(3, "2")
     assert page_json(server, f"/api/score/2/A/{token}")["seats"] == [

@@ -11,7 +11,6 @@ import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS
 from hall_helpers import Spectator, wait_for
-from test_hall_page import browser  # noqa: F401  # the fixture: Debian's chromium, once a module
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config import Config
@@ -162,7 +161,7 @@ def drift(page, states, truth, delays, skew_ms):
     return between, in_flight, wrong
 
 
-def test_the_count_stays_within_the_delivery_of_the_clock(browser, broker, viewers_broker):  # noqa: F811  # the fixture
+def test_the_count_stays_within_the_delivery_of_the_clock(browser, broker, viewers_broker):
     delays = delivery_ms(broker, viewers_broker)
     states, truth = play()
     assert len(states) > 80 and truth[-1][0] > 50 * 60 * NS_PER_S
@@ -190,7 +189,7 @@ def test_the_count_stays_within_the_delivery_of_the_clock(browser, broker, viewe
     assert max(synced[1], skewed[1]) <= 100
 
 
-def test_a_late_start_under_school_rules_counts_no_side_down(browser, sim):  # noqa: F811  # the fixture
+def test_a_late_start_under_school_rules_counts_no_side_down(browser, sim):
     # the panels show 25:00 / 25:00 a minute after a school late start: absence runs no clock
     records = sim("1 send late both\n61 until\n", "--rules", "school")
     scene = PublicScene()

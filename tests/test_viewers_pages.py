@@ -16,7 +16,6 @@ from PIL import Image, ImageChops
 
 from conftest import BROKER_USERS, tap
 from hall_helpers import hall_config, wait_for
-from test_hall_page import browser  # noqa: F401 (the fixture: Debian's chromium under Playwright)
 from tileclock.clock.timecode import NS_PER_MS
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config import Config
@@ -64,7 +63,7 @@ def hall(broker, viewers_broker, tmp_path):
         sim.close()
 
 
-def open_page(browser, viewers_broker, path, at_ms=AT_MS):  # noqa: F811  # the fixture
+def open_page(browser, viewers_broker, path, at_ms=AT_MS):
     # Playwright's waits evaluate text, which the pages' policy forbids: a test sees the script without it
     context = browser.new_context(viewport=SCENE, bypass_csp=True)
     page = context.new_page()
@@ -95,7 +94,7 @@ def matches_golden(page, name, transparent=False):
         os.remove(shot)
 
 
-def test_the_spectators_page_shows_every_board_as_the_clocks_do(browser, hall, viewers_broker):  # noqa: F811  # the fixture
+def test_the_spectators_page_shows_every_board_as_the_clocks_do(browser, hall, viewers_broker):
     page = open_page(browser, viewers_broker, "")
     page.wait_for_function("document.querySelectorAll('section.board').length === 3")
     assert shown(page, "12") == ("-0:10", "24:50")  # B has run 10 s since A's press at 25:10
@@ -119,7 +118,7 @@ def test_the_spectators_page_shows_every_board_as_the_clocks_do(browser, hall, v
     page.context.close()
 
 
-def test_the_overlay_fits_a_1920x1080_scene_with_a_transparent_background(browser, hall, viewers_broker):  # noqa: F811  # the fixture
+def test_the_overlay_fits_a_1920x1080_scene_with_a_transparent_background(browser, hall, viewers_broker):
     page = open_page(browser, viewers_broker, "overlay.html?board=c1&a=Alice%20Ames&b=Bob%20Bell")
     page.wait_for_selector(".bar")
     assert page.locator(".side-A .label").inner_text() == "Alice Ames"
@@ -139,7 +138,7 @@ def test_the_overlay_fits_a_1920x1080_scene_with_a_transparent_background(browse
     page.context.close()
 
 
-def test_it_counts_between_states_and_goes_stale(browser, hall, broker, viewers_broker):  # noqa: F811  # the fixture
+def test_it_counts_between_states_and_goes_stale(browser, hall, broker, viewers_broker):
     page = open_page(browser, viewers_broker, "")
     page.wait_for_function("document.querySelectorAll('section.board').length === 3")
     page.clock.set_fixed_time((AT_MS + 61_500) / 1000)  # no state comes: the page counts B on
@@ -167,7 +166,7 @@ def test_it_counts_between_states_and_goes_stale(browser, hall, broker, viewers_
     page.context.close()
 
 
-def test_a_hostile_public_state_shows_nothing_and_runs_nothing(browser, hall, broker, viewers_broker):  # noqa: F811  # the fixture
+def test_a_hostile_public_state_shows_nothing_and_runs_nothing(browser, hall, broker, viewers_broker):
     page = open_page(browser, viewers_broker, "")
     page.wait_for_function("document.querySelectorAll('section.board').length === 3")
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="c4")
@@ -206,7 +205,7 @@ def test_a_hostile_public_state_shows_nothing_and_runs_nothing(browser, hall, br
     page.context.close()
 
 
-def test_a_clock_gone_offline_shows_stale_alone_and_stops_counting(browser, hall, viewers_broker):  # noqa: F811  # the fixture
+def test_a_clock_gone_offline_shows_stale_alone_and_stops_counting(browser, hall, viewers_broker):
     page = open_page(browser, viewers_broker, "")
     page.wait_for_function("document.querySelectorAll('section.board').length === 3")
     assert shown(page, "12") == ("-0:10", "24:50")
@@ -225,7 +224,7 @@ def test_a_clock_gone_offline_shows_stale_alone_and_stops_counting(browser, hall
     later.context.close()
 
 
-def test_a_new_card_shows_though_its_seqs_start_again(browser, hall, broker, viewers_broker, tmp_path):  # noqa: F811  # the fixture
+def test_a_new_card_shows_though_its_seqs_start_again(browser, hall, broker, viewers_broker, tmp_path):
     page = open_page(browser, viewers_broker, "")
     page.wait_for_function("document.querySelectorAll('section.board').length === 3")
     assert shown(page, "12") == ("-0:10", "24:50")
@@ -259,7 +258,7 @@ def running_state(clock, seq, at_ms):
     return json.dumps(state)
 
 
-def test_each_board_counts_right_whatever_its_pi_s_wall_clock_says(browser, viewers_broker):  # noqa: F811  # the fixture
+def test_each_board_counts_right_whatever_its_pi_s_wall_clock_says(browser, viewers_broker):
     # three Pis: one synced, one 2 h ahead, one 3 h behind (no RTC, no network time); each state
     # arrives 40 ms after it was made
     page = open_page(browser, viewers_broker, "")
