@@ -12,8 +12,8 @@ from hall_helpers import hall_config, wait_for
 from tileclock.bench.hall import count_on_disk
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
-from tileclock.device.journal.reader import JournalReader
 from tileclock.director.hall.feed import HallFeed
+from tileclock.director.records.history import iter_records, read_records
 from tileclock.sim.simulator import Simulator
 from tileclock.wire import segments
 from tileclock.wire.protocol import frame, with_crc
@@ -71,13 +71,20 @@ class Clocks:
         for sim in self.sims.values():
             sim.daemon.pump(sim.time())
 
+    def journal(self, clock):
+        """`clock`'s journal folder (its live clock's, which the test only reads)."""
+        return str(self.tmp_path / clock / "journal")
+
     def journaled(self):
-        """Every (clock id, seq) the clocks' journals hold."""
-        return {
-            (c, r["seq"])
-            for c in self.ids
-            for r in JournalReader(str(self.tmp_path / c / "journal")).records()
-        }
+        """Every (clock id, seq) the clocks' journals hold, read from their segments as they are on
+        disk (read-only: opening a `Journal` would be a clock's start-up, moving its seq marks)."""
+        return {(c, r["seq"]) for c in self.ids for r in iter_records(self.journal(c))}
+
+    def on_disk(self):
+        """What the clocks' journals are on disk now, cheap to ask: each segment's name and size."""
+        return tuple(
+            (entry.name, entry.stat().st_size) for c in self.ids for entry in os.scandir(self.journal(c))
+        )
 
     def close(self):
         for sim in self.sims.values():
@@ -97,15 +104,24 @@ def kill_director(feed):
     feed.store.close()
 
 
-def settle(feed, clocks, what):
-    """Step the director and the clocks' uplinks until the store holds every journaled record."""
+def settle(feed, clocks, what, timeout_s=30.0):
+    """Step the director and the clocks' uplinks until the store holds every journaled record.
 
-    def done():
+    Each round waits on the director's inbox (`feed.step` returns as a message comes); the game
+    files and journals are read again only when something came or a journal changed on disk. The
+    limit is for a hang: a loaded machine took over 10 s to bring a broker's bridge up."""
+    deadline = time.monotonic() + timeout_s
+    seen = None
+    while True:
         clocks.pump()
-        feed.step(0.01)
-        return set(count_on_disk(feed.store.outdir)) >= clocks.journaled()
-
-    wait_for(done, 30, what)
+        came = feed.step(0.02)
+        journals = clocks.on_disk()
+        if came or journals != seen:
+            seen = journals
+            if set(count_on_disk(feed.store.outdir)) >= clocks.journaled():
+                return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
 
 
 def test_every_record_once_across_a_broker_restart_a_director_restart_and_a_clock_kill(broker, tmp_path):
@@ -151,7 +167,7 @@ def test_every_record_once_across_a_broker_restart_a_director_restart_and_a_cloc
     counts = count_on_disk(out)
     assert set(counts) == clocks.journaled()
     assert max(counts.values()) == 1, [key for key, n in counts.items() if n > 1]
-    c2 = JournalReader(str(tmp_path / "c2" / "journal")).records()
+    c2 = read_records(clocks.journal("c2"))
     assert {"recovered"} <= {r["ev"] for r in c2}
     # its start after the kill skipped the seqs it had reserved: the director stepped over them
     assert [r["skipped"] for r in c2 if r["ev"] == "fault" and "skipped" in r]
