@@ -1,6 +1,7 @@
 """Shared helpers: run the simulator the way a user does, and read its records; the session's
-fixtures (Debian's chromium, once)."""
+fixtures (Debian's chromium, once), and the markers set on each test."""
 
+import inspect
 import io
 import os
 
@@ -20,6 +21,73 @@ settings.register_profile("tileclock", deadline=None)
 # `make mutation` runs each test once per mutant: fewer examples there (a test's own @settings wins)
 settings.register_profile("mutation", deadline=None, max_examples=20, database=None)
 settings.load_profile(os.environ.get("TILECLOCK_HYPOTHESIS_PROFILE", "tileclock"))
+
+
+# --- the markers, set on each test from what it uses (pyproject.toml lists them)
+
+#: Names whose use in a test (its code, its fixtures', or a helper of its module it calls) starts a
+#: child process: such a test is marked `process`.
+STARTS_CHILDREN = frozenset({"subprocess", "Popen", "runpytest_subprocess", "fork", "multiprocessing"})
+
+
+def _names(thing):
+    """Every global and attribute name the code of a function (or a class's functions) uses,
+    nested functions and lambdas included: read from the compiled code, not the source."""
+    thing = inspect.unwrap(thing) if callable(thing) else thing
+    if inspect.isclass(thing):
+        return set().union(*(_names(value) for value in vars(thing).values() if inspect.isfunction(value)))
+    code = getattr(thing, "__code__", None)
+    names, todo = set(), [code] if code else []
+    while todo:
+        code = todo.pop()
+        names.update(code.co_names)
+        todo += [const for const in code.co_consts if inspect.iscode(const)]
+    return names
+
+
+def _module_starters(module, cache={}):  # noqa: B006  (a cache by module, on purpose)
+    """The names of `module`'s own functions and classes that start child processes, directly or
+    through another of them."""
+    if module.__name__ not in cache:
+        uses = {
+            name: _names(value)
+            for name, value in vars(module).items()
+            if (inspect.isfunction(value) or inspect.isclass(value)) and value.__module__ == module.__name__
+        }
+        starters = set(STARTS_CHILDREN)
+        while True:  # a helper that calls a helper that starts one
+            more = {name for name, used in uses.items() if name not in starters and used & starters}
+            if not more:
+                break
+            starters |= more
+        cache[module.__name__] = starters
+    return cache[module.__name__]
+
+
+def _starts_children(item):
+    """Whether the test starts a child process: its code, its fixtures' or a helper of its module
+    it calls says so."""
+    functions = [item.function]
+    for definitions in item._fixtureinfo.name2fixturedefs.values():
+        functions += [definition.func for definition in definitions]
+    starters = _module_starters(item.module)
+    return any(_names(function) & starters for function in functions)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by them
+def pytest_collection_modifyitems(config, items):
+    """broker: a real mosquitto (`broker`, `viewers_broker`); browser: Debian's chromium; root:
+    loop mounts (`card`); process: child processes."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & {"broker", "viewers_broker"}:
+            item.add_marker("broker")
+        if "browser" in names:
+            item.add_marker("browser")
+        if "card" in names:
+            item.add_marker("root")
+        if isinstance(item, pytest.Function) and _starts_children(item):
+            item.add_marker("process")
 
 
 @pytest.fixture
