@@ -25,10 +25,11 @@ sim: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(ARGS)
 
-# the slow runs: many more hypothesis examples (chatter on every gesture), large loads (each may take
-# up to 30 minutes, where `make test` gives a test 150 s)
+# the slow runs: many more hypothesis examples (chatter on every gesture; each test that asks for more
+# than `make test` runs, the slow profile), large loads (each may take up to 30 minutes, where
+# `make test` gives a test 150 s)
 test-slow: $(STAMP)
-	$(PY) -m pytest -m slow -o timeout=1800 $(ARGS)
+	TILECLOCK_HYPOTHESIS_PROFILE=slow $(PY) -m pytest -m "slow or many_examples" -o timeout=1800 $(ARGS)
 
 # mutmut over clock/, the journal, wire/, the director's sheet and session, each against the tests
 # that cover it (docs/testing.md, "Mutation testing"; hours on a busy two-core machine, so never in

@@ -1,5 +1,5 @@
 """Shared helpers: run the simulator the way a user does, and read its records; the session's
-fixtures (Debian's chromium, once), and the markers set on each test."""
+fixtures (Debian's chromium, once), the hypothesis profiles, and the markers set on each test."""
 
 import inspect
 import io
@@ -16,11 +16,23 @@ from tileclock.wire.protocol import unframe
 # pytester: a test of the suite's own set-up runs pytest on a file it writes (test_style.py)
 pytest_plugins = ["pytester"]
 
+#: The most examples a hypothesis test runs in `make test` (and `make mutation`), whatever it asks
+#: for with `examples(N)`; `make test-slow` (the `slow` profile) runs each such test's whole N.
+EXAMPLES_CAP = 200
 # No per-example deadline: the properties are about behaviour, and a loaded machine is slow.
 settings.register_profile("tileclock", deadline=None)
+# `make test-slow`: the hypothesis tests that ask for more than EXAMPLES_CAP run them all
+settings.register_profile("slow", deadline=None)
 # `make mutation` runs each test once per mutant: fewer examples there (a test's own @settings wins)
 settings.register_profile("mutation", deadline=None, max_examples=20, database=None)
-settings.load_profile(os.environ.get("TILECLOCK_HYPOTHESIS_PROFILE", "tileclock"))
+PROFILE = os.environ.get("TILECLOCK_HYPOTHESIS_PROFILE", "tileclock")
+settings.load_profile(PROFILE)
+
+
+def examples(wanted):
+    """`max_examples` for a hypothesis test that wants `wanted`: all of them in the `slow` profile
+    (`make test-slow`), at most EXAMPLES_CAP otherwise, so `make test` stays quick."""
+    return wanted if PROFILE == "slow" else min(wanted, EXAMPLES_CAP)
 
 
 # --- the markers, set on each test from what it uses (pyproject.toml lists them)
@@ -74,10 +86,17 @@ def _starts_children(item):
     return any(_names(function) & starters for function in functions)
 
 
+def _asks_many_examples(item):
+    """Whether a hypothesis test asks for more than EXAMPLES_CAP examples (in the `slow` profile)."""
+    asked = getattr(getattr(item, "obj", None), "_hypothesis_internal_use_settings", None)
+    return asked is not None and asked.max_examples > EXAMPLES_CAP
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m selects by them
 def pytest_collection_modifyitems(config, items):
     """broker: a real mosquitto (`broker`, `viewers_broker`); browser: Debian's chromium; root:
-    loop mounts (`card`); process: child processes."""
+    loop mounts (`card`); process: child processes; many_examples: more hypothesis examples than
+    `make test` runs."""
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         if names & {"broker", "viewers_broker"}:
@@ -88,6 +107,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker("root")
         if isinstance(item, pytest.Function) and _starts_children(item):
             item.add_marker("process")
+        if _asks_many_examples(item):
+            item.add_marker("many_examples")
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from tileclock.clock.core import ButtonTiming
 from tileclock.device.config import Config, ConfigError, HallConfig, PanelConfig, load_config, parse_config
 from tileclock.device.screen.idle import IdlePolicy
@@ -71,7 +72,7 @@ TYPED_DOCUMENTS = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(st.one_of(DOCUMENTS, TYPED_DOCUMENTS))
 def test_any_parsed_config_is_understood_or_refused_with_a_config_error(document):
     try:
@@ -82,7 +83,7 @@ def test_any_parsed_config_is_understood_or_refused_with_a_config_error(document
     assert isinstance(config, Config)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.binary(max_size=300))
 def test_any_file_is_read_or_refused_with_a_config_error(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("fuzz") / "config.toml"

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from tileclock.device.config import parse_config
 from tileclock.device.image.boot import main
 from tileclock.device.image.settings import (
@@ -184,7 +185,7 @@ def test_the_example_on_the_card_is_a_valid_stand_alone_file_naming_every_key():
         assert f"\n{key} =" in text.decode()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=400) | st.text(max_size=300).map(str.encode))
 def test_any_bytes_on_the_card_are_refused_in_words_or_make_a_config_the_clock_accepts(data):
     try:

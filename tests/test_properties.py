@@ -3,9 +3,11 @@
 import itertools
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from tileclock.clock.core import ButtonTiming, GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_MS
@@ -228,13 +230,14 @@ class Reference:
             assert getattr(record, self.lost[0]).shown == "-10:01"
 
 
+@pytest.mark.many_examples  # its @given is inside it: `make test-slow` runs its 300 examples
 def test_every_record_shows_the_time_and_penalty_the_rules_give():
     """Checked against `Reference`; and the steering works: most games reach overtime and make a
     correction, most NASPA games end at the overtime cap, and many school late starts earn a late
     penalty."""
     reached = Counter()
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(GAMES)
     def check(game):
         _, records, _ = play(*game)

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from tileclock.wire.protocol import CommandError, FrameError, frame, parse_command, unframe, with_crc
 
 SIDE = '{"used_ms":1000,"shown":"24:59","pen":0}'
@@ -75,7 +76,7 @@ def test_bad_commands_say_why(line, why):
         parse_command(line)
 
 
-@settings(max_examples=2000)
+@settings(max_examples=examples(2000))
 @given(st.binary(max_size=200))
 def test_noise_is_refused_and_never_adjusts(noise):
     try:
@@ -85,7 +86,7 @@ def test_noise_is_refused_and_never_adjusts(noise):
     assert command.name in ("status", "resend")
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60))
 def test_printable_junk_is_refused_or_read_as_a_read_only_command(text):
     try:

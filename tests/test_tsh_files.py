@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from tileclock.cli import main
 from tileclock.director.event.pairings import (
     PairingsError,
@@ -118,7 +119,7 @@ def test_escapes_in_fields_follow_tsh():
 TSH_LINE = re.compile(r"^(.+?\S)\s+(\d+(?:[.+]\d+)*)\s*([\d\s]*);\s*([-\d\s]*)((?:;[^;]*)*)$")
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     st.lists(
         st.sampled_from(["Lee", ",", " ", "  ", "1", "15", "00", ".", "+", "5.5", ";", "-", "x1"]),

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from tileclock.director.records.history import exported_games
 from tileclock.wire.decoder import LIMITS, Limits, Reason, WireError, depth, load, load_object
 from tileclock.wire.protocol import FieldError, FrameError, frame, unframe, unframe_any
@@ -139,7 +140,7 @@ def test_an_export_file_with_a_bad_record_is_refused_naming_the_file():
     assert exported_games("games.json", json.dumps([{"board": "3", "records": [record()]}]))[0][1] == "3"
 
 
-@settings(max_examples=300, derandomize=True, deadline=None)
+@settings(max_examples=examples(300), derandomize=True, deadline=None)
 @given(st.one_of(st.binary(max_size=200), st.text(max_size=200)))
 def test_any_input_is_a_value_or_a_wire_error_never_anything_else(data):
     try:
@@ -216,7 +217,7 @@ PIECES = [
 ]  # fmt: skip  # the pieces read best as the plain list they are
 
 
-@settings(max_examples=1500, derandomize=True, deadline=None)
+@settings(max_examples=examples(1500), derandomize=True, deadline=None)
 @given(
     st.lists(st.sampled_from(PIECES), max_size=24),
     st.sampled_from([LIMITS, Limits(max_depth=2), Limits(min_int=0, max_int_digits=3)]),
