@@ -30,6 +30,29 @@ def hall(broker, tmp_path):
     clocks.close()
 
 
+def stopped_on_the_page(clocks, page, clock):
+    """Press STOP at `clock` and wait until its card on `page` says STOPPED (at most 5 s): the card,
+    and the seconds it took."""
+    sim = clocks.sims[clock]
+    clocks.t[clock] += 3
+    pressed = time.monotonic()
+    sim.set_button("STOP", True, clocks.t[clock] * 1_000_000_000)
+    sim.set_button("STOP", False, clocks.t[clock] * 1_000_000_000 + 100_000_000)
+    sim.uplink.pump()
+    card = page.locator(f'.board[data-clock="{clock}"]')
+    card.locator("text=STOPPED").wait_for(timeout=5000)
+    return card, time.monotonic() - pressed
+
+
+@pytest.mark.slow  # a wall-clock bound: a loaded machine (or the other xdist worker) may miss it
+def test_a_record_reaches_the_page_within_a_second(hall, page):
+    clocks, _, server = hall
+    page.goto(server.address)
+    page.locator('.board[data-clock="c1"]').wait_for()
+    _, taken_s = stopped_on_the_page(clocks, page, "c1")
+    assert taken_s < 1.0
+
+
 def test_the_page_shows_every_board_live_and_its_game(hall, page):
     clocks, feed, server = hall
     requested = []
@@ -41,16 +64,8 @@ def test_the_page_shows_every_board_live_and_its_game(hall, page):
     assert page.inner_text("#summary").startswith("3 boards: ")
     assert requested and all(url.startswith(server.address) for url in requested)  # nothing from outside
 
-    # a record at a clock reaches the page within a second
-    sim = clocks.sims["c1"]
-    clocks.t["c1"] += 3
-    pressed = time.monotonic()
-    sim.set_button("STOP", True, clocks.t["c1"] * 1_000_000_000)
-    sim.set_button("STOP", False, clocks.t["c1"] * 1_000_000_000 + 100_000_000)
-    sim.uplink.pump()
-    card = page.locator('.board[data-clock="c1"]')
-    card.locator("text=STOPPED").wait_for(timeout=5000)
-    assert time.monotonic() - pressed < 1.0
+    # a record at a clock reaches the page (within a second: test_a_record_reaches_the_page_within_a_second)
+    card, _ = stopped_on_the_page(clocks, page, "c1")
     # a stopped board needs a look: it comes before the boards in play
     assert page.locator(".board").first.get_attribute("data-clock") == "c1"
 

@@ -112,15 +112,29 @@ def test_a_bad_length_is_refused_and_the_page_goes_on(page, length):
     assert request(server, "POST", "/api/round/over", own(server))[0] == 200
 
 
-def test_a_client_that_never_finishes_its_request_is_cut_off(page, monkeypatch):
-    server, _ = page
-    monkeypatch.setattr(guard, "REQUEST_S", 0.5)
+def cut_off_after(server):
+    """Seconds the page takes to close a client that never finishes its request (at most 10: the
+    client's own limit, past which the test fails)."""
     idle = socket.create_connection(("127.0.0.1", server.port), timeout=10)
     idle.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
     started = time.monotonic()
     assert idle.recv(100) == b""  # the server closed it
-    assert time.monotonic() - started < guard.REQUEST_S + 2
+    taken = time.monotonic() - started
     idle.close()
+    return taken
+
+
+def test_a_client_that_never_finishes_its_request_is_cut_off(page, monkeypatch):
+    server, _ = page
+    monkeypatch.setattr(guard, "REQUEST_S", 0.5)
+    cut_off_after(server)
+
+
+@pytest.mark.slow  # a wall-clock bound: a loaded machine (or the other xdist worker) may miss it
+def test_a_client_that_never_finishes_its_request_is_cut_off_within_the_limit(page, monkeypatch):
+    server, _ = page
+    monkeypatch.setattr(guard, "REQUEST_S", 0.5)
+    assert cut_off_after(server) < guard.REQUEST_S + 2
 
 
 def test_clients_past_the_cap_are_told_to_come_back_and_the_page_goes_on(page):
