@@ -22,8 +22,9 @@ endif
 sim: $(STAMP)
 	$(VENV)/bin/tileclock sim $(ARGS)
 
+# two workers (pytest-xdist), each starting chromium at most once; the 25 slowest tests are named
 test: $(STAMP)
-	$(PY) -m pytest $(ARGS)
+	$(PY) -m pytest -n 2 --dist loadgroup --durations=25 $(ARGS)
 
 # the slow runs: many more hypothesis examples (chatter on every gesture; each test that asks for more
 # than `make test` runs, the slow profile), large loads (each may take up to 30 minutes, where

@@ -92,17 +92,19 @@ def _asks_many_examples(item):
     return asked is not None and asked.max_examples > EXAMPLES_CAP
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m selects by them
+@pytest.hookimpl(tryfirst=True)  # before -m selects by them, and before xdist groups by them
 def pytest_collection_modifyitems(config, items):
-    """broker: a real mosquitto (`broker`, `viewers_broker`); browser: Debian's chromium; root:
-    loop mounts (`card`); process: child processes; many_examples: more hypothesis examples than
-    `make test` runs."""
+    """broker: a real mosquitto (`broker`, `viewers_broker`); browser: Debian's chromium, all of
+    them in one xdist group, so that one worker starts it (pytest 9.2 and xdist 3.8 ignore the
+    group, pytest-xdist#1386: then each worker starts it once); root: loop mounts (`card`);
+    process: child processes; many_examples: more hypothesis examples than `make test` runs."""
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         if names & {"broker", "viewers_broker"}:
             item.add_marker("broker")
         if "browser" in names:
             item.add_marker("browser")
+            item.add_marker(pytest.mark.xdist_group("chromium"))
         if "card" in names:
             item.add_marker("root")
         if isinstance(item, pytest.Function) and _starts_children(item):
@@ -164,6 +166,25 @@ BROKER_USERS = {
 }
 
 
+def started(make, tries=3):
+    """`make()` started: a broker on a port `free_port()` found free, which another test (another
+    xdist worker) may take before mosquitto binds it; then it is tried again on another port."""
+    from tileclock.director.follow.broker import BrokerError
+
+    for attempt in range(tries):
+        local = make()
+        try:
+            local.start()
+        except BrokerError:
+            if attempt == tries - 1:
+                raise
+            continue
+        if local.process.poll() is None:  # not another's broker on that port, with ours gone
+            return local
+        local.stop()
+    raise AssertionError(f"no broker started in {tries} tries")
+
+
 @pytest.fixture
 def broker(tmp_path):
     """A real mosquitto (Debian's) with the shipped hall config and ACL, on a free loopback port.
@@ -177,7 +198,7 @@ def broker(tmp_path):
         if os.environ.get("CI"):
             pytest.fail(f"CI must have mosquitto: {INSTALL_HINT}")
         pytest.skip(f"mosquitto is not installed: {INSTALL_HINT}")
-    local = LocalBroker(tmp_path / "broker", BROKER_USERS).start()
+    local = started(lambda: LocalBroker(tmp_path / "broker", BROKER_USERS))
     yield local
     local.stop()
 
@@ -187,7 +208,7 @@ def viewers_broker(broker, tmp_path):
     """The spectators' broker (a second mosquitto: WebSockets, the pages), bridged from `broker`."""
     from tileclock.director.hall.viewers_broker import ViewersBroker
 
-    local = ViewersBroker(tmp_path / "viewers", broker.port, BROKER_USERS["viewers"]).start()
+    local = started(lambda: ViewersBroker(tmp_path / "viewers", broker.port, BROKER_USERS["viewers"]))
     yield local
     local.stop()
 
@@ -208,7 +229,7 @@ FLAGS = [
 @pytest.fixture(scope="session")
 def chromium():
     """Debian's chromium under Playwright (never Playwright's own browser download), started once
-    for the session."""
+    for the session: once in each xdist worker that runs a browser test."""
     if not os.access(CHROMIUM, os.X_OK):
         if os.environ.get("CI"):
             pytest.fail("CI must have chromium: sudo apt-get install chromium (.ci/run does)")
