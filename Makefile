@@ -17,7 +17,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: sim test test-slow mutation lint clean hall-demo spectators-bench tools pi-kernel-check pi-install-check image image-check
+.PHONY: sim test test-quick test-slow mutation lint clean hall-demo spectators-bench tools pi-kernel-check pi-install-check image image-check
 
 sim: $(STAMP)
 	$(VENV)/bin/tileclock sim $(ARGS)
@@ -26,11 +26,15 @@ sim: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup --durations=25 $(ARGS)
 
+# the edit loop: no broker, browser, child process, loop mount or slow run (tests/conftest.py marks them)
+test-quick: $(STAMP)
+	$(PY) -m pytest -m "not (broker or browser or process or root or slow)" --durations=25 $(ARGS)
+
 # the slow runs: many more hypothesis examples (chatter on every gesture; each test that asks for more
 # than `make test` runs, the slow profile), large loads (each may take up to 30 minutes, where
 # `make test` gives a test 150 s)
 test-slow: $(STAMP)
-	TILECLOCK_HYPOTHESIS_PROFILE=slow $(PY) -m pytest -m "slow or many_examples" -o timeout=1800 $(ARGS)
+	TILECLOCK_HYPOTHESIS_PROFILE=slow $(PY) -m pytest -m "slow or many_examples" -o timeout=1800 --durations=25 $(ARGS)
 
 # mutmut over clock/, the journal, wire/, the director's sheet and session, each against the tests
 # that cover it (docs/testing.md, "Mutation testing"; hours on a busy two-core machine, so never in
