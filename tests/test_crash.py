@@ -9,7 +9,7 @@ import sys
 
 from cable import Plug
 from tileclock.device.journal.reader import JournalReader
-from tileclock.wire.protocol import unframe
+from tileclock.wire.protocol import unframe, with_crc
 
 KILLS = int(os.environ.get("TILECLOCK_KILLS", "8"))  # more on demand: TILECLOCK_KILLS=100
 
@@ -57,7 +57,7 @@ def test_killed_at_random_points_the_clock_comes_back_exact(tmp_path):
     plug = Plug(str(tmp_path), "ttyCLOCK")
     (tmp_path / "config.toml").write_text(f'[clock]\ncheckpoint_s = 1\n[serial]\nport = "{plug.path}"\n')
     script = tmp_path / "game.txt"
-    script.write_text("0.2 press B\n0.9 press A\n1.7 press B\n2.4 press STOP\n2.8 press A\n")
+    script.write_text("0.1 press B\n0.5 press A\n0.9 press B\n1.3 press STOP\n1.7 press A\n")
     notify = str(tmp_path / "notify")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(notify)
@@ -72,8 +72,17 @@ def test_killed_at_random_points_the_clock_comes_back_exact(tmp_path):
             if run == 0:  # let the scripted game play out: start, switches, a stop and a resume
                 while "resume" not in [unframe(line)["ev"] for line in plug.read_lines(1, timeout=10)]:
                     pass
-            # a random point: after 1 to 4 more records (B's clock runs: a checkpoint a second)
-            plug.read_lines(rng.randint(1, 4), timeout=5)
+            # a random point, B's clock running throughout: now and then just after a checkpoint
+            # (one a second), else after 1 to 4 records the collector's line asked for (`set`, each
+            # answered at once)
+            if run % 4 == 3:
+                while unframe(plug.read_lines(1, timeout=5)[0])["ev"] != "checkpoint":
+                    pass
+            else:
+                count = rng.randint(1, 4)
+                for n in range(count):
+                    plug.write(with_crc(f"set table={run}x{n}") + "\n")
+                plug.read_lines(count, timeout=5)
             process.send_signal(signal.SIGKILL)
             process.wait(timeout=10)
         process = spawn(tmp_path, env)
@@ -92,4 +101,4 @@ def test_killed_at_random_points_the_clock_comes_back_exact(tmp_path):
     assert len(recovered) == KILLS and all(r["reason"] == "restart" for r in recovered)
     assert sum(r["ev"] == "new_game" for r in records) == 1  # one game, taken up again each time
     assert check_exact(records) >= KILLS + 5
-    assert {r["ev"] for r in records} >= {"start", "switch", "pause", "resume", "checkpoint"}
+    assert {r["ev"] for r in records} >= {"start", "switch", "pause", "resume", "checkpoint", "set"}
