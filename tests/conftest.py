@@ -169,7 +169,7 @@ BROKER_USERS = {
 def started(make, tries=3):
     """`make()` started: a broker on a port `free_port()` found free, which another test (another
     xdist worker) may take before mosquitto binds it; then it is tried again on another port."""
-    from tileclock.director.follow.broker import BrokerError
+    from tileclock.director.hall.broker import BrokerError
 
     for attempt in range(tries):
         local = make()
