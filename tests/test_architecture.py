@@ -234,8 +234,10 @@ def reads_a_command_line(path):
         elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr":
             if node.args and getattr(node.args[0], "id", None) == "args":
                 found.append(f"line {node.lineno}: getattr(args, ...)")
-    found += [f"line {call.lineno}: a made-up Namespace" for call in calls
-              if getattr(call.func, "id", getattr(call.func, "attr", None)) in ("Namespace", "SimpleNamespace")]  # fmt: skip
+    made_up = ("Namespace", "SimpleNamespace")
+    for call in calls:
+        if getattr(call.func, "id", getattr(call.func, "attr", None)) in made_up:
+            found.append(f"line {call.lineno}: a made-up Namespace")
     return found
 
 
