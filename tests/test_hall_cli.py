@@ -172,8 +172,8 @@ def test_the_hall_is_opened_with_its_players_and_score_links_wired_in(tmp_path):
     port = closed.getsockname()[1]
     closed.close()  # no broker: the feed keeps trying in the background, as the hall does
     pairings = HallPairings(tsh=TSH_FILES)
-    hall = open_hall("127.0.0.1", port, None, str(tmp_path / "with"), "127.0.0.1:0", pairings=pairings,
-                     phone="http://192.168.4.2:8080")  # fmt: skip
+    out, web = str(tmp_path / "with"), "127.0.0.1:0"
+    hall = open_hall("127.0.0.1", port, None, out, web, pairings=pairings, phone="http://192.168.4.2:8080")
     try:
         assert hall.feed.players is not None and hall.page.pairings is pairings
         assert hall.page.links is hall.links and hall.links.base == "HTTP://192.168.4.2:8080"
