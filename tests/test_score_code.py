@@ -16,6 +16,7 @@ from tileclock.device.screen.text import Panel
 from tileclock.wire.protocol import CommandError, parse_command, with_crc
 
 BASE, TOKEN = "HTTP://192.168.1.20:8080/S/12", "7Q4K2M9X"
+TOKEN_B = "3R5T6Y8U"
 #: a game played and ended by the two-step end; its `new_game` is seq 1 (the boot is 0)
 GAME = """\
 0 press B
@@ -70,6 +71,18 @@ def test_a_press_on_the_ended_game_shows_that_sides_code_and_a_phone_reads_its_e
     assert again == Image.open(tmp_path / "t000030000-A.png").tobytes()
 
 
+def test_each_panel_shows_its_own_sides_link_and_never_the_others(sim, tmp_path):
+    """Issue 37: one token for both sides let the phone that read A's panel open B's form. The hall
+    now sends a token a side; A's panel shows A's link alone, B's panel B's."""
+    script = GAME + f"30 send code 1 {BASE} {TOKEN} {TOKEN_B}\n40 press A\n50 press B\n60 until\n"
+    records = sim(script, "--frames", str(tmp_path))
+    assert not events(records, "error")
+    assert scanned(tmp_path / "t000040005-A.png") == f"{BASE}/A/{TOKEN}"
+    assert scanned(tmp_path / "t000050005-B.png") == f"{BASE}/B/{TOKEN_B}"
+    shown = {scanned(tmp_path / name) for name in os.listdir(tmp_path) if name.endswith(".png")}
+    assert f"{BASE}/B/{TOKEN}" not in shown and f"{BASE}/A/{TOKEN_B}" not in shown
+
+
 def test_without_a_link_a_press_on_the_ended_game_changes_nothing_on_the_panels(sim, tmp_path):
     sim(GAME + "40 press A\n50 until\n", "--frames", str(tmp_path))
     assert not [name for name in os.listdir(tmp_path) if name.startswith("t00004")]
@@ -110,20 +123,23 @@ def test_a_code_command_is_held_to_its_shape(line):
 def test_a_code_command_needs_its_crc_and_gives_the_game_the_base_and_the_token():
     with pytest.raises(CommandError, match="CRC"):
         parse_command(f"code 1 {BASE} {TOKEN}".encode("ascii"))
+    command = parse_command(with_crc(f"code 12 {BASE} {TOKEN} {TOKEN_B}").encode("ascii"))
+    assert (command.name, command.args) == ("code", (12, BASE, (TOKEN, TOKEN_B)))
+    # a hall from before each side had its own token: its one token on both panels, as before
     command = parse_command(with_crc(f"code 12 {BASE} {TOKEN}").encode("ascii"))
-    assert (command.name, command.args) == ("code", (12, BASE, TOKEN))
+    assert (command.name, command.args) == ("code", (12, BASE, (TOKEN, TOKEN)))
 
 
 def test_the_longest_link_taken_still_fits_a_version_3_code_that_scans(tmp_path):
     base = f"HTTP://{'H' * 38}/S/{'T' * 7}"
     token = "K" * 16
-    line = f"code 1 {base} {token}"
+    line = f"code 1 {base} {'J' * 16} {token}"
     assert len(with_crc(line)) <= 120
-    _, base_, token_ = parse_command(with_crc(line).encode("ascii")).args
-    assert len(code_matrix(f"{base_}/A/{token_}")) == 29  # version 3: 58 of the panel's 64 rows
+    _, base_, tokens_ = parse_command(with_crc(line).encode("ascii")).args
+    assert len(code_matrix(f"{base_}/A/{tokens_[0]}")) == 29  # version 3: 58 of the panel's 64 rows
 
     class View:
-        score_link = (base_, token_)
+        score_link = (base_, tokens_)
 
     path = tmp_path / "longest.png"
     draw_code(View(), Panel(faces="B")).save(path)

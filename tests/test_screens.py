@@ -108,7 +108,7 @@ def scenes():
     school_call.advance(45 * 60 * S)
     yield "call_round", school_call.view(45 * 60 * S)
     # the hall's score link held (the final screen says how to show it), then shown as a QR code
-    link = ("HTTP://192.168.1.20:8080/S/12", "7Q4K2M9X")
+    link = ("HTTP://192.168.1.20:8080/S/12", ("7Q4K2M9X", "7Q4K2M9X"))  # (base, (token A, token B))
     yield "score_link", replace(round_.view(50 * 60 * S + S), score_link=link)
     yield "score_code", replace(round_.view(50 * 60 * S + S), score_link=link, code=("A", "B"))
 

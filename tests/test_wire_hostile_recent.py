@@ -72,7 +72,7 @@ TOKEN = "ABCD2345"
         f"code {'9' * 13} {BASE} {TOKEN}",  # a seq of 13 digits
         f"code 12 {BASE}{'/X' * 40} {TOKEN}",  # a link longer than a panel's code holds
         f"code 12 {BASE}{'(' * 30} {TOKEN}",  # nesting where a link has none
-        f"code 12 {BASE} {TOKEN} {TOKEN}",
+        f"code 12 {BASE} {TOKEN} {TOKEN} {TOKEN}",  # a token a side: two at most
         f"code 12 {BASE} {TOKEN} by=director",
     ],
 )

@@ -63,7 +63,8 @@ class View:
     lost_reason: str | None = None
     #: The board's open call to the director: `called` (waiting), `taken` (on the way), else None.
     call: str | None = None
-    #: The hall's score link of this game, as (base, token): side S's is `base/S/token` (the device
+    #: The hall's score links of this game, as (base, (token A, token B)): side S's is
+    #: `base/S/token_S`, its own side's form alone (the device
     #: adds it, never the core: it is not in any record); and the sides whose panel shows it.
     score_link: tuple | None = None
     code: tuple = ()

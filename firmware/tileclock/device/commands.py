@@ -160,11 +160,11 @@ class CommandHandler:
             values = values if wall_ms is None else {**values, "wall_ms": wall_ms}
         return self.publish(self.clock.set_scene(now_ns, **values, by=by, source=source))
 
-    def _code(self, now_ns, game_seq, base, token):
+    def _code(self, now_ns, game_seq, base, tokens):
         this = self.clock.game.seq
         if game_seq != this:  # a link for a game gone by (the players started the next): not shown
             return self._error(now_ns, f"code: for game {game_seq}, not this one ({this})")
-        self.score_code.take(game_seq, base, token)
+        self.score_code.take(game_seq, base, tokens)
         return 0
 
     def _ack(self, now_ns, seq):

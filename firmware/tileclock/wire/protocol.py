@@ -6,8 +6,9 @@ in eight lower-case hex digits. Every line stays valid JSON.
 
 A command is one line of ASCII: `status`, `resend FROM [TO]`, `adjust SIDE DELTA_MS*CRC`,
 `round over*CRC`, `new game*CRC`, `late A|B|both*CRC`, `reopen*CRC`, `set KEY=VALUE ...*CRC`, `call taken|done
-SEQ*CRC`, `ack SEQ*CRC` or `code GAME BASE TOKEN*CRC` (the hall's score link for game GAME, shown
-as a QR code), where CRC is the CRC-32 of the text before `*`. Any command that changes the game
+SEQ*CRC`, `ack SEQ*CRC` or `code GAME BASE TOKEN_A TOKEN_B*CRC` (the hall's score links for game
+GAME, one a side, each shown as a QR code on its own side's panel; `code GAME BASE TOKEN`, one
+token for both, as halls before each side had its own sent it), where CRC is the CRC-32 of the text before `*`. Any command that changes the game
 may also name who sent it, `by=LABEL` (a page session, a tool): the record it makes says so. A command that changes the game (or what the clock
 may delete) must carry its CRC, so line noise can never make one. The answer to `status` is a
 framed line without a `seq`: it is not a record.
@@ -135,7 +136,7 @@ def _checked_body(line, limits=LIMITS):
 class Command:
     """One director's command: `status`, `resend` (first, last), `adjust` (side, delta_ms),
     `round_over`, `new_game`, `late` (player,), `reopen`, `set` (values,: `set_scene`'s keyword arguments),
-    `call` (seq, answer), `ack` (seq,) or `code` (game seq, base, token); `by`, who sent it (a
+    `call` (seq, answer), `ack` (seq,) or `code` (game seq, base, (token A, token B)); `by`, who sent it (a
     label), if the line said."""
 
     name: str
@@ -217,13 +218,15 @@ def _command(name, args, checked):
             Command("call", (int(args[1]), answer)), checked, "call answers a call", "call taken 57"
         )
     if name == "code":
-        return _checked(_code(args), checked, "code gives the players a link", "code 12 HTTP://H/S/3 TOKEN")
+        return _checked(
+            _code(args), checked, "code gives the players a link", "code 12 HTTP://H/S/3 TOKENA TOKENB"
+        )
     if name == "set":
         values = _set_values(args)
         return _checked(Command("set", (values,)), checked, "set changes the game", "set round=3")
     raise CommandError(
         f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS, round over, "
-        "new game, late A|B|both, reopen, set KEY=VALUE..., call taken|done SEQ, ack SEQ, code GAME BASE TOKEN)"
+        "new game, late A|B|both, reopen, set KEY=VALUE..., call taken|done SEQ, ack SEQ, code GAME BASE TOKEN_A TOKEN_B)"
     )
 
 
@@ -235,17 +238,19 @@ def _checked(command, checked, what, example):
 
 
 def _code(args):
-    """`code GAME BASE TOKEN`'s arguments: the game's seq, and a link the panels can show; the link
-    of side S is `BASE/S/TOKEN`. CommandError says what is wrong."""
-    usage = "usage: code GAME_SEQ HTTP://HOST:PORT/S/TABLE TOKEN (upper case)"
-    if len(args) != 3 or not args[0].isdigit() or len(args[0]) > 12:
+    """`code GAME BASE TOKEN_A TOKEN_B`'s arguments: the game's seq, and the links the panels can
+    show, as (game, base, (token A, token B)); the link of side S is `BASE/S/TOKEN_S`. The older
+    `code GAME BASE TOKEN` (one token for both sides) is taken as that token twice. CommandError
+    says what is wrong."""
+    usage = "usage: code GAME_SEQ HTTP://HOST:PORT/S/TABLE TOKEN_A TOKEN_B (upper case)"
+    if len(args) not in (3, 4) or not args[0].isdigit() or len(args[0]) > 12:
         raise CommandError(usage)
-    game, base, token = int(args[0]), args[1], args[2]
-    if not _CODE_BASE.fullmatch(base) or not _CODE_TOKEN.fullmatch(token):
+    game, base, tokens = int(args[0]), args[1], tuple(args[2:])
+    if not _CODE_BASE.fullmatch(base) or not all(_CODE_TOKEN.fullmatch(token) for token in tokens):
         raise CommandError(usage)
-    if len(base) + len("/A/") + len(token) > MAX_LINK:
+    if len(base) + len("/A/") + max(map(len, tokens)) > MAX_LINK:
         raise CommandError(f"code: the link is longer than a panel's QR code holds ({MAX_LINK} characters)")
-    return Command("code", (game, base, token))
+    return Command("code", (game, base, tokens * 2 if len(tokens) == 1 else tokens))
 
 
 def _set_values(args):

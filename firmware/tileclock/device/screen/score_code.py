@@ -1,7 +1,9 @@
 """The hall's score link of the game, held on the clock, and which panels show it as a QR code.
 
-The hall sends `code GAME BASE TOKEN` (wire/protocol.py) once the game has ended: the link of side
-S is `BASE/S/TOKEN`, and it opens the hall page's score form for this table's game on a phone. The
+The hall sends `code GAME BASE TOKEN_A TOKEN_B` (wire/protocol.py) once the game has ended: the
+link of side S is `BASE/S/TOKEN_S`, and it opens the hall page's score form of this table's game
+for side S alone on a phone; each panel shows its own side's link (a phone that reads A's panel
+cannot enter as B). The
 link is kept here, in memory only: it is never journaled nor sent back in a record, so the
 token stays between the hall and this clock's panels (a spectator reading the records cannot
 enter a score). It is for the one game it names, and goes with that game's end (a new game, a
@@ -22,15 +24,17 @@ class ScoreCode:
 
     def __init__(self):
         self.game = None  # the seq of the game the link is for
-        self.link = None  # (base, token)
+        self.link = None  # (base, (token A, token B))
         self.shown = set()
         self.changed = False  # a link taken since the panels were last drawn
 
-    def take(self, game_seq, base, token):
-        """Hold the link the hall sent for game `game_seq` (the caller has checked it is this one)."""
-        if (game_seq, (base, token)) != (self.game, self.link):
+    def take(self, game_seq, base, tokens):
+        """Hold the links the hall sent for game `game_seq` (`tokens`: side A's and side B's; the
+        caller has checked it is this game)."""
+        link = (base, tuple(tokens))
+        if (game_seq, link) != (self.game, self.link):
             self.shown.clear()  # a new link: each panel shows the final screen first again
-        self.game, self.link = game_seq, (base, token)
+        self.game, self.link = game_seq, link
         self.changed = True
 
     def note(self, record):

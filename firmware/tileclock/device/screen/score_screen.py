@@ -1,4 +1,5 @@
-"""The score code screen: the hall's score link of this side as a QR code, on a 128x64 panel.
+"""The score code screen: the hall's score link of this side (its own token) as a QR code, on a
+128x64 panel.
 
 segno makes the code (pure Python, no other dependency: the clock needs only its matrix). The link
 is upper case, every character in QR's alphanumeric mode (wire/protocol.py checks it), so it fits
@@ -11,6 +12,7 @@ above and below it (tests/test_score_code.py decodes the frame, set in the dark 
 import segno
 from PIL import Image
 
+from ...wire.records import SIDES
 from .text import SMALL, draw_text
 
 #: pixels a module
@@ -25,8 +27,8 @@ def score_link(view, side):
     """The link of `side`'s score form, as the panel shows it, or None without one."""
     if view.score_link is None:
         return None
-    base, token = view.score_link
-    return f"{base}/{side}/{token}"
+    base, tokens = view.score_link
+    return f"{base}/{side}/{tokens[SIDES.index(side)]}"  # this side's own token: its form alone
 
 
 def code_matrix(link):
