@@ -3,6 +3,7 @@ the hall's page served and asked over HTTP."""
 
 import http.client
 import json
+import os
 import threading
 import time
 from contextlib import contextmanager
@@ -190,3 +191,28 @@ class Spectator:
     def close(self):
         self.client.disconnect()
         self.client.loop_stop()
+
+
+def game_ended(folder, round_number, table, board=None):
+    """Write in `folder` (a hall's records folder) the `results.csv` row of a game that ended at
+    `table` in `round_number`, as the hall writes one at a game's `end`: the score book then takes
+    the phones' entries for it (`score_links.not_ended`)."""
+    import csv as csv_
+
+    from tileclock.director.records.history import CSV_FIELDS
+
+    path = os.path.join(str(folder), "results.csv")
+    new = not os.path.exists(path)
+    with open(path, "a", newline="", encoding="utf-8") as file:
+        writer = csv_.DictWriter(file, fieldnames=CSV_FIELDS, restval="")
+        if new:
+            writer.writeheader()
+        writer.writerow(
+            {
+                "board": board or table,
+                "clock": "c1",
+                "end_reason": "stop_hold",
+                "round": round_number,
+                "table": table,
+            }
+        )

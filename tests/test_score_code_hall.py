@@ -37,7 +37,9 @@ def test_an_ended_games_link_goes_to_its_clock_and_its_code_opens_that_sides_for
         clocks.end_game("c1")
         settle(feed, clocks, "the game's end")
         (command,) = [text for text in sent if text]
-        token = command.rsplit(" ", 1)[1]
+        tokens = dict(zip("AB", command.split()[-2:], strict=True))  # a token a side
+        token = tokens["A"]
+        assert tokens["A"] != tokens["B"]
 
         def taken():
             clocks.pump()
@@ -60,7 +62,7 @@ def test_an_ended_games_link_goes_to_its_clock_and_its_code_opens_that_sides_for
         game = json.loads(body)
         assert (status, game["round"], game["table"], game["side"]) == (200, 3, "12", "A")
         # a later `end` (a correction after the game) keeps the same link
-        assert book.token_for(3, "12") == token
+        assert book.tokens_for(3, "12") == tokens
     finally:
         page.close()
         feed.close()

@@ -15,7 +15,7 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from hall_helpers import hall_page, page_json, page_post
+from hall_helpers import game_ended, hall_page, page_json, page_post
 from test_hall_page_guard import Feed
 from tileclock.cli import main
 from tileclock.director.event.entries import (
@@ -46,17 +46,17 @@ def book(tmp_path):
 
 
 def test_a_token_is_for_one_tables_game_and_ends_with_the_round(book):
-    token = book.issue(3, "12")
+    token = book.issue(3, "12", "A")
     assert len(token) == TOKEN_LENGTH and set(token) <= set(TOKEN_ALPHABET)
-    assert book.game_of("12", token) == 3 and book.game_of("12", token.lower()) == 3
+    assert book.grant_of("12", "A", token).round == 3 and book.grant_of("12", "a", token.lower()).round == 3
     with pytest.raises(EntryRefused, match="not \\(or no longer\\) valid for this table"):
-        book.game_of("11", token)
-    again = book.issue(3, "12")  # a new game at the table: the old token stops working
+        book.grant_of("11", "A", token)
+    again = book.issue(3, "12", "A")  # a new game at the table: the old token stops working
     with pytest.raises(EntryRefused):
-        book.game_of("12", token)
+        book.grant_of("12", "A", token)
     book.lock_round(3)
     with pytest.raises(EntryRefused, match="round 3 is locked"):
-        book.game_of("12", again)
+        book.grant_of("12", "A", again)
 
 
 def test_entries_are_kept_with_who_and_when_and_agree_or_are_flagged(book):
@@ -108,23 +108,26 @@ def test_a_line_a_power_cut_left_short_is_no_entry_for_the_hall_nor_for_tilecloc
 
 @pytest.fixture
 def hall(book):
-    with hall_page(Feed(), scores=book) as server:
+    feed = Feed()
+    for table in "1234567":  # the round's games have ended: the phones' entries are taken
+        game_ended(feed.store.outdir, 3, table)
+    with hall_page(feed, scores=book) as server:
         yield server, book
 
 
 def test_a_phone_enters_with_its_token_and_nothing_else_gets_in(hall):
     server, book = hall
-    token = book.issue(3, "5")
+    token = book.issue(3, "5", "A")
     assert page_post(server, f"/api/score/5/A/{token}", "score_a=366&score_b=372")[0] == 200
     status, text = page_post(server, "/api/score/5/A/AAAAAAAA", "score_a=1&score_b=2")
-    assert status == 400 and "not (or no longer) valid" in text
+    assert status == 403 and "not (or no longer) valid" in text
     status, text = page_post(server, f"/api/score/4/A/{token}", "score_a=1&score_b=2")
-    assert status == 400 and "not (or no longer) valid" in text
-    assert page_post(server, f"/api/score/5/B/{token}", "score_a=366&score_b=372", own=False)[0] == 403
+    assert status == 403 and "not (or no longer) valid" in text
+    assert page_post(server, f"/api/score/5/A/{token}", "score_a=366&score_b=372", own=False)[0] == 403
     assert page_post(server, "/api/scores/5", "round=3&score_a=1&score_b=2", own=False)[0] == 403
     assert page_post(server, "/api/round/lock", "round=3")[0] == 200
-    status, text = page_post(server, f"/api/score/5/B/{token}", "score_a=366&score_b=372")
-    assert status == 400 and "round 3 is locked" in text
+    status, text = page_post(server, f"/api/score/5/A/{token}", "score_a=366&score_b=372")
+    assert status == 403 and "round 3 is locked" in text
     status, text = page_post(server, "/api/scores/5", "round=3&score_a=366&score_b=372")
     assert status == 400 and "round 3 is locked" in text
     (table,) = book.state(3)["tables"]
@@ -145,7 +148,7 @@ def test_a_phone_enters_with_its_token_and_nothing_else_gets_in(hall):
 
 def test_no_entry_and_no_lock_without_its_line_on_the_audit_trail(hall):
     server, book = hall
-    token = book.issue(3, "5")
+    token = book.issue(3, "5", "A")
     os.mkdir(os.path.join(server.feed.store.outdir, "audit.log"))  # the trail cannot be written
     for path, form in ((f"/api/score/5/A/{token}", "score_a=366&score_b=372"),
                        ("/api/scores/5", "round=3&score_a=366&score_b=372")):  # fmt: skip  # a phone's and the director's, one a line
@@ -162,9 +165,10 @@ def test_the_directors_page_makes_a_tables_phone_links(hall):
     assert status == 200
     links = json.loads(text)
     assert re.fullmatch(rf"HTTP://127\.0\.0\.1:{server.port}/S/7/A/[{TOKEN_ALPHABET}]{{8}}", links["A"])
-    token = links["A"].rsplit("/", 1)[1]
-    assert links["B"] == links["A"][: -len(token) - 2] + "B/" + token
-    game = page_json(server, f"/api/score/7/B/{token}")
+    assert re.fullmatch(rf"HTTP://127\.0\.0\.1:{server.port}/S/7/B/[{TOKEN_ALPHABET}]{{8}}", links["B"])
+    tokens = {side: links[side].rsplit("/", 1)[1] for side in "AB"}
+    assert tokens["A"] != tokens["B"]  # a token a side
+    game = page_json(server, f"/api/score/7/B/{tokens['B']}")
     assert (game["round"], game["table"], game["side"]) == (3, "7", "B")
     assert game["penalties"] == [
         "No game from this table's clock has reached the hall yet: the director applies its penalties."
@@ -178,12 +182,12 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touc
 def test_phones_and_the_director_enter_a_round_and_tsh_gets_its_lines(hall, browser, tmp_path):
     server, book = hall
     base = server.address.rstrip("/")
-    tokens = {table: book.issue(3, table) for table in ("1", "2", "3")}
+    tokens = {table: book.tokens_for(3, table) for table in ("1", "2", "3")}
 
     def phone(table, side, a, b):
         context = browser.new_context(**PHONE)
         page = context.new_page()
-        page.goto(f"{base}/S/{table}/{side}/{tokens[table]}")  # as the QR code spells it: upper case
+        page.goto(f"{base}/S/{table}/{side}/{tokens[table][side]}")  # as the QR code spells it: upper case
         page.locator("#title").filter(has_text=f"Table {table}, round 3").wait_for()
         assert "as written on the slip" in page.inner_text("body")
         page.fill("#score_a", str(a))
@@ -225,13 +229,21 @@ def test_phones_and_the_director_enter_a_round_and_tsh_gets_its_lines(hall, brow
     asked = []
     page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
     page.locator("form[data-table='1'] button.links").click()
-    assert "The old links stop working" in asked[0] and book.token_for(3, "1") == tokens["1"]
+    assert "The old links stop working" in asked[0] and book.tokens_for(3, "1") == tokens["1"]
     page.once("dialog", lambda dialog: dialog.accept())
     page.locator("form[data-table='1'] button.links").click()
     shown = page.locator("form[data-table='1'] .phone-links")
     shown.filter(has_text="No clock shows a code").wait_for()  # this hall has no --phone-url
-    token = book.token_for(3, "1")
-    assert token != tokens["1"] and f"A: {base.upper()}/S/1/A/{token}" in shown.inner_text()
+    token = book.token_for(3, "1", "A")
+    assert token != tokens["1"]["A"] and f"A: {base.upper()}/S/1/A/{token}" in shown.inner_text()
+    assert book.token_for(3, "1", "B") != tokens["1"]["B"]  # the button makes both sides' anew
+    # New link B for table 2 (B's phone leaked its code): B's link anew, A's still works
+    asked.clear()
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+    page.locator("form[data-table='2'] button.link-B").click()
+    page.locator("form[data-table='2'] .phone-links").filter(has_text="No clock shows a code").wait_for()
+    assert "Side B's old link stops working (the other side's still works)" in asked[0]
+    assert book.token_for(3, "2", "A") == tokens["2"]["A"] and book.token_for(3, "2", "B") != tokens["2"]["B"]
     page.click("#lock")
     page.locator("#state").filter(has_text="Round 3 is locked").wait_for()
     assert page.locator("form[data-table='1'] button.enter").is_disabled()
@@ -241,7 +253,9 @@ def test_phones_and_the_director_enter_a_round_and_tsh_gets_its_lines(hall, brow
     directors = [
         (e["action"], e["by"]) for e in read(server.feed.store.outdir) if not e["by"].startswith("phone")
     ]
-    assert directors == [("score", session), ("score", session), ("link", session), ("lock", session)]
+    assert directors == [
+        ("score", session), ("score", session), ("link", session), ("link", session), ("lock", session)
+    ]  # fmt: skip  # in the order made
     assert re.fullmatch(r"page-[0-9a-f]{8}", session)
 
     # the round's entries give the lines for TSH
@@ -269,7 +283,7 @@ def test_a_score_or_seat_not_in_ascii_digits_is_refused_before_the_trail_and_the
     """It used to write the CSV row and then fail (a 500, an audit line with no outcome, and an
     entry the book then reads as unreadable)."""
     server, book = hall
-    token = book.issue(3, "5")
+    token = book.issue(3, "5", "A")
     status, text = page_post(server, f"/api/score/5/A/{token}", form)
     assert status == 400 and ("score" in text or "seat_a" in text), text
     assert not os.path.exists(book._path(3, "entries")) and book.state(3)["tables"] == []
@@ -286,7 +300,7 @@ def test_an_entry_the_book_cannot_make_is_answered_503_and_its_line_gets_its_out
     hall, monkeypatch, fault
 ):
     server, book = hall
-    token = book.issue(3, "5")
+    token = book.issue(3, "5", "A")
 
     def broken(*_args):
         raise fault

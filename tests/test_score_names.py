@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hall_helpers import hall_page, page_json
+from hall_helpers import game_ended, hall_page, page_json
 from test_hall_page_guard import Feed
 from tileclock.cli import main
 from tileclock.clock.history import last_game
@@ -46,12 +46,12 @@ def named(sim, tmp_path):
 
 def test_the_form_names_both_players_each_at_the_side_they_sat(named):
     server, book = named
-    token = book.issue(3, "1")
+    token = book.issue(3, "1", "A")
     form = page_json(server, f"/api/score/1/A/{token}")
     assert form["players"] == {"A": DAN, "B": ANN}
     assert form["names"] == [ANN, DAN]
     # a table whose clock has not run: both names, and why the sides are not known
-    other = page_json(server, f"/api/score/2/B/{book.issue(3, '2')}")
+    other = page_json(server, f"/api/score/2/B/{book.issue(3, '2', 'B')}")
     assert other["names"] == ["Fox, Fay (#6, A)", "Brown, Bob (#2, A)"] and "players" not in other
     assert "no clock has run" in other["sides"]
 
@@ -88,7 +88,7 @@ def test_a_phone_sees_the_players_names_on_its_form(named, browser):
     server, book = named
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page = context.new_page()
-    page.goto(f"{server.address.rstrip('/')}/S/1/A/{book.issue(3, '1')}")
+    page.goto(f"{server.address.rstrip('/')}/S/1/A/{book.issue(3, '1', 'A')}")
     page.locator("#label_a").filter(has_text="Diaz").wait_for()
     assert page.inner_text("#label_a") == f"{DAN} (side A)'s score (yours)"
     assert page.inner_text("#label_b") == f"{ANN} (side B)'s score"
@@ -97,13 +97,14 @@ def test_a_phone_sees_the_players_names_on_its_form(named, browser):
 
 def test_where_the_sides_are_not_known_the_phone_says_who_sat_at_a(named, browser):
     server, book = named
-    token = book.issue(3, "2")
+    token = book.issue(3, "2", "A")
+    game_ended(server.feed.store.outdir, 3, "2")  # the entry below is taken once the game has ended
     assert page_json(server, f"/api/score/2/A/{token}")["seats"] == [
         {"number": 6, "name": "Fox, Fay (#6, A)"},
         {"number": 2, "name": "Brown, Bob (#2, A)"},
     ]
     assert "seats" not in page_json(
-        server, f"/api/score/1/A/{book.issue(3, '1')}"
+        server, f"/api/score/1/A/{book.issue(3, '1', 'A')}"
     )  # table 1's sides are known
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page = context.new_page()

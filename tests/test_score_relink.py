@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import tap
-from hall_helpers import page_post, page_request, wait_for
+from hall_helpers import game_ended, page_post, page_request, wait_for
 from test_hall import Clocks, director, kill_director, settle
 from test_score_code import scanned
 from tileclock.clock.timecode import NS_PER_S
@@ -52,7 +52,8 @@ class Hall:
 
 
 def _ended_game(broker, tmp_path, hall):
-    """Clock c1 at table 12 of round 3 plays and ends its game; the hall sends it its link."""
+    """Clock c1 at table 12 of round 3 plays and ends its game; the hall sends it its links (their
+    tokens: {side: token})."""
     clocks = Clocks(broker, tmp_path, ids=("c1",))
     clocks.sims["c1"].send(with_crc("set round=3 table=12"), 1 * S)  # the page's Start round
     clocks.t["c1"] = 1
@@ -60,16 +61,16 @@ def _ended_game(broker, tmp_path, hall):
     clocks.end_game("c1")
     settle(hall.feed, clocks, "the game's end")
     (command,) = [text for text in hall.sent if text]
-    return clocks, command.rsplit(" ", 1)[1]
+    return clocks, dict(zip("AB", command.split()[-2:], strict=True))
 
 
 @pytest.fixture
 def ended(broker, tmp_path):
     """The hall, and clock c1 whose game at table 12 of round 3 ended and was sent its link:
-    `.hall`, `.clocks`, `.token`. A test may replace `.hall` (a restart): the one left is closed."""
+    `.hall`, `.clocks`, `.tokens` ({side: token}). A test may replace `.hall` (a restart): the one left is closed."""
     board = SimpleNamespace(hall=Hall(broker, tmp_path), clocks=None)
     try:
-        board.clocks, board.token = _ended_game(broker, tmp_path, board.hall)
+        board.clocks, board.tokens = _ended_game(broker, tmp_path, board.hall)
         yield board
     finally:
         board.hall.close()
@@ -77,54 +78,64 @@ def ended(broker, tmp_path):
             board.clocks.close()
 
 
-def _shown(clocks, tmp_path, token):
-    """The link panel A shows once the clock holds `token` and the player at A presses A."""
+def _shown(clocks, tmp_path, tokens, side="A"):
+    """The link panel `side` shows once the clock holds `tokens` ({side: token}) and the player
+    at `side` presses their button (a second press turns the panel back: one press a test)."""
     sim = clocks.sims["c1"]
 
     def holds():
         clocks.pump()
-        return (sim.daemon.commands.score_code.link or (None, None))[1] == token
+        return (sim.daemon.commands.score_code.link or (None, None))[1] == (tokens["A"], tokens["B"])
 
-    wait_for(holds, what=f"the clock to hold the link {token}")
-    tap(sim, "A", clocks.t["c1"] + 2)
+    wait_for(holds, what=f"the clock to hold the links {tokens}")
+    tap(sim, side, clocks.t["c1"] + 2)
     clocks.t["c1"] += 3
-    sim.daemon.frames["A"].save(tmp_path / "panel-A.png")
-    return scanned(tmp_path / "panel-A.png")
+    sim.daemon.frames[side].save(tmp_path / f"panel-{side}.png")
+    return scanned(tmp_path / f"panel-{side}.png")
 
 
 def test_new_phone_links_go_to_the_tables_clock_and_the_old_ones_stop(ended, tmp_path):
-    hall, clocks, first = ended.hall, ended.clocks, ended.token
+    hall, clocks, firsts = ended.hall, ended.clocks, ended.tokens
+    first = firsts["A"]
     base = f"HTTP://127.0.0.1:{hall.page.port}/S/12"
-    assert _shown(clocks, tmp_path, first) == f"{base}/A/{first}"
+    assert _shown(clocks, tmp_path, firsts) == f"{base}/A/{first}"
 
     # the director asks the Scores page for new links for table 12 (a phone leaked the old one)
     status, text = hall.request("POST", "/api/scores/12/link", "round=3")
     assert status == 200
     made = json.loads(text)
-    token = made["A"].rsplit("/", 1)[1]
-    assert token != first and made == {
-        "A": f"{base}/A/{token}",
-        "B": f"{base}/B/{token}",
-        "told": made["told"],
-    }
+    tokens = {side: made[side].rsplit("/", 1)[1] for side in "AB"}
+    token = tokens["A"]
+    assert (
+        token != first
+        and tokens["B"] != firsts["B"]
+        and made
+        == {
+            "A": f"{base}/A/{token}",
+            "B": f"{base}/B/{tokens['B']}",
+            "new": ["A", "B"],
+            "told": made["told"],
+        }
+    )
     assert made["told"].startswith("Sent to c1: ") and "the old links no longer work" in made["told"]
     # the clock shows the new link: what the director reads out and the QR code agree
-    assert _shown(clocks, tmp_path, token) == made["A"]
-    assert hall.request("GET", f"/api/score/12/B/{first}")[0] == 403
+    assert _shown(clocks, tmp_path, tokens) == made["A"]
+    assert hall.request("GET", f"/api/score/12/A/{first}")[0] == 403
     status, text = hall.request("POST", f"/api/score/12/A/{first}", "score_a=400&score_b=380")
-    assert status == 400 and "no longer" in text
+    assert status == 403 and "no longer" in text
     status, text = hall.request("POST", f"/api/score/12/A/{token}", "score_a=400&score_b=380")
     assert status == 200 and json.loads(text)["status"] == "waiting"
     # audited as every director's command, with the page session; the token is nowhere on it
     (line,) = [entry for entry in read(str(tmp_path / "records")) if entry["action"] == "link"]
     game = hall.feed.store.log_of("c1").game.seq
     assert (line["clock"], line["table"], line["round"], line["changed"]) == (
-        "c1", "12", 3, {"table": "12", "round": 3}
+        "c1", "12", 3, {"table": "12", "round": 3, "sides": "AB"}
     )  # fmt: skip  # one comparison
-    assert line["command"] == f"code {game} {base} ********" and line["by"] == "page"
-    assert token not in (tmp_path / "records" / "audit.log").read_text()
-    # a later `end` of the game (a correction after it) keeps the new link
-    assert hall.book.token_for(3, "12") == token
+    assert line["command"] == f"code {game} {base} ******** ********" and line["by"] == "page"
+    trail = (tmp_path / "records" / "audit.log").read_text()
+    assert token not in trail and tokens["B"] not in trail
+    # a later `end` of the game (a correction after it) keeps the new links
+    assert hall.book.tokens_for(3, "12") == tokens
 
     # a table whose clock ended no game there: links made, no clock told, said so
     status, text = hall.request("POST", "/api/scores/13/link", "round=3")
@@ -132,7 +143,7 @@ def test_new_phone_links_go_to_the_tables_clock_and_the_old_ones_stop(ended, tmp
 
 
 def test_links_made_before_a_restart_of_the_hall_still_work_after_it(ended, broker, tmp_path):
-    hall, clocks, token = ended.hall, ended.clocks, ended.token
+    hall, clocks, tokens = ended.hall, ended.clocks, ended.tokens
     status, text = hall.request("POST", "/api/scores/5/link", "round=3")  # one read out, no clock
     typed = json.loads(text)["B"].rsplit("/", 1)[1]
     kept = tmp_path / "records" / "scores" / "tokens.json"
@@ -142,25 +153,27 @@ def test_links_made_before_a_restart_of_the_hall_still_work_after_it(ended, brok
 
     hall = ended.hall = Hall(broker, tmp_path, port)  # `tileclock hall` started again: its folder, --web
     assert hall.book.problem is None
-    link = _shown(clocks, tmp_path, token)  # the code the clock has shown all along
+    link = _shown(clocks, tmp_path, tokens)  # the code the clock has shown all along
     path = link.split(f":{hall.page.port}", 1)[1]
     assert hall.request("GET", path)[0] == 200
     status, text = hall.request("GET", path.replace("/S/", "/api/score/", 1))
     assert status == 200 and (json.loads(text)["round"], json.loads(text)["table"]) == (3, "12")
     assert hall.request("POST", path.replace("/S/", "/api/score/", 1), "score_a=400&score_b=380")[0] == 200
+    assert hall.request("POST", f"/api/score/5/B/{typed}", "score_a=311&score_b=402")[0] == 409
+    game_ended(tmp_path / "records", 3, "5")  # table 5's game ended on a clock the hall has on file
     assert hall.request("POST", f"/api/score/5/B/{typed}", "score_a=311&score_b=402")[0] == 200
-    assert hall.book.token_for(3, "12") == token  # a later `end` sends the same link again
+    assert hall.book.tokens_for(3, "12") == tokens  # a later `end` sends the same links again
 
 
 def test_a_clock_restarted_after_its_games_end_is_sent_the_same_link_again(ended, tmp_path):
-    hall, clocks, token = ended.hall, ended.clocks, ended.token
-    link = _shown(clocks, tmp_path, token)
+    hall, clocks, tokens = ended.hall, ended.clocks, ended.tokens
+    link = _shown(clocks, tmp_path, tokens)
     settle(hall.feed, clocks, "every record acknowledged")  # (else the clock sends its end again)
     clocks.sims["c1"].close()  # switched off and on: it starts again on its ended game, no link
     clocks.sims["c1"] = clocks.start("c1")
     assert clocks.sims["c1"].daemon.commands.score_code.link is None
     settle(hall.feed, clocks, "the clock's boot")
-    assert _shown(clocks, tmp_path, token) == link  # the same link, the same token
-    assert hall.book.tokens == {token: (3, "12")}
+    assert _shown(clocks, tmp_path, tokens) == link  # the same links, the same tokens
+    assert hall.book.tokens == {tokens["A"]: (3, "12", "A"), tokens["B"]: (3, "12", "B")}
     errors = [r for r in hall.feed.store.log_of("c1").game.records if r["ev"] == "error"]
     assert errors == []  # no code for a game the clock is not on

@@ -1,9 +1,11 @@
 """The score entries of a round, kept by the hall: who entered what, when, and the round's lock.
 
-Each table's game gets a token the hall makes (`issue`): eight characters of QR's upper-case
-alphanumerics, not guessable (`secrets`), valid for that table's game until the director locks the
-round. A phone at side A or B enters both scores as written on the slip with that token; the
-director enters or corrects any table from the page. Every entry is appended, never rewritten, to
+Each side of a table's game gets a token the hall makes (`issue`): eight characters of QR's
+upper-case alphanumerics, not guessable (`secrets`), valid for that side's form of that table's
+game until the director locks the round, for at most `MAX_ENTRIES` entries. A phone at side A or B
+enters both scores as written on the slip with its own side's token (one side's token never opens
+the other's form, so one player alone never makes a table agreed); the director enters or
+corrects any table from the page. Every entry is appended, never rewritten, to
 `round-N-entries.csv` in the hall's folder, in the form `tileclock scores --entries` reads:
 `table,score_a,score_b,seat_a,by,at`, so the history of a table is its rows in order. Locking a
 round (`round-N.locked`) ends entry for it: tokens stop working, the page refuses corrections.
@@ -20,7 +22,7 @@ import time
 
 from ...wire.labels import is_count, is_label
 from .pairings import table_key
-from .score_tokens import FILE, MAX_TOKENS, TokensRefused, keep_aside, read_tokens, write_tokens
+from .score_tokens import FILE, MAX_TOKENS, Grant, TokensRefused, keep_aside, read_tokens, write_tokens
 from .scoring import DIRECTOR, Entry, chosen_entry
 
 #: QR's alphanumeric mode holds upper case and digits: the token is made of those (no 0/O, 1/I)
@@ -29,6 +31,9 @@ TOKEN_LENGTH = 8
 #: the scores a slip may carry (TSH's own range, -149 to 1499, is checked when the lines are made)
 LOWEST, HIGHEST = -999, 9999
 FIELDS = ["table", "score_a", "score_b", "seat_a", "by", "at"]
+#: the entries one token may make: a slip corrected a few times, never a flood of the entries file
+MAX_ENTRIES = 8
+SIDES = ("A", "B")
 
 
 class EntryRefused(ValueError):
@@ -63,58 +68,82 @@ class ScoreBook:
         self.tokens_path = os.path.join(folder, FILE)
         #: what was wrong with the tokens file at the start (kept aside), in words, or None
         self.problem = None
+        self.used = {}  # token -> the entries it has made
         try:
-            self.tokens = read_tokens(self.tokens_path)  # token -> (round, table)
+            self.tokens, self.used = read_tokens(self.tokens_path)  # token -> Grant
         except (OSError, TokensRefused) as error:
             self.tokens = {}
             self.problem = keep_aside(self.tokens_path, getattr(error, "strerror", None) or error, clock)
 
-    def issue(self, round_number, table):
-        """A new token for the game at `table` in `round_number` (an earlier one for it stops
-        working), on disk before it is returned; EntryRefused if no link can name that game,
-        OSError if the disk refuses it (then nothing changed)."""
+    def issue(self, round_number, table, side):
+        """A new token for side `side` of the game at `table` in `round_number` (an earlier one
+        for that side stops working; the other side's keeps working), on disk before it is
+        returned; EntryRefused if no link can name that game, OSError if the disk refuses it (then
+        nothing changed)."""
         table = table_key(table)
         if not (isinstance(round_number, int) and 1 <= round_number <= 9999 and is_label(table)):
             raise EntryRefused(
                 f"no link for round {round_number!r}, table {table[:40]!r}: not a round and table"
             )
+        if side not in SIDES:
+            raise EntryRefused(f"no link for side {str(side)[:8]!r}: side A or B")
+        grant = Grant(round_number, table, side)
         token = "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(TOKEN_LENGTH))
         with self.lock:
-            tokens = {t: g for t, g in self.tokens.items() if g != (round_number, table)}
+            tokens = {t: g for t, g in self.tokens.items() if g != grant}
             if len(tokens) >= MAX_TOKENS:  # the locked rounds' tokens work no more: let them go
-                tokens = {t: g for t, g in tokens.items() if not self.locked(g[0])}
+                tokens = {t: g for t, g in tokens.items() if not self.locked(g.round)}
             if len(tokens) >= MAX_TOKENS:
                 raise EntryRefused(f"{MAX_TOKENS} links are open: lock the rounds that are over")
-            tokens[token] = (round_number, table)
-            self._write(tokens)
+            tokens[token] = grant
+            self._write(tokens, self.used)
             self.tokens = tokens
+            self.used = {t: n for t, n in self.used.items() if t in tokens}
         return token
 
-    def token_made(self, round_number, table):
-        """The token already made for the game at `table` in `round_number`, or None."""
-        game = (round_number, table_key(table))
-        return next((token for token, of in self.tokens.items() if of == game), None)
+    def token_made(self, round_number, table, side):
+        """The token already made for side `side` of the game at `table` in `round_number`, or None."""
+        grant = Grant(round_number, table_key(table), side)
+        return next((token for token, of in self.tokens.items() if of == grant), None)
 
-    def token_for(self, round_number, table):
-        """The token of the game at `table` in `round_number`: the one already made, else a new one
-        (a game's end sent again, after a correction, keeps its link)."""
-        return self.token_made(round_number, table) or self.issue(round_number, table)
+    def token_for(self, round_number, table, side):
+        """The token of side `side` of the game at `table` in `round_number`: the one already
+        made, else a new one (a game's end sent again, after a correction, keeps its link)."""
+        return self.token_made(round_number, table, side) or self.issue(round_number, table, side)
 
-    def game_of(self, table, token):
-        """The round of the game `token` opens at `table`, or EntryRefused."""
+    def tokens_for(self, round_number, table):
+        """{side: token} of both sides of the game at `table` in `round_number` (made if need be)."""
+        return {side: self.token_for(round_number, table, side) for side in SIDES}
+
+    def grant_of(self, table, side, token):
+        """The `Grant` of `token` when it opens side `side`'s form at `table`, or EntryRefused: a
+        token opens its own side's form only (side A's code is no key to side B's form)."""
         found = self.tokens.get(str(token).upper())
-        if found is None or found[1].upper() != table_key(table).upper():  # the link is upper case
+        if (
+            found is None
+            or found.table.upper() != table_key(table).upper()  # the link is upper case
+            or found.side != str(side).upper()
+        ):
             raise EntryRefused("this link is not (or no longer) valid for this table: ask the director")
-        if self.locked(found[0]):
-            raise EntryRefused(f"round {found[0]} is locked: ask the director")
-        return found[0]
+        if self.locked(found.round):
+            raise EntryRefused(f"round {found.round} is locked: ask the director")
+        return found
 
-    def table_of(self, token):
-        """The table `token` was made for, as the book keeps it (the link has it in upper case)."""
-        found = self.tokens.get(str(token).upper())  # (a new link may have replaced it meanwhile)
-        if found is None:
-            raise EntryRefused("this link is not (or no longer) valid for this table: ask the director")
-        return found[1]
+    def spend(self, token):
+        """Count one more entry made with `token`, on disk before the entry is made; EntryRefused
+        past `MAX_ENTRIES` (a token cannot fill the entries file), OSError if the disk refuses."""
+        token = str(token).upper()
+        with self.lock:
+            if token not in self.tokens:
+                raise EntryRefused("this link is not (or no longer) valid for this table: ask the director")
+            made = self.used.get(token, 0)
+            if made >= MAX_ENTRIES:
+                raise EntryRefused(
+                    f"this link has made its {MAX_ENTRIES} entries: ask the director to enter or correct it"
+                )
+            used = {**self.used, token: made + 1}
+            self._write(self.tokens, used)  # counted before it is made: a crash never un-counts one
+            self.used = used
 
     def locked(self, round_number):
         return os.path.exists(self._path(round_number, "locked"))
@@ -127,7 +156,7 @@ class ScoreBook:
             with contextlib.suppress(
                 OSError
             ):  # its tokens work no more: they leave the disk when it lets them
-                self._write(self.tokens)
+                self._write(self.tokens, self.used)
 
     def enter(self, round_number, table, score_a, score_b, by, seat_a=None):
         """Append an entry; EntryRefused (in words) when the round is locked or a score is not one."""
@@ -206,11 +235,12 @@ class ScoreBook:
             return f"{name}: line {which} is not an entry: left out (see the file)"
         return f"{name}: lines {which} are not entries: left out (see the file)"
 
-    def _write(self, tokens):
-        """Put `tokens` on disk, but for the locked rounds' (kept in memory only, so a phone still
-        hears that its round is locked rather than that its link is not one)."""
-        locked = {g[0] for g in tokens.values() if self.locked(g[0])}
-        write_tokens(self.tokens_path, {t: g for t, g in tokens.items() if g[0] not in locked})
+    def _write(self, tokens, used):
+        """Put `tokens` (and the entries each made, `used`) on disk, but for the locked rounds'
+        (kept in memory only, so a phone still hears that its round is locked rather than that its
+        link is not one)."""
+        locked = {g.round for g in tokens.values() if self.locked(g.round)}
+        write_tokens(self.tokens_path, {t: g for t, g in tokens.items() if g.round not in locked}, used)
 
     def _path(self, round_number, what):
         ending = "entries.csv" if what == "entries" else "locked"

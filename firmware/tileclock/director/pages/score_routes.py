@@ -6,13 +6,17 @@
     GET  /scores                     the director's page of the round's entries (hall_page/scores.html)
     GET  /api/scores?round=N         every table's entries, who made them and when, agreed or not
     POST /api/scores/TABLE           round, score_a, score_b[, seat_a]: the director's entry or correction
-    POST /api/scores/TABLE/link      round: a new token for the table's game, sent to its clock as
-                                     at the game's end (`new_links`); the two phones' links
+    POST /api/scores/TABLE/link      round[, side]: a new token for one side of the table's game (both
+                                     without `side`), sent to its clock as at the game's end
+                                     (`new_links`); the two phones' links
     POST /api/round/lock             round=N: no entry or correction after this
 
 The link in the QR code is upper case (QR's compact alphanumeric mode), so the form answers to
-`/S/` as well as `/s/`. A phone needs only the token; the director's entries need the page's own
-script (its header and Origin), as every command from the page does.
+`/S/` as well as `/s/`. A phone needs only its side's token, which opens that side's form alone
+(side A's is 403 at B's form), and makes at most `entries.MAX_ENTRIES` entries (429 past them); an
+entry is taken only once the game has ended on the clock, at that table in that round
+(`score_links.not_ended`). The director's entries need the page's own script (its header and
+Origin), as every command from the page does.
 
 Every entry (the director's or a phone's, `by` `phone-TABLE-SIDE`) and every lock is on the audit
 trail before anything changes, and an entry's outcome line follows it (applied, or refused with
@@ -27,7 +31,7 @@ from starlette.routing import Route
 from ...wire.labels import is_count, table_key
 from ...wire.protocol import is_label
 from ..event.entries import EntryRefused, checked
-from ..event.score_links import clocks_at
+from ..event.score_links import clocks_at, not_ended
 from .board_routes import one, unwritten, who
 
 log = logging.getLogger(__name__)
@@ -52,12 +56,11 @@ def score_routes(hall, command_form, file, json_, text):
         if side.upper() not in ("A", "B"):
             return text(404, "not found")
         try:
-            round_number = book.game_of(table, token)
-            table = book.table_of(token)
+            grant = book.grant_of(table, side, token)  # its own side's form, or none
         except EntryRefused as error:
             return text(403, str(error))
-        facts = await asyncio.to_thread(hall.table_facts, table, round_number)
-        return json_({"round": round_number, "table": table, "side": side.upper(), **facts})
+        facts = await asyncio.to_thread(hall.table_facts, grant.table, grant.round)
+        return json_({"round": grant.round, "table": grant.table, "side": grant.side, **facts})
 
     async def phone_entry(request):
         if book is None:
@@ -69,24 +72,37 @@ def score_routes(hall, command_form, file, json_, text):
         if side.upper() not in ("A", "B"):
             return text(404, "not found")
         try:
-            round_number = book.game_of(table, token)
-            table = book.table_of(token)  # `12`, or `a1` where the link says `A1`
+            grant = book.grant_of(table, side, token)  # `12`, or `a1` where the link says `A1`
         except EntryRefused as error:
-            return text(400, str(error))
+            return text(403, str(error))  # another side's token, or none: that form is not its own
+        store = getattr(hall.feed, "store", None)
+        why = await asyncio.to_thread(not_ended, store, grant.round, grant.table)
+        if why is not None:
+            return text(409, why)
         # the phone, named by its table's link (never its token: the trail is no credential file)
-        by = f"phone-{table}-{side.upper()}"
-        by = by if is_label(by) else f"phone-{side.upper()}"
+        by = f"phone-{grant.table}-{grant.side}"
+        by = by if is_label(by) else f"phone-{grant.side}"
         addr = request.client.host if request.client else None
-        return await entered(form, round_number, table, f"phone {side.upper()}", by, addr)
+        return await entered(
+            form, grant.round, grant.table, f"phone {grant.side}", by, addr, spend=lambda: book.spend(token)
+        )
 
-    async def entered(form, round_number, table, who_entered, by, addr):
+    async def entered(form, round_number, table, who_entered, by, addr, spend=None):
         """The entry of `form` at `table`, on the audit trail first (503 and no entry if it cannot
-        be written), then made (its outcome line after it): the table's state, or 400 in words."""
+        be written), then made (its outcome line after it): the table's state, or 400 in words.
+        `spend()`, for a phone's token, counts the entry first (429 past the token's bound)."""
         score_a, score_b, seat_a = one(form, "score_a"), one(form, "score_b"), one(form, "seat_a") or None
         try:
             checked(score_a, score_b, seat_a)  # ASCII digits, before the trail: a row must read back
         except EntryRefused as error:
             return text(400, str(error))
+        if spend is not None:
+            try:
+                await asyncio.to_thread(spend)
+            except EntryRefused as error:
+                return text(429, str(error))
+            except OSError as error:
+                return unwritten(text, error, "not entered")
         scores = {"round": round_number, "table": table, "A": score_a, "B": score_b}
         place = {"table": table, "round": round_number}
         try:
@@ -145,8 +161,12 @@ def score_routes(hall, command_form, file, json_, text):
         table = request.path_params["table"]
         if not is_label(table):
             return text(400, "table: a short label")
+        side = (one(form, "side") or "").upper()
+        if side not in ("", "A", "B"):
+            return text(400, "side: A or B (none: both sides)")
+        sides = (side,) if side else ("A", "B")
         try:
-            made = await asyncio.to_thread(new_links, hall, request, int(number), table_key(table))
+            made = await asyncio.to_thread(new_links, hall, request, int(number), table_key(table), sides)
         except EntryRefused as error:
             return text(400, str(error))
         except OSError as error:  # the audit trail or the tokens file: nothing was sent or changed
@@ -201,35 +221,40 @@ async def _outcome(hall, line, outcome, reason=None):
 HIDDEN = "********"
 
 
-def new_links(hall, request, round_number, table):
-    """New links for the game at `table` in `round_number`, made and sent as the hall sends a game's
-    at its end: a new token (the old one stops working), and `code` with it to each clock whose
-    last game ended there (`score_links.clocks_at`), each on the audit trail (token hidden) before
-    it leaves. The two links and, in words, which clock was told; OSError: nothing was done."""
+def new_links(hall, request, round_number, table, sides=("A", "B")):
+    """New links for `sides` of the game at `table` in `round_number`, made and sent as the hall
+    sends a game's at its end: a new token for each side asked (its old one stops working; the
+    other side's keeps working), and `code` with both sides' tokens to each clock whose last game
+    ended there (`score_links.clocks_at`), each on the audit trail (tokens hidden) before it
+    leaves. The two links and, in words, which clock was told; OSError: nothing was done."""
     links = getattr(hall, "links", None)  # a ScoreLinks where the hall sends codes (--phone-url)
     clocks = [] if links is None else clocks_at(hall.feed.store, round_number, table)
     boards = {board["clock"]: board for board in hall.feed.snapshot()["boards"]}
     by, addr = who(request)
     place = {"table": table, "round": round_number}
-    commands = {clock: links.command(seq, table, HIDDEN) for clock, seq in clocks}
+    changed = {**place, "sides": "".join(sides)}
+    hidden = dict.fromkeys("AB", HIDDEN)
+    commands = {clock: links.command(seq, table, hidden) for clock, seq in clocks}
     for clock, command in commands.items():  # no action without its line, before anything changes
-        hall.audit.record("link", by, addr, command, clock, {**boards.get(clock, {}), **place}, place)
+        hall.audit.record("link", by, addr, command, clock, {**boards.get(clock, {}), **place}, changed)
     if not commands:
-        hall.audit.record("link", by, addr, None, None, place, place)
-    token = hall.scores.issue(round_number, table)
+        hall.audit.record("link", by, addr, None, None, place, changed)
+    for side in sides:
+        hall.scores.issue(round_number, table, side)
+    tokens = hall.scores.tokens_for(round_number, table)  # the side not asked keeps its own
     told = []
     for clock, seq in clocks:
-        command = links.command(seq, table, token)
+        command = links.command(seq, table, tokens)
         if command is not None:
             links.send(command, clock)
             told.append(clock)
     base = links.base if links is not None else f"HTTP://{request.headers.get('host', '')}"
-    made = {side: f"{base}/S/{table}/{side}/{token}".upper() for side in "AB"}
+    made = {side: f"{base}/S/{table}/{side}/{tokens[side]}".upper() for side in "AB"}
     silent = [clock for clock in told if not boards.get(clock, {}).get("online", True)]
-    return {**made, "told": _told(links, table, round_number, told, silent)}
+    return {**made, "new": list(sides), "told": _told(links, table, round_number, told, silent, sides)}
 
 
-def _told(links, table, round_number, told, silent):
+def _told(links, table, round_number, told, silent, sides=("A", "B")):
     """What became of the clocks' codes, for the director, in words."""
     if links is None:
         return "No clock shows a code (the hall has no --phone-url): give the players these links."
@@ -238,7 +263,14 @@ def _told(links, table, round_number, told, silent):
             f"No clock's last game ended at table {table} in round {round_number}: no clock was sent a "
             "code. Any code shown for that game before no longer works: give the players these links."
         )
-    words = f"Sent to {', '.join(told)}: a press of A or B on the ended game shows the new code; the old links no longer work."
+    old = (
+        "the old links no longer work."
+        if len(sides) == 2
+        else (
+            f"side {sides[0]}'s old link no longer works (side {'B' if sides[0] == 'A' else 'A'}'s still does)."
+        )
+    )
+    words = f"Sent to {', '.join(told)}: a press of A or B on the ended game shows the new code; {old}"
     if silent:
         words += f" {', '.join(silent)} is SILENT: it may not get it: give the players these links."
     return words
