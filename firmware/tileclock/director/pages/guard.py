@@ -39,10 +39,11 @@ def own_hosts(bind_host=None):
 
 
 def origin_ok(headers):
-    """Whether a command comes from this page itself: its Origin is exactly `http://` + its Host
-    (the Host already checked against the allowed names). No Origin, no command."""
+    """Whether a command comes from this page itself: its Origin is exactly `http://` or `https://`
+    + its Host (the Host already checked against the allowed names). No Origin, no command."""
     origin, host = headers.get("origin"), headers.get("host")
-    return bool(origin and host) and origin.lower() == f"http://{host}".lower()
+    # https: a phone that reaches the page through the director's TLS proxy (`--phone-url https://`)
+    return bool(origin and host) and origin.lower() in (f"http://{host}".lower(), f"https://{host}".lower())
 
 
 class TimedH11(H11Protocol):
