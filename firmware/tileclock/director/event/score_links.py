@@ -30,10 +30,13 @@ _QR_SAFE = re.compile(r"[0-9A-Z.:/$%+-]+")
 
 
 def phone_base(url):
-    """`url` (`http://HOST:PORT`) as the links' start, upper case; ValueError if a code cannot hold it."""
+    """`url` (`http://HOST:PORT`, or `https://` behind a TLS proxy) as the links' start, upper
+    case; ValueError if a code cannot hold it."""
     base = str(url).strip().rstrip("/").upper()
     if not re.fullmatch(r"HTTPS?://[0-9A-Z.:-]{1,40}", base):
-        raise ValueError(f"--phone-url {url}: http://HOST:PORT, the address phones reach the page by")
+        raise ValueError(
+            f"--phone-url {url}: http://HOST:PORT (or https://), the address phones reach the page by"
+        )
     return base
 
 
