@@ -125,43 +125,49 @@ def hall(broker, tmp_path):
         made.hall.close()
 
 
-def test_side_as_code_cannot_open_or_post_side_bs_form_and_one_side_never_agrees_alone(
-    hall, broker, tmp_path
-):
+def test_side_as_code_cannot_open_or_post_side_bs_form(hall, broker, tmp_path):
     hall.clocks = _play(broker, tmp_path, hall.hall)
     shown, _ = _panels(hall.clocks, tmp_path)
-    assert shown["A"].rsplit("/", 1)[1] != shown["B"].rsplit("/", 1)[1]  # a token a side
     stolen = _swapped(shown["A"], "B")  # the player at A, at B's form with A's code
     assert hall.hall.get(stolen.split(f":{hall.hall.page.port}", 1)[1])[0] == 200  # (the page itself)
     assert hall.hall.get(_api(stolen))[0] == 403
-    status, _text = hall.hall.post(_api(stolen), "score_a=500&score_b=300")
-    assert status == 403
-    # the player at A enters, then tries again as B: the table waits for B, never agreed
+    assert hall.hall.post(_api(stolen), "score_a=500&score_b=300")[0] == 403
+    assert hall.hall.book.state(3)["tables"] == []
+    assert shown["A"].rsplit("/", 1)[1] != shown["B"].rsplit("/", 1)[1]  # a token a side
+    assert hall.hall.get(_api(shown["B"]))[0] == 200  # B's own code opens B's form
+
+
+def test_one_side_alone_never_makes_the_table_agreed(hall, broker, tmp_path):
+    hall.clocks = _play(broker, tmp_path, hall.hall)
+    shown, _ = _panels(hall.clocks, tmp_path)
+    # the player at A enters, then again as B with A's code: the table waits for B
     assert hall.hall.post(_api(shown["A"]), "score_a=500&score_b=300")[0] == 200
-    hall.hall.post(_api(stolen), "score_a=500&score_b=300")
+    hall.hall.post(_api(_swapped(shown["A"], "B")), "score_a=500&score_b=300")
     (table,) = hall.hall.book.state(3)["tables"]
     assert table["status"] == "waiting" and [h["by"] for h in table["history"]] == ["phone A"]
-    # B's own code opens B's form, and both sides agreeing make the table agreed
+    # B's own entry agreeing makes the table agreed
     status, text = hall.hall.post(_api(shown["B"]), "score_a=500&score_b=300")
     assert status == 200 and json.loads(text)["status"] == "agreed"
 
 
-def test_an_entry_for_a_game_not_ended_a_wrong_round_or_no_game_is_refused(hall, broker, tmp_path):
-    hall.clocks = _play(broker, tmp_path, hall.hall, end=False)  # table 12's game still in play
-
-    def link_made(table, round_number):
-        status, text = hall.hall.post(f"/api/scores/{table}/link", f"round={round_number}")
-        assert status == 200, text
-        return json.loads(text)["A"]
-
-    for table, round_number, why in (
+@pytest.mark.parametrize(
+    ("table", "round_number", "why"),
+    [
         ("12", 3, "has not ended on the clock"),  # the game in play
         ("12", 4, "no game of round 4 has ended at table 12"),  # a round the table has not played
         ("13", 3, "no game of round 3 has ended at table 13"),  # a table no clock plays at
-    ):
-        status, text = hall.hall.post(_api(link_made(table, round_number)), "score_a=400&score_b=380")
-        assert status == 409 and why in text, (table, round_number, status, text)
-    assert hall.hall.book.state(3)["tables"] == [] and hall.hall.book.state(4)["tables"] == []
+    ],
+    ids=["not ended", "wrong round", "no game"],
+)
+def test_an_entry_for_a_game_not_ended_a_wrong_round_or_no_game_is_refused(
+    hall, broker, tmp_path, table, round_number, why
+):
+    hall.clocks = _play(broker, tmp_path, hall.hall, end=False)  # table 12's game still in play
+    status, text = hall.hall.post(f"/api/scores/{table}/link", f"round={round_number}")
+    assert status == 200, text  # the director's links, which any table and round may have
+    status, text = hall.hall.post(_api(json.loads(text)["A"]), "score_a=400&score_b=380")
+    assert status == 409 and why in text, (status, text)
+    assert hall.hall.book.state(round_number)["tables"] == []
     # once the game ends, its own round's link is taken
     hall.clocks.end_game("c1")
     settle(hall.hall.feed, hall.clocks, "the game's end")
