@@ -58,25 +58,68 @@ def test_each_action_has_an_id_its_clock_s_answer_names_and_the_outcome_follows_
     assert trail.flush(5)
     lines = [json.loads(line) for line in open(tmp_path / "audit.log")]
     assert [(e["action"], e.get("of"), e.get("outcome")) for e in lines[3:]] == [
+        ("outcome", lost["id"], "not_delivered"),  # with its action's line: the clock was offline
         ("outcome", gave["id"], "applied"),
         ("outcome", refused["id"], "refused"),
     ]
-    assert lines[3]["seq"] == 40 and lines[3]["after"] == {"A": "3:10", "B": "1:20"}
+    assert lines[4]["seq"] == 40 and lines[4]["after"] == {"A": "3:10", "B": "1:20"}
     assert (
-        lines[4]["reason"] == "adjust: only while the clock is stopped" and lines[4]["by"] == "page-3f2a9c1b"
+        lines[5]["reason"] == "adjust: only while the clock is stopped" and lines[5]["by"] == "page-3f2a9c1b"
     )
     # read back: each action with what became of it, as the director's page shows it
     entries = read(str(tmp_path))
-    assert [outcome_of(e, "c1")["state"] for e in entries] == ["applied", "refused", "clock offline"]
+    assert [outcome_of(e, "c1")["state"] for e in entries] == ["applied", "refused", "not delivered"]
     assert outcome_of(entries[0], "c1")["seq"] == 40 and outcome_of(entries[1], "c1")["seq"] == 42
     history = table_history(read(str(tmp_path)), [], "c1", "12", online=True)
-    assert [a["outcome"]["state"] for a in history["actions"]] == ["clock offline", "refused", "applied"]
+    assert [a["outcome"]["state"] for a in history["actions"]] == ["not delivered", "refused", "applied"]
     # no answer: the clock online says "not yet", the clock gone offline since says so
-    waiting = read(str(tmp_path))[2] | {"online": True}
+    waiting = read(str(tmp_path))[2] | {"online": True, "outcomes": {}}
     assert outcome_of(waiting, "c1") == {"state": "no answer yet"}
     assert outcome_of(waiting, "c1", online=False)["state"] == "clock offline"
     # a restart of the hall in the same second: a run of its own, never repeating an id
     assert adjust(AuditLog(str(tmp_path), clock=lambda: 1_764_100_000.9))["id"] == "page-3f2a9c1b_t6as9t_1"
+
+
+def test_a_command_to_a_clock_away_is_not_delivered_never_applied(tmp_path):
+    """Issue 37: a command to a clock heard offline, or one its clock refused as stale or made
+    before its game began, is on the trail as not delivered; a later answer (a replay) is not
+    written as applied."""
+    trail = AuditLog(str(tmp_path), clock=lambda: 1_764_100_000.5)
+    lost = adjust(trail, board={**BOARD, "online": False})
+    late, old, unsynced = adjust(trail), adjust(trail), adjust(trail)
+    over = trail.record(
+        "round_over", "page-3f2a9c1b", None, "round over", "all", None, {}, True, None, ["c2"]
+    )
+    trail.answered("c1", record("adjust", lost["id"], 40))  # a replay the clock took: not "applied"
+    trail.answered(
+        "c1", record("error", late["id"], 41, detail="refused: adjust: a stale command", refused="stale")
+    )
+    trail.answered("c1", record("error", old["id"], 42, detail="refused: before", refused="before_game"))
+    trail.answered(
+        "c1", record("error", unsynced["id"], 43, detail="not synchronised", refused="unsynchronised")
+    )
+    trail.answered("c2", record("end", over["id"], 44, reason="round_over"))  # c2 was offline
+    trail.answered("c1", record("end", over["id"], 45, reason="round_over"))
+    assert trail.flush(5)
+    entries = read(str(tmp_path))
+    assert [outcome_of(e, "c1")["state"] for e in entries[:4]] == [
+        "not delivered",
+        "not delivered",
+        "not delivered",
+        "refused",  # it got it, and could not judge it: the director acts at the board
+    ]
+    assert "offline when it was sent" in outcome_of(entries[0], "c1")["reason"]
+    assert outcome_of(entries[1], "c1") == {
+        "state": "not delivered",
+        "seq": 41,
+        "at": outcome_of(entries[1], "c1")["at"],
+        "reason": "refused: adjust: a stale command",
+    }
+    assert outcome_of(entries[4], "c2")["state"] == "not delivered"
+    assert outcome_of(entries[4], "c1")["state"] == "applied"
+    # after a restart too: the answer of the replay is not written again as applied
+    again = AuditLog(str(tmp_path), clock=lambda: 1_764_100_001.5)
+    assert again.answered("c1", record("adjust", lost["id"], 40)) is None
 
 
 def test_an_id_stays_a_label_and_a_line_cut_off_by_a_power_cut_is_ended(tmp_path):

@@ -326,7 +326,7 @@ def test_a_command_to_a_clock_that_is_offline_reads_as_lost_never_as_done(hall):
     (asked,) = read(hall.folder)
     assert asked["online"] is False and asked["id"] in json.loads(answer)["sent"]
     (action,) = hall.get("/api/board/c2/history")["actions"]
-    assert action["outcome"]["state"] == "clock offline" and "never got it" in action["outcome"]["reason"]
+    assert action["outcome"]["state"] == "not delivered" and "never got it" in action["outcome"]["reason"]
 
 
 def test_the_directors_end_and_new_game_from_the_page_each_audited_with_what_became_of_it(hall):

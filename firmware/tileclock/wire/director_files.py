@@ -36,8 +36,10 @@ ACTIONS = (
     "new_game",
     "outcome",
 )
-#: what became of an action (an `outcome` line): the clock (or the score book) did it, or refused it
-OUTCOMES = ("applied", "refused")
+#: what became of an action (an `outcome` line): the clock (or the score book) did it, or refused
+#: it, or it never reached the game it was for (the clock was offline when it was sent, or refused
+#: it as stale: a hall older than this one skips such a line, reading the action as unanswered)
+OUTCOMES = ("applied", "refused", "not_delivered")
 #: one audit line: an honest one is under 600 bytes, nested 3 deep (`changed` holds a table's scores)
 AUDIT_LIMITS = Limits(max_bytes=8 * 1024, max_depth=4, max_int_digits=16)
 #: the saved round: a few hundred boards' names at most

@@ -14,10 +14,13 @@ An action a clock answers has an id, `id`: its `by`, the hall's run (its start i
 the clock as the command's `by=`, so the clock's record of it (or its `error` refusing it) names
 that one action, never one of another run or trail. When that answer reaches the hall from a clock
 the action was sent to, an `outcome` line follows, once: `of` the action, at `clock`, `applied`
-(the record's `seq` and `ev`, both times after it) or `refused` (the clock's `reason`); the clocks'
-answers are queued and written by a thread of their own, their syncs shared. An action with no
-outcome line had no answer (yet); `online` says whether its clock was heard online when it was
-sent (a command to an offline clock is lost: commands are never kept for a clock away).
+(the record's `seq` and `ev`, both times after it), `refused` (the clock's `reason`), or
+`not_delivered`: the clock was heard offline when it was sent (written with the action's own line:
+a command to an offline clock is lost, commands are never kept for a clock away), or it refused
+the command as stale or made before its game began (a command it got late, or a replay: it never
+reached the game it was for). A clock's later answer to an action not delivered is never written
+as applied. The clocks' answers are queued and written by a thread of their own, their syncs
+shared. An action with no outcome line had no answer (yet).
 
 `read(folder)` reads it back through the one decoder (`wire/director_files.py`), a line at a time,
 each within the decoder's size limit, keeping at most the newest `MAX_READ` actions (a huge or
@@ -64,6 +67,11 @@ MAX_REFUSED = 100
 ACTION_ID = re.compile(r"([A-Za-z0-9][A-Za-z0-9_-]*)_([0-9]{1,14})")
 #: the clock's records that answer an action sent with its id (docs/protocol.md: `by`)
 ANSWERS = ("adjust", "late_start", "reopen", "end", "set", "call_answer", "new_game", "error")
+#: an `error` record's `refused` (device/links/hall_seal.py) that says the command never reached
+#: the game it was for: sent while the clock was away (stale), or for a game gone by
+UNDELIVERED = ("stale", "before_game")
+#: the reason of an action's outcome when its clock was heard offline as it was sent
+OFFLINE = "the clock was offline when it was sent: it never got it"
 _SKIP = 1 << 16
 
 log = logging.getLogger(__name__)
@@ -111,13 +119,15 @@ class AuditLog:
         changed=None,
         answered=False,
         targets=None,
+        offline=(),
     ):
         """Write one action's line (flushed and synced) and return it as a dict. `board` is the
         page's view of the clock (a `Board.as_dict`), for its board, table, round, times and
         whether it was online. An action that is `answered` (by its clock, or the score book) is
         given an id, and its `command` ends in `by=` that id: send the returned `command`.
         `targets`: the clocks an action to `all` goes to (None: every clock); only their answers
-        to it get an outcome line."""
+        to it get an outcome line. An answered action to a clock heard offline (`board`'s
+        `online`; for `all`, the clocks in `offline`) gets its outcome, `not_delivered`, with it."""
         entry = self._stamped(by)
         entry.update(addr=addr, action=action, command=command, clock=clock)
         if board:
@@ -134,11 +144,14 @@ class AuditLog:
             entry["id"] = entry["by"][: 32 - len(suffix)] + suffix
             if command:
                 entry["command"] = with_id(command, entry["id"])
+        away = [] if not answered else [clock] if entry.get("online") is False else list(offline)
+        lost = [self._outcome_line(by, entry["id"], at, "not_delivered", reason=OFFLINE) for at in away]
         with self._file_lock:
-            self._append([entry])
+            self._append([entry, *lost])
         if answered:  # (no answer can come before: its command leaves after this returns)
             with self._lock:
                 self._issue(entry["id"], by, targets_of(clock, targets))
+                self._answered.update((entry["id"], at) for at in away)
         return entry
 
     def outcome(self, of, clock, outcome, seq=None, ev=None, reason=None, after=None):
@@ -166,9 +179,13 @@ class AuditLog:
             if issued is None or (issued[1] is not None and clock not in issued[1]):
                 return None  # not this trail's, or not sent there: a clock cannot answer for another
             if (by, clock) in self._answered:
-                return None  # an adjust after the end also makes an `end`: the first answer says it
+                # an adjust after the end also makes an `end`: the first answer says it (and one
+                # not delivered stays so: a clock that answers it later took a replay)
+                return None
             self._answered.add((by, clock))
-        if record["ev"] == "error":
+        if record["ev"] == "error" and record.get("refused") in UNDELIVERED:
+            said = {"outcome": "not_delivered", "ev": "error", "reason": str(record.get("detail"))}
+        elif record["ev"] == "error":
             said = {"outcome": "refused", "ev": "error", "reason": str(record.get("detail"))}
         else:
             after = {side: (record.get(side) or {}).get("shown") for side in "AB"}
@@ -335,9 +352,9 @@ def session_label(text):
 
 def outcome_of(entry, clock, online=True):
     """What became of the action `entry` (a line from `read`) at `clock`, for a director: a dict
-    with `state` (`applied`, `refused`, `no answer yet`, `clock offline`) and, when the clock
-    answered, its record's `seq` and the `reason` of a refusal; None for an action no clock
-    answers (a state cleared, a link made)."""
+    with `state` (`applied`, `refused`, `not delivered`, `no answer yet`, `clock offline`) and,
+    when the clock answered, its record's `seq` and the `reason` of a refusal; None for an action
+    no clock answers (a state cleared, a link made)."""
     if not entry.get("id"):
         return None
     outcomes = entry.get("outcomes", {})
@@ -345,10 +362,11 @@ def outcome_of(entry, clock, online=True):
     if answer is None and clock is not None:
         answer = outcomes.get(None)  # the hall's own: refused before it was sent (round.json)
     if answer is not None:
-        said = {"state": answer["outcome"], "seq": answer.get("seq"), "at": answer.get("at")}
+        state = answer["outcome"].replace("_", " ")  # not_delivered: "not delivered"
+        said = {"state": state, "seq": answer.get("seq"), "at": answer.get("at")}
         return {**said, "reason": answer.get("reason")} if answer.get("reason") else said
-    if entry.get("online") is False:
-        return {"state": "clock offline", "reason": "the clock was offline when it was sent: it never got it"}
+    if entry.get("online") is False:  # a trail from before `not_delivered` was written
+        return {"state": "not delivered", "reason": OFFLINE}
     if not online:
         return {"state": "clock offline", "reason": "no answer, and the clock is offline now"}
     return {"state": "no answer yet"}

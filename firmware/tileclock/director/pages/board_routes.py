@@ -109,8 +109,13 @@ def round_step_as(hall, by, addr, step, *args):
     line = {}
 
     def record(action, command, changed, clocks):
+        # the clocks heard offline as it leaves never get it: not delivered, on the trail with it
+        away = [b["clock"] for b in hall.feed.snapshot()["boards"] if not b.get("online", True)]
+        away = [clock for clock in away if clocks is None or clock in clocks]
         line.update(
-            hall.audit.record(action, by, addr, command, "all", None, changed, answered=True, targets=clocks)
+            hall.audit.record(
+                action, by, addr, command, "all", None, changed, answered=True, targets=clocks, offline=away
+            )
         )
 
     def send(command, clock):
