@@ -117,9 +117,9 @@ def test_a_hostile_round_start_is_refused_and_nothing_is_set(word):
 def test_a_command_sealed_with_another_clock_s_key_opens_on_neither_clock():
     mine, theirs = bytes.fromhex("11" * 32), bytes.fromhex("22" * 32)
     for line in (with_crc(f"code 12 {BASE} {TOKEN}"), with_crc("set start=1764000000000")):
-        forged = seal(theirs, "c2", 5, line).encode()  # c2's key and counter, sent to c1
+        forged = seal(theirs, "c2", 5, line, 1_764_000_000_000).encode()  # c2's key and counter, sent to c1
         with pytest.raises(SealError, match="not this clock's key"):
             unseal(mine, "c1", forged, 0)
-        relabelled = seal(theirs, "c1", 5, line).encode()  # c2's key claiming to be for c1
+        relabelled = seal(theirs, "c1", 5, line, 1_764_000_000_000).encode()  # c2's key claiming to be for c1
         with pytest.raises(SealError, match="not this clock's key"):
             unseal(mine, "c1", relabelled, 0)

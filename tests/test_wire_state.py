@@ -129,8 +129,12 @@ def test_a_bad_key_names_its_line_and_how_to_make_one():
 
 def test_an_unsealed_command_is_refused_saying_what_a_seal_looks_like():
     key = key_bytes(KEY)
-    assert unseal(key, "t01", seal(key, "t01", 5, "pause").encode(), 4) == (5, b"pause")
+    assert unseal(key, "t01", seal(key, "t01", 5, "pause", 1_764_000_000_000).encode(), 4) == (
+        5,
+        1_764_000_000_000,
+        b"pause",
+    )
     with pytest.raises(SealError) as caught:
         unseal(key, "t01", b"pause", 4)
-    assert str(caught.value) == "refused: a command without this clock's seal (sig COUNTER MAC COMMAND)"
+    assert str(caught.value) == "refused: a command without this clock's seal (sig COUNTER MADE MAC COMMAND)"
     assert isinstance(caught.value, WireError) and caught.value.reason == Reason.BAD_COMMAND

@@ -40,6 +40,8 @@ class CommandHandler:
         self.score_code = ScoreCode()
         #: now_ns -> the time of day (ms) from this clock's own wall clock, or None (timesync.py)
         self.wall = None
+        #: (t0_ns, made_ms) of the game a sealed `new game` opened, and when the director made it
+        self._opened = None
         self._resending = {}  # the links a resend was asked of (in order): they name what they lacked
         self._answers = {
             "adjust": self._adjust,
@@ -65,14 +67,26 @@ class CommandHandler:
         bad = []
         seal = link.seal if link is not None else None  # the hall's with a key: sealed commands only
         for raw in lines:
+            sealed = None
             try:
                 if seal is not None:
-                    raw = seal.open(raw)
+                    sealed = seal.open(raw)
+                    raw = sealed.line
                 command = parse_command(raw)
             except CommandError as error:
                 bad.append((str(error), raw[:40].decode("ascii", "replace")))
                 continue
+            if sealed is not None:
+                refused = seal.refusal(command.name, sealed.made_ms, self._wall_ms(now_ns), self._began_ms())
+                if refused is not None:  # its own record, naming the action: the hall reads it
+                    made += self._refuse(now_ns, command, sealed, raw, *refused)
+                    continue
+            game = self.clock.t0_ns if self.clock.state is not None else None
             made += self.answer(command, now_ns, link)
+            if sealed is not None and self.clock.state is not None and self.clock.t0_ns != game:
+                # the director opened this game: it began at the command's time in the director's
+                # own reckoning, so its next command (made after) is never taken for an older one
+                self._opened = (self.clock.t0_ns, sealed.made_ms)
         if bad:
             detail, line = bad[0]
             if len(bad) > 1:
@@ -133,6 +147,31 @@ class CommandHandler:
         if faults:
             answer["faults"] = faults
         return frame(json.dumps(answer, separators=(",", ":")))
+
+    def _wall_ms(self, now_ns):
+        """This clock's wall clock at `now_ns` (ms), or None while it cannot say (not synchronised)."""
+        return None if self.wall is None else self.wall(now_ns)
+
+    def _began_ms(self):
+        """When the current game began by this clock's wall clock (ms), or None (no game, or no wall
+        clock); for a game a sealed `new game` opened, when the director made that command."""
+        if self.clock.state is None or self.wall is None:
+            return None
+        t0_ns = self.clock.t0_ns
+        if self._opened is not None and self._opened[0] == t0_ns:
+            return self._opened[1]
+        return self.wall(t0_ns)
+
+    def _refuse(self, now_ns, command, sealed, raw, why, detail):
+        """The `error` record refusing a sealed `command` for its time (`why`: `stale`,
+        `before_game`, `unsynchronised`), naming its action (`by`) and when it was made."""
+        name = command.name.replace("_", " ")
+        fields = {"refused": why, "made_ms": sealed.made_ms}
+        if command.by is not None:
+            fields["by"] = command.by
+        return self._error(
+            now_ns, f"refused: {name}: {detail}", raw[:40].decode("ascii", "replace"), **fields
+        )
 
     def _round_over(self, now_ns, **asked):
         return self.publish(self.clock.round_over(now_ns, **asked))

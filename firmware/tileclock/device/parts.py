@@ -7,14 +7,22 @@ from collections.abc import Callable, Hashable
 from typing import Protocol, runtime_checkable
 
 from ..clock.view import View
+from ..wire.seal import Sealed
 
 
 @runtime_checkable
 class Seal(Protocol):
     """What every command coming in on a link must be sealed with (`links/hall_seal.CommandSeal`)."""
 
-    def open(self, raw: bytes) -> bytes:
-        """The command line inside the sealed line `raw`; a `CommandError` saying why it is refused."""
+    def open(self, raw: bytes) -> Sealed:
+        """The sealed command inside `raw` (its counter, when it was made, its line); a
+        `CommandError` saying why it is refused."""
+
+    def refusal(
+        self, name: str, made_ms: int, now_ms: int | None, began_ms: int | None
+    ) -> tuple[str, str] | None:
+        """(why, detail) if command `name`, made at `made_ms`, is not fresh at `now_ms` (this
+        clock's wall clock, None while it cannot say) on a game begun at `began_ms`; else None."""
 
 
 @runtime_checkable

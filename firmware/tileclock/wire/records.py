@@ -187,8 +187,13 @@ EVENTS = _events(
         {"reason": "str", "was_running": "run"},
         {"mono_ns": "int", "down_ms": "int", "uncertain_ms": "natural_or_null"},
     ),
-    # `holds`: on a refused resend, the seqs the journal still holds (first, last)
-    Event("error", {"detail": "str"}, {"line": "str", "dropped": "natural", "holds": "seqs", **_BY}),
+    # `holds`: on a refused resend, the seqs the journal still holds (first, last); `refused`, a
+    # sealed command refused for its time (`stale`, `before_game`, `unsynchronised`), made at `made_ms`
+    Event(
+        "error",
+        {"detail": "str"},
+        {"line": "str", "dropped": "natural", "holds": "seqs", "refused": "str", "made_ms": "natural", **_BY},
+    ),
     Event("fault", {"part": "str", "detail": "str"}, {"skipped": "seqs", "lost": "seqs", "pruned": "seqs"}),
     Event("fault_cleared", {"part": "str"}),
 )

@@ -207,16 +207,19 @@ class HallFeed:
 
     def command(self, text, clock_id=ALL, crc=True):
         """Send a command line to one clock (or every clock: `all`); at QoS 0, never retained, so
-        a clock away when it is sent never acts on it later. With keys, sealed for each clock."""
+        a clock away when it is sent never acts on it later. With keys, sealed for each clock with
+        the time it is made (`wall`): one published again later is refused as stale."""
         line = with_crc(text) if crc else text
         if not self.sealer.keys:
             return self.client.publish(topic(clock_id, "cmd"), line, qos=0)
         # sealed: each clock's own key, so a command for every clock goes to each one heard or keyed
         targets = [clock_id] if clock_id != ALL else sorted(set(self.boards) | set(self.sealer.keys))
+        # made now by the director's wall clock (the clocks' chrony follows it): a clock refuses the
+        # command once it is no longer fresh (wire/seal.py), so a captured one cannot act later
+        made_ms = int(self.wall() * 1000)
         for target in targets:
-            sent = self.client.publish(
-                topic(target, "cmd"), self.sealer.line(target, line, time.time_ns() // 1000), qos=0
-            )
+            sealed = self.sealer.line(target, line, time.time_ns() // 1000, made_ms)
+            sent = self.client.publish(topic(target, "cmd"), sealed, qos=0)
         return sent if targets else None
 
     def clear_state(self, clock_id):
