@@ -18,6 +18,7 @@ from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config import Config, ConfigError, parse_config
 from tileclock.device.links.hall_seal import CommandSeal
+from tileclock.device.timesync import system_wall
 from tileclock.director.hall.audit import AuditLog, outcome_of, read
 from tileclock.director.hall.feed import HallFeed
 from tileclock.sim.simulator import Simulator
@@ -316,7 +317,8 @@ def test_a_clock_not_synchronised_refuses_what_changes_a_game_and_still_answers(
 ):
     sim, feed = sealed_hall
     trail = trail_of(feed, tmp_path)
-    sim.daemon.commands.wall = lambda now_ns: None  # the kernel says: not synchronised (timesync.py)
+    # the kernel says: not synchronised (adjtimex, as chrony leaves it until it reaches the laptop)
+    sim.daemon.commands.wall = system_wall(sim.time, sim.parts.wall, synced=lambda: False)
     entry = act(trail, feed, "round_over", "round over")
     outcome = answered(sim, feed, trail, entry)
     assert records(sim, "end") == []
