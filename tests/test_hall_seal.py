@@ -269,7 +269,10 @@ def test_a_round_over_captured_and_published_32_s_later_is_refused_and_not_deliv
     assert outcome["state"] == "not delivered" and outcome["reason"] == error["detail"]
     # published once more: refused again (its counter is taken now), and still changes nothing
     publish_again(feed, broker, lost[0], times=2)
-    replayed = lambda: [r for r in records(sim, "error") if "replayed command" in r["detail"]]  # noqa: E731
+
+    def replayed():
+        return [r for r in records(sim, "error") if "replayed command" in r["detail"]]
+
     wait_for(lambda: (sim.daemon.pump(sim.time()), replayed())[1], what="the refusal")
     assert records(sim, "end") == [] and outcome_of(action_of(trail, entry), "c1") == outcome
 
