@@ -25,11 +25,32 @@ PAGES = Path(__file__).parent.parent / "pages" / "viewers"
 WEB_PORT = 8081
 
 
+def web_listener(web_port, host=None):
+    """The WebSockets listener's lines, bound to `host` (every interface when None).
+
+    mosquitto 2.0.11 hands the address to libwebsockets, which opens an IPv6 socket on every
+    interface whatever the address says, unless the listener is IPv4 only: so an address comes
+    with `socket_domain ipv4` (measured with `ss -ltn`)."""
+    if host is None:
+        return [f"listener {web_port}", "protocol websockets"]
+    return [f"listener {web_port} {host}", "protocol websockets", "socket_domain ipv4"]
+
+
 def config_text(
-    hall_host, hall_port, password, web_port, http_dir, acl_file, local_port, bridge_id, extra=()
+    hall_host,
+    hall_port,
+    password,
+    web_port,
+    http_dir,
+    acl_file,
+    local_port,
+    bridge_id,
+    extra=(),
+    web_host=None,
 ):
-    """The spectators' broker's config: its listeners, the ACL, and the bridge from the hall's
-    broker (the bridge last: what follows `connection` is the bridge's); `extra` global lines."""
+    """The spectators' broker's config: its listeners (the WebSockets one on `web_host`, every
+    interface when None), the ACL, and the bridge from the hall's broker (the bridge
+    last: what follows `connection` is the bridge's); `extra` global lines."""
     return "\n".join(
         [
             '# The spectators\' broker for tileclock (docs/hall.md, "Spectators"): `tileclock hall-setup` writes it.',
@@ -40,8 +61,7 @@ def config_text(
             "allow_anonymous false",
             "",
             "# The pages and their MQTT over WebSockets: anyone, no login, read only (the ACL).",
-            f"listener {web_port}",
-            "protocol websockets",
+            *web_listener(web_port, web_host),
             f"http_dir {http_dir}",
             "allow_anonymous true",
             f"acl_file {acl_file}",
@@ -108,7 +128,7 @@ class ViewersBroker(LocalBroker):
             "127.0.0.1",
             hall_port,
             password,
-            f"{self.port} 127.0.0.1",
+            self.port,
             PAGES,
             self.folder / "viewers.acl",
             free_port(),
@@ -118,6 +138,7 @@ class ViewersBroker(LocalBroker):
                 # started as root, mosquitto drops to user mosquitto, who cannot write this folder
                 "user root" if os.geteuid() == 0 else "",
             ],
+            web_host="127.0.0.1",
         )
         self.config = self.folder / "viewers.conf"
         write_private(self.config, text)
