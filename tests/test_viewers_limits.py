@@ -11,7 +11,8 @@ import threading
 import paho.mqtt.client as mqtt
 import pytest
 
-from hall_helpers import wait_for
+from hall_helpers import Spectator, wait_for
+from tileclock.director.hall.viewers_broker import MEMORY_LIMIT
 
 MIB = 1024 * 1024
 
@@ -56,6 +57,47 @@ class Anonymous:
         self.client.loop_stop()
 
 
+def test_an_8_mib_packet_over_websockets_disconnects_its_client(viewers_broker):
+    # mosquitto 2.0.11 never checks max_packet_size on a WebSockets listener: without the heap's
+    # cap it read all 8 MiB and kept the client
+    honest = Spectator(viewers_broker, "viewer-1")
+    wait_for(lambda: honest.bridged()[-1:] == [b"1"], what="the bridge")
+    before = rss_bytes(viewers_broker.process.pid)
+    big = Anonymous(viewers_broker.port, "big")
+    big.client.publish("tileclock/c1/public", b"x" * (8 * MIB), qos=0)
+    wait_for(big.gone.is_set, 20, "the broker to drop the client of the 8 MiB packet")
+    big.close()
+    assert rss_bytes(viewers_broker.process.pid) - before < 4 * MIB  # never held the packet
+    assert honest.client.is_connected()
+    again = Spectator(viewers_broker, "viewer-2")  # the broker takes spectators still
+    wait_for(lambda: again.bridged()[-1:] == [b"1"], what="a new spectator's bridge state")
+    for spectator in (honest, again):
+        spectator.close()
+
+
+def test_one_client_s_flood_of_subscriptions_is_cut_off_at_the_heap_s_cap(viewers_broker):
+    # measured before the cap: 60,000 subscriptions took 58 MB (about 1 KB each, whether or not
+    # the ACL allows the topic), and the client was kept
+    honest = Spectator(viewers_broker, "viewer-1")
+    wait_for(lambda: honest.bridged()[-1:] == [b"1"], what="the bridge")
+    pid = viewers_broker.process.pid
+    before = rss_bytes(pid)
+    flood = Anonymous(viewers_broker.port, "flood")
+    peak = before
+    while flood.subscribed < 30_000 and not flood.gone.is_set():
+        flood.subscribe_more(1000)
+        peak = max(peak, rss_bytes(pid))
+    wait_for(flood.gone.is_set, 20, "the broker to drop the subscribing client")
+    peak = max(peak, rss_bytes(pid))
+    flood.close()
+    assert peak - before < MEMORY_LIMIT + 4 * MIB, (flood.subscribed, peak - before)
+    assert honest.client.is_connected()
+    again = Spectator(viewers_broker, "viewer-2")
+    wait_for(lambda: again.bridged()[-1:] == [b"1"], what="a new spectator's bridge state")
+    for spectator in (honest, again):
+        spectator.close()
+
+
 def listening(pid):
     """The addresses (host:port) process `pid` listens on for TCP, as `ss -ltnp` shows them."""
     out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout
@@ -68,3 +110,33 @@ def test_each_listener_is_open_only_on_the_address_its_config_asks_for(viewers_b
     asked = re.findall(r"^listener (\d+) (\S+)$", viewers_broker.config.read_text(), re.M)
     assert len(asked) == 2 and {host for _, host in asked} == {"127.0.0.1"}
     assert listening(viewers_broker.process.pid) == sorted(f"{host}:{port}" for port, host in asked)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_many_clients_flooding_at_once_leave_the_heap_capped(viewers_broker):
+    # the larger measurement: four clients, each after 60,000 subscriptions, and two 8 MiB packets
+    pid = viewers_broker.process.pid
+    before = rss_bytes(pid)
+    floods = [Anonymous(viewers_broker.port, f"flood-{n}") for n in range(4)]
+    peak = before
+    while any(f.subscribed < 60_000 and not f.gone.is_set() for f in floods):
+        for flood in floods:
+            flood.subscribe_more(1000)
+        peak = max(peak, rss_bytes(pid))
+    bigs = [Anonymous(viewers_broker.port, f"big-{n}") for n in range(2)]
+    for big in bigs:
+        big.client.publish("tileclock/c1/public", b"x" * (8 * MIB), qos=0)
+    for client in floods + bigs:
+        wait_for(client.gone.is_set, 30, "the broker to drop each flooding client")
+        peak = max(peak, rss_bytes(pid))
+        client.close()
+    print(
+        f"\nspectators' broker, resident: {before / MIB:.1f} MiB before, {peak / MIB:.1f} MiB at most "
+        f"under {len(floods)} floods of subscriptions (up to {max(f.subscribed for f in floods):,} "
+        f"sent by one) and {len(bigs)} 8 MiB packets; the heap's cap {MEMORY_LIMIT / MIB:.0f} MiB"
+    )
+    assert peak - before < MEMORY_LIMIT + 8 * MIB
+    again = Spectator(viewers_broker, "viewer-after")
+    wait_for(lambda: again.bridged()[-1:] == [b"1"], what="a new spectator's bridge state")
+    again.close()

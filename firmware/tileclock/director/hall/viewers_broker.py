@@ -23,6 +23,12 @@ from .broker import SHIPPED, LocalBroker, free_port, write_private
 PAGES = Path(__file__).parent.parent / "pages" / "viewers"
 #: the WebSockets port the spectators' pages are on, by default
 WEB_PORT = 8081
+#: the most heap the spectators' broker may take (mosquitto's `memory_limit`), in bytes. Its
+#: WebSockets listener does not enforce `max_packet_size` (2.0.x reads a packet of any size), so
+#: this is what refuses a big packet: a client whose packet or subscription would pass it is
+#: disconnected. A spectator costs it about 1 KiB (5,000 of them 5 MiB), an 8 MiB packet more
+#: than all of it (docs/hall.md, "The spectators' broker").
+MEMORY_LIMIT = 8 * 1024 * 1024
 
 
 def web_listener(web_port, host=None):
@@ -49,7 +55,7 @@ def config_text(
     web_host=None,
 ):
     """The spectators' broker's config: its listeners (the WebSockets one on `web_host`, every
-    interface when None), the ACL, and the bridge from the hall's broker (the bridge
+    interface when None), the ACL, the limits, and the bridge from the hall's broker (the bridge
     last: what follows `connection` is the bridge's); `extra` global lines."""
     return "\n".join(
         [
@@ -70,7 +76,11 @@ def config_text(
             "# Nothing kept: every state comes again from the hall's broker (retained there).",
             "persistence false",
             "set_tcp_nodelay true",
+            "# enforced on the plain listener only: mosquitto 2.0.x reads a WebSockets packet of any size",
             "max_packet_size 65536",
+            "# so the heap is capped instead: a packet or a flood of subscriptions past it disconnects",
+            "# its client (no option bounds one client's subscriptions, allowed by the ACL or not)",
+            f"memory_limit {MEMORY_LIMIT}",
             "# a viewer that does not read (a phone asleep) is sent the newest states only",
             "max_queued_messages 100",
             *extra,
