@@ -7,12 +7,14 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 
 import paho.mqtt.client as mqtt
 import pytest
 
-from hall_helpers import Spectator, wait_for
+from hall_helpers import Listener, Spectator, wait_for
 from tileclock.director.hall.viewers_broker import MEMORY_LIMIT
+from tileclock.wire.state import MAX_STATE_BYTES
 
 MIB = 1024 * 1024
 
@@ -96,6 +98,28 @@ def test_one_client_s_flood_of_subscriptions_is_cut_off_at_the_heap_s_cap(viewer
     wait_for(lambda: again.bridged()[-1:] == [b"1"], what="a new spectator's bridge state")
     for spectator in (honest, again):
         spectator.close()
+
+
+def test_a_state_too_big_for_the_pages_reaches_no_spectator_and_keeps_the_bridge_up(broker, viewers_broker):
+    # a clock's credentials may publish 1 MiB on the hall's broker. Before: a state over the
+    # pages' 4 KiB went to every spectator, and one over 64 KiB, retained, dropped the bridge at
+    # each reconnection, every board `STALE` for good
+    spectator = Spectator(viewers_broker, "viewer-1")
+    wait_for(lambda: spectator.bridged()[-1:] == [b"1"], what="the bridge")
+    up = len(spectator.bridged())
+    for clock, payload in (
+        ("c1", b"{" + b" " * MAX_STATE_BYTES + b"}"),
+        ("c2", b"x" * 500_000),
+        ("c3", b"{}"),
+    ):
+        sender = Listener(broker, user=clock, client_id=clock, subscribe=None)
+        sender.client.publish(f"tileclock/{clock}/public", payload, qos=1, retain=True).wait_for_publish(5)
+        sender.close()
+    wait_for(lambda: "tileclock/c3/public" in spectator.topics(), what="the small state")
+    time.sleep(3)  # the bridge's restart_timeout is 1 s: long enough for it to have dropped again
+    assert spectator.topics() == {"tileclock/viewers/bridge", "tileclock/c3/public"}
+    assert spectator.bridged()[up:] == []  # never down
+    spectator.close()
 
 
 def listening(pid):

@@ -16,6 +16,7 @@ import secrets
 import shutil
 from pathlib import Path
 
+from ...wire.state import MAX_STATE_BYTES
 from ...wire.topics import BRIDGE_TOPIC, VIEWERS
 from .broker import SHIPPED, LocalBroker, free_port, write_private
 
@@ -29,6 +30,10 @@ WEB_PORT = 8081
 #: disconnected. A spectator costs it about 1 KiB (5,000 of them 5 MiB), an 8 MiB packet more
 #: than all of it (docs/hall.md, "The spectators' broker").
 MEMORY_LIMIT = 8 * 1024 * 1024
+#: the largest packet the bridge takes: above the hall's broker's 1 MiB, for a packet past it drops
+#: the bridge, and a retained one would drop it again at each reconnection (the spectators' boards
+#: `STALE` for good); what is too big for the pages goes by `message_size_limit` instead
+MAX_PACKET = 2 * 1024 * 1024
 
 
 def web_listener(web_port, host=None):
@@ -76,11 +81,15 @@ def config_text(
             "# Nothing kept: every state comes again from the hall's broker (retained there).",
             "persistence false",
             "set_tcp_nodelay true",
-            "# enforced on the plain listener only: mosquitto 2.0.x reads a WebSockets packet of any size",
-            "max_packet_size 65536",
+            "# enforced on the bridge and the plain listener only (2.0.x reads a WebSockets packet of any",
+            "# size); above the hall's 1 MiB, so a packet the hall's broker took never drops the bridge",
+            f"max_packet_size {MAX_PACKET}",
             "# so the heap is capped instead: a packet or a flood of subscriptions past it disconnects",
             "# its client (no option bounds one client's subscriptions, allowed by the ACL or not)",
             f"memory_limit {MEMORY_LIMIT}",
+            "# the pages drop a state over 4 KiB: one bigger (a clock's credentials may publish 1 MiB on",
+            "# the hall's broker) is dropped here, from the bridge too, rather than sent to every phone",
+            f"message_size_limit {MAX_STATE_BYTES}",
             "# a viewer that does not read (a phone asleep) is sent the newest states only",
             "max_queued_messages 100",
             *extra,
