@@ -21,14 +21,15 @@ and table. `tileclock` only reads these files; it never writes into TSH's.
 """
 
 import csv
+import io
 import os
 import re
 from dataclasses import dataclass, field
 
 from ...wire.labels import table_key
-from .tfile import PairingsError, division_name, read_config, read_players
+from .tfile import PairingsError, TshFileRefused, division_name, read_bytes, read_config, read_players
 
-__all__ = ["PairingsError"]  # re-exported: callers catch it from here
+__all__ = ["PairingsError", "TshFileRefused"]  # re-exported: callers catch them from here
 
 
 @dataclass(frozen=True)
@@ -274,7 +275,11 @@ CSV_COLUMNS = ("round", "table", "first", "second")
 def read_pairings_csv(path):
     """Pairings from a CSV with the header `round,table,first,second` (and optionally `division`)."""
     pairings = []
-    with open(path, newline="", encoding="utf-8-sig") as file:
+    try:  # read as TSH's files are (tfile.read_bytes): a file, and small
+        text = read_bytes(path).decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise PairingsError(f"{path}: not UTF-8 text (byte {error.start:,})") from None
+    with io.StringIO(text, newline="") as file:
         reader = csv.DictReader(file)
         header = [name.strip().lower() for name in reader.fieldnames or []]
         missing = [name for name in CSV_COLUMNS if name not in header]

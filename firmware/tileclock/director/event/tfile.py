@@ -15,10 +15,15 @@ Checked against TSH's own reader (TFile.pm, and the config reader in TSH::Config
   file's folder); TSH upper-cases the name and drops what is not a letter, digit or `_`.
 
 Reading never guesses: a line TSH could not parse is a `PairingsError` naming the file and line.
+
+Files are read as files (`read_bytes`): a path that is not a regular file (a FIFO, a device, a
+folder), a symbolic link out of the folder it is named in, a file over `MAX_BYTES` or a binary one
+is a `TshFileRefused` naming the file and why, never quoting it, and nothing of it is read.
 """
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 
@@ -26,8 +31,27 @@ class PairingsError(ValueError):
     """A pairings file that cannot be read at all (the message names the file and line)."""
 
 
+class TshFileRefused(PairingsError):
+    """A path given as one of TSH's files that is no file to read (a FIFO, a device, a link out of
+    its folder, too big, binary); the message names the path and why, never a byte of it."""
+
+
 BOM = b"\xef\xbb\xbf"
 MAX_LINE = 100_000  # far beyond any real line (a 30-round player with every field is ~3,000)
+#: the most one of TSH's files may hold. A player with 31 rounds and every field TSH writes is
+#: about 1 KB, so a big division (200 players) is ~200 KB and 2 MiB is ten times it. Read, a `.t`
+#: costs ~22 times its bytes (46 MB at the cap), a crafted one of the shortest player lines ~64
+#: times (134 MB); a 200 MB `.t` (once ~10 GB) or /dev/zero is refused unread.
+MAX_BYTES = 2 * 1024 * 1024
+
+#: what a path that is not a regular file is, in words
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (a named pipe)"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def decode(data):
@@ -40,10 +64,69 @@ def decode(data):
         return data.decode("latin-1")  # every byte is a character: never fails
 
 
+def read_bytes(path, limit=MAX_BYTES):
+    """The bytes of the regular file `path`, at most `limit` of them; `TshFileRefused` for a path
+    that is no such file (see the module's docstring), OSError (naming `path`) for a missing or
+    unreadable one. A symbolic link is followed only to a file inside the folder of the path as
+    named (TSH's own folder): a `.t` replaced by a link to the director's password file is refused.
+    Opened with O_NONBLOCK and O_NOFOLLOW and checked with fstat, so a FIFO or a device swapped in
+    after the checks is neither waited on nor read."""
+    named = os.path.abspath(path)
+    real = os.path.realpath(path)
+    if real != named:  # a link on the way: followed only within the folder it is named in
+        folder = os.path.realpath(os.path.dirname(named))
+        if os.path.commonpath([folder, real]) != folder:
+            raise TshFileRefused(f"{path}: a symbolic link to {real}, outside {folder}: not read")
+    try:
+        before = os.stat(real)
+        _regular(path, before)  # a FIFO or a device is never opened: opening one may wait or act
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, path) from None
+    try:
+        now = os.fstat(fd)
+        _regular(path, now)  # swapped between the stat and the open
+        if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
+            raise TshFileRefused(f"{path}: replaced while being opened: read again later")
+        _within(path, now.st_size, limit)
+        chunks, size = [], 0
+        while size <= limit:  # st_size can lie (a file growing): the read itself is bounded
+            chunk = os.read(fd, min(1 << 16, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        _within(path, size, limit)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, path) from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    nul = data.find(b"\0")
+    if nul >= 0:  # TSH writes text: a NUL is a binary file (or UTF-16, which TSH cannot read either)
+        raise TshFileRefused(f"{path}: a binary file (a NUL byte at byte {nul:,}), not TSH's text: not read")
+    return data
+
+
+def _regular(path, status):
+    for test, kind in _KINDS:
+        if test(status.st_mode):
+            raise TshFileRefused(f"{path}: {kind}, not a file: not read (give TSH's own file)")
+    if not stat.S_ISREG(status.st_mode):
+        raise TshFileRefused(f"{path}: not a regular file: not read")
+
+
+def _within(path, size, limit):
+    if size > limit:
+        raise TshFileRefused(
+            f"{path}: {size:,} bytes or more, over the {limit:,}-byte limit for one of TSH's files "
+            "(a big event's `.t` is a few hundred KB): not read"
+        )
+
+
 def read_text(path):
-    """A TSH file's text, decoded as TSH decodes it."""
-    with open(path, "rb") as file:
-        return decode(file.read())
+    """A TSH file's text, decoded as TSH decodes it (read by `read_bytes`: a file, and small)."""
+    return decode(read_bytes(path))
 
 
 def lines_of(text):
