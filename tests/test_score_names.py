@@ -73,6 +73,7 @@ def test_pairings_written_by_tsh_during_the_day_are_read_again(tmp_path):
     assert pairings.players(3, "1")["names"] == [ANN, DAN]
     path.write_text(path.read_text(encoding="utf-8").replace("Diaz, Dan", "Diaz, Dana"), encoding="utf-8")
     os.utime(path, ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns + 10**9))
+    assert pairings.wait_fresh(5)  # read in the pairings' own thread, never a request's
     assert pairings.players(3, "1")["names"] == [ANN, "Diaz, Dana (#4, A)"]
 
 

@@ -117,12 +117,8 @@ def open_hall(
     from ..director.event.score_links import ScoreLinks, phone_base
     from ..director.pages.web import HallPage
 
-    players = None
-    if pairings is not None:
-        from ..director.event.players import TablePlayers
-
-        # a call's banner names the players at its table
-        players = TablePlayers(*pairings.sources).names
+    # a call's banner names the players at its table (from the pairings' last copy: never a file read)
+    players = pairings.names if pairings is not None else None
     feed = HallFeed(broker, port, password, out, tls_ca=tls_ca, keys=keys, players=players).start()
     try:
         scores = ScoreBook(os.path.join(out, "scores"))  # the score entries, beside the records
@@ -188,13 +184,14 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
     if not feed.connected.is_set():
         out.write(f"tileclock hall: {feed.down}; still trying\n")
     out.flush()
-    said, said_notices = None, feed.store.noticed
+    said, said_notices, said_pairings = None, feed.store.noticed, None
     try:
         while True:
             feed.step(0.05 if serial else 0.2)
             for port_feed in serial:
                 port_feed.poll()
             said_notices = _new_notices(feed.store, said_notices, out)
+            said_pairings = _pairings_news(pairings, said_pairings, out)
             alert = feed.disk.error and feed.disk.error[0]
             if alert != said:  # a disk fault named once when it starts, once when it ends
                 out.write(f"tileclock hall: {feed.disk.text or 'disk: writing again'}\n")
@@ -260,6 +257,16 @@ def reach(host, port, timeout_s=5.0):
 
 def _why(error):
     return getattr(error, "strerror", None) or str(error) or type(error).__name__
+
+
+def _pairings_news(pairings, said, out):
+    """Say the pairings' problem once when it starts or changes, and once when it is over (the
+    detail, naming the file, is the director's: a phone is only told the names may be stale)."""
+    problem = pairings.problem if pairings is not None else None
+    if problem != said:
+        out.write(f"tileclock hall: {problem or 'the pairings are read again: up to date'}\n")
+        out.flush()
+    return problem
 
 
 def _new_notices(store, seen, out):

@@ -281,7 +281,9 @@ def _round_state(hall, book, number):
     table with no entry yet is listed too, `none`)."""
     state = book.state(number)
     # a tokens file kept aside at the start, lines of the entries file left out: in words
-    state["problem"] = " ".join(filter(None, (book.problem, state.pop("unreadable")))) or None
+    # and the pairings' problem, naming the file (the director's page only: a phone's form never)
+    stale = getattr(hall.pairings, "problem", None)
+    state["problem"] = " ".join(filter(None, (book.problem, state.pop("unreadable"), stale))) or None
     players = hall.round_players(number)
     listed = {table["table"] for table in state["tables"]}
     state["tables"] += [
