@@ -24,7 +24,7 @@ from tileclock.clock.history import last_game
 from tileclock.director.event import inputs
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.event.hall_pairings import STALE_NOTE, HallPairings
-from tileclock.director.event.tfile import MAX_BYTES, TshFileRefused, read_players
+from tileclock.director.event.tfile import MAX_BYTES, PairingsError, TshFileRefused, read_players
 from tournament import END, TSH_FILES, play
 
 #: a secret as `hall-setup` writes one (tileclock.keys: a clock's 64 hex digits) and a password
@@ -154,6 +154,26 @@ def test_a_hung_share_stalls_no_request_and_the_names_are_said_stale(event, monk
         assert _get(server, "/api/scores?round=3")[0] == 200
     finally:
         release.set()
+
+
+def test_pairings_that_do_not_answer_at_the_start_are_one_error_not_a_hang(tmp_path, monkeypatch):
+    shutil.copy(TSH_FILES[0], tmp_path / "a.t")
+    release = threading.Event()
+
+    def hung(*_args):
+        release.wait(30)
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(inputs, "read_schedule", hung)
+    try:
+        with pytest.raises(PairingsError, match=r"a\.t: no answer in 0\.05 s \(a hung network share\?\)"):
+            HallPairings(tsh=[str(tmp_path / "a.t")], start_s=0.05)
+    finally:
+        release.set()
+    monkeypatch.undo()
+    os.mkfifo(tmp_path / "pairings.csv")  # a CSV is read as TSH's files are
+    with pytest.raises(TshFileRefused, match="pairings.csv: a FIFO"):
+        HallPairings(csv=str(tmp_path / "pairings.csv"))
 
 
 def test_the_console_names_the_file_once_and_says_when_it_is_read_well_again(event, tmp_path):
