@@ -109,7 +109,9 @@ def build_parser():
         "hall", help="every clock through the hall's broker, and a live web page (director)"
     )
     hall.add_argument("--broker", required=True, metavar="HOST", help="the hall's mosquitto")
-    hall.add_argument("--port", type=number(int, 1, 65535), default=1883, help="its port (default 1883)")
+    hall.add_argument(
+        "--port", type=number(int, 1, 65535), help="its port (default 8883 with --tls-ca, else 1883)"
+    )
     hall.add_argument(
         "--password",
         nargs="?",
@@ -186,8 +188,22 @@ def build_parser():
         metavar="ID",
         help="a clock id (repeatable): `tileclock doctor` on each clock prints it (its `clock id` line)",
     )
-    address = "this laptop's address, as the clocks' [hall] broker (chrony-clock.conf)"
+    address = (
+        "this laptop's address, as the clocks' [hall] broker (chrony-clock.conf, the broker's certificate)"
+    )
     hall_setup.add_argument("--address", metavar="HOST", help=address)
+    hall_setup.add_argument(
+        "--name",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another name or address the clocks reach the broker by (repeatable; its certificate names it)",
+    )
+    hall_setup.add_argument(
+        "--plain",
+        action="store_true",
+        help="also listen in the clear on 1883 (passwords and commands readable on the Wi-Fi; doctor says so)",
+    )
     hall_setup.add_argument(
         "--time-allow", default="all", metavar="NET", help="chrony's allow: all, a subnet"
     )

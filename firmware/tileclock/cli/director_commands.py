@@ -65,7 +65,8 @@ def cmd_hall_demo(args):
     ids = [f"clock-{n}" for n in range(1, args.clocks + 1)]
     users = {name: secrets.token_urlsafe(9) for name in ["director", VIEWERS, *ids]}
     try:
-        broker = LocalBroker(f"{folder}/broker", users).start()
+        # TLS, as a hall's broker is: the demo's clocks, feed and bridge check its own CA
+        broker = LocalBroker(f"{folder}/broker", users, tls=True).start()
     except BrokerError as error:
         print(f"tileclock: {error}", file=sys.stderr)
         return 1
@@ -81,6 +82,7 @@ def cmd_hall_demo(args):
                 args.web,
                 args.allow_host,
                 draw_panel,
+                tls_ca=broker.ca_file,
             )
         except OSError as error:
             print(
@@ -92,12 +94,14 @@ def cmd_hall_demo(args):
         started.append(hall.close)
         feed, page = hall.feed, hall.page
         clocks = (f"{folder}/clocks", "127.0.0.1", broker.port, users, args.clocks)
-        fleet = Fleet(*clocks, speed=args.speed, rounds=True, calls=True).start()
+        fleet = Fleet(*clocks, speed=args.speed, rounds=True, calls=True, tls_ca=broker.ca_file).start()
         started.append(fleet.close)
-        viewers = ViewersBroker(f"{folder}/viewers", broker.port, users[VIEWERS]).start()
+        viewers = ViewersBroker(
+            f"{folder}/viewers", broker.port, users[VIEWERS], hall_ca=broker.ca_file
+        ).start()
         started.append(viewers.stop)
         print(
-            f"mosquitto on 127.0.0.1:{broker.port}; {args.clocks} clocks playing ({args.speed:g}x); "
+            f"mosquitto on 127.0.0.1:{broker.port} (TLS, its CA {broker.ca_file}); {args.clocks} clocks playing ({args.speed:g}x); "
             f"records in {folder}"
         )
         print(
@@ -151,14 +155,19 @@ def cmd_hall_setup(args):
         times = {"chrony-hall.conf": hall_conf(args.time_allow)}
         if args.address:
             times["chrony-clock.conf"] = clock_conf(args.address)
-    users = setup(args.folder, args.clock)  # a BrokerError is the user's: one line (errors.py)
+    plain = 1883 if args.plain else None
+    addresses = [args.address] if args.address else []
+    # a BrokerError or a TlsError is the user's: one line (errors.py)
+    users = setup(args.folder, args.clock, names=args.name, addresses=addresses, plain_port=plain)
     for name, text in times.items():
         with open(os.path.join(args.folder, name), "w", encoding="utf-8") as file:
             file.write(text)
     keys = read_keys_file(os.path.join(args.folder, "tileclock.keys"))
     print(
-        f"wrote tileclock.conf, tileclock.acl, tileclock.passwd and tileclock.keys in {args.folder}, and the "
-        'spectators\' broker (tileclock-viewers.conf, .acl, -www/; docs/hall.md, "Spectators"); '
+        f"wrote tileclock.conf, tileclock.acl, tileclock.passwd and tileclock.keys in {args.folder}, the "
+        "broker's TLS (tileclock-ca.pem, the hall's CA; tileclock-broker.pem and .key, the broker's; "
+        "tileclock-ca.key, kept 0600 to sign a new one), and the spectators' broker "
+        '(tileclock-viewers.conf, .acl, -www/; docs/hall.md, "Spectators"); '
         "the passwords and the clocks' command keys:"
     )
     for name, password in users.items():
@@ -166,6 +175,12 @@ def cmd_hall_setup(args):
     print(
         "give each clock its own in its [hall] section (password and key, docs/hall.md), run the hall "
         f"with --keys {args.folder}/tileclock.keys; keep them out of sight"
+    )
+    print(
+        "the broker listens with TLS on 8883"
+        + (" and IN THE CLEAR on 1883 (--plain)" if plain else " only")
+        + f"; give every clock {args.folder}/tileclock-ca.pem (hall_ca in its settings file) and run the "
+        f"hall with --port 8883 --tls-ca {args.folder}/tileclock-ca.pem"
     )
     if not args.clock:
         print("no --clock given: `tileclock doctor` on each clock prints its id (the `clock id` line)")

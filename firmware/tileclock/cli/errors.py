@@ -11,8 +11,8 @@ The user's errors are said in one line (exit status 2), in the words they were r
   `RecordError`, `StateError`, `SealError`): a line or file that is not what it claims to be;
 - the director's refusals of its inputs: `PairingsError` (TSH's files, a pairings CSV),
   `EntryRefused` (a score entry), `TokensRefused` (the score links' tokens file);
-- `DirectorExtraMissing` and `BrokerError`: what this laptop lacks (the director extra,
-  mosquitto) or a broker that will not start;
+- `DirectorExtraMissing`, `BrokerError` and `TlsError`: what this laptop lacks (the director extra,
+  mosquitto, openssl) or a broker or its certificate that cannot be made;
 - an `OSError` about a path the user named (in an argument, or a file inside a folder they named):
   a missing file, a permission, a full or failing disk.
 
@@ -44,6 +44,7 @@ def user_errors():
     from ..director.event.score_tokens import TokensRefused
     from ..director.event.tfile import PairingsError
     from ..director.hall.broker import BrokerError
+    from ..director.hall.tls import TlsError
     from ..director.records.plot import DirectorExtraMissing
     from ..sim.script import ScriptError
     from ..wire.decoder import WireError
@@ -59,6 +60,7 @@ def user_errors():
         TokensRefused,
         DirectorExtraMissing,
         BrokerError,
+        TlsError,
     )
 
 

@@ -21,6 +21,8 @@ def run_hall(args, out, draw_panel=None):
     from ..director.follow.port import check_port
 
     password = director_password(args)
+    if args.port is None:  # hall-setup's broker listens with TLS on 8883 (docs/hall.md)
+        args.port = 8883 if args.tls_ca else 1883
     if args.tls_ca and not os.path.isfile(args.tls_ca):
         raise UsageError(
             f"--tls-ca {args.tls_ca}: {'a folder' if os.path.isdir(args.tls_ca) else 'no such file'}"
@@ -181,6 +183,8 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
         out.write(f"tileclock hall: score codes on the panels after each game, for phones at {phone}\n")
     else:
         out.write("tileclock hall: no score codes on the panels (give --phone-url http://ADDRESS:PORT)\n")
+    if feed.in_the_clear:
+        out.write(f"tileclock hall: {feed.in_the_clear}\n")
     if not feed.connected.is_set():
         out.write(f"tileclock hall: {feed.down}; still trying\n")
     out.flush()

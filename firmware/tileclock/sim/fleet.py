@@ -74,7 +74,8 @@ class Player:
 
 
 class Fleet:
-    """`count` simulated clocks, ids `prefix-1`..`prefix-N`, on the broker at `host`:`port`."""
+    """`count` simulated clocks, ids `prefix-1`..`prefix-N`, on the broker at `host`:`port` (over
+    TLS checked by `tls_ca`, a CA file, when given)."""
 
     def __init__(
         self,
@@ -89,6 +90,7 @@ class Fleet:
         seed=0,
         rounds=False,
         calls=False,
+        tls_ca=None,
     ):
         """`calls`: the players call the director now and then (the first board on its third move)."""
         self.speed = speed
@@ -101,7 +103,9 @@ class Fleet:
         self._lines = {}  # clock id -> (pty master, pty slave): each clock's serial line, read by nobody
         for number in range(first, first + count):
             clock_id = f"{prefix}-{number}"
-            hall = HallConfig(broker=host, port=port, password=passwords[clock_id], keepalive_s=10)
+            hall = HallConfig(
+                broker=host, port=port, password=passwords[clock_id], keepalive_s=10, tls_ca=tls_ca
+            )
             config = replace(Config(clock_id=clock_id, board=str(number)), hall=hall)
             # a pty, not loop://: a real port's buffer, emptied with one read a step
             master, slave = self._lines[clock_id] = os.openpty()

@@ -96,17 +96,48 @@ def free_port():
         return probe.getsockname()[1]
 
 
+#: the shipped config's lines that belong to its TLS listener
+TLS_KEYS = ("certfile", "keyfile", "tls_version")
+#: the line `hall_conf_text` puts a plain listener after (the TLS listener's last)
+_AFTER_TLS_LISTENER = "max_connections 1000\n"
+
+
+def hall_conf_text(plain_port=None):
+    """The hall broker's config (tileclock.conf): TLS only on 8883, as shipped; with `plain_port`
+    (`hall-setup --plain`) a listener in the clear there too, said so in the file."""
+    text = (SHIPPED / "mosquitto.conf").read_text(encoding="utf-8")
+    if plain_port is None:
+        return text
+    plain = (
+        "# IN THE CLEAR, asked for with hall-setup --plain: every password, score code and command\n"
+        "# on this port can be read by anyone on the Wi-Fi (doctor and the page say so)\n"
+        f"listener {plain_port}\n{_AFTER_TLS_LISTENER}"
+    )
+    return text.replace(_AFTER_TLS_LISTENER, _AFTER_TLS_LISTENER + plain, 1)
+
+
 class LocalBroker:
     """Debian's mosquitto with the hall's config and ACL, on 127.0.0.1:`port`, kept in `folder`.
 
     `users` (name -> password) are its accounts. Its persistence lives in the
     folder, so `restart()` keeps every session and queued message, as a hall's
-    broker does across a restart.
+    broker does across a restart. With `tls` its one listener is the shipped TLS one, with a CA
+    and certificate of its own for 127.0.0.1 and localhost (`tls.make_tls`; `ca_file`, the CA's
+    certificate, is what clients check it against); without, it listens in the clear (the
+    tests about something else than the wire), and `ca_file` is None.
     """
 
-    def __init__(self, folder, users, port=None):
+    def __init__(self, folder, users, port=None, tls=False):
         self._place(folder, port)
         self.users = dict(users)
+        self.tls = None
+        self.ca_file = None
+        if tls:
+            from .tls import BROKER_CERT, BROKER_KEY, CA_CERT, make_tls
+
+            made = make_tls(self.folder / "tls")
+            self.tls = {"certfile": made[BROKER_CERT], "keyfile": made[BROKER_KEY]}
+            self.ca_file = str(made[CA_CERT])
         write_passwords(self.folder / "passwd", self.users)
         clocks = (n for n in self.users if n not in (DIRECTOR, VIEWERS))
         (self.folder / "acl").write_text(acl_text(clocks), encoding="utf-8")
@@ -119,6 +150,11 @@ class LocalBroker:
             key = line.split(" ", 1)[0]
             if key == "listener":
                 line = f"listener {self.port} 127.0.0.1"
+            elif key in TLS_KEYS:
+                if self.tls is None:
+                    continue  # a plain listener
+                if key in self.tls:
+                    line = f"{key} {self.tls[key]}"
             elif key == "password_file":
                 line = f"password_file {self.folder / 'passwd'}"
             elif key == "acl_file":

@@ -51,6 +51,11 @@ _SEQ = re.compile(rb'"seq":(\d{1,16})[,}]')
 CLEAR_S = 2.0
 #: what rejects.log keeps of a refused message
 QUARANTINED_BYTES = 1024
+#: the page's and the console's words for a hall without TLS (no --tls-ca): a director turned it off
+IN_THE_CLEAR = (
+    "NOT ENCRYPTED: the broker is reached without TLS (no --tls-ca): passwords, score codes and "
+    "commands can be read on the Wi-Fi"
+)
 #: how long `tileclock hall` waits at its start for the broker to take it in, or refuse it
 FIRST_CONNECT_S = 10.0
 
@@ -109,6 +114,8 @@ class HallFeed:
         client.username_pw_set(user, password or None)
         if tls_ca:
             client.tls_set(ca_certs=tls_ca)
+        #: what the page says while the director's own connection is in the clear, or None (TLS)
+        self.in_the_clear = None if tls_ca else IN_THE_CLEAR
         client.manual_ack_set(True)  # a record is acknowledged once the store has it
         client.reconnect_delay_set(min_delay=1, max_delay=10)
         client.on_connect = self._on_connect
@@ -251,6 +258,7 @@ class HallFeed:
             "connected": self.down is None,
             "down": self.down,
             "alerts": [self.disk.text] if self.disk.text else [],
+            "in_the_clear": self.in_the_clear,
             "boards": boards,
         }
 

@@ -1,21 +1,24 @@
-"""`tileclock hall-setup`'s files: both brokers' configs, the ACL, the passwords and the clocks'
-command keys, written once before the event (docs/hall.md, "The broker"). Above `broker.py` and
-`viewers_broker.py`, whose writers it calls.
+"""`tileclock hall-setup`'s files: both brokers' configs, the ACL, the passwords, the clocks'
+command keys and the broker's TLS (its CA and certificate), written once before the event
+(docs/hall.md, "The broker"). Above `broker.py`, `tls.py` and `viewers_broker.py`, whose writers
+it calls.
 """
 
 import secrets
-import shutil
 from pathlib import Path
 
 from ...wire.topics import DIRECTOR, VIEWERS, valid_clock_id
-from .broker import SHIPPED, BrokerError, acl_text, write_passwords, write_private
+from .broker import BrokerError, acl_text, hall_conf_text, write_passwords, write_private
+from .tls import make_tls
 from .viewers_broker import write_setup
 
 
-def setup(folder, clock_ids, director_password=None):
+def setup(folder, clock_ids, director_password=None, names=(), addresses=(), plain_port=None):
     """Write tileclock.conf, tileclock.acl, tileclock.passwd and tileclock.keys (each clock's command
-    key, wire/seal.py) into `folder`, and the spectators' broker's config, ACL and pages
-    (viewers_broker.py); returns the passwords to give out."""
+    key, wire/seal.py) into `folder`, the broker's TLS files (tls.py: a CA, and a certificate for
+    this laptop's `names` and `addresses`) and the spectators' broker's config, ACL and pages
+    (viewers_broker.py); returns the passwords to give out. The broker listens with TLS only;
+    `plain_port` adds a listener in the clear (`--plain`)."""
     for clock in clock_ids:  # before anything is written
         if not valid_clock_id(clock):
             raise BrokerError(
@@ -23,7 +26,8 @@ def setup(folder, clock_ids, director_password=None):
             )
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copy(SHIPPED / "mosquitto.conf", folder / "tileclock.conf")
+    make_tls(folder, names, addresses)  # first: a name openssl refuses stops it before any password
+    (folder / "tileclock.conf").write_text(hall_conf_text(plain_port), encoding="utf-8")
     (folder / "tileclock.acl").write_text(acl_text(clock_ids), encoding="utf-8")
     users = {DIRECTOR: director_password or secrets.token_urlsafe(12)}
     users.update((clock, secrets.token_urlsafe(12)) for clock in clock_ids)

@@ -58,10 +58,12 @@ def config_text(
     bridge_id,
     extra=(),
     web_host=None,
+    hall_ca=None,
 ):
     """The spectators' broker's config: its listeners (the WebSockets one on `web_host`, every
     interface when None), the ACL, the limits, and the bridge from the hall's broker (the bridge
-    last: what follows `connection` is the bridge's); `extra` global lines."""
+    last: what follows `connection` is the bridge's); `extra` global lines. With `hall_ca` (the
+    hall's CA file) the bridge speaks TLS, checking the hall broker by it."""
     return "\n".join(
         [
             '# The spectators\' broker for tileclock (docs/hall.md, "Spectators"): `tileclock hall-setup` writes it.',
@@ -97,6 +99,8 @@ def config_text(
             "# The bridge: in only, the public topics and statuses (the hall's ACL lets `viewers` no more).",
             "connection tileclock-hall",
             f"address {hall_host}:{hall_port}",
+            # the hall's broker has no plain port (docs/hall.md, "Encrypted on the Wi-Fi")
+            *([f"bridge_cafile {hall_ca}"] if hall_ca else []),
             f"remote_username {VIEWERS}",
             f"remote_password {password}",
             f"remote_clientid {VIEWERS}",
@@ -115,9 +119,13 @@ def config_text(
     )
 
 
-def write_setup(folder, password, hall_host="127.0.0.1", hall_port=1883, web_port=WEB_PORT):
+def write_setup(
+    folder, password, hall_host="127.0.0.1", hall_port=8883, web_port=WEB_PORT,
+    hall_ca="/etc/mosquitto/certs/tileclock-ca.pem",
+):  # fmt: skip
     """Write tileclock-viewers.conf and tileclock-viewers.acl, and the pages into
-    tileclock-viewers-www/, for `/etc/mosquitto/` (docs/hall.md, "Spectators")."""
+    tileclock-viewers-www/, for `/etc/mosquitto/` (docs/hall.md, "Spectators"); the bridge to the
+    hall's broker over TLS, checked by `hall_ca` (None: in the clear)."""
     folder = Path(folder)
     www = folder / "tileclock-viewers-www"
     shutil.copytree(PAGES, www, dirs_exist_ok=True)
@@ -131,15 +139,17 @@ def write_setup(folder, password, hall_host="127.0.0.1", hall_port=1883, web_por
         "/etc/mosquitto/tileclock-viewers.acl",
         free_port(),
         f"viewers-bridge-{secrets.token_hex(8)}",
+        hall_ca=hall_ca,
     )
     write_private(folder / "tileclock-viewers.conf", text)
 
 
 class ViewersBroker(LocalBroker):
     """The spectators' broker on 127.0.0.1:`port` (WebSockets and the pages), bridged from the
-    hall's broker on `hall_port` as `viewers` with `password`, kept in `folder`."""
+    hall's broker on `hall_port` as `viewers` with `password`, kept in `folder`; over TLS
+    checked by `hall_ca` (a `LocalBroker`'s `ca_file`) when given."""
 
-    def __init__(self, folder, hall_port, password, port=None):
+    def __init__(self, folder, hall_port, password, port=None, hall_ca=None):
         # not LocalBroker.__init__, which writes a hall broker's passwords and ACL; its start and stop serve
         self._place(folder, port)
         shutil.copy(SHIPPED / "viewers.acl", self.folder / "viewers.acl")
@@ -158,6 +168,7 @@ class ViewersBroker(LocalBroker):
                 "user root" if os.geteuid() == 0 else "",
             ],
             web_host="127.0.0.1",
+            hall_ca=hall_ca,
         )
         self.config = self.folder / "viewers.conf"
         write_private(self.config, text)

@@ -1,0 +1,108 @@
+"""The hall broker's TLS: a small CA of the hall's own and the broker's certificate, made with
+Debian's `openssl` (docs/hall.md, "Encrypted on the Wi-Fi").
+
+The CA's certificate is what every clock and the director check the broker against (a clock's
+`[hall] tls_ca`, `tileclock hall --tls-ca`); its key signs the broker's certificate once and is
+kept 0600 beside it, for a new certificate when the laptop's address changes. The broker's
+certificate names the laptop's host name, `localhost`, the loopback addresses and every `--name`
+and `--address` given, so a client connecting by any of them can check it. The keys are EC
+P-256: made in milliseconds, which the tests' brokers need, and what a Pi Zero's TLS handshake
+does quickly.
+"""
+
+import ipaddress
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+#: the files `make_tls` writes, by what they are
+CA_CERT = "tileclock-ca.pem"
+CA_KEY = "tileclock-ca.key"
+BROKER_CERT = "tileclock-broker.pem"
+BROKER_KEY = "tileclock-broker.key"
+#: the CA's life: longer than any event, short enough that a lost laptop's CA dies out
+CA_DAYS = 3650
+BROKER_DAYS = 825
+OPENSSL_HINT = "install Debian's openssl: sudo apt-get install openssl"
+
+
+class TlsError(RuntimeError):
+    """The certificates cannot be made; the message says why (the user's: one line, cli/errors.py)."""
+
+
+def broker_names(names=(), addresses=()):
+    """The names and addresses the broker's certificate is for: `names` and `addresses` given,
+    this laptop's host name (and `.local`), `localhost` and the loopback addresses; each once, as
+    (DNS names, IP addresses)."""
+    dns, ips = [], []
+    host = socket.gethostname()
+    for name in [*names, *addresses, host, f"{host}.local", "localhost", "127.0.0.1", "::1"]:
+        try:
+            ip = str(ipaddress.ip_address(name))
+        except ValueError:
+            if name and name not in dns:
+                dns.append(name)
+        else:
+            if ip not in ips:
+                ips.append(ip)
+    return dns, ips
+
+
+def _openssl(*arguments):
+    tool = shutil.which("openssl")
+    if tool is None:
+        raise TlsError(f"openssl not found: {OPENSSL_HINT}")
+    done = subprocess.run([tool, *arguments], capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise TlsError(f"openssl {arguments[0]}: {done.stderr.strip().splitlines()[-1:]}")
+
+
+def make_tls(folder, names=(), addresses=()):
+    """Write a new CA (`CA_CERT`, its key `CA_KEY`) and the broker's certificate and key
+    (`BROKER_CERT`, `BROKER_KEY`) for `broker_names(names, addresses)` into `folder`; both keys
+    0600 from the moment they exist. Returns the paths, by the names above."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    dns, ips = broker_names(names, addresses)
+    for name in dns:  # a name that could carry another option into openssl's -addext
+        if not all(part.isalnum() or part in "-._" for part in name):
+            raise TlsError(f"--name {name!r}: a host name is letters, digits, - . and _")
+    san = ",".join([*(f"DNS:{name}" for name in dns), *(f"IP:{ip}" for ip in ips)])
+    paths = {name: folder / name for name in (CA_CERT, CA_KEY, BROKER_CERT, BROKER_KEY)}
+    old = os.umask(0o077)  # openssl writes the keys under the umask: never readable by others
+    try:
+        with tempfile.TemporaryDirectory(dir=folder) as work:
+            request = Path(work) / "broker.csr"
+            ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+            _openssl(
+                "req", "-x509", *ec, "-keyout", str(paths[CA_KEY]), "-out", str(paths[CA_CERT]),
+                "-days", str(CA_DAYS), "-subj", f"/CN=tileclock hall CA {socket.gethostname()}",
+                "-addext", "basicConstraints=critical,CA:TRUE,pathlen:0",
+                "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+            )  # fmt: skip
+            _openssl(
+                "req", "-new", *ec, "-keyout", str(paths[BROKER_KEY]), "-out", str(request),
+                "-subj", f"/CN={dns[0] if dns else ips[0]}",
+            )  # fmt: skip
+            extensions = Path(work) / "broker.ext"
+            extensions.write_text(
+                f"subjectAltName={san}\nbasicConstraints=critical,CA:FALSE\n"
+                "keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+                encoding="utf-8",
+            )
+            _openssl(
+                "x509", "-req", "-in", str(request), "-CA", str(paths[CA_CERT]),
+                "-CAkey", str(paths[CA_KEY]), "-set_serial", f"0x{secrets.token_hex(16)}", "-out", str(paths[BROKER_CERT]),
+                "-days", str(BROKER_DAYS), "-sha256", "-extfile", str(extensions),
+            )  # fmt: skip
+    finally:
+        os.umask(old)
+    for name in (CA_KEY, BROKER_KEY):
+        os.chmod(paths[name], 0o600)
+    for name in (CA_CERT, BROKER_CERT):
+        os.chmod(paths[name], 0o644)  # public: every clock gets the CA's
+    return paths
