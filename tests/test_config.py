@@ -78,8 +78,11 @@ def test_a_call_of_two_to_five_taps_is_taken_as_docs_rules_md_says():
 
 def test_the_hall_section_names_the_broker_and_keeps_the_password_out_of_errors():
     config = parse_config({"hall": {"broker": "192.168.4.1", "password": "s3cret", "tls_ca": "/etc/ca.pem"}})
-    assert config.hall.broker == "192.168.4.1" and config.hall.port == 1883
+    # with the hall's CA the port is hall-setup's TLS one, 8883 (docs/hall.md); without, 1883
+    assert config.hall.broker == "192.168.4.1" and config.hall.port == 8883
     assert config.hall.password == "s3cret" and config.hall.tls_ca == "/etc/ca.pem"
+    assert parse_config({"hall": {"broker": "h"}}).hall.port == 1883
+    assert parse_config({"hall": {"broker": "h", "tls_ca": "/c", "port": 9}}).hall.port == 9
     assert parse_config({}).hall is None  # no [hall]: no network at all
     with pytest.raises(ConfigError, match="hall.password") as caught:
         parse_config({"hall": {"broker": "h", "password": "tab\there"}})

@@ -44,12 +44,17 @@ class PanelConfig:
     reset_pin: int | None = None  # SPI only: the BCM GPIO of its reset line (None: not wired)
 
 
+#: the hall broker's TLS port (hall-setup's config): a [hall] with `tls_ca` and no `port` uses it
+TLS_PORT = 8883
+
+
 @dataclass(frozen=True)
 class HallConfig:
     """The hall's broker (docs/hall.md): where it is and how this clock signs in.
 
     The clock's user name on the broker is its clock id; `password` is the one the
-    director's broker holds for it. `tls_ca` turns on TLS, checked against that CA file.
+    director's broker holds for it. `tls_ca` turns on TLS, checked against that CA file (the
+    port is then 8883 unless given); without it the password and commands travel in the clear.
     """
 
     broker: str
@@ -309,6 +314,7 @@ def _hall(section):
         values["password"] = password
     if "tls_ca" in section:
         values["tls_ca"] = _take(section, "tls_ca", str, "hall")
+        values.setdefault("port", TLS_PORT)  # hall-setup's broker: TLS on 8883, no plain port
     if "key" in section:
         key = section.pop("key")
         if not isinstance(key, str) or not KEY.fullmatch(key):

@@ -10,6 +10,7 @@ from .host import (
     SERVICE_USER,
     check_buttons,
     check_config,
+    check_hall_tls,
     check_serial,
     check_service,
     check_state_dir,
@@ -38,6 +39,7 @@ def run_checks(config_path, state_dir, smbus=None, service_user=None, root="/"):
     checks += check_state_dir(state_dir, service_user or SERVICE_USER)
     checks.append(check_service())
     checks.append(check_wall_clock(hall=config.hall is not None))
+    checks.append(check_hall_tls(config))
     return [check for check in checks if check is not None]
 
 

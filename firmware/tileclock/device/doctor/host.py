@@ -316,3 +316,35 @@ def _chrony_check(seen):
             "give chrony a minute (`chronyc tracking`), or a wired link",
         )
     return Check(OK, "wall clock", said)
+
+
+def check_hall_tls(config):
+    """The uplink's TLS (docs/hall.md, "Encrypted on the Wi-Fi"): with a [hall] section and no
+    `tls_ca`, this clock's password and the director's commands cross the Wi-Fi in the clear,
+    which is said; a `tls_ca` that cannot be read as a CA certificate fails (the uplink would
+    never connect). None without a [hall] section."""
+    import ssl
+
+    hall = config.hall
+    if hall is None:
+        return None
+    where = f"{hall.broker}:{hall.port}"
+    if not hall.tls_ca:
+        return Check(
+            WARN,
+            "hall TLS",
+            f"off: {where} in the clear: this clock's password and the director's commands can be "
+            "read on the Wi-Fi",
+            "put the hall's CA in [hall] tls_ca (hall_ca in the settings file: hall-setup's "
+            'tileclock-ca.pem; docs/hall.md, "Encrypted on the Wi-Fi")',
+        )
+    try:
+        ssl.create_default_context(cafile=hall.tls_ca)
+    except (OSError, ssl.SSLError) as error:
+        return Check(
+            FAIL,
+            "hall TLS",
+            f"tls_ca {hall.tls_ca}: {getattr(error, 'strerror', None) or error}",
+            "copy hall-setup's tileclock-ca.pem there (or hall_ca in the settings file)",
+        )
+    return Check(OK, "hall TLS", f"{where}, its certificate checked against {hall.tls_ca}")

@@ -18,6 +18,7 @@ nothing in the file is applied, the file is kept where it is for the director to
 import hashlib
 import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass
 
@@ -32,6 +33,12 @@ _REASON = "reason: "
 MAX_BYTES = 16 * 1024  # a settings file is a few lines; a larger one is not one
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.:-]{0,252}")
 _COUNTRY = re.compile(r"[A-Z]{2}")
+#: `hall_ca`: a file's name on the same partition, never a path (nothing outside it is read)
+_FILE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
+#: where the card keeps the hall's CA once applied (its config's [hall] tls_ca names it)
+HALL_CA_NAME = "hall-ca.pem"
+#: a CA certificate is a kilobyte or two; a larger file is not one
+MAX_CA_BYTES = 64 * 1024
 _SSH_KEY = re.compile(
     r"(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384) [A-Za-z0-9+/=]{16,8192}( [ -~]{0,200})?"
 )
@@ -45,8 +52,9 @@ KEYS = {
     "wifi_password": "its password (8 to 63 characters)",
     "wifi_country": "the country the Wi-Fi works in, two letters (GB, US, DE...)",
     "hall": "the hall's broker: its address (no hall: a stand-alone clock, serial record only)",
-    "hall_port": "the broker's port (default 1883)",
+    "hall_port": "the broker's port (default 8883 with hall_ca, else 1883)",
     "hall_password": "this clock's password on the hall's broker (its user name is the clock id)",
+    "hall_ca": "the hall's CA (hall-setup's tileclock-ca.pem), a file beside this one: TLS to the broker",
     "ssh_key": "a public key that may log in as root over SSH (one line, as in id_ed25519.pub)",
 }
 
@@ -68,6 +76,7 @@ class Settings:
     hall: str | None = None
     hall_port: int | None = None
     hall_password: str | None = None
+    hall_ca: str | None = None
     ssh_key: str | None = None
 
 
@@ -103,6 +112,8 @@ def _check(key, value, number):
         return int(value)
     if key == "hall_password" and not (value.isprintable() and 1 <= len(value) <= 200):
         raise SettingsError(f"{where}: 1 to 200 plain characters (its value is not shown)")
+    if key == "hall_ca" and not _FILE_NAME.fullmatch(value):
+        raise SettingsError(f"{where} = {value!r}: the name of a file beside this one, like tileclock-ca.pem")
     if key == "ssh_key" and not _SSH_KEY.fullmatch(value):
         raise SettingsError(f"{where}: expected one public key line, like 'ssh-ed25519 AAAA... name'")
     return value
@@ -134,8 +145,8 @@ def parse_settings(data):
     settings = Settings(**values)
     if (settings.wifi_name is None) != (settings.wifi_password is None):
         raise SettingsError("wifi_name and wifi_password go together")
-    if settings.hall is None and (settings.hall_port or settings.hall_password):
-        raise SettingsError("hall_port and hall_password need hall = the broker's address")
+    if settings.hall is None and (settings.hall_port or settings.hall_password or settings.hall_ca):
+        raise SettingsError("hall_port, hall_password and hall_ca need hall = the broker's address")
     return settings
 
 
@@ -143,9 +154,10 @@ def _toml_string(value):
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def config_toml(settings, template, clock_id=None):
+def config_toml(settings, template, clock_id=None, tls_ca=None):
     """The clock's config.toml: `template` (systemd/config.toml's text) with the settings' values
-    put in; checked by the clock's own parser before it is returned."""
+    put in, and `tls_ca` (where the card keeps the hall's CA: `hall_ca`'s copy) as [hall] tls_ca;
+    checked by the clock's own parser before it is returned."""
     text = template
     clock = []
     if settings.board:
@@ -167,11 +179,40 @@ def config_toml(settings, template, clock_id=None):
             text += f"port = {settings.hall_port}\n"
         if settings.hall_password:
             text += f"password = {_toml_string(settings.hall_password)}\n"
+        if tls_ca:
+            text += f"tls_ca = {_toml_string(tls_ca)}\n"
     try:
         parse_config(tomllib.loads(text))
     except (ConfigError, tomllib.TOMLDecodeError) as error:
         raise SettingsError(f"the config made from it is refused: {error}") from None
     return text
+
+
+def read_hall_ca(boot, name):
+    """The hall's CA certificate (PEM bytes) from the file `name` on the partition `boot`, checked
+    as one (a regular file, under MAX_CA_BYTES, read by Python's ssl as a CA); SettingsError
+    otherwise, naming the file. The CA is public: it is left where it is."""
+    import ssl
+
+    where = os.path.join(boot, name)
+    try:
+        fd = os.open(where, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as error:
+        raise SettingsError(
+            f"hall_ca = {name}: {error.strerror} (put hall-setup's tileclock-ca.pem beside this file)"
+        ) from None
+    with os.fdopen(fd, "rb") as file:
+        seen = os.fstat(file.fileno())
+        if not stat.S_ISREG(seen.st_mode) or seen.st_size > MAX_CA_BYTES:
+            raise SettingsError(f"hall_ca = {name}: not a certificate file (under {MAX_CA_BYTES} bytes)")
+        data = file.read(MAX_CA_BYTES + 1)
+    try:
+        ssl.create_default_context(cadata=data.decode("ascii"))
+    except (UnicodeDecodeError, ssl.SSLError, ValueError):
+        raise SettingsError(
+            f"hall_ca = {name}: not a PEM certificate (hall-setup's tileclock-ca.pem)"
+        ) from None
+    return data
 
 
 def wpa_conf(settings):
@@ -227,9 +268,13 @@ def apply_settings(path, etc_dir, wifi_path, ssh_path, template, clock_id=None, 
         wipe(path)
         return "a settings file wiped before a power cut: removed"
     settings = parse_settings(data)
-    config = config_toml(settings, template, clock_id)
+    ca = read_hall_ca(os.path.dirname(path), settings.hall_ca) if settings.hall_ca else None
+    ca_path = os.path.join(etc_dir, HALL_CA_NAME)
+    config = config_toml(settings, template, clock_id, ca_path if ca else None)
     # the settings first, the FAT copy last: until it is gone, the next boot applies it again
     write_whole(os.path.join(etc_dir, "settings.txt"), data, 0o640, gid)
+    if ca:  # before the config that names it: the uplink never starts on a tls_ca not there
+        write_whole(ca_path, ca, 0o644)
     write_whole(os.path.join(etc_dir, "config.toml"), config, 0o640, gid)
     wifi = wpa_conf(settings)
     if wifi:
@@ -243,6 +288,8 @@ def apply_settings(path, etc_dir, wifi_path, ssh_path, template, clock_id=None, 
     wipe(path)
     parts = [f"board {settings.board or '1'}", f"rules {settings.rules or 'default'}"]
     parts.append(f"hall {settings.hall}" if settings.hall else "no hall (stand-alone)")
+    if settings.hall:
+        parts.append("TLS" if ca else "NO TLS (no hall_ca: in the clear)")
     parts.append("Wi-Fi " + (repr(settings.wifi_name) if settings.wifi_name else "none"))
     return "settings applied: " + ", ".join(parts)
 

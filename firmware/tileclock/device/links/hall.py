@@ -24,6 +24,7 @@ message id is registered.
 """
 
 import logging
+import ssl
 import threading
 import time
 from collections import deque
@@ -262,7 +263,7 @@ class HallLink:
     # --- paho's side (its thread)
 
     def _make_client(self):
-        client = mqtt.Client(
+        client = _Client(
             mqtt.CallbackAPIVersion.VERSION2,
             client_id=self.clock_id,
             clean_session=False,
@@ -275,6 +276,7 @@ class HallLink:
         client.reconnect_delay_set(min_delay=1, max_delay=30)
         client.max_inflight_messages_set(WINDOW)
         client.on_connect = self._on_connect
+        client.on_connect_fail = self._on_connect_fail
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish
         client.on_message = self._on_message
@@ -294,6 +296,10 @@ class HallLink:
         self._publish(topic(self.clock_id, "status"), "online", retain=True)
         self._state.forget_published()  # publish the state afresh
         self.wake()
+
+    def _on_connect_fail(self, client, userdata):
+        # paho retries on its own; the fault (after the grace) says why, a wrong CA above all
+        self._down_reason = f"broker {self.hall.broker}:{self.hall.port}: {_why_not(client.failed)}"
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties):
         self._connected = False
@@ -374,6 +380,33 @@ class HallLink:
             return
         self._commands.append(bytes(message.payload))
         self.wake()
+
+
+class _Client(mqtt.Client):
+    """paho's client, keeping why its last connection attempt failed (`failed`): paho's own
+    thread catches the error and says only that it failed."""
+
+    failed: BaseException | None = None
+
+    def reconnect(self):
+        """paho's reconnect, its OSError (a TLS handshake's too) kept in `failed`."""
+        try:
+            return super().reconnect()
+        except OSError as error:
+            self.failed = error
+            raise
+
+
+def _why_not(error):
+    """A failed connection attempt in words: a certificate the hall's CA did not sign (or for
+    another name) says so, for the fault the panels and the director see."""
+    if isinstance(error, ssl.SSLCertVerificationError):
+        return f"TLS: its certificate is not the hall's (tls_ca): {error.verify_message or error.reason}"
+    if isinstance(error, ssl.SSLError):
+        return f"TLS: {error.reason or error}"
+    if isinstance(error, OSError):
+        return f"cannot connect: {error.strerror or error}"
+    return "cannot connect"
 
 
 def _is_ack(line):
