@@ -169,6 +169,20 @@ if grep -q '^\[hall\]' "$ROOT/etc/tileclock/config.toml"; then
   mkdir -p "$ROOT/etc/systemd/system/tileclock.service.d"
   install -m 0644 "$SRC/systemd/hall.conf" "$ROOT/etc/systemd/system/tileclock.service.d/hall.conf"
   say "    [hall] configured: the service may open network sockets"
+  # TLS to the broker (docs/hall.md, "Encrypted on the Wi-Fi"): the hall's CA, from
+  # TILECLOCK_HALL_CA=FILE (hall-setup's tileclock-ca.pem), and [hall] tls_ca naming it
+  if [ -n "${TILECLOCK_HALL_CA:-}" ]; then
+    grep -q -- '-----BEGIN CERTIFICATE-----' "$TILECLOCK_HALL_CA" \
+      || { echo "install.sh: TILECLOCK_HALL_CA=$TILECLOCK_HALL_CA is not a PEM certificate" >&2; exit 1; }
+    install -m 0644 "$TILECLOCK_HALL_CA" "$ROOT/etc/tileclock/hall-ca.pem"
+    if ! sed -n '/^\[hall\]/,/^\[/p' "$ROOT/etc/tileclock/config.toml" | grep -q '^[[:space:]]*tls_ca[[:space:]]*='; then
+      sed -i 's|^\[hall\]$|[hall]\ntls_ca = "/etc/tileclock/hall-ca.pem"|' "$ROOT/etc/tileclock/config.toml"
+    fi
+    say "    the hall's CA in /etc/tileclock/hall-ca.pem: TLS to the broker (port 8883 unless [hall] sets one)"
+  elif ! sed -n '/^\[hall\]/,/^\[/p' "$ROOT/etc/tileclock/config.toml" | grep -q '^[[:space:]]*tls_ca[[:space:]]*='; then
+    say "    NO TLS: [hall] has no tls_ca, so this clock's password and commands travel in the clear"
+    say "    (run again with TILECLOCK_HALL_CA=tileclock-ca.pem, from hall-setup)"
+  fi
   # the wall clock follows the director's laptop, the hall's broker (docs/hall.md, "One time for
   # the hall"): Debian's chrony, its config from the same file hall-setup writes
   laptop=$(sed -n '/^\[hall\]/,/^\[/s/^[[:space:]]*broker[[:space:]]*=[[:space:]]*"\([A-Za-z0-9.:-]*\)".*/\1/p' \

@@ -151,6 +151,31 @@ def test_network_sockets_are_allowed_only_when_the_hall_is_configured(pi):
     assert not drop_in.exists()
 
 
+def test_the_installer_gives_a_hall_clock_the_hall_s_ca_and_says_so_without_it(pi, tmp_path):
+    from tileclock.director.hall.tls import make_tls
+
+    dry_run(pi)
+    config = pi / "etc" / "tileclock" / "config.toml"
+    config.write_text(config.read_text() + '\n[hall]\nbroker = "192.168.4.1"\npassword = "x"\n')
+    assert "NO TLS" in dry_run(pi).stdout
+    ca = make_tls(tmp_path / "hall")["tileclock-ca.pem"]
+    environ = {**os.environ, "TILECLOCK_HALL_CA": str(ca)}
+    for _ in range(2):  # again: tls_ca is not added twice
+        done = subprocess.run(
+            ["bash", INSTALL, "--dry-run", str(pi)], capture_output=True, text=True, check=True, env=environ
+        )
+        assert "TLS to the broker" in done.stdout
+    assert (pi / "etc" / "tileclock" / "hall-ca.pem").read_bytes() == ca.read_bytes()
+    assert config.read_text().count("tls_ca") == 1
+    hall = load_config(str(config)).hall
+    assert (hall.tls_ca, hall.port) == ("/etc/tileclock/hall-ca.pem", 8883)
+    environ["TILECLOCK_HALL_CA"] = str(config)  # not a certificate
+    refused = subprocess.run(
+        ["bash", INSTALL, "--dry-run", str(pi)], capture_output=True, text=True, env=environ
+    )
+    assert refused.returncode == 1 and "not a PEM certificate" in refused.stderr
+
+
 @pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
 def test_systemd_verifies_the_unit(pi, tmp_path):
     dry_run(pi)
