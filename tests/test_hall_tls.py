@@ -356,3 +356,19 @@ def test_a_cards_hall_ca_becomes_its_tls_ca_and_a_file_that_is_no_ca_is_refused(
     card.write_text("hall = 192.168.4.1\nhall_ca = ../etc/passwd\n")
     with pytest.raises(SettingsError, match="line 2: hall_ca"):
         apply_settings(str(card), str(etc), str(tmp_path / "w"), str(tmp_path / "k"), template)
+
+
+def test_tileclock_hall_names_a_wrong_ca_or_a_port_without_tls_before_it_starts(tls_broker, broker, tmp_path):
+    from tileclock.cli.errors import UsageError
+    from tileclock.cli.hall import reach
+
+    reach("127.0.0.1", tls_broker.port, tls_broker.ca_file)  # the right CA: through
+    other = str(make_tls(tmp_path / "another-hall")["tileclock-ca.pem"])
+    with pytest.raises(
+        UsageError, match=f"--tls-ca {other}: the broker at 127.0.0.1:{tls_broker.port} has a"
+    ):
+        reach("127.0.0.1", tls_broker.port, other)
+    with pytest.raises(UsageError, match=f"--port {broker.port}: no TLS there"):
+        reach("127.0.0.1", broker.port, tls_broker.ca_file)  # the plain broker
+    with pytest.raises(UsageError, match="not a CA certificate"):
+        reach("127.0.0.1", tls_broker.port, __file__)

@@ -34,7 +34,7 @@ def run_hall(args, out, draw_panel=None):
     pairings = hall_pairings(args.tsh, args.tsh_config, args.pairings, args.tables)
     host, _, port = args.web.rpartition(":")
     phone = phone_url(args.phone_url, host, port)
-    reach(args.broker, args.port)
+    reach(args.broker, args.port, args.tls_ca)
     return serve_hall(args, password, out, draw_panel, keys=keys, pairings=pairings, phone=phone)
 
 
@@ -244,11 +244,16 @@ def phone_url(given, host, port):
     return None
 
 
-def reach(host, port, timeout_s=5.0):
+def reach(host, port, tls_ca=None, timeout_s=5.0):
     """Refuse (UsageError naming --broker and --port) a broker nobody answers for: a host name that
-    does not resolve, a port nothing listens on. Once running, a broker gone away is waited for."""
+    does not resolve, a port nothing listens on; with `tls_ca`, one whose certificate that CA did
+    not sign (or for another name) or that speaks no TLS there (--tls-ca). Once running, a broker
+    gone away is waited for."""
     try:
-        socket.create_connection((host, port), timeout=timeout_s).close()
+        connection = socket.create_connection((host, port), timeout=timeout_s)
+        with connection:
+            if tls_ca:
+                _handshake(connection, host, port, tls_ca)
     except socket.gaierror as error:
         raise UsageError(f"--broker {host}: no such host ({error.strerror})") from None
     except ConnectionRefusedError:
@@ -257,6 +262,26 @@ def reach(host, port, timeout_s=5.0):
         ) from None
     except OSError as error:
         raise UsageError(f"--broker {host} --port {port}: {_why(error)}") from None
+
+
+def _handshake(connection, host, port, tls_ca):
+    """A TLS handshake on `connection` checked against `tls_ca`, as the feed's own will be; a
+    UsageError naming --tls-ca (or --port) if it fails."""
+    try:
+        context = ssl.create_default_context(cafile=tls_ca)
+    except (OSError, ssl.SSLError) as error:
+        raise UsageError(f"--tls-ca {tls_ca}: not a CA certificate ({_why(error)})") from None
+    try:
+        context.wrap_socket(connection, server_hostname=host).close()
+    except ssl.SSLCertVerificationError as error:
+        raise UsageError(
+            f"--tls-ca {tls_ca}: the broker at {host}:{port} has a certificate this CA did not sign, or "
+            f"not for {host} ({error.verify_message}): hall-setup's tileclock-ca.pem, and a name it wrote it for"
+        ) from None
+    except (ssl.SSLError, ConnectionError) as error:
+        raise UsageError(
+            f"--broker {host} --port {port}: no TLS there ({_why(error)}): hall-setup's broker has it on 8883"
+        ) from None
 
 
 def _why(error):
