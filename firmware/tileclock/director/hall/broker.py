@@ -122,7 +122,7 @@ class LocalBroker:
     `users` (name -> password) are its accounts. Its persistence lives in the
     folder, so `restart()` keeps every session and queued message, as a hall's
     broker does across a restart. With `tls` its one listener is the shipped TLS one, with a CA
-    and certificate of its own for 127.0.0.1 and localhost (`tls.make_tls`; `ca_file`, the CA's
+    and certificate for 127.0.0.1 and localhost (`tls.local_tls`; `ca_file`, the CA's
     certificate, is what clients check it against); without, it listens in the clear (the
     tests about something else than the wire), and `ca_file` is None.
     """
@@ -133,9 +133,9 @@ class LocalBroker:
         self.tls = None
         self.ca_file = None
         if tls:
-            from .tls import BROKER_CERT, BROKER_KEY, CA_CERT, make_tls
+            from .tls import BROKER_CERT, BROKER_KEY, CA_CERT, local_tls
 
-            made = make_tls(self.folder / "tls")
+            made = local_tls(self.folder / "tls")
             self.tls = {"certfile": made[BROKER_CERT], "keyfile": made[BROKER_KEY]}
             self.ca_file = str(made[CA_CERT])
         write_passwords(self.folder / "passwd", self.users)

@@ -106,3 +106,28 @@ def make_tls(folder, names=(), addresses=()):
     for name in (CA_CERT, BROKER_CERT):
         os.chmod(paths[name], 0o644)  # public: every clock gets the CA's
     return paths
+
+
+#: `local_tls`'s files (name -> bytes), made once per process
+_LOCAL: dict[str, bytes] = {}
+
+
+def local_tls(folder):
+    """A CA and a broker certificate for this laptop's loopback names, for a private broker
+    (`LocalBroker`: hall-demo, the tests) in `folder`: made once per process (`make_tls`, some
+    60 ms of openssl) and the same four files written into every folder after. Returns the paths
+    as `make_tls` does."""
+    folder = Path(folder)
+    if not _LOCAL:
+        made = make_tls(folder)
+        _LOCAL.update((name, path.read_bytes()) for name, path in made.items())
+        return made
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, data in _LOCAL.items():
+        path = paths[name] = folder / name
+        mode = 0o600 if name.endswith(".key") else 0o644
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+    return paths
