@@ -187,7 +187,9 @@ def started(make, tries=3):
 
 @pytest.fixture
 def broker(tmp_path):
-    """A real mosquitto (Debian's) with the shipped hall config and ACL, on a free loopback port.
+    """A real mosquitto (Debian's) with the shipped hall config and ACL, on free loopback ports:
+    TLS on `tls_port` (its CA `ca_file`), which the clocks and the director use (`hall_config`,
+    `director`), and in the clear on `port`, for the tests' own probes (an impostor, a thief).
 
     Its accounts are `BROKER_USERS`. Where mosquitto is not installed the test is skipped with a
     reason, except in CI, which installs it (`.ci/run`): there a missing broker fails the test.
@@ -198,7 +200,7 @@ def broker(tmp_path):
         if os.environ.get("CI"):
             pytest.fail(f"CI must have mosquitto: {INSTALL_HINT}")
         pytest.skip(f"mosquitto is not installed: {INSTALL_HINT}")
-    local = started(lambda: LocalBroker(tmp_path / "broker", BROKER_USERS))
+    local = started(lambda: LocalBroker(tmp_path / "broker", BROKER_USERS, tls=True, plain=True))
     yield local
     local.stop()
 
@@ -208,7 +210,11 @@ def viewers_broker(broker, tmp_path):
     """The spectators' broker (a second mosquitto: WebSockets, the pages), bridged from `broker`."""
     from tileclock.director.hall.viewers_broker import ViewersBroker
 
-    local = started(lambda: ViewersBroker(tmp_path / "viewers", broker.port, BROKER_USERS["viewers"]))
+    local = started(  # the bridge over TLS, as hall-setup's
+        lambda: ViewersBroker(
+            tmp_path / "viewers", broker.tls_port, BROKER_USERS["viewers"], hall_ca=broker.ca_file
+        )
+    )
     yield local
     local.stop()
 

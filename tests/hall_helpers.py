@@ -99,8 +99,11 @@ def page_post(server, path, form, own=True):
 
 
 def hall_config(broker, clock="c1"):
-    """The [hall] section a clock `clock` uses to reach `broker`."""
-    return HallConfig(broker="127.0.0.1", port=broker.port, password=BROKER_USERS[clock], keepalive_s=5)
+    """The [hall] section a clock `clock` uses to reach `broker`: over TLS where it has it."""
+    port = broker.tls_port or broker.port
+    return HallConfig(
+        broker="127.0.0.1", port=port, password=BROKER_USERS[clock], keepalive_s=5, tls_ca=broker.ca_file
+    )
 
 
 class Listener:

@@ -92,7 +92,9 @@ class Clocks:
 
 
 def director(broker, folder, **options):
-    feed = HallFeed("127.0.0.1", broker.port, BROKER_USERS["director"], str(folder), **options).start()
+    """The director's feed on `broker`, connected: over TLS where it has it."""
+    port, options = broker.tls_port or broker.port, {"tls_ca": broker.ca_file, **options}
+    feed = HallFeed("127.0.0.1", port, BROKER_USERS["director"], str(folder), **options).start()
     wait_for(feed.connected.is_set, what="the director to connect")
     return feed
 

@@ -123,15 +123,18 @@ class LocalBroker:
     folder, so `restart()` keeps every session and queued message, as a hall's
     broker does across a restart. With `tls` its one listener is the shipped TLS one, with a CA
     and certificate for 127.0.0.1 and localhost (`tls.local_tls`; `ca_file`, the CA's
-    certificate, is what clients check it against); without, it listens in the clear (the
-    tests about something else than the wire), and `ca_file` is None.
+    certificate, is what clients check it against); `tls_port` is `port`. With `plain` as well,
+    the TLS listener is on `tls_port` and `port` is one in the clear, as `hall-setup --plain`
+    makes (the tests: clocks and director over TLS, their probes in the clear). Without `tls` it
+    listens in the clear only; `ca_file` and `tls_port` are None.
     """
 
-    def __init__(self, folder, users, port=None, tls=False):
+    def __init__(self, folder, users, port=None, tls=False, plain=False):
         self._place(folder, port)
         self.users = dict(users)
         self.tls = None
         self.ca_file = None
+        self.tls_port = (free_port() if plain else self.port) if tls else None
         if tls:
             from .tls import BROKER_CERT, BROKER_KEY, CA_CERT, local_tls
 
@@ -146,10 +149,13 @@ class LocalBroker:
 
     def _config_text(self):
         lines = []
-        for line in (SHIPPED / "mosquitto.conf").read_text(encoding="utf-8").splitlines():
+        both = self.tls_port not in (None, self.port)
+        # the TLS listener first, then (`plain`) the one in the clear
+        ports = iter([self.tls_port, self.port] if both else [self.port])
+        for line in hall_conf_text(self.port if both else None).splitlines():
             key = line.split(" ", 1)[0]
             if key == "listener":
-                line = f"listener {self.port} 127.0.0.1"
+                line = f"listener {next(ports)} 127.0.0.1"
             elif key in TLS_KEYS:
                 if self.tls is None:
                     continue  # a plain listener
