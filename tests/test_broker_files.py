@@ -25,10 +25,11 @@ def test_a_hall_setup_over_an_old_folder_leaves_no_key_or_password_readable_by_o
     folder = tmp_path / "hall"
     folder.mkdir()
     # a folder set up before whose files were left readable by all (copied by hand, an old version)
-    for name in ("tileclock.keys", "tileclock.passwd"):
+    for name in ("tileclock.keys", "tileclock.passwd", "tileclock-ca.key", "tileclock-broker.key"):
         (folder / name).write_text("old\n")
         (folder / name).chmod(0o644)
     peeker = open(folder / "tileclock.keys", encoding="utf-8")  # another user's, while it was readable
+    tls_peeker = open(folder / "tileclock-ca.key", encoding="utf-8")
     _no_chmod(monkeypatch)
     old = os.umask(0o022)
     try:
@@ -37,11 +38,20 @@ def test_a_hall_setup_over_an_old_folder_leaves_no_key_or_password_readable_by_o
         os.umask(old)
     keys = read_keys_file(folder / "tileclock.keys")
     assert sorted(keys) == ["c1", "c2"] and all(len(key) == 64 for key in keys.values())
-    for name in ("tileclock.keys", "tileclock.passwd", "tileclock-viewers.conf"):
+    private = (
+        "tileclock.keys",
+        "tileclock.passwd",
+        "tileclock-viewers.conf",
+        "tileclock-ca.key",
+        "tileclock-broker.key",
+    )
+    for name in private:
         assert stat.S_IMODE((folder / name).stat().st_mode) == 0o600, name
     with peeker:
         seen = peeker.read()
     assert not any(key in seen for key in keys.values()), "a new key reached an old reader's descriptor"
+    with tls_peeker:
+        assert tls_peeker.read() == "old\n", "the new CA key reached an old reader's descriptor"
     assert sorted(users) == ["c1", "c2", "director"]
     assert not list(folder.glob("*.new")), "a half-written file left behind"
 

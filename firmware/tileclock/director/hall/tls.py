@@ -58,7 +58,8 @@ def _openssl(*arguments):
         raise TlsError(f"openssl not found: {OPENSSL_HINT}")
     done = subprocess.run([tool, *arguments], capture_output=True, text=True, check=False)
     if done.returncode:
-        raise TlsError(f"openssl {arguments[0]}: {done.stderr.strip().splitlines()[-1:]}")
+        said = done.stderr.strip().splitlines()
+        raise TlsError(f"openssl {arguments[0]}: {said[-1] if said else f'exit {done.returncode}'}")
 
 
 def make_tls(folder, names=(), addresses=()):
@@ -73,19 +74,22 @@ def make_tls(folder, names=(), addresses=()):
             raise TlsError(f"--name {name!r}: a host name is letters, digits, - . and _")
     san = ",".join([*(f"DNS:{name}" for name in dns), *(f"IP:{ip}" for ip in ips)])
     paths = {name: folder / name for name in (CA_CERT, CA_KEY, BROKER_CERT, BROKER_KEY)}
-    old = os.umask(0o077)  # openssl writes the keys under the umask: never readable by others
+    old = os.umask(0o077)  # openssl writes under the umask: the keys readable by their owner only
     try:
+        # made in a folder of its own (0700), then renamed into place: a key is never written into
+        # a file already there, whose mode or an open descriptor on it would let another user read it
         with tempfile.TemporaryDirectory(dir=folder) as work:
+            made = {name: Path(work) / name for name in paths}
             request = Path(work) / "broker.csr"
             ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
             _openssl(
-                "req", "-x509", *ec, "-keyout", str(paths[CA_KEY]), "-out", str(paths[CA_CERT]),
+                "req", "-x509", *ec, "-keyout", str(made[CA_KEY]), "-out", str(made[CA_CERT]),
                 "-days", str(CA_DAYS), "-subj", f"/CN=tileclock hall CA {socket.gethostname()}",
                 "-addext", "basicConstraints=critical,CA:TRUE,pathlen:0",
                 "-addext", "keyUsage=critical,keyCertSign,cRLSign",
             )  # fmt: skip
             _openssl(
-                "req", "-new", *ec, "-keyout", str(paths[BROKER_KEY]), "-out", str(request),
+                "req", "-new", *ec, "-keyout", str(made[BROKER_KEY]), "-out", str(request),
                 "-subj", f"/CN={dns[0] if dns else ips[0]}",
             )  # fmt: skip
             extensions = Path(work) / "broker.ext"
@@ -95,16 +99,17 @@ def make_tls(folder, names=(), addresses=()):
                 encoding="utf-8",
             )
             _openssl(
-                "x509", "-req", "-in", str(request), "-CA", str(paths[CA_CERT]),
-                "-CAkey", str(paths[CA_KEY]), "-set_serial", f"0x{secrets.token_hex(16)}", "-out", str(paths[BROKER_CERT]),
-                "-days", str(BROKER_DAYS), "-sha256", "-extfile", str(extensions),
+                "x509", "-req", "-in", str(request), "-CA", str(made[CA_CERT]),
+                "-CAkey", str(made[CA_KEY]), "-set_serial", f"0x{secrets.token_hex(16)}",
+                "-out", str(made[BROKER_CERT]), "-days", str(BROKER_DAYS), "-sha256",
+                "-extfile", str(extensions),
             )  # fmt: skip
+            for name in (CA_CERT, BROKER_CERT):
+                os.chmod(made[name], 0o644)  # public: every clock gets the CA's
+            for name, path in made.items():
+                os.replace(path, paths[name])
     finally:
         os.umask(old)
-    for name in (CA_KEY, BROKER_KEY):
-        os.chmod(paths[name], 0o600)
-    for name in (CA_CERT, BROKER_CERT):
-        os.chmod(paths[name], 0o644)  # public: every clock gets the CA's
     return paths
 
 
