@@ -372,3 +372,36 @@ def test_tileclock_hall_names_a_wrong_ca_or_a_port_without_tls_before_it_starts(
         reach("127.0.0.1", broker.port, tls_broker.ca_file)  # the plain broker
     with pytest.raises(UsageError, match="not a CA certificate"):
         reach("127.0.0.1", tls_broker.port, __file__)
+
+
+def test_a_clock_in_the_clear_beside_tls_ones_is_named_on_the_page(broker, tmp_path):
+    """`hall-setup --plain`: a clock without tls_ca on the plain port is marked on its board and
+    named in the page's header; the director and a clock with the CA are not."""
+    from test_hall import director
+
+    plain = replace(hall_config(broker, "c1"), port=broker.port, tls_ca=None)
+    clocks = [
+        Simulator(replace(Config(clock_id="c1", board="7"), hall=plain), state_dir=str(tmp_path / "c1")),
+        Simulator(
+            replace(Config(clock_id="c2", board="8"), hall=hall_config(broker, "c2")),
+            state_dir=str(tmp_path / "c2"),
+        ),
+    ]
+    feed = director(broker, tmp_path / "out")
+    try:
+
+        def boards():
+            for sim in clocks:
+                sim.daemon.pump(sim.time())
+            feed.step(0.05)
+            return {board["clock"]: board for board in feed.snapshot()["boards"]}
+
+        wait_for(lambda: {"c1", "c2"} <= set(boards()), what="both boards")
+        shown = boards()
+        assert shown["c1"]["in_the_clear"] and not shown["c2"]["in_the_clear"]
+        said = feed.snapshot()["in_the_clear"]
+        assert said == "NOT ENCRYPTED: board 7 reaches the broker without TLS (no tls_ca)"
+    finally:
+        feed.close()
+        for sim in clocks:
+            sim.close()

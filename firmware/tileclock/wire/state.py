@@ -100,6 +100,10 @@ def _fields(value, clock_id):
     state["faults"] = dict(faults)
     if value.get("time") is not None:  # said only by a clock whose chrony answers
         state["time"] = _time(value["time"], bad)
+    if "tls" in value:  # said only by a clock that reaches the broker without TLS
+        if value["tls"] is not False:
+            bad("tls")
+        state["tls"] = False
     return state
 
 

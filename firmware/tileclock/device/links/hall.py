@@ -103,6 +103,7 @@ class HallLink:
         self._grace_ns = None  # when (the loop's time) a broken connection's fault falls due, or None
         #: the retained state and public topics: their own part, following the journal's records
         self._state = RetainedState(journal, clock_id, board, self._publish, now_ns, wall_ns)
+        self._state.tls = bool(hall.tls_ca)
         self._closed = False
         self.client = self._make_client()
 

@@ -38,6 +38,8 @@ class RetainedState:
         self._last_record = None
         #: () -> how the wall clock follows the laptop (`timesync.TimeReport`), or None: not said
         self.time_report = None
+        #: False: the uplink reaches the broker without TLS, said in the state (the page shows it)
+        self.tls = True
 
     def forget_published(self):
         """The broker's copy may be gone (a new connection): the next `publish` sends it afresh."""
@@ -102,6 +104,8 @@ class RetainedState:
         }
         if self.time_report is not None:
             state["time"] = self.time_report()
+        if not self.tls:  # said only when off: a TLS clock's state is as it was
+            state["tls"] = False
         text = json.dumps(state, separators=(",", ":"), sort_keys=True)
         if text != self._state:
             self._publish(topic(self.clock_id, "state"), text, retain=True)

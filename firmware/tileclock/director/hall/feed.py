@@ -254,11 +254,11 @@ class HallFeed:
         for board in boards if self.players else ():  # the board's name is its table, unless set
             board["players"] = self.players(board["round"], board["table"] or board["board"])
         return {
+            "in_the_clear": _in_the_clear(self.in_the_clear, boards),
             "version": self.version,
             "connected": self.down is None,
             "down": self.down,
             "alerts": [self.disk.text] if self.disk.text else [],
-            "in_the_clear": self.in_the_clear,
             "boards": boards,
         }
 
@@ -381,6 +381,21 @@ class HallFeed:
 def _topics_name(clock_id):
     """The name a clock's topics go by as its session's transport (what the store records)."""
     return f"hall:{clock_id}"
+
+
+def _in_the_clear(own, boards):
+    """The page's words for what reaches the broker without TLS: the director's own connection
+    (`own`), the boards whose clocks say so (their state's `tls`), or None: all encrypted."""
+    clear = [board["board"] for board in boards if board.get("in_the_clear")]
+    said = [own] if own else []
+    if clear:
+        names = ", ".join(clear[:10]) + (f" and {len(clear) - 10} more" if len(clear) > 10 else "")
+        one = len(clear) == 1
+        said.append(
+            f"NOT ENCRYPTED: {'board' if one else 'boards'} {names} {'reaches' if one else 'reach'} "
+            "the broker without TLS (no tls_ca)"
+        )
+    return "; ".join(said) or None
 
 
 class _Topics:
