@@ -23,6 +23,8 @@ import pytest
 from conftest import BROKER_USERS, tap
 from hall_helpers import Spectator, hall_config, wait_for
 from tileclock.cli import main
+from tileclock.clock.timecode import NS_PER_S
+from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config import Config
 from tileclock.director.hall.broker import INSTALL_HINT, LocalBroker, free_port, mosquitto_binary
 from tileclock.director.hall.feed import HallFeed
@@ -100,10 +102,16 @@ def sealed_hall(broker, tmp_path, port, tls_ca):
     sim = Simulator(
         replace(Config(clock_id="c1"), hall=hall), state_dir=str(tmp_path / "c1"), refresh_on_ticks=False
     )
+    # the director's wall clock: the clock's own, as chrony keeps them (a sealed command is fresh)
     feed = HallFeed(
-        "127.0.0.1", port, BROKER_USERS["director"], str(tmp_path / "out"), tls_ca=tls_ca,
+        "127.0.0.1",
+        port,
+        BROKER_USERS["director"],
+        str(tmp_path / "out"),
+        tls_ca=tls_ca,
         keys=read_keys(f"c1 {KEY}"),
-    ).start()  # fmt: skip
+        wall=lambda: (SIM_EPOCH_NS + sim.time()) / NS_PER_S,
+    ).start()
     return sim, feed
 
 
@@ -240,8 +248,10 @@ def test_hall_setup_writes_a_ca_a_certificate_for_the_laptop_and_a_tls_only_conf
         assert (folder / name).read_text().startswith("-----BEGIN CERTIFICATE-----")
     names = subprocess.run(
         ["openssl", "x509", "-in", str(folder / "tileclock-broker.pem"), "-noout", "-ext", "subjectAltName"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     for name in (
         "DNS:hall.lan",
         "IP Address:192.168.4.1",
@@ -250,9 +260,16 @@ def test_hall_setup_writes_a_ca_a_certificate_for_the_laptop_and_a_tls_only_conf
     ):
         assert name in names
     subprocess.run(
-        ["openssl", "verify", "-CAfile", str(folder / "tileclock-ca.pem"), str(folder / "tileclock-broker.pem")],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            "openssl",
+            "verify",
+            "-CAfile",
+            str(folder / "tileclock-ca.pem"),
+            str(folder / "tileclock-broker.pem"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     conf = (folder / "tileclock.conf").read_text()
     listeners = re.findall(r"(?m)^listener .*", conf)
     assert listeners == ["listener 8883"]  # no plain listener

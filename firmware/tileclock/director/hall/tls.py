@@ -83,15 +83,33 @@ def make_tls(folder, names=(), addresses=()):
             request = Path(work) / "broker.csr"
             ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
             _openssl(
-                "req", "-x509", *ec, "-keyout", str(made[CA_KEY]), "-out", str(made[CA_CERT]),
-                "-days", str(CA_DAYS), "-subj", f"/CN=tileclock hall CA {socket.gethostname()}",
-                "-addext", "basicConstraints=critical,CA:TRUE,pathlen:0",
-                "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-            )  # fmt: skip
+                "req",
+                "-x509",
+                *ec,
+                "-keyout",
+                str(made[CA_KEY]),
+                "-out",
+                str(made[CA_CERT]),
+                "-days",
+                str(CA_DAYS),
+                "-subj",
+                f"/CN=tileclock hall CA {socket.gethostname()}",
+                "-addext",
+                "basicConstraints=critical,CA:TRUE,pathlen:0",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign",
+            )
             _openssl(
-                "req", "-new", *ec, "-keyout", str(made[BROKER_KEY]), "-out", str(request),
-                "-subj", f"/CN={dns[0] if dns else ips[0]}",
-            )  # fmt: skip
+                "req",
+                "-new",
+                *ec,
+                "-keyout",
+                str(made[BROKER_KEY]),
+                "-out",
+                str(request),
+                "-subj",
+                f"/CN={dns[0] if dns else ips[0]}",
+            )
             extensions = Path(work) / "broker.ext"
             extensions.write_text(
                 f"subjectAltName={san}\nbasicConstraints=critical,CA:FALSE\n"
@@ -99,11 +117,24 @@ def make_tls(folder, names=(), addresses=()):
                 encoding="utf-8",
             )
             _openssl(
-                "x509", "-req", "-in", str(request), "-CA", str(made[CA_CERT]),
-                "-CAkey", str(made[CA_KEY]), "-set_serial", f"0x{secrets.token_hex(16)}",
-                "-out", str(made[BROKER_CERT]), "-days", str(BROKER_DAYS), "-sha256",
-                "-extfile", str(extensions),
-            )  # fmt: skip
+                "x509",
+                "-req",
+                "-in",
+                str(request),
+                "-CA",
+                str(made[CA_CERT]),
+                "-CAkey",
+                str(made[CA_KEY]),
+                "-set_serial",
+                f"0x{secrets.token_hex(16)}",
+                "-out",
+                str(made[BROKER_CERT]),
+                "-days",
+                str(BROKER_DAYS),
+                "-sha256",
+                "-extfile",
+                str(extensions),
+            )
             for name in (CA_CERT, BROKER_CERT):
                 os.chmod(made[name], 0o644)  # public: every clock gets the CA's
             for name, path in made.items():

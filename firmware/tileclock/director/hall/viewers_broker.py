@@ -120,9 +120,13 @@ def config_text(
 
 
 def write_setup(
-    folder, password, hall_host="127.0.0.1", hall_port=8883, web_port=WEB_PORT,
+    folder,
+    password,
+    hall_host="127.0.0.1",
+    hall_port=8883,
+    web_port=WEB_PORT,
     hall_ca="/etc/mosquitto/certs/tileclock-ca.pem",
-):  # fmt: skip
+):
     """Write tileclock-viewers.conf and tileclock-viewers.acl, and the pages into
     tileclock-viewers-www/, for `/etc/mosquitto/` (docs/hall.md, "Spectators"); the bridge to the
     hall's broker over TLS, checked by `hall_ca` (None: in the clear)."""
