@@ -19,7 +19,6 @@ from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.director.event.players import TablePlayers
 from tileclock.director.hall.audit import read
 from tileclock.director.pages.app import COMMAND_HEADER
-from tileclock.director.pages.board_routes import SESSION_HEADER
 from tileclock.director.pages.web import HallPage
 
 S = 1_000_000_000
@@ -41,17 +40,29 @@ class Hall:
         settle(self.feed, self.clocks, "the first records")
         self.stepper = Stepping(self.feed)
         self.page = HallPage(self.feed, port=0).start()
+        # a browser tab's session, as the page gives it its cookie: it names the tab's commands
+        self.tabs = {}
+        self.label = self.tab("first")
 
     def close(self):
         self.stepper.stop()
         self.page.close()
         self.feed.close()
 
-    def post(self, path, form, session="3f2a9c1b"):
-        """A command as the page's script sends it: its header, its Origin, its session."""
+    def tab(self, name):
+        """The label of browser tab `name`'s session (opened as the page opens one at its first page)."""
+        if name not in self.tabs:
+            self.tabs[name] = self.page.sessions.open()
+        return self.tabs[name][1]
+
+    def post(self, path, form, tab="first"):
+        """A command as the page's script sends it from tab `tab`: its header, its Origin, its
+        session's cookie."""
+        self.tab(tab)
         host = f"127.0.0.1:{self.page.port}"
         body = urlencode(form)
-        headers = {"Host": host, "Origin": f"http://{host}", COMMAND_HEADER: "1", SESSION_HEADER: session}
+        headers = {"Host": host, "Origin": f"http://{host}", COMMAND_HEADER: "1"}
+        headers["Cookie"] = f"tileclock-director={self.tabs[tab][0]}"
         headers.update(
             {"Content-Type": "application/x-www-form-urlencoded", "Content-Length": str(len(body))}
         )
@@ -98,7 +109,7 @@ def test_a_call_reaches_the_page_is_answered_there_and_the_clock_shows_it(hall):
     assert hall.board("c2")["call"] is None
 
     status, answer = hall.post("/api/board/c1/call", {"call": call["seq"], "answer": "taken"})
-    assert status == 200 and answer and "by=page-3f2a9c1b" in json.loads(answer)["sent"]
+    assert status == 200 and answer and f"by={hall.label}_" in json.loads(answer)["sent"]
     wait_for(lambda: any(r["ev"] == "call_answer" for r in hall.clock_records("c1")), what="the answer")
     assert hall.clocks.sims["c1"].view().call == "taken"  # the panels say TD COMING
     wait_for(lambda: hall.board("c1")["call"]["state"] == "taken", what="the page to show it taken")
@@ -109,8 +120,8 @@ def test_a_call_reaches_the_page_is_answered_there_and_the_clock_shows_it(hall):
     # on file: the audit trail with the session that answered, each answer an action of its own...
     trail = read(hall.folder)
     actions = [(e["action"], e["clock"], e["changed"].get("answer"), e["by"]) for e in trail]
-    assert actions == [("call", "c1", "taken", "page-3f2a9c1b"), ("call", "c1", "done", "page-3f2a9c1b")]
-    assert all(e["id"].startswith("page-3f2a9c1b_") for e in trail) and trail[0]["id"] != trail[1]["id"]
+    assert actions == [("call", "c1", "taken", hall.label), ("call", "c1", "done", hall.label)]
+    assert all(e["id"].startswith(hall.label + "_") for e in trail) and trail[0]["id"] != trail[1]["id"]
     # ...and the clock's records name each action, and each took
     answers = [r for r in hall.clock_records("c1") if r["ev"] == "call_answer"]
     assert [(a["answer"], a["source"], a["by"]) for a in answers] == [
@@ -251,8 +262,8 @@ def test_who_gave_b_a_minute_at_table_12_and_when_from_the_files_alone(hall, tmp
         and str(e["table"]) == "12"
         and e["changed"] == {"side": "B", "delta_ms": 60_000}
     ]
-    assert gave["by"] == "page-77aa01" and gave["at"].endswith("+00:00") and gave["addr"] == "127.0.0.1"
-    assert re.fullmatch(r"page-77aa01_[0-9a-z]{6}_1", gave["id"])  # who, the hall's run, a count
+    assert gave["by"] == hall.tab("77aa01") and gave["at"].endswith("+00:00") and gave["addr"] == "127.0.0.1"
+    assert re.fullmatch(rf"{hall.tab('77aa01')}_[0-9a-z]{{6}}_1", gave["id"])  # who, the hall's run, a count
     assert gave["command"] == f"adjust B +60000 by={gave['id']}"
     # ...did it take: the outcome line of that action, from the clock's answer...
     outcome = {e["of"]: e for e in lines if e["action"] == "outcome"}
@@ -277,7 +288,11 @@ def test_who_gave_b_a_minute_at_table_12_and_when_from_the_files_alone(hall, tmp
     # the table's history on the page: the refusal as refused, beside the clock's record of it
     history = hall.get("/api/board/c1/history")
     took = [(a["by"], a["outcome"]["state"]) for a in history["actions"] if a["action"] == "adjust"]
-    assert took == [("page-77aa01", "refused"), ("page-0b0b", "applied"), ("page-77aa01", "applied")]
+    assert took == [
+        (hall.tab("77aa01"), "refused"),
+        (hall.tab("0b0b"), "applied"),
+        (hall.tab("77aa01"), "applied"),
+    ]
     assert history["actions"][0]["outcome"]["reason"] == error["detail"]
     assert (
         history["recorded"][0]["what"] == f"refused: {error['detail']}"
@@ -291,7 +306,7 @@ def test_a_command_the_audit_trail_cannot_take_is_not_sent_and_a_bad_one_never_c
     feed = Feed(tmp_path)
     server = HallPage(feed, port=0).start()
     try:
-        hall = type("Hall", (), {"page": server})()  # a hall of no clocks: `Hall.post` only needs its page
+        hall = type("Hall", (), {"page": server, "tabs": {}, "tab": Hall.tab})()  # no clocks: its page
         post = lambda form: Hall.post(hall, "/api/board/c1/command", form)  # noqa: E731  (a one-line helper)
         for delta in ("+-5", "60.5", "1e3", "", "0", "601"):
             assert post({"action": "adjust", "side": "B", "delta_s": delta})[0] == 400, delta

@@ -110,7 +110,8 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
     page.on("dialog", lambda dialog: (questions.append(dialog.message), dialog.accept()))
     page.goto(event.server.address)
     page.locator(".board").nth(1).wait_for()
-    session = "page-" + page.evaluate("sessionStorage.getItem('tileclock-session')")
+    (cookie,) = director.cookies()  # the tab's session: the server's, named by its cookie
+    session = event.server.sessions.label(cookie["value"])
     assert re.fullmatch(r"page-[0-9a-f]{8}", session)
 
     # 1. the round, from the page: round 3 at 14:00:00 on boards 11 and 12

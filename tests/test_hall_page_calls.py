@@ -126,7 +126,8 @@ def test_a_call_rings_on_the_page_and_is_answered_from_it(hall, page):
     done(banner)
     wait_for(answered(clocks, "done"), what="the call done")
     gone(page, clocks, banner)
-    session = page.evaluate("sessionStorage.getItem('tileclock-session')")
+    (cookie,) = page.context.cookies()  # the tab's session: the server's, named by its cookie
+    session = server.sessions.label(cookie["value"]).removeprefix("page-")
     assert [(e["action"], e["by"]) for e in read(folder)] == [("call", f"page-{session}")] * 2
 
     # the board's page: its history, on file and as the clock recorded it
@@ -237,7 +238,7 @@ def test_one_session_script_for_every_page_and_the_banner_is_the_colour_the_guid
             text = html.read()
         for shared in ('<script src="/session.js">', '<script src="/calls.js">', 'href="/calls.css"'):
             assert shared in text, (name, shared)
-        assert "tileclock-session" not in text and "class CallBanners" not in text, name  # no copy
+        assert "X-Tileclock-Command" not in text and "class CallBanners" not in text, name  # no copy
         assert ".call {" not in text, name
     with open(os.path.join(pages, "calls.css")) as sheet:
         css = re.search(r"\.call \{[^}]*background: (#[0-9a-f]{6})", sheet.read()).group(1)
@@ -249,7 +250,7 @@ def test_one_session_script_for_every_page_and_the_banner_is_the_colour_the_guid
     server = HallPage(Feed([]), port=0).start()
     try:
         status, text = page_request(server, "GET", "/session.js")
-        assert status == 200 and "tileclock-session" in text
+        assert status == 200 and "X-Tileclock-Command" in text
         status, text = page_request(server, "GET", "/calls.css")
         assert status == 200 and "#6a1b9a" in text
     finally:

@@ -111,7 +111,7 @@ def hall(book):
     feed = Feed()
     for table in "1234567":  # the round's games have ended: the phones' entries are taken
         game_ended(feed.store.outdir, 3, table)
-    with hall_page(feed, scores=book) as server:
+    with hall_page(feed, scores=book, phones=("127.0.0.1", 0)) as server:
         yield server, book
 
 
@@ -164,8 +164,12 @@ def test_the_directors_page_makes_a_tables_phone_links(hall):
     status, text = page_post(server, "/api/scores/7/link", "round=3")
     assert status == 200
     links = json.loads(text)
-    assert re.fullmatch(rf"HTTP://127\.0\.0\.1:{server.port}/S/7/A/[{TOKEN_ALPHABET}]{{8}}", links["A"])
-    assert re.fullmatch(rf"HTTP://127\.0\.0\.1:{server.port}/S/7/B/[{TOKEN_ALPHABET}]{{8}}", links["B"])
+    assert re.fullmatch(
+        rf"HTTP://127\.0\.0\.1:{server.phones.port}/S/7/A/[{TOKEN_ALPHABET}]{{8}}", links["A"]
+    )
+    assert re.fullmatch(
+        rf"HTTP://127\.0\.0\.1:{server.phones.port}/S/7/B/[{TOKEN_ALPHABET}]{{8}}", links["B"]
+    )
     tokens = {side: links[side].rsplit("/", 1)[1] for side in "AB"}
     assert tokens["A"] != tokens["B"]  # a token a side
     game = page_json(server, f"/api/score/7/B/{tokens['B']}")
@@ -182,12 +186,13 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touc
 def test_phones_and_the_director_enter_a_round_and_tsh_gets_its_lines(hall, browser, tmp_path):
     server, book = hall
     base = server.address.rstrip("/")
+    phones = server.phone_address.rstrip("/")  # the players' door: the form and nothing else
     tokens = {table: book.tokens_for(3, table) for table in ("1", "2", "3")}
 
     def phone(table, side, a, b):
         context = browser.new_context(**PHONE)
         page = context.new_page()
-        page.goto(f"{base}/S/{table}/{side}/{tokens[table][side]}")  # as the QR code spells it: upper case
+        page.goto(f"{phones}/S/{table}/{side}/{tokens[table][side]}")  # as the QR code spells it: upper case
         page.locator("#title").filter(has_text=f"Table {table}, round 3").wait_for()
         assert "as written on the slip" in page.inner_text("body")
         page.fill("#score_a", str(a))
@@ -235,7 +240,7 @@ def test_phones_and_the_director_enter_a_round_and_tsh_gets_its_lines(hall, brow
     shown = page.locator("form[data-table='1'] .phone-links")
     shown.filter(has_text="No clock shows a code").wait_for()  # this hall has no --phone-url
     token = book.token_for(3, "1", "A")
-    assert token != tokens["1"]["A"] and f"A: {base.upper()}/S/1/A/{token}" in shown.inner_text()
+    assert token != tokens["1"]["A"] and f"A: {phones.upper()}/S/1/A/{token}" in shown.inner_text()
     assert book.token_for(3, "1", "B") != tokens["1"]["B"]  # the button makes both sides' anew
     # New link B for table 2 (B's phone leaked its code): B's link anew, A's still works
     asked.clear()
@@ -244,10 +249,16 @@ def test_phones_and_the_director_enter_a_round_and_tsh_gets_its_lines(hall, brow
     page.locator("form[data-table='2'] .phone-links").filter(has_text="No clock shows a code").wait_for()
     assert "Side B's old link stops working (the other side's still works)" in asked[0]
     assert book.token_for(3, "2", "A") == tokens["2"]["A"] and book.token_for(3, "2", "B") != tokens["2"]["B"]
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     page.click("#lock")
     page.locator("#state").filter(has_text="Round 3 is locked").wait_for()
+    assert "Lock round 3?" in asked[-1]
     assert page.locator("form[data-table='1'] button.enter").is_disabled()
-    session = "page-" + page.evaluate("sessionStorage.getItem('tileclock-session')")
+    # the session is the server's, named by the tab's cookie (which no script of the page can read)
+    (cookie,) = context.cookies()
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert page.evaluate("document.cookie") == ""
+    session = server.sessions.label(cookie["value"])
     context.close()
     # the director's entries, links and lock name the scores page's session on the audit trail
     directors = [

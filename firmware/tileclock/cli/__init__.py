@@ -147,10 +147,22 @@ def build_parser():
         help="a name or address browsers may reach the page by (repeatable; default: this laptop's own)",
     )
     hall.add_argument(
+        "--phones",
+        default="0.0.0.0:8081",
+        type=web_address,
+        metavar="HOST:PORT",
+        help="the players' door: the score form and nothing else (default 0.0.0.0:8081, the hall's network)",
+    )
+    hall.add_argument(
+        "--page-password-file",
+        metavar="FILE",
+        help="hall-setup's tileclock-page.passwd: the director's login where --web is not loopback",
+    )
+    hall.add_argument(
         "--phone-url",
         metavar="URL",
-        help="http://ADDRESS:PORT, the page as the players' phones reach it: each ended game's score "
-        "link goes to its clock, shown as a QR code (default: --web's, unless loopback or 0.0.0.0)",
+        help="http://ADDRESS:PORT, the players' door as the phones reach it: each ended game's score "
+        "link goes to its clock, shown as a QR code (default: --phones', unless loopback or 0.0.0.0)",
     )
     pairing_options(hall, required=False, seats=False)  # the players' names on the score forms
     hall.set_defaults(run=cmd_hall)
@@ -162,6 +174,13 @@ def build_parser():
     )
     demo.add_argument(
         "--web", default="127.0.0.1:8080", type=web_address, metavar="HOST:PORT", help="the page"
+    )
+    demo.add_argument(
+        "--phones",
+        default="127.0.0.1:0",
+        type=web_address,
+        metavar="HOST:PORT",
+        help="the players' door, the score form's (default: a free port on this laptop)",
     )
     demo.add_argument(
         "--director",

@@ -83,6 +83,7 @@ def cmd_hall_demo(args):
                 args.allow_host,
                 draw_panel,
                 tls_ca=broker.ca_file,
+                phones=args.phones,
             )
         except OSError as error:
             print(
@@ -118,6 +119,9 @@ def cmd_hall_demo(args):
 
             started.append(DemoDirector(page).start().close)
             print("a scripted director plays along (by=hall-demo): each round 3 minutes, then round over")
+        print(f"the players' door (the score form only): {page.phone_address}")
+        if page.sessions.login:
+            print(f"the director's page asks for a login: open this link once: {page.one_time_link()}")
         print(f"the director's page: {page.address}   (Ctrl-C to stop)", flush=True)
         feed.run(threading.Event().is_set)
     except KeyboardInterrupt:
@@ -145,7 +149,7 @@ def _sigterm_as_ctrl_c():
 
 def cmd_hall_setup(args):
     """Write the hall's broker config, ACL and passwords."""
-    from ..director.hall.setup import read_keys_file, setup
+    from ..director.hall.setup import PAGE_PASSWORD_FILE, read_keys_file, setup, write_page_password
     from ..director.hall.timeserver import clock_conf, hall_conf
 
     if not args.folder:  # '' would write here, then look for the keys at /tileclock.keys
@@ -159,6 +163,7 @@ def cmd_hall_setup(args):
     addresses = [args.address] if args.address else []
     # a BrokerError or a TlsError is the user's: one line (errors.py)
     users = setup(args.folder, args.clock, names=args.name, addresses=addresses, plain_port=plain)
+    page_password = write_page_password(os.path.join(args.folder, PAGE_PASSWORD_FILE))
     for name, text in times.items():
         with open(os.path.join(args.folder, name), "w", encoding="utf-8") as file:
             file.write(text)
@@ -181,6 +186,11 @@ def cmd_hall_setup(args):
         + (" and IN THE CLEAR on 1883 (--plain)" if plain else " only")
         + f"; give every clock {args.folder}/tileclock-ca.pem (hall_ca in its settings file) and run the "
         f"hall with --port 8883 --tls-ca {args.folder}/tileclock-ca.pem"
+    )
+    print(
+        f"the director's page, where it is served beyond this laptop (--web not loopback): its password "
+        f"is {page_password} (kept hashed in {args.folder}/{PAGE_PASSWORD_FILE}: tileclock hall "
+        "--page-password-file it)"
     )
     if not args.clock:
         print("no --clock given: `tileclock doctor` on each clock prints its id (the `clock id` line)")

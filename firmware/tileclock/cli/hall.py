@@ -32,8 +32,9 @@ def run_hall(args, out, draw_panel=None):
         with given_by_the_user():
             check_port(port)
     pairings = hall_pairings(args.tsh, args.tsh_config, args.pairings, args.tables)
-    host, _, port = args.web.rpartition(":")
+    host, _, port = args.phones.rpartition(":")
     phone = phone_url(args.phone_url, host, port)
+    args.password_hash = page_password(args.page_password_file)
     reach(args.broker, args.port, args.tls_ca)
     return serve_hall(args, password, out, draw_panel, keys=keys, pairings=pairings, phone=phone)
 
@@ -48,6 +49,25 @@ def read_keys_option(path):
             return read_keys(file.read())
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise UsageError(f"--keys {path}: {_why(error)}") from None
+
+
+def page_password(path):
+    """The page's password hash in `path` (hall-setup's tileclock-page.passwd), or None without
+    one; a UsageError naming --page-password-file if it is not such a file."""
+    if not path:
+        return None
+    from ..director.hall.page_password import is_password_hash
+
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read(4096).strip()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"--page-password-file {path}: {_why(error)}") from None
+    if not is_password_hash(text):
+        raise UsageError(
+            f"--page-password-file {path}: not a page password file (tileclock hall-setup writes one)"
+        )
+    return text
 
 
 #: where `tileclock hall` finds the director's password when no file is given
@@ -107,14 +127,18 @@ def open_hall(
     keys=None,
     pairings=None,
     phone=None,
+    phones=None,
+    password_hash=None,
 ):
     """The hall's feed on the broker at `broker`:`port`, its records into `out`, the score entries
     beside them, and its page on `web` (HOST:PORT) for browsers calling it `allowed` (None: this
     laptop's own names); `tileclock hall` and `hall-demo` both open it here. `tls_ca` and `keys`
     are HallFeed's; `pairings` (a HallPairings) names the players on the score forms and on a
     call's banner; with `phone` (the address phones reach the page by) score links are sent to
-    the clocks. The feed is started before the page; if the page cannot listen there, the feed is
-    closed again and the OSError raised. The page needs the director extra."""
+    the clocks. `phones` (HOST:PORT) is the players' door, serving the score form only;
+    `password_hash` the director's login (where `web` is not loopback). The feed is started
+    before the page; if the page cannot listen there, the feed is closed again and the OSError
+    raised. The page needs the director extra."""
     from ..director.event.entries import ScoreBook
     from ..director.event.score_links import ScoreLinks, phone_base
     from ..director.pages.web import HallPage
@@ -130,9 +154,22 @@ def open_hall(
             # the links send through the feed, so they are made after it and subscribed to it
             feed.subscribe(links.stored)  # each game's end: its score link to the clock
         host, _, page_port = web.rpartition(":")
+        door = None
+        phone_hosts = None
+        if phones:
+            phone_host, _, phone_port = phones.rpartition(":")
+            door = (phone_host or "0.0.0.0", int(phone_port))
+            if allowed or phone:  # the phones call the page by the address their links name
+                from ..director.pages.guard import own_hosts
+
+                phone_hosts = [
+                    *(allowed or own_hosts(door[0])),
+                    *([urlsplit(phone).hostname] if phone else []),
+                ]
         page = HallPage(
-            feed, host or "127.0.0.1", int(page_port), allowed, draw_panel, scores, pairings, links
-        )
+            feed, host or "127.0.0.1", int(page_port), allowed, draw_panel, scores, pairings, links,
+            phones=door, phone_hosts=phone_hosts, password_hash=password_hash,
+        )  # fmt: skip
         page.start()
     except BaseException:
         feed.close()
@@ -152,19 +189,20 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
             "the hall's page needs the director extra: pip install 'tileclock[director]'"
         ) from None
     allowed = args.allow_host
-    if phone and allowed:  # the phones call the page by the address their links name
-        allowed = [*allowed, urlsplit(phone).hostname]
     try:
         hall = open_hall(
             args.broker, args.port, password, args.out, args.web, allowed, draw_panel,
-            tls_ca=args.tls_ca, keys=keys, pairings=pairings, phone=phone,
+            tls_ca=args.tls_ca, keys=keys, pairings=pairings, phone=phone, phones=args.phones,
+            password_hash=getattr(args, "password_hash", None),
         )  # fmt: skip  # the feed's arguments, then the rest
     except ssl.SSLError as error:  # the broker's CA file, read as the feed is made
         raise UsageError(f"--tls-ca {args.tls_ca}: {error.reason or error}") from None
     except OSError as error:
         if error.filename:  # the records folder's scores/, not the page's address: said as it is
             raise
-        raise UsageError(f"--web {args.web}: cannot serve the page there: {_why(error)}") from None
+        raise UsageError(
+            f"--web {args.web} or --phones {args.phones}: cannot serve the page there: {_why(error)}"
+        ) from None
     feed, scores, page = hall.feed, hall.scores, hall.page
     deadline = time.monotonic() + FIRST_CONNECT_S
     while not feed.connected.wait(0.05) and feed.refused is None and time.monotonic() < deadline:
@@ -179,6 +217,17 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
     if scores.problem:
         out.write(f"tileclock hall: error: {os.path.join(args.out, 'scores', scores.problem)}\n")
     out.write(f"tileclock hall: records into {args.out}; the page is at {page.address}\n")
+    out.write(f"tileclock hall: the players' door (the score form only) is at {page.phone_address}\n")
+    if page.sessions.login:  # the director's door is open beyond this laptop: a login first
+        out.write(
+            "tileclock hall: the director's page asks for a login: the page's password"
+            + (
+                " (--page-password-file)"
+                if page.sessions.password_hash
+                else " (none given: --page-password-file)"
+            )
+            + f", or this link, good for one browser once: {page.one_time_link()}\n"
+        )
     if phone:
         out.write(f"tileclock hall: score codes on the panels after each game, for phones at {phone}\n")
     else:

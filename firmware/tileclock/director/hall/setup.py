@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ...wire.topics import DIRECTOR, VIEWERS, valid_clock_id
 from .broker import BrokerError, acl_text, hall_conf_text, write_passwords, write_private
+from .page_password import hash_password
 from .tls import make_tls
 from .viewers_broker import write_setup
 
@@ -36,6 +37,18 @@ def setup(folder, clock_ids, director_password=None, names=(), addresses=(), pla
     write_keys(folder / "tileclock.keys", {clock: secrets.token_hex(32) for clock in clock_ids})
     write_setup(folder, viewers)
     return users
+
+
+#: the director's page's password, hashed (`tileclock hall --page-password-file`)
+PAGE_PASSWORD_FILE = "tileclock-page.passwd"
+
+
+def write_page_password(path):
+    """Make the director's page a password, write its hash to `path` (0600), and return it (printed
+    once: the file never holds the password itself)."""
+    password = secrets.token_urlsafe(12)
+    write_private(path, hash_password(password) + "\n")
+    return password
 
 
 def write_keys(path, keys):

@@ -39,14 +39,27 @@ from starlette.routing import Route
 from ...wire.labels import is_count
 from ...wire.protocol import is_label
 from .board_routes import board_routes, clock_form, round_step, unwritten, who
+from .doors import DirectorGate, SecurityHeaders
 from .guard import origin_ok
 from .live import LiveBoards
-from .score_routes import score_routes
+from .login_routes import login_routes
+from .score_routes import PHONE_PATHS, score_routes
 
 PAGES = Path(__file__).with_name("hall_page")
 ICON = PAGES / "favicon.svg"
 #: what the hall's pages share (one copy each, not one a page), and its media type
-SHARED = {"session.js": "text/javascript", "calls.js": "text/javascript", "calls.css": "text/css"}
+SHARED = {
+    "session.js": "text/javascript",
+    "calls.js": "text/javascript",
+    "calls.css": "text/css",
+    # each page's own script, in a file: the pages' CSP runs no inline script (doors.py)
+    "index.js": "text/javascript",
+    "board.js": "text/javascript",
+    "scores.js": "text/javascript",
+    "score.js": "text/javascript",
+}
+#: what the players' door serves of them: the score form's script
+PHONE_SHARED = ("score.js",)
 #: the header the page's own script sends with each command (a cross-site form cannot set one)
 COMMAND_HEADER = "X-Tileclock-Command"
 #: the largest command form read (a round number)
@@ -63,8 +76,10 @@ SEND_S = 10.0
 KEEPALIVE_S = 15
 
 
-def make_app(hall, allowed_hosts):
-    """The Starlette app of `hall` (a `HallPage`): routes behind the Host check."""
+def make_app(hall, allowed_hosts, door="director"):
+    """The Starlette app of `hall` (a `HallPage`): routes behind the Host check. `door`:
+    `director` (every route) or `players` (the score form, its data and its entry, its script
+    and the icon: nothing a phone could use to act as the director)."""
     live = LiveBoards(hall.feed)
     drawing = _Drawing()
 
@@ -196,8 +211,19 @@ def make_app(hall, allowed_hosts):
         *board_routes(hall, _command_form, _json, _text),
         Route("/api/board/{clock}/clear", clear, methods=["POST"]),
     ]
-    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False)]
-    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    if door == "director":
+        routes += login_routes(hall, _file, _text)
+    if door == "players":
+        kept = ("/favicon.svg", "/favicon.ico", *(f"/{name}" for name in PHONE_SHARED))
+        routes = [route for route in routes if route.path in kept or route.path.startswith(PHONE_PATHS)]
+    middleware = [
+        Middleware(SecurityHeaders),  # outermost: a refusal below gets the headers too
+        Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False),
+    ]
+    if door == "director":  # who the director is: the session the server holds for the cookie
+        middleware.append(Middleware(DirectorGate, sessions=hall.sessions))
+    # the players' door needs no live stream: it never serves /events
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan if door == "director" else None)
     app.state.live = live
     return app
 

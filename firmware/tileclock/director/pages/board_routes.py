@@ -10,9 +10,9 @@
                                      the clock recorded of them
 
 Every command is written to the audit trail (`hall/audit.py`) before it is sent, with the page
-session that sent it (the page's `X-Tileclock-Session` header) as its `by`, and sent with `by=`
-its action's id (that session, the hall's run and a count: `page-3f2a9c1b_t6as9s_12`), so the
-clock's record or refusal names that one action.
+session that sent it as its `by` (the session the server holds for the browser's cookie, doors.py;
+never a label the browser sends), and sent with `by=` its action's id (that session, the hall's
+run and a count: `page-3f2a9c1b_t6as9s_12`), so the clock's record or refusal names that one action.
 """
 
 import asyncio
@@ -22,11 +22,9 @@ from starlette.routing import Route
 
 from ...wire.labels import is_count
 from ...wire.protocol import is_label
-from ..hall.audit import concerns, read, session_label, table_history, with_id
+from ..hall.audit import concerns, read, table_history, with_id
 from ..hall.round_control import Unsaved
 
-#: the header that names the page session a command came from
-SESSION_HEADER = "X-Tileclock-Session"
 #: a correction from the page: whole seconds, at most 10 minutes either way (the clock's own limit)
 MAX_DELTA_S = 600
 #: the most actions a table's history lists (the newest)
@@ -35,9 +33,10 @@ _SECONDS = re.compile(r"[+-]?\d{1,4}")
 
 
 def who(request):
-    """(by, addr): the page session a request came from, and the browser's address."""
+    """(by, addr): the session the server holds for the request (doors.py: its cookie's, never a
+    label the browser sends; `page` for none, at this laptop's own door), and the browser's address."""
     addr = request.client.host if request.client else None
-    return session_label(request.headers.get(SESSION_HEADER)), addr
+    return request.scope.get("tileclock.by", "page"), addr
 
 
 def unwritten(text, error, what="not sent"):

@@ -38,12 +38,16 @@ def own_hosts(bind_host=None):
     return sorted(name.lower() for name in names)
 
 
-def origin_ok(headers):
-    """Whether a command comes from this page itself: its Origin is exactly `http://` or `https://`
-    + its Host (the Host already checked against the allowed names). No Origin, no command."""
+def origin_ok(headers, scheme=None):
+    """Whether a command comes from this page itself: its Origin is exactly `scheme://` + its Host
+    (the Host already checked against the allowed names); with no `scheme`, `http://` or
+    `https://` (a phone that reaches the page through the director's TLS proxy, `--phone-url
+    https://`). No Origin, no command."""
     origin, host = headers.get("origin"), headers.get("host")
-    # https: a phone that reaches the page through the director's TLS proxy (`--phone-url https://`)
-    return bool(origin and host) and origin.lower() in (f"http://{host}".lower(), f"https://{host}".lower())
+    if not (origin and host):
+        return False
+    schemes = (scheme,) if scheme else ("http", "https")
+    return origin.lower() in {f"{each}://{host}".lower() for each in schemes}
 
 
 class TimedH11(H11Protocol):

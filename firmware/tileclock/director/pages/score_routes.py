@@ -36,6 +36,9 @@ from .board_routes import one, unwritten, who
 
 log = logging.getLogger(__name__)
 
+#: the phones' routes, the only ones the players' door serves (app.py): the form, its data, an entry
+PHONE_PATHS = ("/S/", "/s/", "/api/score/")
+
 
 def score_routes(hall, command_form, file, json_, text):
     """The routes above for `hall` (a `HallPage` with a `scores` book), with the app's helpers."""
@@ -248,10 +251,20 @@ def new_links(hall, request, round_number, table, sides=("A", "B")):
         if command is not None:
             links.send(command, clock)
             told.append(clock)
-    base = links.base if links is not None else f"HTTP://{request.headers.get('host', '')}"
+    base = links.base if links is not None else _phones_base(hall, request)
     made = {side: f"{base}/S/{table}/{side}/{tokens[side]}".upper() for side in "AB"}
     silent = [clock for clock in told if not boards.get(clock, {}).get("online", True)]
     return {**made, "new": list(sides), "told": _told(links, table, round_number, told, silent, sides)}
+
+
+def _phones_base(hall, request):
+    """The links' start without a --phone-url: the players' door (at the name the director's
+    browser calls this laptop by, where it listens on every interface), else this door."""
+    phones = getattr(hall, "phones", None)
+    if phones is None:
+        return f"HTTP://{request.headers.get('host', '')}"
+    host = phones.host if phones.host not in ("0.0.0.0", "::", "") else request.url.hostname
+    return f"HTTP://{host}:{phones.port}"
 
 
 def _told(links, table, round_number, told, silent, sides=("A", "B")):

@@ -7,6 +7,7 @@ and a time limit on each request. In the `director` extra: a clock installs none
 """
 
 import io
+import ipaddress
 import socket
 import threading
 import time
@@ -17,6 +18,7 @@ from ...clock.history import view_at
 from ..hall.audit import AuditLog
 from ..hall.round_control import RoundControl
 from .app import COMMAND_HEADER, MAX_FORM_BYTES, make_app
+from .doors import Sessions
 from .guard import TimedH11, own_hosts
 from .live import MAX_UPDATES_PER_S, MAX_VIEWERS
 
@@ -29,8 +31,10 @@ __all__ = [
     "HallPage",
 ]
 
-#: connections at once (viewers, pictures, commands); one more is answered 503
+#: connections at once at the director's door (viewers, pictures, commands); one more is answered 503
 MAX_CONNECTIONS = 200
+#: connections at once at the players' door (every phone of a large hall, a few each)
+MAX_PHONE_CONNECTIONS = 1000
 #: how long the server has to start listening
 START_S = 10.0
 
@@ -41,7 +45,13 @@ class HallPage:
     `allowed_hosts`: the names and addresses a browser may call the page by (its Host header);
     None for this laptop's own (`guard.own_hosts`). `draw_panel(view, side)` draws one panel as the
     clock does (a Pillow image): the command line hands in the clock's own renderer, so the
-    director's rooms never import the device's; without it the page has no panel pictures (404)."""
+    director's rooms never import the device's; without it the page has no panel pictures (404).
+
+    `phones` ((host, port), or None for none): the players' door, a server of its own serving
+    the score form and its two routes only, for browsers calling it `phone_hosts` (None: the
+    names `own_hosts(host)` gives). `host`:`port` is the director's door: every route; `login`
+    (None: unless it listens on loopback) whether it needs a login, with the password whose hash
+    is `password_hash` (doors.hash_password) or a one-time link (`one_time_link`)."""
 
     def __init__(
         self,
@@ -53,6 +63,10 @@ class HallPage:
         scores=None,
         pairings=None,
         links=None,
+        phones=None,
+        phone_hosts=None,
+        login=None,
+        password_hash=None,
     ):
         self.feed = feed
         self.draw_panel = draw_panel
@@ -68,29 +82,23 @@ class HallPage:
         if self.audit is not None:  # a round started before a restart: answered by its boards only
             self.audit.resume_round(self.rounds.current)
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts else own_hosts(host)
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self.socket = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self.socket.bind((host, port))
-            self.socket.listen(128)
-        except OSError:
-            self.socket.close()
-            raise
-        self.host, self.port = host, self.socket.getsockname()[1]
-        config = uvicorn.Config(
-            make_app(self, self.allowed_hosts),
-            http=TimedH11,
-            lifespan="on",
-            log_config=None,
-            log_level="warning",
-            access_log=False,
-            limit_concurrency=MAX_CONNECTIONS,
-            timeout_keep_alive=5,
-            timeout_graceful_shutdown=1,
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = None
+        # who the director is (doors.py): a login where the director's door is open beyond this laptop
+        login = not _loopback(host) if login is None else login
+        self.sessions = Sessions(login, password_hash)
+        # the director's door: every route; the players' door (`phones`, HOST:PORT): the form's
+        self.door = _Door(make_app(self, self.allowed_hosts), host, port, "hall-page", MAX_CONNECTIONS)
+        self.host, self.port = self.door.host, self.door.port
+        self.phones = None
+        if phones is not None:
+            phone_host, phone_port = phones
+            try:
+                self.phones = _Door(
+                    make_app(self, phone_hosts or own_hosts(phone_host), door="players"),
+                    phone_host, phone_port, "hall-phones", MAX_PHONE_CONNECTIONS,
+                )  # fmt: skip
+            except OSError:
+                self.door.close()
+                raise
         subscribe = getattr(feed, "subscribe", None)  # (a stand-in feed of a test may have none)
         if subscribe is not None:  # the clocks' answers to its actions
             subscribe(self._answered)
@@ -104,28 +112,34 @@ class HallPage:
 
     @property
     def address(self):
-        return f"http://{self.host}:{self.port}/"
+        """The director's door, as a browser on this laptop calls it."""
+        return self.door.address
+
+    def one_time_link(self):
+        """A link that logs one browser in to the director's door, once."""
+        return f"{self.address}login?once={self.sessions.one_time_link()}"
+
+    @property
+    def phone_address(self):
+        """The players' door (the score form's), or None without one."""
+        return self.phones.address if self.phones else None
 
     def start(self):
-        self.thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [self.socket]}, name="hall-page", daemon=True
-        )
-        self.thread.start()
-        deadline = time.monotonic() + START_S
-        while not self.server.started and self.thread.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        if not self.server.started:
-            raise OSError(f"the page did not start on {self.host}:{self.port}")
+        """Serve both doors (each from a thread of its own); returns self. OSError if one does not
+        start listening within `START_S`."""
+        for door in (self.door, self.phones):
+            if door is not None:
+                door.start()
         return self
 
     def close(self):
+        """Stop both doors, then write the clocks' last answers."""
         unsubscribe = getattr(self.feed, "unsubscribe", None)
         if unsubscribe is not None:
             unsubscribe(self._answered)
-        self.server.should_exit = True
-        if self.thread is not None:
-            self.thread.join(5)
-        self.socket.close()
+        for door in (self.phones, self.door):
+            if door is not None:
+                door.close()
         if self.audit is not None:
             self.audit.flush(5)  # the clocks' last answers on the disk before the hall stops
 
@@ -207,6 +221,66 @@ class HallPage:
             return None
         board = next((b for b in self.feed.snapshot()["boards"] if b["clock"] == clock_id), {})
         return plot.game_svg(game, title=_picture_title(board.get("board"), game))
+
+
+class _Door:
+    """One door of the page: `app` served by uvicorn on a socket bound at once to `host`:`port`
+    (a port already taken is an OSError here), from a thread named `name`."""
+
+    def __init__(self, app, host, port, name, limit):
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.socket = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self.socket.bind((host, port))
+            self.socket.listen(128)
+        except OSError:
+            self.socket.close()
+            raise
+        self.host, self.port, self.name = host, self.socket.getsockname()[1], name
+        config = uvicorn.Config(
+            app,
+            http=TimedH11,
+            lifespan="on",
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            limit_concurrency=limit,
+            timeout_keep_alive=5,
+            timeout_graceful_shutdown=1,
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = None
+
+    @property
+    def address(self):
+        """Its address, as it listens."""
+        return f"http://{self.host}:{self.port}/"
+
+    def start(self):
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.socket]}, name=self.name, daemon=True
+        )
+        self.thread.start()
+        deadline = time.monotonic() + START_S
+        while not self.server.started and self.thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not self.server.started:
+            raise OSError(f"the page did not start on {self.host}:{self.port}")
+
+    def close(self):
+        self.server.should_exit = True
+        if self.thread is not None:
+            self.thread.join(5)
+        self.socket.close()
+
+
+def _loopback(host):
+    """Whether `host` (an address or name the door is bound to) is this laptop's loopback."""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _picture_title(board, game):

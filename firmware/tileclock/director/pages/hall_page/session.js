@@ -1,8 +1,5 @@
 "use strict";
-// This browser tab's page session: it names every command the page sends (the audit trail,
-// docs/hall.md), the same on every page of the hall the tab opens. One script for every page.
-const session = sessionStorage.getItem("tileclock-session") ||
-  Array.from(crypto.getRandomValues(new Uint8Array(4)), b => b.toString(16).padStart(2, "0")).join("");
-sessionStorage.setItem("tileclock-session", session);
-// the headers of a command: one no plain form can send, and who sent it
-function commandHeaders() { return {"X-Tileclock-Command": "1", "X-Tileclock-Session": session}; }
+// The headers of a command from the page's own script: one no plain form can send. Who sent it is
+// the server's to say: the session its cookie names (docs/hall.md, "The two doors"), never a label
+// a page could make up. One script for every page.
+function commandHeaders() { return {"X-Tileclock-Command": "1"}; }

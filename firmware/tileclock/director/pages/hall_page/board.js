@@ -1,0 +1,135 @@
+"use strict";
+const clock = decodeURIComponent(location.pathname.split("/").pop());
+const base = "/api/board/" + encodeURIComponent(clock);
+function clockTime(ms) {
+  const s = Math.floor(ms / 1000);
+  return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0") + "." + String(ms % 1000).padStart(3, "0");
+}
+// a record's event and state in a director's words (the raw names stay in the game's log file)
+const EVENTS = {boot: "the clock started up", new_game: "new game", start: "first clock started",
+  switch: "turn ended", pause: "STOPPED", resume: "restarted", ignored: "press ignored",
+  overtime: "overtime began", penalty: "penalty", forfeit: "forfeit", late_start: "late start",
+  arrived: "late player arrived", adjust: "correction", end: "game over", reopen: "game reopened",
+  set: "director's settings", status: "status", checkpoint: "checkpoint", recovered: "clock restarted",
+  error: "refused", fault: "FAULT", fault_cleared: "fault cleared", call: "CALL to the director",
+  call_answer: "call answered", round_start: "the round started"};
+const STATES = {ready: "ready", running: "playing", paused: "STOPPED", ended: "ended"};
+const REASONS = {stop_hold: "ended by the players", round_over: "round over", overtime_limit: "over the overtime limit",
+  absent: "absent", forfeit: "forfeit", restart: "restart", power_cut: "power cut"};
+function details(r) {
+  const out = [];
+  if (r.player) out.push("player " + r.player);
+  if (r.button) out.push("button " + r.button);
+  if (r.delta_ms) out.push((r.delta_ms > 0 ? "+" : "−") + Math.abs(r.delta_ms) / 1000 + " s");
+  if (r.reason) out.push(REASONS[r.reason] || r.reason.replaceAll("_", " "));
+  if (r.source) out.push("from the " + (r.source === "serial" ? "director's line" : r.source));
+  if (r.by) out.push("by " + r.by);
+  if (r.answer) out.push("call " + r.call + " " + r.answer);
+  if (r.kind) out.push(r.kind + " penalty");
+  if (r.part) out.push(r.part + (r.detail ? ": " + r.detail : ""));
+  else if (r.detail) out.push(r.detail);
+  if (r.round) out.push("round " + r.round);
+  if (r.table) out.push("table " + r.table);
+  return out.join(", ");
+}
+function cell(row, value) { const td = document.createElement("td"); td.textContent = value; row.append(td); }
+function show(at) {
+  document.getElementById("at-text").textContent = clockTime(Number(at));
+  document.getElementById("panels").src = base + "/panels.png?at_ms=" + at;
+}
+async function load() {
+  const answer = await fetch(base);
+  if (!answer.ok) { document.getElementById("title").textContent = "No game from clock " + clock + " yet"; return; }
+  const game = await answer.json();
+  const opened = game.records.find(r => r.ev === "new_game") || {};
+  document.getElementById("title").textContent = "Board " + game.board +
+    (opened.round ? ", round " + opened.round : "") + (opened.table ? ", table " + opened.table : "");
+  const facts = {"clock id": clock, "its game's first record": game.game_seq,
+    "records of this game": game.records.length, "newest record": game.records[game.records.length - 1].seq};
+  document.getElementById("clock-facts").replaceChildren(...Object.entries(facts).flatMap(([name, value]) =>
+    [Object.assign(document.createElement("dt"), {textContent: name}), Object.assign(document.createElement("dd"), {textContent: value})]));
+  const slider = document.getElementById("at");
+  slider.max = game.end_ms;
+  slider.value = game.end_ms;
+  slider.oninput = () => show(slider.value);
+  show(game.end_ms);
+  document.getElementById("corrections").replaceChildren(...(game.corrections.length ? game.corrections.map(c => {
+    const item = document.createElement("li");
+    item.textContent = clockTime(c.t_ms) + ": " + c.player + " " + (c.delta_ms > 0 ? "+" : "") + c.delta_ms / 1000 + " s";
+    return item;
+  }) : [Object.assign(document.createElement("li"), {textContent: "none"})]));
+  if (game.picture) {
+    const img = document.createElement("img");
+    img.src = base + "/picture.svg";
+    img.alt = "each side's time across the game";
+    document.getElementById("picture").replaceChildren(Object.assign(document.createElement("h2"), {textContent: "The game"}), img);
+  }
+  const rows = game.records.map(r => {
+    const row = document.createElement("tr");
+    row.className = "ev-" + r.ev;  // prefixed: a bare `call` would be a banner's class
+    row.dataset.seq = r.seq;
+    [r.seq, clockTime(r.t_ms), EVENTS[r.ev] || r.ev, STATES[r.state] || r.state, r.run || "",
+     r.A.shown + (r.A.pen ? " −" + r.A.pen + " pts" : ""), r.B.shown + (r.B.pen ? " −" + r.B.pen + " pts" : ""),
+     details(r)].forEach(v => cell(row, v));
+    row.onclick = () => { slider.value = r.t_ms; show(r.t_ms); };
+    return row;
+  });
+  document.getElementById("records").replaceChildren(...rows);
+}
+load();
+async function send(path, body, question) {
+  if (question && !confirm(question)) return;
+  const reply = await fetch(base + path, {method: "POST", headers: commandHeaders(), body: new URLSearchParams(body)});
+  document.getElementById("sent").textContent = reply.ok ? "sent: " + (await reply.json()).sent : await reply.text();
+  setTimeout(history, 1500);
+  setTimeout(history, 5000);  // the clock's answer: did it take
+}
+document.querySelectorAll("#actions button").forEach(button => {
+  const {question, ...form} = button.dataset;  // the question is the page's, never sent
+  button.onclick = () => send("/command", form, (question || button.textContent) + " on clock " + clock + "?");
+});
+// what became of an action: the clock's record of it, its refusal, or no answer (docs/hall.md)
+function took(o) {
+  if (!o) return "";
+  if (o.state === "applied") return "applied (record " + o.seq + ")";
+  if (o.state === "refused") return "REFUSED: " + o.reason;
+  return o.state + (o.reason ? ": " + o.reason : "");
+}
+async function history() {
+  const answer = await fetch(base + "/history");
+  if (!answer.ok) return;
+  const data = await answer.json();
+  document.getElementById("actions-on-file").replaceChildren(...data.actions.map(a => {
+    const row = document.createElement("tr");
+    const what = a.action + " " + Object.entries(a.changed || {}).map(([k, v]) => k + " " + v).join(", ");
+    const before = a.before ? "A " + a.before.A + ", B " + a.before.B : "";
+    [a.at.replace("T", " "), a.by, a.addr || "", what, a.command || "", before, took(a.outcome)].forEach(v => cell(row, v));
+    if (a.outcome && a.outcome.state === "refused") row.className = "refused";
+    return row;
+  }));
+  document.getElementById("recorded").replaceChildren(...data.recorded.map(r => {
+    const row = document.createElement("tr");
+    [r.seq, clockTime(r.t_ms), r.what, r.source || "", r.by || "", r.A, r.B].forEach(v => cell(row, v));
+    row.className = "ev-" + r.ev;  // prefixed, as in "Every record"
+    return row;
+  }));
+}
+// This board's call, live: the hall's stream of every board, this one's banner from it (calls.js)
+const banners = new CallBanners(document.getElementById("calls"), said => {
+  document.getElementById("sent").textContent = said;
+  setTimeout(history, 1500);
+}, false);
+let calling = null;  // this board's open call as last shown: its history is read again as it changes
+new EventSource("/events").onmessage = event => {
+  const board = JSON.parse(event.data).boards.find(b => b.clock === clock);
+  banners.update(board ? [board] : [], Date.now());
+  const now = board && board.call ? board.call.seq + board.call.state : null;
+  if (now !== calling) { calling = now; history(); }
+};
+setInterval(() => banners.tick(), 1000);  // the wait counts up between updates
+history();
+document.getElementById("clear").onclick = async () => {
+  if (!confirm("Clear clock " + clock + "'s retained state on the broker? It publishes a new one with its next record.")) return;
+  const answer = await fetch(base + "/clear", {method: "POST", headers: commandHeaders()});
+  document.getElementById("cleared").textContent = answer.ok ? "cleared" : await answer.text();
+};

@@ -1,0 +1,232 @@
+"use strict";
+let snapshot = null, receivedAt = 0;
+
+function seconds(shown) {
+  const negative = shown.startsWith("-"), parts = shown.replace("-", "").split(":");
+  const value = Number(parts[0]) * 60 + Number(parts[1]);
+  return negative ? -value : value;
+}
+function format(value) {
+  const sign = value < 0 ? "-" : "", abs = Math.abs(value);
+  return sign + Math.floor(abs / 60) + ":" + String(abs % 60).padStart(2, "0");
+}
+function plural(n, one, many) { return n + " " + (n === 1 ? one : (many || one + "s")); }
+// The running side's display, ticking: whole seconds used since the record, as the clock counts them.
+function liveShown(board, side) {
+  const s = board[side];
+  if (!board.online || board.run !== side || board.age_ms === null || !/^-?\d+:\d\d$/.test(s.shown)) return s.shown;
+  const elapsed = board.age_ms + (Date.now() - receivedAt);
+  const steps = Math.floor((s.used_ms + elapsed) / 1000) - Math.floor(s.used_ms / 1000);
+  return format(seconds(s.shown) - steps);
+}
+function overtime(board) {
+  return board.state !== "ended" && ["A", "B"].some(side => liveShown(board, side).startsWith("-"));
+}
+// What the director sees first of a board: one word (the panels' own STOPPED for a stopped
+// clock), its class, and the group it is listed in. `calling` is the call's (issue 30, point 1).
+// the summary's order: what needs the director first
+const ORDER = ["CALLING", "SILENT", "FAULT", "RECORDS MISSING", "OVERTIME", "STOPPED", "PLAYING", "READY", "ENDED", "NO GAME YET"];
+const PLAY_WORDS = {ready: "READY", running: "PLAYING", paused: "STOPPED", ended: "ENDED"};
+function status(board) {
+  if (board.call) return {key: "calling", word: "CALLING", group: "now"};
+  if (!board.online) return {key: "silent", word: "SILENT", group: "now"};
+  if (Object.keys(board.faults).length) return {key: "fault", word: "FAULT", group: "now"};
+  if (board.waiting) return {key: "missing", word: "RECORDS MISSING", group: "now"};
+  if (overtime(board)) return {key: "overtime", word: "OVERTIME", group: "soon"};
+  if (board.state === "paused") return {key: "stopped", word: "STOPPED", group: "soon"};
+  if (board.state === "running") return {key: "playing", word: "PLAYING", group: "play"};
+  if (board.state === "ready") return {key: "ready", word: "READY", group: "rest"};
+  if (board.state === "ended") return {key: "ended", word: "ENDED", group: "rest"};
+  return {key: "none", word: "NO GAME YET", group: "rest"};
+}
+function text(tag, cls, value) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  node.textContent = value;
+  return node;
+}
+function ago(ms) {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  return s < 60 ? s + " s" : Math.floor(s / 60) + " min " + (s % 60) + " s";
+}
+function card(b) {
+  const st = status(b);
+  const node = document.createElement("a");
+  node.className = "board s-" + st.key;
+  node.href = "/board/" + encodeURIComponent(b.clock);
+  node.dataset.clock = b.clock;
+  node.dataset.status = st.key;
+  const head = document.createElement("div");
+  head.className = "head";
+  const where = [b.round ? "round " + b.round : "", b.table && String(b.table) !== String(b.board) ? "table " + b.table : ""];
+  head.append(text("span", "name", "Board " + b.board), text("span", "where", where.filter(Boolean).join(" · ")));
+  const words = [st.word];
+  if (b.call && b.call.state === "taken") words.push("TD COMING");
+  if (st.group === "now" && PLAY_WORDS[b.state]) words.push((b.online ? "" : "last seen ") + PLAY_WORDS[b.state]);
+  if (st.key === "overtime" && b.state === "paused") words.push("STOPPED");
+  if (b.run && b.state === "running" && b.online) words.push(b.run + "'s turn");
+  const sides = document.createElement("div");
+  sides.className = "sides";
+  for (const side of ["A", "B"]) {
+    const shown = liveShown(b, side), turn = b.run === side && b.state === "running" && b.online;
+    const box = document.createElement("div");
+    box.className = "side" + (turn ? " turn" : "") + (shown.startsWith("-") ? " over" : "");
+    box.dataset.side = side;
+    box.append(text("span", "label", (turn ? "▶ " + side + " to play" : side) + (shown.startsWith("-") ? " · overtime" : "")));
+    box.append(text("span", "time", shown));
+    if (b[side].pen) box.append(text("span", "pen", "−" + b[side].pen + " pts"));
+    sides.append(box);
+  }
+  node.append(head, text("div", "badge", words.join(" · ")), sides);
+  const faults = Object.entries(b.faults).map(([part, why]) => part + ": " + why).join("; ");
+  if (faults) node.append(text("div", "faults", faults));
+  if (b.in_the_clear) node.append(text("div", "time-off", "no TLS: its password and commands in the clear"));
+  if (!b.online) node.append(text("div", "heard", b.age_ms === null ? "never heard from" :
+    "its clock went silent; last record " + ago(b.age_ms + Date.now() - receivedAt) + " ago"));
+  if (b.waiting) node.append(text("div", "heard", "waiting for " + plural(b.waiting, "record") + " (asked again)"));
+  const off = timeOff(b);
+  if (off) node.append(text("div", "time-off", off));
+  return node;
+}
+// A clock whose wall clock is not within TIME_MS of this laptop's starts a timed round that far off.
+const TIME_MS = 10;
+function timeOff(b) {
+  const t = b.time;
+  if (!t || !b.online) return "";
+  if (!t.synced) return "its clock's time is not synchronised with this laptop: a timed round may start off";
+  const off = (Math.abs(t.offset_us) + t.error_us) / 1000;
+  return off > TIME_MS ? "its clock's time is " + (t.offset_us / 1000).toFixed(1) + " ms off this laptop's" : "";
+}
+function drawTime(boards) {
+  const told = boards.filter(b => b.time), worst = Math.max(0, ...told.filter(b => b.time.synced).map(b => (Math.abs(b.time.offset_us) + b.time.error_us) / 1000));
+  const unsynced = told.filter(b => !b.time.synced).map(b => "Board " + b.board), silent = boards.length - told.length;
+  let said = told.length ? "Clock times: " + plural(told.length - unsynced.length, "clock") + " within " + worst.toFixed(worst < 1 ? 3 : 1) + " ms of this laptop" : "";
+  const far = told.filter(b => b.time.synced && (Math.abs(b.time.offset_us) + b.time.error_us) / 1000 > TIME_MS);
+  if (far.length) said += " (over " + TIME_MS + " ms: " + far.map(b => "Board " + b.board).join(", ") + ")";
+  if (unsynced.length) said += "; not synchronised: " + unsynced.join(", ");
+  if (silent && told.length) said += "; " + plural(silent, "clock") + " not saying";
+  document.getElementById("time-status").textContent = said;
+}
+let round = null;
+function drawRound(boards) {
+  const holder = document.getElementById("round-status");
+  if (!round) return;
+  const mine = boards.filter(b => round.clocks.includes(b.clock)), groups = {};
+  const name = b => "Board " + b.board;
+  for (const b of mine) {
+    const key = b.call ? "called" : b.state === "ended" ? "ended" : overtime(b) ? "in overtime" :
+      (b.state === "ready" || !b.state) ? "not started" : b.state === "paused" ? "stopped" : "playing";
+    (groups[key] = groups[key] || []).push(b);
+  }
+  const parts = ["not started", "called", "in overtime", "stopped", "playing", "ended"].filter(k => groups[k]).map(k =>
+    groups[k].length + " " + k + (k === "playing" || k === "stopped" ? "" : " (" + groups[k].map(name).join(", ") + ")"));
+  holder.replaceChildren(text("b", "", "Round " + round.round + (round.over_ms ? ", round over sent" : ", from " + round.start) +
+    " on " + plural(round.boards.length, "board") + ": "), text("span", "", parts.join(" · ") || "no board heard from"));
+}
+async function loadRound() {
+  const answer = await fetch("/api/round");
+  const data = answer.ok ? await answer.json() : {};
+  round = data.round || null;
+  // a saved round the hall could not take up (kept aside): said where the round would be
+  if (!round && data.problem) document.getElementById("round-status").textContent = data.problem;
+  if (round) document.getElementById("round").value = round.round;
+  draw();
+}
+function draw() {
+  if (!snapshot) return;
+  drawRound(snapshot.boards);
+  drawTime(snapshot.boards);
+  const boards = snapshot.boards, groups = {now: [], soon: [], play: [], rest: []};
+  const counts = Object.fromEntries(ORDER.map(word => [word, 0]));
+  boards.forEach(b => {
+    const st = status(b);
+    counts[st.word] = (counts[st.word] || 0) + 1;
+    groups[st.group].push(card(b));
+  });
+  document.getElementById("summary").textContent = plural(boards.length, "board") + (boards.length ? ": " : "") +
+    Object.entries(counts).filter(([, n]) => n).map(([w, n]) => n + " " + w).join(", ");
+  const link = document.getElementById("link");
+  const alerts = (snapshot.connected ? [] : ["broker: " + (snapshot.down || "down")]).concat(snapshot.alerts || [])
+    .concat(snapshot.in_the_clear ? [snapshot.in_the_clear] : []);  // no TLS to the broker: said always
+  link.textContent = alerts.join(" · ");
+  link.className = alerts.length ? "down" : "";
+  for (const [name, cards] of Object.entries(groups)) {
+    const section = document.getElementById("g-" + name);
+    section.hidden = !cards.length;
+    section.querySelector("h2").dataset.count = cards.length;
+    const holder = section.querySelector(".cards"), had = {};
+    for (const node of holder.children) had[node.dataset.clock] = node;
+    // a card that did not change stays the same node: a click or a focus on it is never lost
+    holder.replaceChildren(...cards.map(node => {
+      const old = had[node.dataset.clock];
+      return old && old.className === node.className && old.innerHTML === node.innerHTML ? old : node;
+    }));
+  }
+}
+function take(data) { snapshot = data; receivedAt = Date.now(); draw(); drawCalls(); }
+setInterval(draw, 250);  // the running clocks tick between updates
+async function post(path, body, question) {
+  if (!confirm(question)) return;
+  const answer = await fetch(path, {method: "POST", headers: commandHeaders(), body: new URLSearchParams(body)});
+  if (answer.ok) {
+    const done = await answer.json();
+    document.getElementById("sent").textContent = "sent: " + done.sent;
+    round = done.round || round;
+    draw();
+  } else document.getElementById("sent").textContent = await answer.text();
+}
+loadRound();
+document.getElementById("start-round").onclick = () => {
+  const number = document.getElementById("round").value, start = document.getElementById("start-at").value.trim();
+  const boards = document.getElementById("boards").value.trim();
+  post("/api/round/start", {round: number, start, boards},
+       "Start round " + number + (start ? " at " + start : " in 10 s") + " on " + (boards ? "boards " + boards : "every board") + "?");
+};
+document.getElementById("end-round").onclick = () =>
+  post("/api/round/over", {}, "End the round? Every clock stops now.");
+// Calls to the director: a banner a calling board (calls.js), a sound for each new call, and mute.
+const banners = new CallBanners(document.getElementById("calls"), said => { document.getElementById("sent").textContent = said; });
+let muted = localStorage.getItem("tileclock-muted") === "1", heard = new Set(), audio = null, lastRing = 0;
+const muteButton = document.getElementById("mute");
+// the state is said where a call shows: a muted page never looks as if it would ring
+function showMute() {
+  muteButton.textContent = muted ? "Sound off" : "Sound on";
+  muteButton.setAttribute("aria-pressed", String(muted));
+  muteButton.classList.toggle("muted", muted);
+  document.getElementById("sound-off").hidden = !(muted && banners.shown.size);
+}
+function setMuted(value) { muted = value; localStorage.setItem("tileclock-muted", muted ? "1" : "0"); showMute(); }
+muteButton.onclick = () => setMuted(!muted);
+document.getElementById("unmute").onclick = () => setMuted(false);
+function ring() {
+  // two short tones; a browser lets a page sound only after a click on it (the mute button will do)
+  if (muted) return;
+  try {
+    audio = audio || new AudioContext();
+    for (const [at, pitch] of [[0, 880], [0.25, 660]]) {
+      const tone = audio.createOscillator(), gain = audio.createGain();
+      tone.frequency.value = pitch; gain.gain.value = 0.2;
+      tone.connect(gain).connect(audio.destination);
+      tone.start(audio.currentTime + at); tone.stop(audio.currentTime + at + 0.2);
+    }
+  } catch (error) { /* no sound here: the banner still shows */ }
+  window.rang = (window.rang || 0) + 1;
+}
+// a new call rings at once, and a call not yet taken again every 30 s (with no update meanwhile too)
+function ringIfDue() {
+  const calling = snapshot ? snapshot.boards.filter(b => b.call) : [];
+  const fresh = calling.filter(b => !heard.has(b.clock + "/" + b.call.seq));
+  calling.forEach(b => heard.add(b.clock + "/" + b.call.seq));
+  const waiting = calling.some(b => b.call.state === "called");
+  if (fresh.length || (waiting && Date.now() - lastRing >= 30000)) { ring(); lastRing = Date.now(); }
+}
+function drawCalls() {
+  if (!snapshot) return;
+  banners.update(snapshot.boards, receivedAt);
+  ringIfDue();
+  showMute();
+}
+showMute();
+setInterval(() => { banners.tick(); ringIfDue(); }, 1000);  // the waits count up between updates
+// the hall's updates, once every script above is in place
+new EventSource("/events").onmessage = event => take(JSON.parse(event.data));

@@ -1,0 +1,226 @@
+"""The hall page's two doors, attacked as a player on the hall's Wi-Fi would (issue 37): the
+players' door serves the score form and nothing else; the director's door, open beyond this
+laptop, lets nobody act without a login, and names every action by the server's session, never
+by a label the browser sends; no page of either door can be framed (Chromium)."""
+
+import http.client
+import http.server
+import re
+import threading
+
+import pytest
+
+from hall_helpers import hall_page, page_request
+from test_hall_page import browser  # noqa: F401  # the fixture: Debian's chromium, once a module
+from test_hall_page_guard import Feed
+from tileclock.director.event.entries import ScoreBook
+from tileclock.director.hall.audit import read
+from tileclock.director.hall.page_password import hash_password
+from tileclock.director.pages.web import COMMAND_HEADER
+
+PASSWORD = "correct horse"
+
+
+def own(door, form="", **more):
+    """The headers (and body) of the page's own script at `door` (anything with a `port`)."""
+    host = f"127.0.0.1:{door.port}"
+    body = form.encode()
+    headers = {
+        "Host": host,
+        "Origin": f"http://{host}",
+        COMMAND_HEADER: "1",
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Content-Length": str(len(body)),
+        **more,
+    }
+    return headers, body
+
+
+@pytest.fixture
+def doors(tmp_path):
+    """The page with both doors, score entry on, table 5 of round 3 given a link."""
+    book = ScoreBook(str(tmp_path / "scores"))
+    token = book.issue(3, "5")
+    with hall_page(Feed(tmp_path), scores=book, phones=("127.0.0.1", 0)) as server:
+        yield server, token
+
+
+DIRECTORS = [
+    ("GET", "/", ""),
+    ("GET", "/board/c1", ""),
+    ("GET", "/api/boards", ""),
+    ("GET", "/events", ""),
+    ("GET", "/api/board/c1", ""),
+    ("GET", "/api/board/c1/history", ""),
+    ("POST", "/api/board/c1/command", "action=new_game"),
+    ("POST", "/api/board/c1/call", "call=1&answer=taken"),
+    ("POST", "/api/board/c1/clear", ""),
+    ("GET", "/api/round", ""),
+    ("POST", "/api/round/start", "round=1"),
+    ("POST", "/api/round/over", ""),
+    ("POST", "/api/round/lock", "round=3"),
+    ("GET", "/scores", ""),
+    ("GET", "/api/scores?round=3", ""),
+    ("POST", "/api/scores/5", "round=3&score_a=999&score_b=1"),
+    ("POST", "/api/scores/5/link", "round=3"),
+    ("GET", "/login", ""),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "form"), DIRECTORS)
+def test_the_players_door_serves_nothing_of_the_directors(doors, method, path, form):
+    """Before: one server and one port, so a phone with the two headers set by hand settled a
+    table, took its link, answered a call, opened a new game and locked the round."""
+    server, _ = doors
+    headers, body = own(server.phones, form)
+    status, _ = page_request(server.phones, method, path, headers, body)
+    assert status == 404
+    assert server.feed.sent == [] and read(server.feed.store.outdir) == []
+
+
+def test_the_players_door_serves_the_score_form_its_data_and_an_entry(doors):
+    server, token = doors
+    assert page_request(server.phones, "GET", f"/S/5/A/{token}", own(server.phones)[0])[0] == 200
+    assert page_request(server.phones, "GET", "/score.js", own(server.phones)[0])[0] == 200
+    status, text = page_request(server.phones, "GET", f"/api/score/5/A/{token}", own(server.phones)[0])
+    assert status == 200 and '"table": "5"' in text
+    status, _ = page_request(
+        server.phones, "POST", f"/api/score/5/A/{token}", *own(server.phones, "score_a=1&score_b=2")
+    )
+    assert status == 200
+
+
+@pytest.fixture
+def login_page(tmp_path):
+    """The director's door as it is where it listens beyond this laptop: a login first."""
+    with hall_page(Feed(tmp_path), login=True, password_hash=hash_password(PASSWORD)) as server:
+        yield server
+
+
+def log_in(server, password=PASSWORD):
+    """POST the login form as the login page does: (status, the session cookie's value or None)."""
+    headers, body = own(server, f"password={password}")
+    headers.pop(COMMAND_HEADER)
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    connection.putrequest("POST", "/login", skip_host=True)
+    for name, value in headers.items():
+        connection.putheader(name, value)
+    connection.endheaders(body)
+    answer = connection.getresponse()
+    cookie = answer.getheader("set-cookie") or ""
+    answer.read()
+    connection.close()
+    found = re.match(r"tileclock-director=([^;]+);", cookie)
+    if found:
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    return answer.status, found and found.group(1)
+
+
+def test_no_director_action_without_a_login_and_by_is_the_servers_session(login_page):
+    """Before: any client that reached the page was the director, and the audit trail's `by`
+    was whatever label it sent (`X-Tileclock-Session`)."""
+    server = login_page
+    headers, body = own(server, **{"X-Tileclock-Session": "director1"})
+    assert page_request(server, "POST", "/api/round/over", headers, body)[0] == 401
+    assert page_request(server, "GET", "/api/boards", headers)[0] == 401
+    assert page_request(server, "GET", "/")[0] == 303  # to the login
+    assert page_request(server, "GET", "/login")[0] == 200
+    assert server.feed.sent == [] and read(server.feed.store.outdir) == []
+    assert log_in(server, "wrong") == (403, None)
+    status, cookie = log_in(server)
+    assert status == 303 and cookie
+    headers["Cookie"] = f"tileclock-director={cookie}"
+    status, text = page_request(server, "POST", "/api/round/over", headers, body)
+    assert status == 200, text
+    label = server.sessions.label(cookie)
+    assert re.fullmatch(r"page-[0-9a-f]{8}", label) and label != "page-director1"
+    assert [e["by"] for e in read(server.feed.store.outdir)] == [label]
+    assert re.fullmatch(rf"round over by={label}_[0-9a-z]+_1", server.feed.sent[0])
+    # logged out, the cookie opens nothing
+    logout = {k: v for k, v in headers.items() if k != COMMAND_HEADER}
+    assert page_request(server, "POST", "/logout", {**logout, "Content-Length": "0"})[0] == 303
+    assert page_request(server, "POST", "/api/round/over", headers, body)[0] == 401
+
+
+def test_a_one_time_link_logs_in_once(login_page):
+    server = login_page
+    code = server.one_time_link().split("once=")[1]
+    status, _ = page_request(server, "GET", f"/login?once={code}")
+    assert status == 303
+    assert page_request(server, "GET", f"/login?once={code}")[0] == 403
+
+
+def test_wrong_passwords_are_rationed(login_page):
+    server = login_page
+    for _ in range(5):
+        assert log_in(server, "guess")[0] == 403
+    assert log_in(server)[0] == 429  # even the right one, until the minute is out
+
+
+def test_this_laptops_own_door_names_each_browser_by_its_session_not_its_label(tmp_path):
+    with hall_page(Feed(tmp_path)) as server:
+        headers, body = own(server, **{"X-Tileclock-Session": "director1"})
+        assert page_request(server, "POST", "/api/round/over", headers, body)[0] == 200
+        assert [e["by"] for e in read(server.feed.store.outdir)] == ["page"]  # never `page-director1`
+
+
+def test_every_page_of_both_doors_forbids_framing_and_foreign_scripts(doors):
+    server, token = doors
+    for door, path in [
+        (server, "/"),
+        (server, "/board/c1"),
+        (server, "/scores"),
+        (server, "/login"),
+        (server, "/api/boards"),
+        (server.phones, f"/S/5/A/{token}"),
+        (server.phones, "/board/c1"),  # a refusal too
+    ]:
+        connection = http.client.HTTPConnection("127.0.0.1", door.port, timeout=5)
+        connection.request("GET", path)
+        answer = connection.getresponse()
+        answer.read()
+        connection.close()
+        csp = answer.getheader("content-security-policy") or ""
+        assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp, path
+        assert answer.getheader("x-frame-options") == "DENY", path
+
+
+@pytest.fixture
+def decoy(doors):
+    """A decoy page on another site (its own server, another loopback address) framing both
+    doors' pages: a player's page that puts the director's buttons under a click."""
+    server, token = doors
+    frames = f'<iframe src="{server.address}"></iframe><iframe src="{server.phones.address}S/5/A/{token}"></iframe>'
+
+    class Decoy(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802  (http.server's name)
+            body = f"<!doctype html><title>win a prize</title>{frames}".encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.3", 0), Decoy)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.3:{site.server_address[1]}/"
+    site.shutdown()
+    site.server_close()
+
+
+def test_a_decoy_page_cannot_frame_the_directors_page(doors, decoy, browser):  # noqa: F811  # the fixture
+    """Before: no page forbade framing; one click on a decoy page locked a round."""
+    server, _ = doors
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(decoy)
+    page.wait_for_load_state("load")
+    framed = [frame for frame in page.frames if frame != page.main_frame]
+    assert len(framed) == 2
+    for frame in framed:  # refused: Chromium shows its own error page, never the page's buttons
+        assert frame.url.startswith("chrome-error:"), frame.url
+        assert frame.query_selector("#end-round") is None and frame.query_selector("#score_a") is None
+    context.close()
