@@ -6,11 +6,13 @@ by a label the browser sends; no page of either door can be framed (Chromium).""
 import http.client
 import http.server
 import re
+import socket
 import threading
+import time
 
 import pytest
 
-from hall_helpers import hall_page, page_request
+from hall_helpers import hall_page, page_request, wait_for
 from test_hall_page import browser  # noqa: F401  # the fixture: Debian's chromium, once a module
 from test_hall_page_guard import Feed
 from tileclock.director.event.entries import ScoreBook
@@ -218,9 +220,77 @@ def test_a_decoy_page_cannot_frame_the_directors_page(doors, decoy, browser):  #
     page = context.new_page()
     page.goto(decoy)
     page.wait_for_load_state("load")
-    framed = [frame for frame in page.frames if frame != page.main_frame]
-    assert len(framed) == 2
-    for frame in framed:  # refused: Chromium shows its own error page, never the page's buttons
+
+    def framed():
+        return [frame for frame in page.frames if frame != page.main_frame and frame.url]
+
+    wait_for(lambda: len(framed()) == 2, 10, "both frames to have loaded or been refused")
+    for frame in framed():  # refused: Chromium shows its own error page, never the page's buttons
         assert frame.url.startswith("chrome-error:"), frame.url
         assert frame.query_selector("#end-round") is None and frame.query_selector("#score_a") is None
     context.close()
+
+
+# --- one address cannot starve the page
+
+
+def slow_clients(port, count, addr="127.0.0.2"):
+    """`count` connections to `port` from `addr` (every 127.x address is this machine's loopback),
+    each sending the start of a request and never its end (slowloris)."""
+    held = []
+    for _ in range(count):
+        client = socket.socket()
+        client.bind((addr, 0))
+        client.settimeout(5)
+        try:
+            client.connect(("127.0.0.1", port))
+            client.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        except OSError:  # refused or reset: the door turned it away, as it should
+            client.close()
+            continue
+        held.append(client)
+    return held
+
+
+def answered_within(door, path, addr, limit_s=1.0):
+    """GET `path` at `door` from `addr`: its status, asked within `limit_s` (else an error)."""
+    connection = http.client.HTTPConnection("127.0.0.1", door.port, timeout=limit_s, source_address=(addr, 0))
+    started = time.monotonic()
+    connection.request("GET", path, headers={"Host": f"127.0.0.1:{door.port}"})
+    answer = connection.getresponse()
+    answer.read()
+    connection.close()
+    assert time.monotonic() - started < limit_s
+    return answer.status
+
+
+def starve(server, token, count):
+    """Slow connections from one address at each door, then the director and two other phones."""
+    held = slow_clients(server.phones.port, count) + slow_clients(server.port, count)
+    try:
+        time.sleep(0.2)  # every connection made and counted
+        for _ in range(3):
+            assert answered_within(server, "/api/boards", "127.0.0.1") == 200  # the director
+            assert answered_within(server.phones, f"/api/score/5/A/{token}", "127.0.0.3") == 200
+            assert answered_within(server.phones, f"/S/5/B/{token}", "127.0.0.4") == 200
+    finally:
+        for client in held:
+            client.close()
+
+
+def test_one_addresss_slow_connections_leave_the_director_and_the_phones_answering(doors):
+    """Before: 210 slow connections from one address made the director's page answer 503 (the
+    cap was one for every address together, the director's open tab included)."""
+    starve(*doors, 210)  # past the old cap of 200 for every client together
+
+
+@pytest.mark.slow
+def test_300_slow_connections_from_one_address_starve_nobody(doors):
+    starve(*doors, 300)
+
+
+def test_one_address_asking_too_fast_is_rationed_and_the_others_are_not(doors):
+    server, token = doors
+    statuses = [answered_within(server.phones, "/favicon.svg", "127.0.0.2") for _ in range(60)]
+    assert statuses.count(429) > 0 and statuses[0] == 200
+    assert answered_within(server.phones, f"/S/5/A/{token}", "127.0.0.3") == 200

@@ -39,7 +39,7 @@ from starlette.routing import Route
 from ...wire.labels import is_count
 from ...wire.protocol import is_label
 from .board_routes import board_routes, clock_form, round_step, unwritten, who
-from .doors import DirectorGate, SecurityHeaders
+from .doors import DirectorGate, RateLimit, SecurityHeaders
 from .guard import origin_ok
 from .live import LiveBoards
 from .login_routes import login_routes
@@ -76,10 +76,11 @@ SEND_S = 10.0
 KEEPALIVE_S = 15
 
 
-def make_app(hall, allowed_hosts, door="director"):
+def make_app(hall, allowed_hosts, door="director", limits=None):
     """The Starlette app of `hall` (a `HallPage`): routes behind the Host check. `door`:
     `director` (every route) or `players` (the score form, its data and its entry, its script
-    and the icon: nothing a phone could use to act as the director)."""
+    and the icon: nothing a phone could use to act as the director); `limits` (doors.AddressLimits)
+    rations each address's requests."""
     live = LiveBoards(hall.feed)
     drawing = _Drawing()
 
@@ -222,6 +223,10 @@ def make_app(hall, allowed_hosts, door="director"):
     ]
     if door == "director":  # who the director is: the session the server holds for the cookie
         middleware.append(Middleware(DirectorGate, sessions=hall.sessions))
+    # inside the gate: a request with the director's session is never rationed; nor any at the
+    # director's door on loopback, where every browser is this laptop's (no stranger reaches it)
+    if limits is not None and (door == "players" or hall.sessions.login):
+        middleware.append(Middleware(RateLimit, limits=limits))
     # the players' door needs no live stream: it never serves /events
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan if door == "director" else None)
     app.state.live = live

@@ -202,3 +202,76 @@ async def _answer(send, status, body, headers=()):
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+# --- one address cannot starve the page
+
+
+class AddressLimits:
+    """A door's caps per client address: `connections` open at once (one more is answered 503
+    and closed at once, before it can hold a place), and requests a second (`per_s`, in bursts of
+    `burst`; one more is 429). Kept by the door's own event loop: no lock."""
+
+    def __init__(self, connections, per_s, burst):
+        self.connections, self.per_s, self.burst = connections, per_s, burst
+        self.open = collections.Counter()  # address -> connections open
+        self.buckets = {}  # address -> (requests it may still make, when that was counted)
+
+    def connect(self, addr):
+        """Whether `addr` may open one more connection (counted if so)."""
+        if self.open[addr] >= self.connections:
+            return False
+        self.open[addr] += 1
+        return True
+
+    def disconnect(self, addr):
+        """A connection of `addr` closed."""
+        self.open[addr] -= 1
+        if self.open[addr] <= 0:
+            del self.open[addr]
+
+    def request(self, addr, now=None):
+        """Whether `addr` may make a request now (a token bucket: `per_s` a second, `burst` at once)."""
+        now = time.monotonic() if now is None else now
+        tokens, then = self.buckets.get(addr, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - then) * self.per_s)
+        if tokens < 1:
+            self.buckets[addr] = (tokens, now)
+            return False
+        self.buckets[addr] = (tokens - 1, now)
+        if len(self.buckets) > 10_000:  # many addresses: forget the ones whose bucket is full again
+            full = [a for a, (t, at) in self.buckets.items() if t + (now - at) * self.per_s >= self.burst]
+            for gone in full:
+                del self.buckets[gone]
+        return True
+
+
+#: the players' door, per address: a phone's form is a page, a script, its data and an entry
+PHONE_LIMITS = {"connections": 16, "per_s": 10, "burst": 40}
+#: the director's door, per address (a session's requests are never rationed, only counted open)
+DIRECTOR_LIMITS = {"connections": 64, "per_s": 10, "burst": 40}
+#: what a connection past its address's cap is told, before it is closed
+REFUSED = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 45\r\n"
+    b"connection: close\r\n\r\ntoo many connections from your address: later"
+)
+
+
+class RateLimit:
+    """ASGI middleware: a request past its address's rate (`AddressLimits.request`) is answered
+    429, unless it comes with the director's session (a tab of the director's is never refused by
+    a limit meant for strangers)."""
+
+    def __init__(self, app, limits):
+        self.app = app
+        self.limits = limits
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope.get("tileclock.session"):
+            return await self.app(scope, receive, send)
+        addr = (scope.get("client") or ("?", 0))[0]
+        if not self.limits.request(addr):
+            return await _answer(
+                send, 429, b"too many requests from your address: wait a second", [(b"retry-after", b"1")]
+            )
+        return await self.app(scope, receive, send)

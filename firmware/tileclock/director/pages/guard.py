@@ -8,11 +8,16 @@
 - **Time limits**: a connection that has not sent a whole request within `REQUEST_S` is closed
   (uvicorn itself waits for ever for the first one), so idle or slow clients cannot pile up
   against the cap on connections.
+- **Per address**: each door caps the connections one client address holds open (`limits`,
+  doors.AddressLimits): past it a connection is answered 503 and closed before it can hold a
+  place, so one address's slow connections cannot fill the page for the others.
 """
 
 import socket
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from .doors import REFUSED
 
 #: a client has this long to send each whole request (its line and headers)
 REQUEST_S = 10.0
@@ -55,9 +60,26 @@ class TimedH11(H11Protocol):
     last answer) to a whole request line and headers, `REQUEST_S`. An answer being streamed (the
     live page) is not a request waited for."""
 
+    #: the door's caps per address (doors.AddressLimits), set on each door's own subclass (`for_door`)
+    limits = None
+
+    @classmethod
+    def for_door(cls, limits):
+        """This protocol with `limits` (a door's `AddressLimits`): a class of its own per door."""
+        return type("DoorH11", (cls,), {"limits": limits})
+
     def connection_made(self, transport):
         super().connection_made(transport)
         self._deadline = self.loop.call_later(REQUEST_S, self._too_slow)
+        self._counted = None
+        if self.limits is not None:
+            peer = transport.get_extra_info("peername")
+            addr = peer[0] if peer else "?"
+            if not self.limits.connect(addr):  # one address's slow connections hold no more places
+                transport.write(REFUSED)
+                transport.close()
+                return
+            self._counted = addr
 
     def _too_slow(self):
         if self.cycle is not None and not self.cycle.response_complete:
@@ -72,4 +94,7 @@ class TimedH11(H11Protocol):
 
     def connection_lost(self, exc):
         self._deadline.cancel()
+        if self._counted is not None:
+            self.limits.disconnect(self._counted)
+            self._counted = None
         super().connection_lost(exc)

@@ -18,7 +18,7 @@ from ...clock.history import view_at
 from ..hall.audit import AuditLog
 from ..hall.round_control import RoundControl
 from .app import COMMAND_HEADER, MAX_FORM_BYTES, make_app
-from .doors import Sessions
+from .doors import DIRECTOR_LIMITS, PHONE_LIMITS, AddressLimits, Sessions
 from .guard import TimedH11, own_hosts
 from .live import MAX_UPDATES_PER_S, MAX_VIEWERS
 
@@ -31,9 +31,10 @@ __all__ = [
     "HallPage",
 ]
 
-#: connections at once at the director's door (viewers, pictures, commands); one more is answered 503
-MAX_CONNECTIONS = 200
-#: connections at once at the players' door (every phone of a large hall, a few each)
+#: connections one address may hold open at the director's door (viewers, pictures, commands);
+#: one more is answered 503
+MAX_CONNECTIONS = DIRECTOR_LIMITS["connections"]
+#: connections at once at the players' door, every address together (every phone of a large hall)
 MAX_PHONE_CONNECTIONS = 1000
 #: how long the server has to start listening
 START_S = 10.0
@@ -86,15 +87,21 @@ class HallPage:
         login = not _loopback(host) if login is None else login
         self.sessions = Sessions(login, password_hash)
         # the director's door: every route; the players' door (`phones`, HOST:PORT): the form's
-        self.door = _Door(make_app(self, self.allowed_hosts), host, port, "hall-page", MAX_CONNECTIONS)
+        # each door its own caps per address; the director's none in all (a limit for strangers
+        # must never refuse the director's own tab: a stranger is held by the cap on their address)
+        limits = AddressLimits(**DIRECTOR_LIMITS)
+        self.door = _Door(
+            make_app(self, self.allowed_hosts, limits=limits), host, port, "hall-page", None, limits
+        )
         self.host, self.port = self.door.host, self.door.port
         self.phones = None
         if phones is not None:
             phone_host, phone_port = phones
+            limits = AddressLimits(**PHONE_LIMITS)
             try:
                 self.phones = _Door(
-                    make_app(self, phone_hosts or own_hosts(phone_host), door="players"),
-                    phone_host, phone_port, "hall-phones", MAX_PHONE_CONNECTIONS,
+                    make_app(self, phone_hosts or own_hosts(phone_host), door="players", limits=limits),
+                    phone_host, phone_port, "hall-phones", MAX_PHONE_CONNECTIONS, limits,
                 )  # fmt: skip
             except OSError:
                 self.door.close()
@@ -225,9 +232,10 @@ class HallPage:
 
 class _Door:
     """One door of the page: `app` served by uvicorn on a socket bound at once to `host`:`port`
-    (a port already taken is an OSError here), from a thread named `name`."""
+    (a port already taken is an OSError here), from a thread named `name`: at most `limit`
+    connections in all (None: no such cap), and `limits` (doors.AddressLimits) per address."""
 
-    def __init__(self, app, host, port, name, limit):
+    def __init__(self, app, host, port, name, limit, limits):
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -240,7 +248,7 @@ class _Door:
         self.host, self.port, self.name = host, self.socket.getsockname()[1], name
         config = uvicorn.Config(
             app,
-            http=TimedH11,
+            http=TimedH11.for_door(limits),
             lifespan="on",
             log_config=None,
             log_level="warning",
