@@ -32,6 +32,7 @@ ACTIONS = (
     "clear",
     "score",
     "lock",
+    "unlock",
     "link",
     "new_game",
     "outcome",

@@ -158,6 +158,15 @@ class ScoreBook:
             ):  # its tokens work no more: they leave the disk when it lets them
                 self._write(self.tokens, self.used)
 
+    def unlock_round(self, round_number):
+        """Unlock `round_number` (the director's, audited by the page): entries and corrections
+        are taken again, and its links work again. OSError if the lock cannot be taken off."""
+        with self.lock:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self._path(round_number, "locked"))
+            with contextlib.suppress(OSError):  # its tokens back on the disk, as before the lock
+                self._write(self.tokens)
+
     def enter(self, round_number, table, score_a, score_b, by, seat_a=None):
         """Append an entry; EntryRefused (in words) when the round is locked or a score is not one."""
         scores, seat = checked(score_a, score_b, seat_a)

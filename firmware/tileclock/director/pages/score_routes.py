@@ -10,6 +10,7 @@
                                      without `side`), sent to its clock as at the game's end
                                      (`new_links`); the two phones' links
     POST /api/round/lock             round=N: no entry or correction after this
+    POST /api/round/unlock           round=N: the director's entries (and the links) taken again
 
 The link in the QR code is upper case (QR's compact alphanumeric mode), so the form answers to
 `/S/` as well as `/s/`. A phone needs only its side's token, which opens that side's form alone
@@ -198,6 +199,25 @@ def score_routes(hall, command_form, file, json_, text):
         book.lock_round(int(number))
         return json_({"locked": int(number)})
 
+    async def unlock(request):
+        if book is None:
+            return off()
+        form, refused = await command_form(request)
+        if refused:
+            return refused
+        number = one(form, "round")
+        if not is_count(number) or not 1 <= int(number) <= 99:
+            return text(400, "round: a number from 1 to 99")
+        by, addr = who(request)
+        try:  # on the trail first: no unlock without its line
+            await asyncio.to_thread(
+                hall.audit.record, "unlock", by, addr, None, None, None, {"round": int(number)}
+            )
+            await asyncio.to_thread(book.unlock_round, int(number))
+        except OSError as error:
+            return unwritten(text, error, "not unlocked")
+        return json_({"unlocked": int(number)})
+
     return [
         Route("/S/{table}/{side}/{token}", form_page),
         Route("/s/{table}/{side}/{token}", form_page),
@@ -208,6 +228,7 @@ def score_routes(hall, command_form, file, json_, text):
         Route("/api/scores/{table}", director_entry, methods=["POST"]),
         Route("/api/scores/{table}/link", link, methods=["POST"]),
         Route("/api/round/lock", lock, methods=["POST"]),
+        Route("/api/round/unlock", unlock, methods=["POST"]),
     ]
 
 

@@ -54,6 +54,8 @@ async function show() {
   const response = await fetch("/api/scores?round=" + encodeURIComponent(round()));
   if (!response.ok) { document.getElementById("state").textContent = await response.text(); return; }
   const data = await response.json();
+  document.getElementById("lock").hidden = data.locked;
+  document.getElementById("unlock").hidden = !data.locked;
   document.getElementById("state").textContent = (data.locked ? "Round " + data.round + " is locked. " : "") + (data.problem || "");
   const body = document.getElementById("tables");
   body.replaceChildren();
@@ -88,3 +90,10 @@ document.getElementById("lock").addEventListener("click", async () => {
   show();
 });
 show();
+document.getElementById("unlock").addEventListener("click", async () => {
+  if (!confirm("Unlock round " + round() + "? Entries, corrections and its phone links are taken again.")) return;
+  const body = new URLSearchParams({round: round()});
+  const response = await fetch("/api/round/unlock", {method: "POST", body, headers: command});
+  document.getElementById("state").textContent = response.ok ? "" : await response.text();
+  show();
+});
