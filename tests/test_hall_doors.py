@@ -317,3 +317,26 @@ def test_one_address_asking_too_fast_is_rationed_and_the_others_are_not(doors):
     statuses = [answered_within(server.phones, "/favicon.svg", "127.0.0.2") for _ in range(60)]
     assert statuses.count(429) > 0 and statuses[0] == 200
     assert answered_within(server.phones, f"/S/5/A/{token}", "127.0.0.3") == 200
+
+
+def test_hall_setup_gives_the_page_a_password_kept_hashed(tmp_path, capsys):
+    from tileclock.cli import main
+    from tileclock.director.hall.page_password import password_matches
+
+    assert main(["hall-setup", str(tmp_path / "hall"), "--clock", "c1"]) == 0
+    said = capsys.readouterr().out
+    password = re.search(r"its password is (\S+) \(kept hashed", said).group(1)
+    stored = tmp_path / "hall" / "tileclock-page.passwd"
+    assert stored.stat().st_mode & 0o777 == 0o600 and password not in stored.read_text()
+    assert password_matches(stored.read_text(), password) and not password_matches(stored.read_text(), "x")
+
+
+def test_a_page_password_file_that_is_not_one_is_said_in_one_line(tmp_path, capsys):
+    from tileclock.cli import main
+
+    wrong = tmp_path / "page.passwd"
+    wrong.write_text("hunter2\n")  # the password itself, not its hash
+    code = main(["hall", "--broker", "127.0.0.1", "--page-password-file", str(wrong)])
+    err = capsys.readouterr().err
+    assert code == 2 and "--page-password-file" in err and "not a page password file" in err
+    assert "Traceback" not in err and "hunter2" not in err
