@@ -116,7 +116,8 @@ def test_a_locked_round_is_unlocked_by_the_director_on_the_audit_trail(doors):
 @pytest.fixture
 def login_page(tmp_path):
     """The director's door as it is where it listens beyond this laptop: a login first."""
-    with hall_page(Feed(tmp_path), login=True, password_hash=hash_password(PASSWORD)) as server:
+    book = ScoreBook(str(tmp_path / "scores"))
+    with hall_page(Feed(tmp_path), scores=book, login=True, password_hash=hash_password(PASSWORD)) as server:
         yield server
 
 
@@ -340,3 +341,26 @@ def test_a_page_password_file_that_is_not_one_is_said_in_one_line(tmp_path, caps
     err = capsys.readouterr().err
     assert code == 2 and "--page-password-file" in err and "not a page password file" in err
     assert "Traceback" not in err and "hunter2" not in err
+
+
+def test_the_director_logs_in_in_chromium_and_the_cookie_is_the_servers(login_page, browser):  # noqa: F811  # the fixture
+    """The login as a browser makes it: sent to /login, the password, then the page; the session's
+    cookie is HttpOnly (no script of any page reads it) and SameSite=Strict."""
+    server = login_page
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(server.address)
+    assert page.url.endswith("/login")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(server.address)
+    page.locator("#end-round").wait_for()
+    (cookie,) = context.cookies()
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and not cookie["secure"]  # plain HTTP
+    assert page.evaluate("document.cookie") == ""
+    assert re.fullmatch(r"page-[0-9a-f]{8}", server.sessions.label(cookie["value"]))
+    page.goto(server.address + "scores")
+    page.click("#logout")
+    page.wait_for_url(server.address + "login")
+    assert server.sessions.label(cookie["value"]) is None
+    context.close()

@@ -169,7 +169,7 @@ def open_hall(
         page = HallPage(
             feed, host or "127.0.0.1", int(page_port), allowed, draw_panel, scores, pairings, links,
             phones=door, phone_hosts=phone_hosts, password_hash=password_hash,
-        )  # fmt: skip
+        )  # fmt: skip  # the page's arguments, then the doors
         page.start()
     except BaseException:
         feed.close()

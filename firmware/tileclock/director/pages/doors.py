@@ -3,7 +3,7 @@
 - **The headers** on every answer of both doors: no framing (`frame-ancestors 'none'` and
   `X-Frame-Options: DENY`: a decoy page cannot put a button of the page under a player's
   click), scripts from the page itself only (`script-src 'self'`: the pages have no inline
-  script), no Referer (a phone's link holds its token).
+  script), no Referer to another site (a phone's link holds its token).
 - **The director's door** (`DirectorGate`, `Sessions`): every command is named by the session
   the server holds for it, from its cookie (HttpOnly, SameSite=Strict), never by a label the
   browser sends; where the door listens beyond this laptop a session needs a login (the page's
@@ -26,7 +26,9 @@ HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    # no Referer to another site (a phone's link holds its token); `no-referrer` would also make
+    # Chromium send `Origin: null` with the login form's POST, which the Origin check refuses
+    (b"referrer-policy", b"same-origin"),
 ]
 
 

@@ -102,7 +102,7 @@ class HallPage:
                 self.phones = _Door(
                     make_app(self, phone_hosts or own_hosts(phone_host), door="players", limits=limits),
                     phone_host, phone_port, "hall-phones", MAX_PHONE_CONNECTIONS, limits,
-                )  # fmt: skip
+                )  # fmt: skip  # the app, then where it listens
             except OSError:
                 self.door.close()
                 raise
