@@ -12,8 +12,7 @@ import time
 
 import pytest
 
-from hall_helpers import hall_page, page_request
-from test_hall_page import browser  # noqa: F401  # the fixture: Debian's chromium, once a module
+from hall_helpers import game_ended, hall_page, page_request
 from test_hall_page_guard import Feed
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.hall.audit import read
@@ -42,8 +41,10 @@ def own(door, form="", **more):
 def doors(tmp_path):
     """The page with both doors, score entry on, table 5 of round 3 given a link."""
     book = ScoreBook(str(tmp_path / "scores"))
-    token = book.issue(3, "5")
-    with hall_page(Feed(tmp_path), scores=book, phones=("127.0.0.1", 0)) as server:
+    token = book.issue(3, "5", "A")
+    feed = Feed(tmp_path)
+    game_ended(feed.store.outdir, 3, "5")  # the phones' entries are taken for an ended game only
+    with hall_page(feed, scores=book, phones=("127.0.0.1", 0)) as server:
         yield server, token
 
 
@@ -296,7 +297,7 @@ def starve(server, token, count):
         for _ in range(3):
             assert answered_within(server, "/api/boards", "127.0.0.1") == 200  # the director
             assert answered_within(server.phones, f"/api/score/5/A/{token}", "127.0.0.3") == 200
-            assert answered_within(server.phones, f"/S/5/B/{token}", "127.0.0.4") == 200
+            assert answered_within(server.phones, f"/S/5/A/{token}", "127.0.0.4") == 200
     finally:
         for client in held:
             client.close()

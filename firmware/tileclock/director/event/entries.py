@@ -165,7 +165,7 @@ class ScoreBook:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(self._path(round_number, "locked"))
             with contextlib.suppress(OSError):  # its tokens back on the disk, as before the lock
-                self._write(self.tokens)
+                self._write(self.tokens, self.used)
 
     def enter(self, round_number, table, score_a, score_b, by, seat_a=None):
         """Append an entry; EntryRefused (in words) when the round is locked or a score is not one."""
