@@ -4,6 +4,7 @@ stalls and delay, an outage, a one-way fault; every record once, a command appli
 The short version of `tileclock hall-bench --chaos` (docs/hall.md, "On bad Wi-Fi"): a few clocks in
 virtual time, the director's real HallFeed, the faults in user space (this kernel has no netem)."""
 
+import random
 import time
 from types import SimpleNamespace
 
@@ -12,6 +13,7 @@ import pytest
 from test_hall import Clocks, director, settle
 from tileclock.bench.fault_proxy import FaultProxy
 from tileclock.bench.hall import count_on_disk
+from tileclock.device.links import hall as hall_link
 from tileclock.director.records.history import iter_records
 
 
@@ -83,4 +85,24 @@ def test_an_outage_then_back_loses_nothing_and_a_command_into_it_acts_at_most_on
         assert proxy.attempts_peak(since=cut_at) <= len(clocks.ids)
     finally:
         feed.close()
+        clocks.close()
+
+
+def test_clocks_cut_at_once_do_not_all_come_back_at_the_same_moment():
+    """paho's back-off doubles a fixed first wait without jitter: 200 clocks that lost an access
+    point at one moment would all try again at 1 s, 3 s, 7 s... A first wait drawn per clock."""
+    rng = random.Random(39)
+    firsts = [hall_link.reconnect_delays(rng)["min_delay"] for _ in range(200)]
+    assert min(firsts) >= hall_link.BACKOFF_MIN_S
+    assert max(firsts) - min(firsts) > 0.8 * hall_link.BACKOFF_SPREAD_S
+    # in any 1 s, at most a third of them: no storm at the first retry
+    assert max(sum(1 for f in firsts if t <= f < t + 1) for t in firsts) < 200 / 2.5
+
+
+def test_each_clocks_paho_client_takes_its_own_back_off(broker, tmp_path):
+    clocks = Clocks(broker, tmp_path, ids=("c1", "c2", "c3"))
+    try:
+        delays = {sim.uplink.client._reconnect_min_delay for sim in clocks.sims.values()}
+        assert len(delays) == 3  # before: 1 s each, the same for every clock
+    finally:
         clocks.close()

@@ -24,6 +24,7 @@ message id is registered.
 """
 
 import logging
+import random
 import ssl
 import threading
 import time
@@ -49,6 +50,22 @@ DOWN_GRACE_S = 5.0
 GRACE_MARGIN_S = 0.05
 #: commands waiting for the loop, at most (more are dropped, with a log line)
 MAX_COMMANDS = 32
+#: paho's reconnect back-off: the first wait, drawn per clock in [MIN, MIN + SPREAD) s, then
+#: doubling up to `BACKOFF_MAX_S` times the same draw
+BACKOFF_MIN_S = 1.0
+BACKOFF_SPREAD_S = 3.0
+BACKOFF_MAX_S = 30.0
+
+
+def reconnect_delays(rng=random):
+    """This clock's reconnect back-off for paho (`reconnect_delay_set`'s min and max delays).
+
+    paho doubles the delay from `min_delay` without jitter, so clocks that lost the broker at the
+    same moment (an access point rebooted) would all try again at the same moments, for ever: a
+    reconnection storm at each. A first wait drawn per clock spreads them; doubling keeps them
+    apart."""
+    factor = 1.0 + rng.random() * BACKOFF_SPREAD_S / BACKOFF_MIN_S
+    return {"min_delay": BACKOFF_MIN_S * factor, "max_delay": BACKOFF_MAX_S * factor}
 
 
 class HallLink:
@@ -274,7 +291,7 @@ class HallLink:
         if self.hall.tls_ca:
             client.tls_set(ca_certs=self.hall.tls_ca)
         client.will_set(topic(self.clock_id, "status"), "offline", qos=1, retain=True)
-        client.reconnect_delay_set(min_delay=1, max_delay=30)
+        client.reconnect_delay_set(**reconnect_delays())
         client.max_inflight_messages_set(WINDOW)
         client.on_connect = self._on_connect
         client.on_connect_fail = self._on_connect_fail
