@@ -51,7 +51,8 @@ GRACE_MARGIN_S = 0.05
 #: commands waiting for the loop, at most (more are dropped, with a log line)
 MAX_COMMANDS = 32
 #: paho's reconnect back-off: the first wait, drawn per clock in [MIN, MIN + SPREAD) s, then
-#: doubling up to `BACKOFF_MAX_S` times the same draw
+#: doubling up to `BACKOFF_MAX_S` plus the same draw (a longer cap would slow the catch-up after a
+#: long outage, by up to the cap)
 BACKOFF_MIN_S = 1.0
 BACKOFF_SPREAD_S = 3.0
 BACKOFF_MAX_S = 30.0
@@ -64,8 +65,8 @@ def reconnect_delays(rng=random):
     same moment (an access point rebooted) would all try again at the same moments, for ever: a
     reconnection storm at each. A first wait drawn per clock spreads them; doubling keeps them
     apart."""
-    factor = 1.0 + rng.random() * BACKOFF_SPREAD_S / BACKOFF_MIN_S
-    return {"min_delay": BACKOFF_MIN_S * factor, "max_delay": BACKOFF_MAX_S * factor}
+    spread = rng.random() * BACKOFF_SPREAD_S
+    return {"min_delay": BACKOFF_MIN_S + spread, "max_delay": BACKOFF_MAX_S + spread}
 
 
 class HallLink:
