@@ -17,7 +17,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: sim test test-quick test-slow mutation lint clean hall-demo spectators-bench tools pi-kernel-check pi-install-check image image-check
+.PHONY: sim test test-quick test-slow mutation lint clean hall-demo spectators-bench hall-chaos tools pi-kernel-check pi-install-check image image-check
 
 sim: $(STAMP)
 	$(VENV)/bin/tileclock sim $(ARGS)
@@ -58,6 +58,11 @@ hall-demo: $(STAMP)
 # what 1,000 spectators on the spectators' broker cost `tileclock hall` (about 4 minutes; needs mosquitto)
 spectators-bench: $(STAMP)
 	$(VENV)/bin/tileclock hall-bench --spectators 1000 $(ARGS)
+
+# the hall on bad Wi-Fi: stalls, an access point's reboot, a one-way fault, the laptop asleep, each
+# with its figures (ARGS=--quick: 8 clocks, short faults; ARGS="--clocks 200 --processes 4": 4 x 50)
+hall-chaos: $(STAMP)
+	$(VENV)/bin/tileclock hall-bench --chaos $(ARGS)
 
 # the gpiod buttons on a real Linux kernel: Debian's kernel in QEMU, gpio-sim lines, the real
 # `tileclock run` (docs/reliability.md, "The buttons on a real kernel"; root on Debian bookworm amd64)

@@ -122,6 +122,17 @@ class _Pipe:
                 time.sleep(len(data) / rate)
 
 
+def peak_rate(times, since=0.0, window_s=1.0):
+    """The most of `times` (monotonic s) from `since` in any `window_s`, a second."""
+    times = sorted(t for t in times if t >= since)
+    peak, first = 0, 0
+    for last, at in enumerate(times):
+        while at - times[first] >= window_s:
+            first += 1
+        peak = max(peak, last - first + 1)
+    return peak / window_s
+
+
 class FaultProxy:
     """Relays `127.0.0.1:port` (0: a free one) to `target` (host, port), with faults per direction.
 
@@ -185,13 +196,7 @@ class FaultProxy:
 
     def attempts_peak(self, since=0.0, window_s=1.0):
         """The most connections accepted in any `window_s` from `since` (monotonic), a second."""
-        times = sorted(t for t in self.accepts if t >= since)
-        peak, first = 0, 0
-        for last, at in enumerate(times):
-            while at - times[first] >= window_s:
-                first += 1
-            peak = max(peak, last - first + 1)
-        return peak / window_s
+        return peak_rate(self.accepts, since, window_s)
 
     def close(self):
         """Stop accepting and close every connection."""

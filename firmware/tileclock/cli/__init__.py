@@ -324,6 +324,11 @@ def build_parser():
     )
     hall_bench.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     hall_bench.add_argument(
+        "--chaos",
+        action="store_true",
+        help="the hall on bad Wi-Fi: stalls, an access point's reboot, a one-way fault, the laptop asleep",
+    )
+    hall_bench.add_argument(
         "--quick", action="store_true", help="20 clocks at 60 times real time, shorter phases (2 minutes)"
     )
     hall_bench.add_argument("--clocks", type=number(int, 1), help="how many clocks (default 200)")

@@ -91,6 +91,10 @@ def cmd_hall_bench(args):
         return spectators_main(
             args.spectators, args.quick, args.json, args.clocks, args.processes, args.speed, args.out
         )
+    if args.chaos:  # the hall's faults, each a case: groups of clocks behind fault proxies
+        from ..bench.hall_chaos import main as chaos_main
+
+        return chaos_main(args.quick, args.json, args.clocks, args.processes, args.speed, args.out)
     from ..bench.hall import main as hall_bench_main
 
     return hall_bench_main(

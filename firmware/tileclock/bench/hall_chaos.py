@@ -1,0 +1,235 @@
+"""`tileclock hall-bench --chaos`: the hall on bad Wi-Fi, each fault a case with its own figures.
+
+The clocks play in groups (one `Fleet` process each, as one access point's clocks), each group
+reaching mosquitto through its own `FaultProxy` (fault_proxy.py: this kernel has no netem, so the
+faults are made in user space on loopback); the broker and the real `tileclock hall` are as on the
+director's laptop. The cases, in this order (issue 39's point 2):
+
+- `stalls`: (a) 100-400 ms delay both ways and the stream stalled 0.5 s in every 2 s (loss as
+  TCP sees it: pauses, then bursts), for `fault_s`;
+- `ap_reboot`: (c) every group's link cut (connections closed, new ones refused) for `outage_s`,
+  then every group back at the same moment;
+- `one_way`: (e) the clocks can send, but nothing from the broker (acks, commands) arrives, for
+  `fault_s`;
+- `laptop_sleeps`: (d) broker and hall frozen (SIGSTOP) for `sleep_s`, then woken (SIGCONT).
+
+After each case's fault: the time until each board's records made before the fault's end are on
+file at the hall (catch-up, p50/p99/max over boards), the connection attempts a second at the
+peak at the proxies after it, the hall's CPU (% of one core) and peak RSS over the catch-up, and
+records lost and duplicated so far (every clock's journal against the hall's game files, as
+`count_on_disk` counts). The quick plan shortens every fault (its figures say so).
+"""
+
+import os
+import secrets
+import shutil
+import signal
+import sys
+import tempfile
+import time
+
+from ..director.hall.broker import LocalBroker, free_port
+from . import procstat
+from .fault_proxy import FaultProxy, peak_rate
+from .hall import Director, count_on_disk, journaled
+from .hall_clocks import FleetProcess, split
+from .hall_report import quantile
+from .run import Progress
+from .service import pick_state_parent
+
+#: (clocks, groups, speed, s of steady play first, s of delay/stalls and one-way, s of outage, s asleep)
+PLANS = {"full": (200, 4, 10.0, 30, 120, 20, 60), "quick": (8, 2, 10.0, 10, 15, 8, 10)}
+CASES = ("stalls", "ap_reboot", "one_way", "laptop_sleeps")
+#: the longest a case's catch-up is waited for
+CATCH_UP_LIMIT_S = 300
+
+
+class ChaosHall:
+    """mosquitto, `tileclock hall`, and `groups` Fleet processes each behind its own FaultProxy."""
+
+    def __init__(self, folder, clocks_dir, clocks, groups, speed):
+        ids = [f"clock-{n}" for n in range(1, clocks + 1)]
+        users = {name: secrets.token_urlsafe(12) for name in ["director", *ids]}
+        self.folder, self.clocks_dir = folder, clocks_dir
+        self.broker = LocalBroker(os.path.join(folder, "broker"), users).start()
+        self.proxies, self.fleets, self.director = [], [], None
+        self.frozen = False
+        try:
+            self.director = Director(folder, self.broker.port, users["director"], free_port()).start()
+            for number, (first, count) in enumerate(split(clocks, groups)):
+                proxy = FaultProxy(("127.0.0.1", self.broker.port), seed=number).start()
+                self.proxies.append(proxy)
+                fleet = FleetProcess(folder, clocks_dir, number, proxy.port, users, count, 1 + first, speed)
+                self.fleets.append(fleet.start())
+            for fleet in self.fleets:
+                fleet.expect("playing")
+        except BaseException:
+            self.close()
+            raise
+
+    def freeze(self, frozen):
+        """The director's laptop asleep (SIGSTOP to broker and hall) or woken (SIGCONT)."""
+        sig = signal.SIGSTOP if frozen else signal.SIGCONT
+        for process in (self.broker.process, self.director.process):
+            process.send_signal(sig)
+        self.frozen = frozen
+
+    def close(self):
+        """Everything it started, stopped: also after a failure or a kill (SIGTERM, Ctrl-C)."""
+        if self.frozen:
+            self.freeze(False)
+        for fleet in self.fleets:
+            fleet.quit()
+        for proxy in self.proxies:
+            proxy.close()
+        if self.director is not None:
+            self.director.stop()
+        self.broker.stop()
+
+
+def _hall_usage(pid):
+    """(CPU seconds, peak RSS MB) of the hall's process now."""
+    return procstat.cpu_seconds(pid) or 0.0, procstat.peak_rss_mb(pid) or 0.0
+
+
+def catch_up(hall, since, progress, what):
+    """Wait until every board's records journaled by now are on file at the hall; returns each
+    board's catch-up time (s after `since`) and the lost/duplicated counts when all were in."""
+    keys, _ = journaled(hall.clocks_dir)
+    wanted = {}
+    for clock, seq in keys:
+        wanted.setdefault(clock, set()).add(seq)
+    caught = {}
+    deadline = time.monotonic() + CATCH_UP_LIMIT_S
+    stored = {}
+    while len(caught) < len(wanted) and time.monotonic() < deadline:
+        stored = count_on_disk(hall.director.records)
+        now = time.monotonic()
+        for clock, seqs in wanted.items():
+            if clock not in caught and all((clock, seq) in stored for seq in seqs):
+                caught[clock] = now - since
+        time.sleep(0.25)
+    if len(caught) < len(wanted):
+        progress.say(f"{what}: {len(wanted) - len(caught)} boards not caught up in {CATCH_UP_LIMIT_S} s")
+    stored = count_on_disk(hall.director.records)
+    lost = sum(1 for key in keys if key not in stored)
+    duplicated = sum(1 for n in stored.values() if n > 1)
+    return list(caught.values()), lost, duplicated, len(keys)
+
+
+def _fault(hall, case, on, plan):
+    """Make (`on`) or end case `case`'s fault on every group."""
+    if case == "stalls":
+        for proxy in hall.proxies:
+            if on:
+                proxy.set(delay_s=0.1, jitter_s=0.3, stall_every_s=2.0, stall_for_s=0.5)
+            else:
+                proxy.clear()
+    elif case == "one_way":
+        for proxy in hall.proxies:
+            proxy.set(down={"hold": on})
+    elif case == "ap_reboot":
+        for proxy in hall.proxies:
+            if on:
+                proxy.cut()
+            else:
+                proxy.restore()
+    elif case == "laptop_sleeps":
+        hall.freeze(on)
+
+
+def run(plan, folder, progress):
+    """Every case in turn; returns the figures of each, keyed by case."""
+    clocks, groups, speed, steady_s, fault_s, outage_s, sleep_s = plan
+    lasts = {"stalls": fault_s, "one_way": fault_s, "ap_reboot": outage_s, "laptop_sleeps": sleep_s}
+    memory = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    clocks_dir = tempfile.mkdtemp(prefix="tileclock-hall-chaos-clocks-", dir=memory or folder)
+    progress.phase(f"mosquitto, tileclock hall, {clocks} clocks in {groups} groups behind fault proxies")
+    hall = ChaosHall(folder, clocks_dir, clocks, groups, speed)
+    results = {}
+    try:
+        progress.phase(f"steady play, {steady_s} s")
+        time.sleep(steady_s)
+        catch_up(hall, time.monotonic(), progress, "steady")
+        for case in CASES:
+            progress.phase(f"{case}: {lasts[case]} s")
+            _fault(hall, case, True, plan)
+            time.sleep(lasts[case])
+            _fault(hall, case, False, plan)
+            ended = time.monotonic()
+            cpu_before, _ = _hall_usage(hall.director.process.pid)
+            times, lost, duplicated, records = catch_up(hall, ended, progress, case)
+            cpu_after, rss_mb = _hall_usage(hall.director.process.pid)
+            took = max(time.monotonic() - ended, 1e-3)
+            results[case] = {
+                "fault_s": lasts[case],
+                "records": records,
+                "lost": lost,
+                "duplicated": duplicated,
+                "catch_up_p50_s": quantile(times, 0.5),
+                "catch_up_p99_s": quantile(times, 0.99),
+                "catch_up_max_s": max(times, default=None),
+                "attempts_peak_per_s": peak_rate([t for p in hall.proxies for t in p.accepts], ended),
+                "hall_cpu_percent": 100 * (cpu_after - cpu_before) / took,
+                "hall_rss_mb": rss_mb,
+            }
+            progress.say(f"{case}: {results[case]}")
+    finally:
+        hall.close()
+        shutil.rmtree(clocks_dir, ignore_errors=True)
+    return results
+
+
+def _table(results):
+    columns = [
+        ("case", "{}"),
+        ("fault_s", "{:g}"),
+        ("records", "{:,}"),
+        ("lost", "{}"),
+        ("duplicated", "{}"),
+        ("catch_up_p50_s", "{:.1f}"),
+        ("catch_up_p99_s", "{:.1f}"),
+        ("catch_up_max_s", "{:.1f}"),
+        ("attempts_peak_per_s", "{:g}"),
+        ("hall_cpu_percent", "{:.0f}"),
+        ("hall_rss_mb", "{:.0f}"),
+    ]
+    lines = ["  ".join(name for name, _ in columns)]
+    for case, figures in results.items():
+        row = {"case": case, **figures}
+        cells = [("n/a" if row[name] is None else form.format(row[name])) for name, form in columns]
+        lines.append("  ".join(cells))
+    return "\n".join(lines)
+
+
+def main(quick=False, as_json=False, clocks=None, processes=None, speed=None, out=None):
+    """`tileclock hall-bench --chaos`: each case's figures, as a table or one JSON object.
+    `processes` is the number of groups (one proxy and one Fleet process each)."""
+    import json
+
+    kind = "quick" if quick else "full"
+    planned_clocks, planned_groups, planned_speed, *phases = PLANS[kind]
+    plan = (clocks or planned_clocks, processes or planned_groups, speed or planned_speed, *phases)
+    folder = out or tempfile.mkdtemp(prefix="tileclock-hall-chaos-", dir=pick_state_parent())
+    os.makedirs(folder, exist_ok=True)
+    load_before = os.getloadavg()[0]
+
+    def terminated(signum, frame):
+        raise KeyboardInterrupt  # the finally blocks stop and remove all it started
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        results = run(plan, folder, Progress(2 + len(CASES)))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if as_json:
+        print(json.dumps(results))
+        return 0
+    print(_table(results))
+    print(
+        f"(machine: {os.cpu_count()} cores, load average {load_before:.1f} before the run; {plan[0]} clocks "
+        f"in {plan[1]} groups at {plan[2]:g} times real time; the {kind} plan; lost and duplicated "
+        f"are counted over the whole run so far; CPU in % of one core; in {folder})",
+        file=sys.stdout,
+    )
+    return 0
