@@ -38,7 +38,7 @@ from .run import Progress
 from .service import pick_state_parent
 
 #: (clocks, groups, speed, s of steady play first, s of delay/stalls and one-way, s of outage, s asleep)
-PLANS = {"full": (200, 4, 10.0, 30, 120, 20, 60), "quick": (8, 2, 10.0, 10, 15, 8, 10)}
+PLANS = {"full": (200, 4, 10.0, 30, 120, 20, 60), "quick": (8, 2, 10.0, 10, 15, 20, 15)}
 CASES = ("stalls", "ap_reboot", "one_way", "laptop_sleeps")
 #: the longest a case's catch-up is waited for
 CATCH_UP_LIMIT_S = 300
