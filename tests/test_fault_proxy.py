@@ -176,3 +176,23 @@ def test_attempts_a_second_at_the_peak():
     with pytest.raises(ValueError):
         proxy.set(up={"loss": 0.1})
     proxy.close()
+
+
+def test_the_chaos_benchmarks_table_has_a_row_a_case_and_says_n_a_for_a_missing_figure():
+    from tileclock.bench.hall_chaos import CASES, _table
+
+    figures = {
+        "fault_s": 20,
+        "records": 1200,
+        "lost": 0,
+        "duplicated": 0,
+        "catch_up_p50_s": 7.8,
+        "catch_up_p99_s": None,
+        "catch_up_max_s": 11.8,
+        "attempts_peak_per_s": 3.0,
+        "hall_cpu_percent": 1.2,
+        "hall_rss_mb": 37.0,
+    }
+    lines = _table({case: figures for case in CASES}).splitlines()
+    assert [line.split()[0] for line in lines[1:]] == list(CASES)
+    assert lines[1].split() == ["stalls", "20", "1,200", "0", "0", "7.8", "n/a", "11.8", "3", "1", "37"]
