@@ -10,6 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from conftest import tap
+from hall_helpers import wait_for
 from test_hall import Clocks, director, settle
 from tileclock.bench.fault_proxy import FaultProxy
 from tileclock.bench.hall import count_on_disk
@@ -46,12 +48,20 @@ def test_stalls_and_delay_lose_nothing_and_double_nothing(broker, proxy, tmp_pat
         for _ in range(3):
             clocks.play(3)
             clocks.pump()
+        clocks.t["c1"] += 1
+        tap(clocks.sims["c1"], "STOP", clocks.t["c1"])  # stopped: the director may adjust it
         feed.command("adjust A -60000", "c1")  # a director's command into the fault
         settle(feed, clocks, "the records through the stalls")
-        every_record_once(feed, clocks)
+
+        def adjusted():
+            clocks.pump()
+            return len(adjusts(clocks, "c1")) >= 1
+
+        wait_for(adjusted, timeout_s=10, what="c1 to take the adjust sent through the stalls")
         proxy.clear()
         settle(feed, clocks, "the adjust's record")
-        assert len(adjusts(clocks, "c1")) <= 1
+        every_record_once(feed, clocks)
+        assert len(adjusts(clocks, "c1")) == 1  # delayed, stalled, taken once
     finally:
         feed.close()
         clocks.close()
