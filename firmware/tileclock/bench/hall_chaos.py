@@ -7,6 +7,8 @@ director's laptop. The cases, in this order (issue 39's point 2):
 
 - `stalls`: (a) 100-400 ms delay both ways and the stream stalled 0.5 s in every 2 s (loss as
   TCP sees it: pauses, then bursts), for `fault_s`;
+- `group_cut`: (b) one group (one access point's clocks) cut off for `group_cut_s`, the others
+  playing on through it, then back;
 - `ap_reboot`: (c) every group's link cut (connections closed, new ones refused) for `outage_s`,
   then every group back at the same moment;
 - `one_way`: (e) the clocks can send, but nothing from the broker (acks, commands) arrives, for
@@ -37,9 +39,10 @@ from .hall_report import quantile
 from .run import Progress
 from .service import pick_state_parent
 
-#: (clocks, groups, speed, s of steady play first, s of delay/stalls and one-way, s of outage, s asleep)
-PLANS = {"full": (200, 4, 10.0, 30, 120, 20, 60), "quick": (8, 2, 10.0, 10, 15, 20, 15)}
-CASES = ("stalls", "ap_reboot", "one_way", "laptop_sleeps")
+#: (clocks, groups, speed, s of steady play first, s of delay/stalls and one-way, s of the access
+#: point's reboot, s asleep, s one group is cut off)
+PLANS = {"full": (200, 4, 10.0, 30, 120, 20, 60, 300), "quick": (8, 2, 10.0, 10, 15, 20, 15, 20)}
+CASES = ("stalls", "group_cut", "ap_reboot", "one_way", "laptop_sleeps")
 #: the longest a case's catch-up is waited for
 CATCH_UP_LIMIT_S = 300
 
@@ -128,8 +131,8 @@ def _fault(hall, case, on, plan):
     elif case == "one_way":
         for proxy in hall.proxies:
             proxy.set(down={"hold": on})
-    elif case == "ap_reboot":
-        for proxy in hall.proxies:
+    elif case in ("ap_reboot", "group_cut"):
+        for proxy in hall.proxies if case == "ap_reboot" else hall.proxies[:1]:
             if on:
                 proxy.cut()
             else:
@@ -140,8 +143,9 @@ def _fault(hall, case, on, plan):
 
 def run(plan, folder, progress):
     """Every case in turn; returns the figures of each, keyed by case."""
-    clocks, groups, speed, steady_s, fault_s, outage_s, sleep_s = plan
+    clocks, groups, speed, steady_s, fault_s, outage_s, sleep_s, group_cut_s = plan
     lasts = {"stalls": fault_s, "one_way": fault_s, "ap_reboot": outage_s, "laptop_sleeps": sleep_s}
+    lasts["group_cut"] = group_cut_s
     memory = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     clocks_dir = tempfile.mkdtemp(prefix="tileclock-hall-chaos-clocks-", dir=memory or folder)
     progress.phase(f"mosquitto, tileclock hall, {clocks} clocks in {groups} groups behind fault proxies")
