@@ -26,6 +26,7 @@ import os
 import secrets
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -90,6 +91,31 @@ class ChaosHall:
         self.broker.stop()
 
 
+_REAPER = """
+import os, shutil, signal, sys, time
+parent, folder, pids = int(sys.argv[1]), sys.argv[2], [int(p) for p in sys.argv[3:]]
+while os.getppid() == parent:
+    time.sleep(0.5)
+for pid in pids:
+    for sig in (signal.SIGCONT, signal.SIGKILL):
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+shutil.rmtree(folder, ignore_errors=True)
+"""
+
+
+def reaper(hall):
+    """A watcher process for a kill this process cannot catch (SIGKILL): once this process is gone
+    it ends the broker, the hall and the clocks' processes (woken first, were they frozen), and
+    removes the clocks' state. The Fleet processes also end by themselves when their stdin closes."""
+    pids = [hall.broker.process.pid, hall.director.process.pid]
+    pids += [fleet.process.pid for fleet in hall.fleets]
+    command = [sys.executable, "-c", _REAPER, str(os.getpid()), hall.clocks_dir, *map(str, pids)]
+    return subprocess.Popen(command, start_new_session=True)
+
+
 def _hall_usage(pid):
     """(CPU seconds, peak RSS MB) of the hall's process now."""
     return procstat.cpu_seconds(pid) or 0.0, procstat.peak_rss_mb(pid) or 0.0
@@ -150,6 +176,7 @@ def run(plan, folder, progress):
     clocks_dir = tempfile.mkdtemp(prefix="tileclock-hall-chaos-clocks-", dir=memory or folder)
     progress.phase(f"mosquitto, tileclock hall, {clocks} clocks in {groups} groups behind fault proxies")
     hall = ChaosHall(folder, clocks_dir, clocks, groups, speed)
+    watcher = reaper(hall)
     results = {}
     try:
         progress.phase(f"steady play, {steady_s} s")
@@ -181,6 +208,8 @@ def run(plan, folder, progress):
     finally:
         hall.close()
         shutil.rmtree(clocks_dir, ignore_errors=True)
+        watcher.kill()  # all it would end is ended
+        watcher.wait()
     return results
 
 
