@@ -38,7 +38,7 @@ def adjusts(clocks, clock):
 
 
 def test_stalls_and_delay_lose_nothing_and_double_nothing(broker, proxy, tmp_path):
-    clocks = Clocks(SimpleNamespace(port=proxy.port), tmp_path)
+    clocks = Clocks(SimpleNamespace(port=proxy.port, tls_port=None, ca_file=None), tmp_path)
     feed = director(broker, tmp_path / "records")
     try:
         clocks.play(2)
@@ -68,7 +68,7 @@ def test_stalls_and_delay_lose_nothing_and_double_nothing(broker, proxy, tmp_pat
 
 
 def test_an_outage_then_back_loses_nothing_and_a_command_into_it_acts_at_most_once(broker, proxy, tmp_path):
-    clocks = Clocks(SimpleNamespace(port=proxy.port), tmp_path)
+    clocks = Clocks(SimpleNamespace(port=proxy.port, tls_port=None, ca_file=None), tmp_path)
     feed = director(broker, tmp_path / "records")
     try:
         clocks.play(2)
