@@ -110,16 +110,18 @@ def settle(feed, clocks, what, timeout_s=30.0):
     """Step the director and the clocks' uplinks until the store holds every journaled record.
 
     Each round waits on the director's inbox (`feed.step` returns as a message comes); the game
-    files and journals are read again only when something came or a journal changed on disk. The
-    limit is for a hang: a loaded machine took over 10 s to bring a broker's bridge up."""
+    files and journals are read again when something came, a journal changed on disk, or half a
+    second went by (what came may reach its game file after the step that took it, on a loaded
+    machine). The limit is for a hang: a loaded machine took over 10 s to bring a broker's bridge
+    up."""
     deadline = time.monotonic() + timeout_s
-    seen = None
+    seen, next_look = None, 0.0
     while True:
         clocks.pump()
         came = feed.step(0.02)
         journals = clocks.on_disk()
-        if came or journals != seen:
-            seen = journals
+        if came or journals != seen or time.monotonic() >= next_look:
+            seen, next_look = journals, time.monotonic() + 0.5
             if set(count_on_disk(feed.store.outdir)) >= clocks.journaled():
                 return
         if time.monotonic() > deadline:
