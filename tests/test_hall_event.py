@@ -154,7 +154,9 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
     assert "table 12" in banner.inner_text() and "round 3" in banner.inner_text()
     # the page leads with it: the calls above the round panel and every board
     assert page.locator("#calls").bounding_box()["y"] < page.locator("#round-panel").bounding_box()["y"]
-    assert page.locator(".board").first.get_attribute("data-clock") == "c2"  # CALLING comes first
+    # CALLING comes first: the cards are drawn from the snapshot that may follow the banner's
+    first = page.locator(".board").first
+    wait_for(lambda: first.get_attribute("data-clock") == "c2", what="the calling board first")
     assert page.locator("#calls .call").count() == 1  # the forgery raised nothing
 
     # the spectators see the call: a mark, and nothing on their page can answer it
