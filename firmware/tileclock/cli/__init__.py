@@ -164,7 +164,7 @@ def build_parser():
         help="http://ADDRESS:PORT, the players' door as the phones reach it: each ended game's score "
         "link goes to its clock, shown as a QR code (default: --phones', unless loopback or 0.0.0.0)",
     )
-    pairing_options(hall, required=False, seats=False)  # the players' names on the score forms
+    pairing_options(hall, required=False, seats=False, tsh_dir=True)  # the names on the score forms
     hall.set_defaults(run=cmd_hall)
 
     demo = commands.add_parser("hall-demo", help="a private broker, simulated clocks playing, and the page")
@@ -282,7 +282,7 @@ def build_parser():
         "scores", help="a round's final scores, penalties applied, as lines for TSH's score entry (director)"
     )
     scores.add_argument("games", nargs="+", metavar="PATH", help="collect's folder, game files or journals")
-    pairing_options(scores, csv=False)
+    pairing_options(scores, csv=False, tsh_dir=True)
     scores.add_argument("--round", type=int, required=True, metavar="N", help="the round to enter")
     scores.add_argument(
         "--entries",
@@ -292,6 +292,11 @@ def build_parser():
     )
     scores.add_argument("--out", default="scores", help="folder for round-N-DIV.tsh and round-N-scores.csv")
     scores.add_argument("--dry-run", action="store_true", help="show what would be entered; write nothing")
+    scores.add_argument(
+        "--queue",
+        action="store_true",
+        help="with --tsh-dir: put the scores into TSH's queue (else only shown)",
+    )
     scores.set_defaults(run=cmd_scores)
 
     plot = commands.add_parser("plot", help="draw a recorded game: both sides' time, penalties, events")
@@ -374,10 +379,17 @@ def number(kind, least, most=None):
     return parse
 
 
-def pairing_options(parser, csv=True, required=True, seats=True):
+def pairing_options(parser, csv=True, required=True, seats=True, tsh_dir=False):
     """The options that say where a round's pairings come from (`sheet`, `scores`, and `hall`,
-    where they are optional and name the players on the score forms)."""
+    where they are optional and name the players on the score forms); `tsh_dir`: also
+    `--tsh-dir`, TSH's own folder, whose remote queue the scores are put into."""
     source = parser.add_mutually_exclusive_group(required=required)
+    if tsh_dir:
+        source.add_argument(
+            "--tsh-dir",
+            metavar="DIR",
+            help="TSH's folder (its config.tsh): pairings from there, scores into its remote_queue/",
+        )
     source.add_argument(
         "--tsh", nargs="+", metavar="FILE", help="TSH division files (.t), one per division (read only)"
     )

@@ -6,7 +6,8 @@ an empty line), `round-N-DIV-forfeits.tsh` when a forfeit needs a pairing change
 `pair` commands, then the forfeit lines: read it, then paste it), and `round-N-scores.csv` (a row
 a table: the slip, each step, the final scores, the TSH line or why there is none). `--dry-run`
 prints what would be entered beside each table's slip values and writes nothing. It never writes
-into the `.t` files.
+into the `.t` files. With `--tsh-dir DIR` (TSH's folder) the pairings come from DIR's `config.tsh`
+and the `aps` commands TSH's remote queue would take are shown; `--queue` puts them there.
 """
 
 import csv
@@ -18,6 +19,7 @@ from ..director.event.pairings import tsh_round
 from ..director.event.scoring import chosen_entry, settle
 from ..director.event.tfile import read_config
 from ..director.event.tsh_entry import division_entry, settings
+from ..director.event.tsh_queue import games_of, queue_games
 from ..director.records.facts import game_facts
 from ..director.records.gamefiles import load_games
 from .errors import given_by_the_user
@@ -32,10 +34,12 @@ CSV_COLUMNS = [
 
 def run_scores(args, out):
     """Settle round `args.round` and write (or, with `--dry-run`, show) the lines for TSH."""
+    tsh_dir = getattr(args, "tsh_dir", None)
+    tsh_config = os.path.join(tsh_dir, "config.tsh") if tsh_dir else args.tsh_config
     with given_by_the_user():  # each reader's ValueError names the option or file it read
         found, problems = load_games(args.games)
-        divisions = read_divisions(args.tsh, args.tsh_config, args.tables)
-        config = read_config(args.tsh_config) if args.tsh_config else None
+        divisions = read_divisions(args.tsh, tsh_config, args.tables)
+        config = read_config(tsh_config) if tsh_config else None
         by_table = entries_by_table(args.entries)
         given_seats = parse_seats(args.seat)
     facts = [game_facts(game, source=source, board=board) for source, game, board in found]
@@ -61,6 +65,37 @@ def run_scores(args, out):
     if not args.dry_run:
         for path in write_scores(args.out, args.round, results):
             print(path, file=out)
+    if tsh_dir:
+        return _queue(tsh_dir, args.out, games_of(results), args.queue and not args.dry_run, out)
+    return 0
+
+
+def _queue(tsh_dir, records, games, really, out):
+    """Show (or, `really`, queue) the games' `aps` commands for TSH's queue; 1 when it failed."""
+    for game in games:
+        if not game.commands:
+            print(f"FOR THE DIRECTOR {game.label}: a forfeit; `aps` cannot say it. Type at TSH:", file=out)
+            for line in game.pairs:
+                print(f"    {line}", file=out)
+            continue
+        for command in game.commands:
+            print(f"{'queue' if really else 'would queue'}: {command}", file=out)
+    if not really:
+        if games:
+            print("(a dry run: give --queue to put these into TSH's queue)", file=out)
+        return 0
+    outcome = queue_games(tsh_dir, records, games)
+    for key in outcome.queued:
+        print(f"queued {key}", file=out)
+    for key in outcome.already:
+        print(f"already queued {key}: not queued again", file=out)
+    for key in outcome.changed:
+        print(f"CHANGED {key} after it was queued: not queued again; change it in TSH (`es`)", file=out)
+    if outcome.woke:
+        print(outcome.woke, file=out)
+    if outcome.error:
+        print(f"NOT QUEUED: {outcome.error}", file=out)
+        return 1
     return 0
 
 
