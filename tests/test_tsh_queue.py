@@ -1,0 +1,263 @@
+"""Scores into TSH's remote queue: `scores --tsh-dir`, checked against a model as strict as TSH.
+
+Round 3 of the sample divisions (tests/tournament.py, the slips of tests/data/scores) is queued
+into a copy of TSH's folder; `TshModel` (tests/tsh_model.py) reads the queue as TSH does and
+rewrites its `.t` files; the scores are then read back from those files. The expected scores are
+the ones worked out by hand in tests/test_scores.py.
+"""
+
+import errno
+import io
+import os
+import shutil
+import stat
+from contextlib import redirect_stdout
+
+import pytest
+
+from tileclock.cli import main
+from tileclock.director.event import tsh_queue
+from tournament import DATA, TSH_FILES, play_round
+from tsh_model import TshModel
+
+ENTRIES = os.path.join(DATA, "scores", "round-3-slips.csv")
+# by hand (tests/test_scores.py): table 4's forfeit is the director's; Ito's bye is queued
+WANT_A = {1: 382, 4: 380, 6: 411, 2: 335, 3: 410, 5: 285}
+WANT_B = {5: 372, 2: 346, 3: 50}
+
+
+class Killed(BaseException):
+    """The hall's process dying at a given point (nothing after it runs)."""
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    return play_round(str(tmp_path_factory.mktemp("round3")))
+
+
+@pytest.fixture
+def tsh_dir(tmp_path):
+    folder = tmp_path / "tsh"
+    folder.mkdir()
+    for path in TSH_FILES:
+        shutil.copy(path, folder)
+    (folder / "config.tsh").write_text(
+        "config accept_remote_commands = 1\ndivision A a.t\ndivision B b.t\n", encoding="utf-8"
+    )
+    return str(folder)
+
+
+def _scores(*argv, code=0):
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["scores", *argv]) == code
+    return out.getvalue()
+
+
+def _queue(played, tsh_dir, out, *more, code=0):
+    return _scores(
+        played,
+        "--tsh-dir",
+        tsh_dir,
+        "--round",
+        "3",
+        "--entries",
+        ENTRIES,
+        "--out",
+        str(out),
+        *more,
+        code=code,
+    )
+
+
+def test_a_dry_run_shows_the_aps_commands_and_queues_nothing(played, tsh_dir, tmp_path):
+    printed = _queue(played, tsh_dir, tmp_path / "out")
+    assert "would queue: aps 1 4 382 380 3 A" in printed
+    assert "would queue: aps 4 1 380 382 3 A" in printed
+    assert "would queue: aps 3 0 50 0 3 B" in printed  # the queue gives no bye by itself
+    assert "pair 4 0 3 B" in printed and "pair 1 0 3 B" in printed  # the forfeit: the director's
+    assert "give --queue" in printed
+    assert not os.path.exists(os.path.join(tsh_dir, "remote_queue"))
+
+
+def test_the_round_reaches_tsh_s_t_files_and_nothing_twice(played, tsh_dir, tmp_path):
+    printed = _queue(played, tsh_dir, tmp_path / "out", "--queue")
+    assert "queued 3/A/table 1" in printed
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    assert tsh.refused == []
+    assert tsh.scores("A", 3) == WANT_A and tsh.scores("B", 3) == WANT_B
+    assert tsh.provisional == {}
+    again = _queue(played, tsh_dir, tmp_path / "out", "--queue")  # TSH's files now have them
+    assert "round 3 is already complete in TSH" in again
+    assert "queue:" not in again and "\nqueued " not in again
+    tsh.run_queue()
+    assert tsh.refused == [] and len(tsh.ran) == 2 * 4 + 1  # four games, one bye
+
+
+def _games(played, tsh_dir, tmp_path):
+    """The round's Games, as `scores` makes them (through a dry run's own reading)."""
+    captured = {}
+    real = tsh_queue.queue_games
+
+    def keep(tsh, records, games, **kw):
+        captured["games"] = games
+        return real(tsh, records, [], **kw)
+
+    tsh_queue_games = pytest.MonkeyPatch()
+    tsh_queue_games.setattr("tileclock.cli.scores.queue_games", keep)
+    try:
+        _queue(played, tsh_dir, tmp_path / "probe", "--queue")
+    finally:
+        tsh_queue_games.undo()
+    return captured["games"]
+
+
+def test_killed_between_writing_n_txt_and_advancing_the_cursor(played, tsh_dir, tmp_path, monkeypatch):
+    games = _games(played, tsh_dir, tmp_path)
+    records = str(tmp_path / "records")
+    real = tsh_queue.advance
+    calls = []
+
+    def dies_second_time(fd, cursor):
+        calls.append(cursor)
+        if len(calls) == 2:
+            raise Killed
+        real(fd, cursor)
+
+    monkeypatch.setattr(tsh_queue, "advance", dies_second_time)
+    with pytest.raises(Killed):
+        tsh_queue.queue_games(tsh_dir, records, games)
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    # the first game reached TSH; the second's files lie past the cursor: unread
+    assert len(tsh.ran) == 2 and tsh.refused == []
+    assert os.path.exists(os.path.join(tsh_dir, "remote_queue", "3.txt"))
+    monkeypatch.setattr(tsh_queue, "advance", real)
+    outcome = tsh_queue.queue_games(tsh_dir, records, games)  # the restarted hall
+    assert outcome.error == "" and len(outcome.already) == 1
+    tsh.run_queue()
+    assert tsh.refused == []
+    assert tsh.scores("A", 3) == WANT_A and tsh.scores("B", 3) == WANT_B
+    assert sorted(tsh.ran) == sorted(c for g in games for c in g.commands)  # each once
+
+
+def test_killed_after_the_cursor_moved_but_before_the_record(played, tsh_dir, tmp_path, monkeypatch):
+    games = _games(played, tsh_dir, tmp_path)
+    records = str(tmp_path / "records")
+    real = tsh_queue.advance
+
+    def advances_then_dies(fd, cursor):
+        real(fd, cursor)
+        raise Killed
+
+    monkeypatch.setattr(tsh_queue, "advance", advances_then_dies)
+    with pytest.raises(Killed):
+        tsh_queue.queue_games(tsh_dir, records, games)
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()  # TSH read it before the restart (the next test: it had not)
+    monkeypatch.setattr(tsh_queue, "advance", real)
+    outcome = tsh_queue.queue_games(tsh_dir, records, games)
+    assert games[0].key in outcome.already and games[0].key not in outcome.queued
+    tsh.run_queue()
+    assert tsh.refused == [] and sorted(tsh.ran) == sorted(c for g in games for c in g.commands)
+
+
+def test_the_same_kill_with_tsh_not_yet_reading(played, tsh_dir, tmp_path, monkeypatch):
+    games = _games(played, tsh_dir, tmp_path)
+    records = str(tmp_path / "records")
+    real = tsh_queue.advance
+
+    def advances_then_dies(fd, cursor):
+        real(fd, cursor)
+        raise Killed
+
+    monkeypatch.setattr(tsh_queue, "advance", advances_then_dies)
+    with pytest.raises(Killed):
+        tsh_queue.queue_games(tsh_dir, records, games)
+    monkeypatch.setattr(tsh_queue, "advance", real)
+    outcome = tsh_queue.queue_games(tsh_dir, records, games)  # files still there, cursor past them
+    assert games[0].key in outcome.already
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    assert tsh.refused == [] and sorted(tsh.ran) == sorted(c for g in games for c in g.commands)
+
+
+def test_a_lock_tsh_holds_is_waited_for_never_broken(played, tsh_dir, tmp_path):
+    games = _games(played, tsh_dir, tmp_path)
+    records = str(tmp_path / "records")
+    tsh = TshModel(tsh_dir)
+    naps = []
+    with tsh.holding():
+        outcome = tsh_queue.queue_games(tsh_dir, records, games, tries=3, wait=0.5, sleep=naps.append)
+    assert naps == [0.5, 0.5]
+    assert "is locked" in outcome.error and "never broken" in outcome.error and outcome.queued == []
+    held = tsh.holding()
+    held.__enter__()
+    # TSH lets go while the sender waits: it goes on, and has waited rather than broken in
+    outcome = tsh_queue.queue_games(
+        tsh_dir, records, games, tries=5, wait=0.1, sleep=lambda _s: held.__exit__(None, None, None)
+    )
+    assert outcome.error == "" and len(outcome.queued) == len(games) - 1  # all but the forfeit
+    tsh.run_queue()
+    assert tsh.scores("A", 3) == WANT_A
+
+
+def test_a_full_disk_is_said_and_the_scores_queued_when_it_comes_back(played, tsh_dir, tmp_path, monkeypatch):
+    games = _games(played, tsh_dir, tmp_path)
+    records = str(tmp_path / "records")
+    real = tsh_queue.replace_file
+
+    def full(path, data, *a, **kw):
+        if path.endswith(".txt"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, data, *a, **kw)
+
+    monkeypatch.setattr(tsh_queue, "replace_file", full)
+    outcome = tsh_queue.queue_games(tsh_dir, records, games)
+    assert "the disk is full" in outcome.error and "queued when it can be written again" in outcome.error
+    assert outcome.queued == []
+    monkeypatch.setattr(tsh_queue, "replace_file", real)
+    outcome = tsh_queue.queue_games(tsh_dir, records, games)
+    assert outcome.error == "" and len(outcome.queued) == len(games) - 1
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    assert tsh.refused == [] and tsh.scores("A", 3) == WANT_A and tsh.scores("B", 3) == WANT_B
+
+
+def test_an_unwritable_queue_folder_is_a_clear_message_from_scores(played, tsh_dir, tmp_path):
+    folder = os.path.join(tsh_dir, "remote_queue")
+    os.makedirs(folder)
+    os.chmod(folder, stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        if os.access(folder, os.W_OK):
+            pytest.skip("this user writes through modes (root)")
+        printed = _queue(played, tsh_dir, tmp_path / "out", "--queue", code=1)
+        assert "NOT QUEUED: could not write TSH's queue" in printed
+        assert "may not write there" in printed
+    finally:
+        os.chmod(folder, stat.S_IRWXU)
+    printed = _queue(played, tsh_dir, tmp_path / "out", "--queue")
+    assert "queued 3/A/table 1" in printed
+
+
+def test_a_fifo_nobody_reads_never_hangs_and_a_reader_is_woken(tsh_dir):
+    folder = os.path.join(tsh_dir, "remote_queue")
+    os.makedirs(folder)
+    os.mkfifo(os.path.join(folder, "_fifo.txt"))
+    assert tsh_queue.wake(folder) == ""  # no reader: skipped at once
+    reader = os.open(os.path.join(folder, "_fifo.txt"), os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        assert tsh_queue.wake(folder) == "woke TSH through its fifo"
+        assert os.read(reader, 10) == b"\n"
+    finally:
+        os.close(reader)
+
+
+def test_a_score_changed_after_it_was_queued_is_not_queued_again(played, tsh_dir, tmp_path):
+    games = _games(played, tsh_dir, tmp_path)
+    records = str(tmp_path / "records")
+    tsh_queue.queue_games(tsh_dir, records, games)
+    changed = [tsh_queue.Game(games[0].key, ["aps 1 4 390 380 3 A", "aps 4 1 380 390 3 A"])]
+    outcome = tsh_queue.queue_games(tsh_dir, records, changed)
+    assert outcome.changed == [games[0].key] and outcome.queued == []
