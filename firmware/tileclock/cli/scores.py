@@ -13,15 +13,9 @@ and the `aps` commands TSH's remote queue would take are shown; `--queue` puts t
 import csv
 import os
 
-from ..director.event.inputs import entries_by_table, parse_seats, read_divisions
-from ..director.event.matching import match_round
-from ..director.event.pairings import tsh_round
-from ..director.event.scoring import chosen_entry, settle
-from ..director.event.tfile import read_config
-from ..director.event.tsh_entry import division_entry, settings
+from ..director.event.inputs import entries_by_table, parse_seats
+from ..director.event.round_scores import round_scores
 from ..director.event.tsh_queue import games_of, queue_games
-from ..director.records.facts import game_facts
-from ..director.records.gamefiles import load_games
 from .errors import given_by_the_user
 
 CSV_COLUMNS = [
@@ -37,29 +31,14 @@ def run_scores(args, out):
     tsh_dir = getattr(args, "tsh_dir", None)
     tsh_config = os.path.join(tsh_dir, "config.tsh") if tsh_dir else args.tsh_config
     with given_by_the_user():  # each reader's ValueError names the option or file it read
-        found, problems = load_games(args.games)
-        divisions = read_divisions(args.tsh, tsh_config, args.tables)
-        config = read_config(tsh_config) if tsh_config else None
         by_table = entries_by_table(args.entries)
-        given_seats = parse_seats(args.seat)
-    facts = [game_facts(game, source=source, board=board) for source, game, board in found]
-    values = settings(config)
-    seats = {t: e.seat_a for t, es in by_table.items() if (e := chosen_entry(es)[0]) and e.seat_a}
-    seats.update(given_seats)
-    schedule = tsh_round(divisions, args.round)
-    match = match_round(schedule, facts, named=True, seats=seats)
-    rules = {t.table: t.game.rules for t in match.tables if t.game is not None}
-    results = []
-    for division in divisions:
-        tables = [
-            (t.table, settle(t, by_table.get(t.table, []), rules.get(t.table, "")), t.pairing, t.game)
-            for t in match.tables
-            if t.pairing is not None and t.pairing.players[0].division == division.name
-        ]
-        results.append(division_entry(division, args.round, tables, schedule.byes, values))
-    for text in problems:
+        found = round_scores(
+            args.games, args.round, by_table, args.tsh, tsh_config, args.tables, parse_seats(args.seat)
+        )
+    results = found.results
+    for text in found.problems:
         print(f"left out: {text}", file=out)
-    for text in match.problems:
+    for text in found.mismatches:
         print(f"MISMATCH {text}", file=out)
     _report(results, out)
     if not args.dry_run:

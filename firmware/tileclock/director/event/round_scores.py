@@ -1,0 +1,47 @@
+"""A round's settled scores as TSH would take them, from the records, the pairings and the entries:
+what `tileclock scores` prints and writes, and what the hall queues for TSH (`tsh_queue`).
+"""
+
+from dataclasses import dataclass, field
+
+from ..records.facts import game_facts
+from ..records.gamefiles import load_games
+from .inputs import read_divisions
+from .matching import match_round
+from .pairings import tsh_round
+from .scoring import chosen_entry, settle
+from .tfile import read_config
+from .tsh_entry import division_entry, settings
+
+
+@dataclass
+class RoundScores:
+    """Each division's `tsh_entry.DivisionEntry`, the game files left out, the match's problems."""
+
+    results: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
+    mismatches: list = field(default_factory=list)
+
+
+def round_scores(games, round_number, by_table, tsh=None, tsh_config=None, tables=None, given_seats=None):
+    """The `RoundScores` of `round_number` from the game paths `games`, the entries `by_table`
+    (table -> entries in order) and TSH's `.t` files `tsh` or `config.tsh` `tsh_config`. A
+    mistake in an input is the readers' ValueError, naming it."""
+    found, problems = load_games(games)
+    divisions = read_divisions(tsh, tsh_config, tables)
+    values = settings(read_config(tsh_config) if tsh_config else None)
+    facts = [game_facts(game, source=source, board=board) for source, game, board in found]
+    seats = {t: e.seat_a for t, es in by_table.items() if (e := chosen_entry(es)[0]) and e.seat_a}
+    seats.update(given_seats or {})
+    schedule = tsh_round(divisions, round_number)
+    match = match_round(schedule, facts, named=True, seats=seats)
+    rules = {t.table: t.game.rules for t in match.tables if t.game is not None}
+    out = RoundScores(problems=list(problems), mismatches=list(match.problems))
+    for division in divisions:
+        settled = [
+            (t.table, settle(t, by_table.get(t.table, []), rules.get(t.table, "")), t.pairing, t.game)
+            for t in match.tables
+            if t.pairing is not None and t.pairing.players[0].division == division.name
+        ]
+        out.results.append(division_entry(division, round_number, settled, schedule.byes, values))
+    return out
