@@ -261,3 +261,65 @@ def test_a_score_changed_after_it_was_queued_is_not_queued_again(played, tsh_dir
     changed = [tsh_queue.Game(games[0].key, ["aps 1 4 390 380 3 A", "aps 4 1 380 390 3 A"])]
     outcome = tsh_queue.queue_games(tsh_dir, records, changed)
     assert outcome.changed == [games[0].key] and outcome.queued == []
+
+
+def _hall(played, tmp_path):
+    """A hall's folder: the round's records, and its score book holding the slips as entries."""
+    from tileclock.director.event.entries import ScoreBook
+
+    records = str(tmp_path / "hall")
+    shutil.copytree(played, records)
+    os.makedirs(os.path.join(records, "scores"))
+    shutil.copy(ENTRIES, os.path.join(records, "scores", "round-3-entries.csv"))
+    return records, ScoreBook(os.path.join(records, "scores"))
+
+
+def test_the_hall_queues_each_settled_table_once_and_shows_it_in_tsh(played, tsh_dir, tmp_path):
+    from tileclock.director.event.hall_queue import HallQueue
+
+    records, book = _hall(played, tmp_path)
+    said = []
+    queue = HallQueue(tsh_dir, records, book, say=said.append)
+    assert queue.step() == ""
+    assert queue.state(3)["tables"]["table 1"]["tsh"] == "queued"
+    # the hall's book keeps only entries of both scores: the absent player's seat is not known
+    assert queue.state(3)["tables"]["table 4"]["tsh"] == "not queued"
+    assert "which player sat at side A" in queue.state(3)["tables"]["table 4"]["tsh_why"]
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    assert tsh.refused == []
+    assert tsh.scores("A", 3) == WANT_A and tsh.scores("B", 3) == WANT_B
+    queue.step()  # the .t files read back: TSH has them
+    assert queue.state(3)["tables"]["table 5"]["tsh"] == "in TSH"
+    ran = len(tsh.ran)
+    HallQueue(tsh_dir, records, book, say=said.append).step()  # a restarted hall
+    tsh.run_queue()
+    assert len(tsh.ran) == ran and tsh.refused == [] and said == []
+
+
+def test_the_hall_says_a_queue_it_cannot_write_once_and_queues_when_it_can(
+    played, tsh_dir, tmp_path, monkeypatch
+):
+    from tileclock.director.event.hall_queue import HallQueue
+
+    records, book = _hall(played, tmp_path)
+    said = []
+    real = tsh_queue.replace_file
+
+    def full(path, data, *a, **kw):
+        if path.endswith(".txt"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, data, *a, **kw)
+
+    monkeypatch.setattr(tsh_queue, "replace_file", full)
+    queue = HallQueue(tsh_dir, records, book, say=said.append)
+    queue.step()
+    queue.step()
+    assert len(said) == 1 and "the disk is full" in said[0]
+    assert "the disk is full" in queue.state(3)["error"]
+    monkeypatch.setattr(tsh_queue, "replace_file", real)
+    queue.step()
+    assert said[-1] == "TSH's queue: writing again"
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    assert tsh.refused == [] and tsh.scores("A", 3) == WANT_A

@@ -31,7 +31,9 @@ def run_hall(args, out, draw_panel=None):
     for port in args.serial or []:
         with given_by_the_user():
             check_port(port)
-    pairings = hall_pairings(args.tsh, args.tsh_config, args.pairings, args.tables)
+    tsh_dir = getattr(args, "tsh_dir", None)  # TSH's folder: its config.tsh, and its queue
+    config = os.path.join(tsh_dir, "config.tsh") if tsh_dir else args.tsh_config
+    pairings = hall_pairings(args.tsh, config, args.pairings, args.tables)
     host, _, port = args.phones.rpartition(":")
     phone = phone_url(args.phone_url, host, port)
     args.password_hash = page_password(args.page_password_file)
@@ -105,11 +107,14 @@ class OpenHall:
     entries' `ScoreBook`), `links` (the score links sent to the clocks, or None without a phone
     address) and `page` (the director's page)."""
 
-    def __init__(self, feed, scores, links, page):
+    def __init__(self, feed, scores, links, page, tsh_queue=None):
         self.feed, self.scores, self.links, self.page = feed, scores, links, page
+        self.tsh_queue = tsh_queue  # a HallQueue with --tsh-dir, else None
 
     def close(self):
-        """Stop the page, then the feed."""
+        """Stop the TSH queue's passes, the page, then the feed."""
+        if self.tsh_queue is not None:
+            self.tsh_queue.close()
         self.page.close()
         self.feed.close()
 
@@ -129,6 +134,7 @@ def open_hall(
     phone=None,
     phones=None,
     password_hash=None,
+    tsh_dir=None,
 ):
     """The hall's feed on the broker at `broker`:`port`, its records into `out`, the score entries
     beside them, and its page on `web` (HOST:PORT) for browsers calling it `allowed` (None: this
@@ -138,7 +144,8 @@ def open_hall(
     the clocks. `phones` (HOST:PORT) is the players' door, serving the score form only;
     `password_hash` the director's login (where `web` is not loopback). The feed is started
     before the page; if the page cannot listen there, the feed is closed again and the OSError
-    raised. The page needs the director extra."""
+    raised. With `tsh_dir` (TSH's folder) each settled table is queued into TSH's remote queue
+    (`hall_queue.HallQueue`). The page needs the director extra."""
     from ..director.event.entries import ScoreBook
     from ..director.event.score_links import ScoreLinks, phone_base
     from ..director.pages.web import HallPage
@@ -174,7 +181,13 @@ def open_hall(
     except BaseException:
         feed.close()
         raise
-    return OpenHall(feed, scores, links, page)
+    tsh_queue = None
+    if tsh_dir:
+        from ..director.event.hall_queue import HallQueue
+
+        tsh_queue = HallQueue(tsh_dir, out, scores).start()
+        page.tsh_queue = tsh_queue  # the Scores page shows each table's state in TSH
+    return OpenHall(feed, scores, links, page, tsh_queue)
 
 
 def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, phone=None):
@@ -193,7 +206,7 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
         hall = open_hall(
             args.broker, args.port, password, args.out, args.web, allowed, draw_panel,
             tls_ca=args.tls_ca, keys=keys, pairings=pairings, phone=phone, phones=args.phones,
-            password_hash=getattr(args, "password_hash", None),
+            password_hash=getattr(args, "password_hash", None), tsh_dir=getattr(args, "tsh_dir", None),
         )  # fmt: skip  # the feed's arguments, then the rest
     except ssl.SSLError as error:  # the broker's CA file, read as the feed is made
         raise UsageError(f"--tls-ca {args.tls_ca}: {error.reason or error}") from None
@@ -253,6 +266,8 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
     except KeyboardInterrupt:
         pass
     finally:
+        if hall.tsh_queue is not None:
+            hall.tsh_queue.close()
         page.close()
         for port_feed in serial:
             port_feed.close()

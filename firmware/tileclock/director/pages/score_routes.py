@@ -327,6 +327,12 @@ def _round_state(hall, book, number):
     ]
     for table in state["tables"]:
         table.update(players.get(table["table"], {}))
+    queue = getattr(hall, "tsh_queue", None)  # --tsh-dir: where each table is in TSH's queue
+    if queue is not None:
+        tsh = queue.state(number)
+        state["tsh_error"] = tsh["error"]
+        for table in state["tables"]:
+            table.update(tsh["tables"].get(f"table {table['table']}", {}))
     state["tables"].sort(
         key=lambda t: (0, int(t["table"]), "") if t["table"].isdigit() else (1, 0, t["table"])
     )

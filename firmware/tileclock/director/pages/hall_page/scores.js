@@ -56,7 +56,7 @@ async function show() {
   const data = await response.json();
   document.getElementById("lock").hidden = data.locked;
   document.getElementById("unlock").hidden = !data.locked;
-  document.getElementById("state").textContent = (data.locked ? "Round " + data.round + " is locked. " : "") + (data.problem || "");
+  document.getElementById("state").textContent = (data.locked ? "Round " + data.round + " is locked. " : "") + (data.problem || "") + (data.tsh_error ? " TSH's queue: " + data.tsh_error : "");
   const body = document.getElementById("tables");
   body.replaceChildren();
   for (const table of data.tables) {
@@ -64,7 +64,7 @@ async function show() {
     row.className = table.status; row.dataset.table = table.table;
     cell(row, table.table);
     cell(row, players(table)).className = "players";
-    cell(row, table.status + (table.why ? ": " + table.why : ""));
+    cell(row, table.status + (table.why ? ": " + table.why : "") + (table.tsh ? "\nTSH: " + table.tsh + (table.tsh_why ? ": " + table.tsh_why : "") : "")).style.whiteSpace = "pre-line";
     cell(row, table.scores ? table.scores.A : "");
     cell(row, table.scores ? table.scores.B : "");
     cell(row, table.history.map((h) => h.by + " at " + h.at + ": A " + h.A + ", B " + h.B).join("\n")).style.whiteSpace = "pre-line";

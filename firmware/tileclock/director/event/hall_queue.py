@@ -1,0 +1,119 @@
+"""The hall's feed into TSH's remote queue (`tileclock hall --tsh-dir DIR`).
+
+Every ten seconds, for each round with score entries, the round's scores are settled as
+`tileclock scores` settles them (`round_scores`: the recorded games, DIR's `config.tsh` and its
+`.t` files, the entries), and each table that is settled (its game ended on the clock, both phones
+agreeing or the director's entry, every penalty applied) is queued once (`tsh_queue`). The `.t`
+files are read again each time, so a table TSH has made final reads as "in TSH", and a round TSH
+has finished gets nothing more. A failure (a lock TSH keeps, a full disk) is said once on the
+console and kept for the page; the games stay waiting and are queued on the next pass.
+"""
+
+import logging
+import os
+import re
+import threading
+
+from .round_scores import round_scores
+from .tsh_queue import QueueError, QueueRecord, games_of, queue_games
+
+log = logging.getLogger(__name__)
+POLL_S = 10.0  # TSH itself looks every 60 s; the records are read whole each pass
+_ENTRIES = re.compile(r"round-(\d+)-entries\.csv$")
+
+
+class HallQueue:
+    """Queues settled tables of `book` (a ScoreBook) from the records in `records` into TSH's
+    queue in `tsh_dir`; `say(text)` tells the console of a failure and of its end."""
+
+    def __init__(self, tsh_dir, records, book, say=None, poll_s=POLL_S):
+        self.tsh_dir, self.records, self.book, self.poll_s = tsh_dir, records, book, poll_s
+        self.say = say or log.warning
+        self.error = ""  # the last pass's failure, in words, or ""
+        self.rounds = {}  # round -> {table or bye key: {"tsh": state, "tsh_why": words}}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="tsh-queue", daemon=True)
+
+    def start(self):
+        """Start the passes in a thread of their own; returns self."""
+        self._thread.start()
+        return self
+
+    def close(self):
+        """Stop after the pass under way."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.step()
+            self._stop.wait(self.poll_s)
+
+    def entry_rounds(self):
+        """The rounds that have an entries file in the score book's folder."""
+        try:
+            names = os.listdir(self.book.folder)
+        except OSError:
+            return []
+        return sorted(int(m.group(1)) for n in names if (m := _ENTRIES.match(n)))
+
+    def step(self):
+        """One pass over every round with entries: settle, queue what is new, note each table's state."""
+        errors = []
+        for number in self.entry_rounds():
+            try:
+                errors += self._round(number)
+            except (ValueError, QueueError, OSError) as error:  # no games yet, a config unreadable
+                text = str(error)
+                if "holds no game" not in text:
+                    errors.append(f"round {number}: {text}")
+        error = "; ".join(errors)
+        if error != self.error:
+            self.say(f"TSH's queue: {error}" if error else "TSH's queue: writing again")
+            self.error = error
+        return error
+
+    def _round(self, number):
+        found = round_scores(
+            [self.records],
+            number,
+            self.book.entries(number),
+            tsh_config=os.path.join(self.tsh_dir, "config.tsh"),
+        )
+        games = games_of(found.results)
+        outcome = queue_games(self.tsh_dir, self.records, games)
+        record = QueueRecord(self.records)
+        states = {}
+        for division in found.results:
+            for line in division.lines + division.forfeits:
+                key = f"table {line.table}" if line.table else f"bye {line.players[0][0]}"
+                full = f"{number}/{division.name}/{key}"
+                if line.what == "already in TSH":
+                    states[key] = {"tsh": "in TSH", "tsh_why": ""}
+                elif line.what == "forfeit":
+                    pairs = [f"pair {pn} 0 {number} {division.name}" for pn, _, _ in line.players]
+                    states[key] = {
+                        "tsh": "for the director",
+                        "tsh_why": "a forfeit: type " + "; ".join(pairs),
+                    }
+                elif full in outcome.changed:
+                    states[key] = {
+                        "tsh": "changed",
+                        "tsh_why": "changed after it was queued: change it in TSH (es)",
+                    }
+                elif record.state(full) == "queued":
+                    states[key] = {"tsh": "queued", "tsh_why": ""}
+                elif line.reasons or division.refused:
+                    states[key] = {
+                        "tsh": "not queued",
+                        "tsh_why": "; ".join(line.reasons) or division.refused,
+                    }
+                else:
+                    states[key] = {"tsh": "waiting", "tsh_why": outcome.error}
+        self.rounds[number] = states
+        return [outcome.error] if outcome.error else []
+
+    def state(self, number):
+        """What the page shows of round `number`: each table's TSH state, and the queue's failure."""
+        return {"tables": dict(self.rounds.get(number, {})), "error": self.error or None}
