@@ -102,6 +102,11 @@ def director_folder(tmp_path_factory):
     play_round(str(folder))
     for path in (*TSH_FILES, PAIRINGS_CSV, os.path.join(DATA, "scores", "round-3-slips.csv")):
         shutil.copy(path, folder)
+    tsh = folder / "tsh"  # TSH's own folder, for `--tsh-dir`
+    tsh.mkdir()
+    for path in TSH_FILES:
+        shutil.copy(path, tsh)
+    (tsh / "config.tsh").write_text("config accept_remote_commands = 1\ndivision A a.t\ndivision B b.t\n")
     (folder / ".venv").symlink_to(ROOT / ".venv")
     (folder / "docs").symlink_to(ROOT / "docs")
     return folder
