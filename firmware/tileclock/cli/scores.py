@@ -31,12 +31,13 @@ def run_scores(args, out):
     tsh_dir = getattr(args, "tsh_dir", None)
     tsh_config = os.path.join(tsh_dir, "config.tsh") if tsh_dir else args.tsh_config
     with given_by_the_user():  # each reader's ValueError names the option or file it read
-        by_table = entries_by_table(args.entries)
+        notes = []  # the rows of other rounds, left out
+        by_table = entries_by_table(args.entries, args.round, notes)
         found = round_scores(
             args.games, args.round, by_table, args.tsh, tsh_config, args.tables, parse_seats(args.seat)
         )
     results = found.results
-    for text in found.problems:
+    for text in notes + found.problems:
         print(f"left out: {text}", file=out)
     for text in found.mismatches:
         print(f"MISMATCH {text}", file=out)

@@ -15,7 +15,9 @@ so a restarted hall keeps every link it made; one made is on disk before anyone 
 
 import contextlib
 import csv
+import io
 import os
+import re
 import secrets
 import threading
 import time
@@ -304,6 +306,9 @@ def _entry(row):
         return None
     if not is_label(values["table"]):
         raise ValueError(f"table {values['table'][:40]!r} is not a table's name")
+    numbers = [values[f"score_{side}"] for side in "ab"] + [values.get("seat_a") or ""]
+    if any(n and not re.fullmatch(r"-?[0-9]{1,5}", n) for n in numbers):  # int() takes `٣` and `+3`
+        raise ValueError("scores and seat_a must be whole numbers in ASCII digits, as on the slip")
     try:
         scores = {
             side: int(values[f"score_{side.lower()}"]) for side in "AB" if values[f"score_{side.lower()}"]
@@ -330,15 +335,47 @@ def _order(table):
     return (0, int(table), "") if table.isdigit() else (1, 0, table)
 
 
-def read_entries(path):
-    """Score entries from a CSV `table,score_a,score_b` (optional `seat_a`, `by`, `at`), in order,
-    read by `entry_rows`; ValueError names the file and its first bad line."""
+def read_entries(path, round_number=None, notes=None):
+    """Score entries from a CSV `table,score_a,score_b` (optional `seat_a`, `by`, `at`, `round`), in
+    order, read by `entry_rows`; ValueError names the file and its first bad line. With
+    `round_number`: a file named for another round (`round-2-entries.csv`) is refused, and rows of
+    a `round` column naming another round are left out, each said in `notes` (a list)."""
+    named = re.search(r"round-(\d+)-entries\.csv$", os.path.basename(path))
+    if round_number is not None and named and int(named.group(1)) != round_number:
+        raise ValueError(
+            f"{path}: an entries file of round {int(named.group(1))}, not of round {round_number}"
+        )
     try:
         with open(path, newline="", encoding="utf-8-sig") as file:
-            rows = list(entry_rows(file))
+            text = file.read()
+        if round_number is not None:
+            text = _of_round(text, round_number, path, notes if notes is not None else [])
+        rows = list(entry_rows(io.StringIO(text)))
     except ValueError as error:  # its header, or not UTF-8 text
         raise ValueError(f"{path}: {error}") from None
     for line, entry in rows:
         if isinstance(entry, ValueError):
             raise ValueError(f"{path}, line {line}: {entry}")
     return [entry for _, entry in rows]
+
+
+def _of_round(text, round_number, path, notes):
+    """`text` with the rows of another round (by a `round` column, where there is one) blanked
+    (kept as empty lines, so the line numbers in messages stay the file's)."""
+    lines = text.splitlines(keepends=True)
+    if not lines:
+        return text
+    header = [name.strip().lower() for name in next(csv.reader([lines[0]]))]
+    if "round" not in header:
+        return text
+    column = header.index("round")
+    kept = [lines[0]]
+    for number, line in enumerate(lines[1:], start=2):
+        fields = next(csv.reader([line]), [])
+        value = fields[column].strip() if column < len(fields) else ""
+        if value and value != str(round_number):
+            notes.append(f"{path}, line {number}: round {value[:10]}, not {round_number}: left out")
+            kept.append("\n")
+        else:
+            kept.append(line)
+    return "".join(kept)

@@ -43,10 +43,11 @@ def read_schedule(tsh=None, tsh_config=None, pairings_csv=None, tables=None):
     return sorted({p.round for p in pairings}), partial(csv_round, pairings)
 
 
-def entries_by_table(path):
-    """The score entries of a CSV (`--entries`), by table, in the order made; {} without one."""
+def entries_by_table(path, round_number=None, notes=None):
+    """The score entries of a CSV (`--entries`), by table, in the order made; {} without one.
+    With `round_number`, only that round's (`entries.read_entries`), the rest said in `notes`."""
     by_table = {}
-    for entry in read_entries(path) if path else []:
+    for entry in read_entries(path, round_number, notes) if path else []:
         by_table.setdefault(entry.table, []).append(entry)
     return by_table
 

@@ -37,6 +37,11 @@ def round_scores(games, round_number, by_table, tsh=None, tsh_config=None, table
     match = match_round(schedule, facts, named=True, seats=seats)
     rules = {t.table: t.game.rules for t in match.tables if t.game is not None}
     out = RoundScores(problems=list(problems), mismatches=list(match.problems))
+    paired = {t.table for t in match.tables}
+    for table in sorted(set(by_table) - paired):  # named, never dropped without a word
+        out.mismatches.append(
+            f"table {table}: a score was entered for it, but round {round_number}'s pairings have no table {table}"
+        )
     for division in divisions:
         settled = [
             (t.table, settle(t, by_table.get(t.table, []), rules.get(t.table, "")), t.pairing, t.game)
