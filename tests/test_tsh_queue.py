@@ -358,3 +358,31 @@ def test_slip_scores_take_ascii_digits_only(played, tmp_path, capsys):
     slips = _slips(tmp_path, "table,score_a,score_b\n1,٤٠٢,380\n")
     code = main(["scores", played, "--tsh", *TSH_FILES, "--round", "3", "--entries", slips, "--dry-run"])
     assert code != 0 and "ASCII digits" in capsys.readouterr().err
+
+
+def test_hall_tsh_dir_opens_the_queue_and_the_scores_page_shows_it(played, tsh_dir, tmp_path):
+    """`open_hall(tsh_dir=...)` starts the queue's passes and hands them to the page; the Scores
+    page's round state carries each table's state in TSH."""
+    import socket
+
+    from tileclock.cli.hall import open_hall
+    from tileclock.director.event.hall_queue import HallQueue
+    from tileclock.director.pages.score_routes import _round_state
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # no broker: the feed keeps trying in the background
+    records, _book = _hall(played, tmp_path)
+    hall = open_hall("127.0.0.1", port, None, records, "127.0.0.1:0", tsh_dir=tsh_dir)
+    try:
+        assert isinstance(hall.tsh_queue, HallQueue) and hall.page.tsh_queue is hall.tsh_queue
+        hall.tsh_queue.step()
+        state = _round_state(hall.page, hall.scores, 3)
+        shown = {t["table"]: t.get("tsh") for t in state["tables"]}
+        assert shown["1"] == "queued" and state["tsh_error"] is None
+    finally:
+        hall.close()
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    assert tsh.refused == [] and tsh.scores("A", 3) == WANT_A

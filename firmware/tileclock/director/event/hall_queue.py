@@ -32,6 +32,7 @@ class HallQueue:
         self.error = ""  # the last pass's failure, in words, or ""
         self.rounds = {}  # round -> {table or bye key: {"tsh": state, "tsh_why": words}}
         self._stop = threading.Event()
+        self._pass = threading.Lock()  # one pass at a time (the thread's, or a caller's)
         self._thread = threading.Thread(target=self._run, name="tsh-queue", daemon=True)
 
     def start(self):
@@ -60,6 +61,10 @@ class HallQueue:
 
     def step(self):
         """One pass over every round with entries: settle, queue what is new, note each table's state."""
+        with self._pass:
+            return self._step()
+
+    def _step(self):
         errors = []
         for number in self.entry_rounds():
             try:

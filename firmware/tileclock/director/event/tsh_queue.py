@@ -215,20 +215,19 @@ def queue_games(tsh_dir, records, games, tries=30, wait=1.0, sleep=time.sleep):
     `tsh_dir`, and wake TSH. A failure (lock, disk, permission) is the Outcome's `error`, with the
     games after it left for the next call; nothing is ever queued twice."""
     outcome = Outcome()
-    record = QueueRecord(records)
-    folder = queue_folder(tsh_dir)
-    todo = []
-    for game in games:
-        if not game.commands:
-            outcome.forfeits.append(game)
-        elif record.state(game.key) == "queued":
-            # never queued again: TSH has it (or refused it); a change is the director's, with `es`
-            same = record.games[game.key].get("commands") == game.commands
-            (outcome.already if same else outcome.changed).append(game.key)
-        else:
-            todo.append(game)
-    if not todo:
+    outcome.forfeits = [game for game in games if not game.commands]
+    wanted = [game for game in games if game.commands]
+    try:
+        seen = QueueRecord(records)
+    except QueueError as error:
+        outcome.error = str(error)
         return outcome
+    if all(seen.state(game.key) == "queued" for game in wanted):  # TSH's lock left alone
+        for game in wanted:
+            same = seen.games[game.key].get("commands") == game.commands
+            (outcome.already if same else outcome.changed).append(game.key)
+        return outcome
+    folder = queue_folder(tsh_dir)
     try:
         os.makedirs(folder, exist_ok=True)
         fd = _locked(folder, tries, wait, sleep)
@@ -238,6 +237,22 @@ def queue_games(tsh_dir, records, games, tries=30, wait=1.0, sleep=time.sleep):
     except OSError as error:
         outcome.error = _disk_message(folder, error)
         return outcome
+    # the record is read under TSH's lock: two senders (the hall's passes, `scores --queue`) never
+    # both find a game unqueued and both send it
+    try:
+        record = QueueRecord(records)
+    except QueueError as error:
+        os.close(fd)
+        outcome.error = str(error)
+        return outcome
+    todo = []
+    for game in wanted:
+        if record.state(game.key) == "queued":
+            # never queued again: TSH has it (or refused it); a change is the director's, with `es`
+            same = record.games[game.key].get("commands") == game.commands
+            (outcome.already if same else outcome.changed).append(game.key)
+        else:
+            todo.append(game)
     try:
         cursor = _cursor(fd, os.path.join(folder, ENQUEUE))
         for game in todo:
