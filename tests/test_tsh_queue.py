@@ -386,3 +386,36 @@ def test_hall_tsh_dir_opens_the_queue_and_the_scores_page_shows_it(played, tsh_d
     tsh = TshModel(tsh_dir)
     tsh.run_queue()
     assert tsh.refused == [] and tsh.scores("A", 3) == WANT_A
+
+
+def test_a_score_tsh_never_took_reads_as_refused_after_two_minutes(played, tsh_dir, tmp_path):
+    import json
+
+    from tileclock.director.event.hall_queue import HallQueue
+
+    records, book = _hall(played, tmp_path)
+    queue = HallQueue(tsh_dir, records, book, say=lambda _text: None)
+    queue.step()
+    with open(os.path.join(tsh_dir, "a.t"), encoding="utf-8") as file:
+        a_t = file.read()
+    # TSH's director re-paired round 3 after the hall read it: TSH refuses table 1's score
+    with open(os.path.join(tsh_dir, "a.t"), "w", encoding="utf-8") as file:
+        file.write(a_t.replace("Anderson, Ann 1820 2 3 4;", "Anderson, Ann 1820 2 3 6;", 1))
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    assert any(text.startswith("aps 1 4 ") for text, _why in tsh.refused)
+    path = os.path.join(records, "tsh-queue.json")
+    with open(path, encoding="utf-8") as file:
+        record = json.load(file)
+    for game in record["games"].values():
+        game["at_s"] -= 300
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(record, file)
+    with open(os.path.join(tsh_dir, "a.t"), encoding="utf-8") as file:
+        now = file.read()  # TSH's rewrite, with the other tables' scores in it
+    with open(os.path.join(tsh_dir, "a.t"), "w", encoding="utf-8") as file:
+        file.write(now.replace("Anderson, Ann 1820 2 3 6;", "Anderson, Ann 1820 2 3 4;", 1))  # paired back
+    queue.step()
+    table = queue.state(3)["tables"]["table 1"]
+    assert table["tsh"] == "refused by TSH?" and "a pairing changed in TSH" in table["tsh_why"]
+    assert queue.state(3)["tables"]["table 3"]["tsh"] == "in TSH"

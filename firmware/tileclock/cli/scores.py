@@ -13,9 +13,10 @@ and the `aps` commands TSH's remote queue would take are shown; `--queue` puts t
 import csv
 import os
 
+from ..director.event.hall_queue import NOT_TAKEN, REFUSED_S
 from ..director.event.inputs import entries_by_table, parse_seats
 from ..director.event.round_scores import round_scores
-from ..director.event.tsh_queue import games_of, queue_games
+from ..director.event.tsh_queue import QueueRecord, games_of, queue_games
 from .errors import given_by_the_user
 
 CSV_COLUMNS = [
@@ -67,8 +68,12 @@ def _queue(tsh_dir, records, games, really, out):
     outcome = queue_games(tsh_dir, records, games)
     for key in outcome.queued:
         print(f"queued {key}", file=out)
-    for key in outcome.already:
-        print(f"already queued {key}: not queued again", file=out)
+    record = QueueRecord(records) if outcome.already else None
+    for key in outcome.already:  # queued, and TSH's .t file does not have it yet
+        late = (record.age(key) or 0) > REFUSED_S
+        print(f"already queued {key}: not queued again; not in TSH's .t file yet", file=out)
+        if late:
+            print(f"    {NOT_TAKEN}", file=out)
     for key in outcome.changed:
         print(f"CHANGED {key} after it was queued: not queued again; change it in TSH (`es`)", file=out)
     if outcome.woke:

@@ -19,6 +19,12 @@ from .tsh_queue import QueueError, QueueRecord, games_of, queue_games
 
 log = logging.getLogger(__name__)
 POLL_S = 10.0  # TSH itself looks every 60 s; the records are read whole each pass
+#: a queued score not in TSH's `.t` file after this long: TSH most likely refused it
+REFUSED_S = 120
+NOT_TAKEN = (
+    "queued over two minutes ago and not in TSH's .t file: TSH most likely refused it (a round TSH "
+    "is not on, or a pairing changed in TSH); see TSH's console, put it right there (`a`, `es`)"
+)
 _ENTRIES = re.compile(r"round-(\d+)-entries\.csv$")
 
 
@@ -107,6 +113,8 @@ class HallQueue:
                         "tsh": "changed",
                         "tsh_why": "changed after it was queued: change it in TSH (es)",
                     }
+                elif record.state(full) == "queued" and (record.age(full) or 0) > REFUSED_S:
+                    states[key] = {"tsh": "refused by TSH?", "tsh_why": NOT_TAKEN}
                 elif record.state(full) == "queued":
                     states[key] = {"tsh": "queued", "tsh_why": ""}
                 elif line.reasons or division.refused:

@@ -113,6 +113,11 @@ class QueueRecord:
         """'queued', 'pending' or '' for the game `key`."""
         return self.games.get(key, {}).get("state", "")
 
+    def age(self, key, now=None):
+        """Seconds since the game `key` was queued, or None."""
+        at = self.games.get(key, {}).get("at_s")
+        return None if at is None else (time.time() if now is None else now) - at
+
 
 def _locked(folder, tries, wait, sleep):
     """The open `_enqueue.txt`, flocked; waits `tries` times `wait` s for a lock TSH holds."""
@@ -271,6 +276,7 @@ def queue_games(tsh_dir, records, games, tries=30, wait=1.0, sleep=time.sleep):
             advance(fd, cursor)
             record.games[game.key]["state"] = "queued"
             record.games[game.key]["at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+            record.games[game.key]["at_s"] = int(time.time())  # for "not in TSH after a minute or two"
             record.save()
             outcome.queued.append(game.key)
     except QueueError as error:
