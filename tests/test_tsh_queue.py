@@ -381,6 +381,13 @@ def test_hall_tsh_dir_opens_the_queue_and_the_scores_page_shows_it(played, tsh_d
         state = _round_state(hall.page, hall.scores, 3)
         shown = {t["table"]: t.get("tsh") for t in state["tables"]}
         assert shown["1"] == "queued" and state["tsh_error"] is None
+        with open(os.path.join(records, "audit.log"), encoding="utf-8") as file:
+            trail = file.read()
+        assert '"tsh_queue"' in trail and "aps 1 4 382 380 3 A" in trail  # each game queued, on the trail
+        from tileclock.director.hall.audit import read
+
+        refused = []
+        assert any(e["action"] == "tsh_queue" for e in read(records, refused)) and refused == []
     finally:
         hall.close()
     tsh = TshModel(tsh_dir)

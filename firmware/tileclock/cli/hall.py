@@ -185,7 +185,7 @@ def open_hall(
     if tsh_dir:
         from ..director.event.hall_queue import HallQueue
 
-        tsh_queue = HallQueue(tsh_dir, out, scores).start()
+        tsh_queue = HallQueue(tsh_dir, out, scores, audit=getattr(page, "audit", None)).start()
         page.tsh_queue = tsh_queue  # the Scores page shows each table's state in TSH
     return OpenHall(feed, scores, links, page, tsh_queue)
 

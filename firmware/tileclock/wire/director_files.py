@@ -36,6 +36,7 @@ ACTIONS = (
     "link",
     "new_game",
     "outcome",
+    "tsh_queue",  # the hall's own: a game put into TSH's remote queue, or the queue's failure
 )
 #: what became of an action (an `outcome` line): the clock (or the score book) did it, or refused
 #: it, or it never reached the game it was for (the clock was offline when it was sent, or refused

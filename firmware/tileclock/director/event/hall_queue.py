@@ -32,8 +32,9 @@ class HallQueue:
     """Queues settled tables of `book` (a ScoreBook) from the records in `records` into TSH's
     queue in `tsh_dir`; `say(text)` tells the console of a failure and of its end."""
 
-    def __init__(self, tsh_dir, records, book, say=None, poll_s=POLL_S):
+    def __init__(self, tsh_dir, records, book, say=None, poll_s=POLL_S, audit=None):
         self.tsh_dir, self.records, self.book, self.poll_s = tsh_dir, records, book, poll_s
+        self.audit = audit  # the hall's AuditLog: each game queued, and each failure, has its line
         self.say = say or log.warning
         self.error = ""  # the last pass's failure, in words, or ""
         self.rounds = {}  # round -> {table or bye key: {"tsh": state, "tsh_why": words}}
@@ -82,6 +83,7 @@ class HallQueue:
         error = "; ".join(errors)
         if error != self.error:
             self.say(f"TSH's queue: {error}" if error else "TSH's queue: writing again")
+            self._audit({"error": error or None})
             self.error = error
         return error
 
@@ -95,6 +97,8 @@ class HallQueue:
         games = games_of(found.results)
         outcome = queue_games(self.tsh_dir, self.records, games)
         record = QueueRecord(self.records)
+        for key in outcome.queued:
+            self._audit({"queued": key, "commands": record.games.get(key, {}).get("commands")})
         states = {}
         for division in found.results:
             for line in division.lines + division.forfeits:
@@ -126,6 +130,14 @@ class HallQueue:
                     states[key] = {"tsh": "waiting", "tsh_why": outcome.error}
         self.rounds[number] = states
         return [outcome.error] if outcome.error else []
+
+    def _audit(self, changed):
+        if self.audit is None:
+            return
+        try:
+            self.audit.record("tsh_queue", "hall", changed=changed)
+        except OSError as error:  # the trail's own disk fault is the hall's to say: never stop here
+            log.warning("the audit trail refused a TSH queue line: %s", error)
 
     def state(self, number):
         """What the page shows of round `number`: each table's TSH state, and the queue's failure."""
