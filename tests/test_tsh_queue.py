@@ -113,7 +113,10 @@ def _games(played, tsh_dir, tmp_path):
     return captured["games"]
 
 
-def test_killed_between_writing_n_txt_and_advancing_the_cursor(played, tsh_dir, tmp_path, monkeypatch):
+@pytest.mark.parametrize("tsh_looks_first", [True, False])
+def test_killed_between_writing_n_txt_and_advancing_the_cursor(
+    played, tsh_dir, tmp_path, monkeypatch, tsh_looks_first
+):
     games = _games(played, tsh_dir, tmp_path)
     records = str(tmp_path / "records")
     real = tsh_queue.advance
@@ -128,18 +131,51 @@ def test_killed_between_writing_n_txt_and_advancing_the_cursor(played, tsh_dir, 
     monkeypatch.setattr(tsh_queue, "advance", dies_second_time)
     with pytest.raises(Killed):
         tsh_queue.queue_games(tsh_dir, records, games)
+    # the second game's 3.txt and 4.txt are written, the cursor still says 3
+    with open(os.path.join(tsh_dir, "remote_queue", "_enqueue.txt"), encoding="ascii") as file:
+        assert file.read() == "3\n"
     tsh = TshModel(tsh_dir)
-    tsh.run_queue()
-    # the first game reached TSH; the second's files lie past the cursor: unread
-    assert len(tsh.ran) == 2 and tsh.refused == []
-    assert os.path.exists(os.path.join(tsh_dir, "remote_queue", "3.txt"))
+    if tsh_looks_first:  # TSH reads by the files, not the cursor: it takes the second game too
+        tsh.run_queue()
+        assert len(tsh.ran) == 4 and tsh.refused == []
     monkeypatch.setattr(tsh_queue, "advance", real)
     outcome = tsh_queue.queue_games(tsh_dir, records, games)  # the restarted hall
-    assert outcome.error == "" and len(outcome.already) == 1
+    assert outcome.error == ""
+    if tsh_looks_first:  # TSH's own cursor is past the second game's files: it has them
+        assert outcome.already == [games[0].key, games[1].key]
+    else:  # written again at 3 and 4, and counted this time
+        assert outcome.already == [games[0].key] and games[1].key in outcome.queued
     tsh.run_queue()
-    assert tsh.refused == []
+    assert tsh.refused == [] and tsh.provisional == {}
     assert tsh.scores("A", 3) == WANT_A and tsh.scores("B", 3) == WANT_B
     assert sorted(tsh.ran) == sorted(c for g in games for c in g.commands)  # each once
+
+
+def test_killed_between_a_game_s_two_files(played, tsh_dir, tmp_path, monkeypatch):
+    """TSH runs the first of the game's pair alone (provisional); the restart's second makes it final."""
+    games = _games(played, tsh_dir, tmp_path)
+    records = str(tmp_path / "records")
+    real = tsh_queue.write_command
+
+    def dies_on_the_second(folder, number, command):
+        if number == 2:
+            raise Killed
+        real(folder, number, command)
+
+    monkeypatch.setattr(tsh_queue, "write_command", dies_on_the_second)
+    with pytest.raises(Killed):
+        tsh_queue.queue_games(tsh_dir, records, games)
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    assert tsh.ran == [games[0].commands[0]] and len(tsh.provisional) == 1
+    monkeypatch.setattr(tsh_queue, "write_command", real)
+    assert tsh_queue.queue_games(tsh_dir, records, games).error == ""
+    tsh.run_queue()
+    assert tsh.refused == [] and tsh.provisional == {}
+    assert tsh.scores("A", 3) == WANT_A and tsh.scores("B", 3) == WANT_B
+    # the first of the pair is sent again: the same provisional entry, which TSH takes in its place
+    assert sorted(set(tsh.ran)) == sorted(c for g in games for c in g.commands)
+    assert tsh.ran.count(games[0].commands[0]) == 2 and len(tsh.ran) == 10
 
 
 def test_killed_after_the_cursor_moved_but_before_the_record(played, tsh_dir, tmp_path, monkeypatch):
@@ -426,3 +462,29 @@ def test_a_score_tsh_never_took_reads_as_refused_after_two_minutes(played, tsh_d
     table = queue.state(3)["tables"]["table 1"]
     assert table["tsh"] == "refused by TSH?" and "a pairing changed in TSH" in table["tsh_why"]
     assert queue.state(3)["tables"]["table 3"]["tsh"] == "in TSH"
+
+
+def test_a_game_after_files_tsh_ran_uncounted_is_still_read(played, tsh_dir, tmp_path, monkeypatch):
+    """Killed before counting the second game's files, which TSH then ran: the restart no longer
+    queues that game (TSH's .t file has it), and the next game must not go below TSH's cursor."""
+    games = _games(played, tsh_dir, tmp_path)
+    records = str(tmp_path / "records")
+    real = tsh_queue.advance
+    calls = []
+
+    def dies_second_time(fd, cursor):
+        calls.append(cursor)
+        if len(calls) == 2:
+            raise Killed
+        real(fd, cursor)
+
+    monkeypatch.setattr(tsh_queue, "advance", dies_second_time)
+    with pytest.raises(Killed):
+        tsh_queue.queue_games(tsh_dir, records, games)
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    monkeypatch.setattr(tsh_queue, "advance", real)
+    rest = [game for game in games if game.key != games[1].key]  # the second is in TSH now
+    assert tsh_queue.queue_games(tsh_dir, records, rest).error == ""
+    tsh.run_queue()
+    assert tsh.refused == [] and tsh.scores("A", 3) == WANT_A and tsh.scores("B", 3) == WANT_B

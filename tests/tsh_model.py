@@ -1,9 +1,10 @@
 """A test double of TSH's remote queue reader and score store, as strict as TSH is.
 
 Written from what TSH does (read for behaviour only; none of its code is here): with
-`accept_remote_commands`, it takes `_dequeue.txt`'s lock (holding its own next cursor), reads
-`_enqueue.txt`'s cursor under that file's lock, and runs each `CURSOR.txt` from its cursor up to,
-not including, the enqueue cursor, deleting each it has run; it runs only `aps`. `aps P1 P2 S1 S2
+`accept_remote_commands`, it takes `_dequeue.txt`'s lock (holding its own next cursor, made with
+1) and runs `CURSOR.txt` after `CURSOR.txt` while the next one exists (the enqueue cursor is never
+looked at: a file written and not yet counted is read all the same), deleting each it has run and
+counting its cursor on; a missing file ends the look; it runs only `aps`. `aps P1 P2 S1 S2
 ROUND DIV` is refused unless ROUND is P1's next unscored round and P1 is paired with P2 in it; a
 bye (P2 = 0) must score bye_spread and is final at once; otherwise the entry is provisional until
 the mirror (`aps P2 P1 S2 S1`) agrees, and a second provisional entry with other scores replaces
@@ -60,22 +61,26 @@ class TshModel:
         """One look at the queue, as TSH does on a signal or its minute's timer."""
         if not self.accepts or not os.path.isdir(self.queue):
             return
-        dfd, start = self._cursor_file("_dequeue.txt")
+        dfd, cursor = self._cursor_file("_dequeue.txt")
         try:
-            efd, end = self._cursor_file("_enqueue.txt")
-            os.close(efd)
-            for cursor in range(start, end):
+            # TSH never reads the enqueue cursor: it takes CURSOR.txt while one is there, deleting
+            # each it has run, and stops at the first missing (or empty: it dies, and tries again)
+            while True:
                 path = os.path.join(self.queue, f"{cursor}.txt")
-                if not os.path.exists(path):
-                    continue
-                with open(path, encoding="utf-8") as file:
-                    command = file.read().strip()
+                try:
+                    with open(path, encoding="utf-8") as file:
+                        command = file.read()
+                except FileNotFoundError:
+                    break
+                if not command:
+                    self.log.append(f"read({cursor}.txt) failed: empty")  # TSH is stuck on it
+                    break
+                self.ran.append(command.strip())
+                self.command(command.strip())
                 os.remove(path)
-                self.ran.append(command)
-                self.command(command)
+                cursor += 1
             os.lseek(dfd, 0, os.SEEK_SET)
-            os.ftruncate(dfd, 0)
-            os.write(dfd, f"{max(start, end)}\n".encode())
+            os.write(dfd, f"{cursor}\n".encode())
         finally:
             os.close(dfd)
 

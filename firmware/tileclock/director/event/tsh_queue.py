@@ -9,12 +9,16 @@ newline into the fifo `_fifo.txt` (TSH also looks every minute). TSH runs only `
 agree; a bye is one, `aps PN 0 BYE_SPREAD 0 ROUND DIV`. A forfeit between paired players cannot be
 said in `aps`: it is left to the director, with the `pair` lines to type.
 
-Nothing twice, nothing lost: a game's commands are all written (each atomically: aside, synced,
-renamed) before the cursor is advanced once, so a writer killed between the two leaves files TSH
-never reads (they lie at or past the enqueue cursor) and the next writer overwrites them. What
-was queued is kept in a small JSON record in the records folder; a game is marked `pending` with
-its cursors before the cursor moves, and `queued` after, so a restart can tell, from the cursor
-and the files, whether a pending game reached TSH's queue. A lock TSH holds is waited for, a
+Nothing twice, nothing lost. TSH reads `CURSOR.txt` from its own dequeue cursor while the file
+is there (it never looks at the enqueue cursor), so each command file is written atomically
+(aside, synced, renamed: TSH never sees a part, or an empty file, which would stop its queue).
+A writer killed after writing N.txt and before advancing the cursor leaves a file TSH may already
+have run; the restarted writer writes the same commands at the same cursors (the cursor was not
+advanced) and advances: where TSH had run them, its dequeue cursor is past them and the copies are
+never read; where it had not, it reads them once. What was queued is kept in a small JSON record
+in the records folder, read under the lock; a game is marked `pending` with its cursors before the
+cursor moves and `queued` after, so a restart can tell from the cursor and the files whether a
+pending game reached the queue. A lock on `_enqueue.txt` (another sender's) is waited for, a
 bounded number of times, never broken.
 """
 
@@ -32,6 +36,7 @@ from .tfile import read_bytes
 
 QUEUE = "remote_queue"
 ENQUEUE = "_enqueue.txt"
+DEQUEUE = "_dequeue.txt"
 SIGNAL = "_signal.txt"
 FIFO = "_fifo.txt"
 RECORD = "tsh-queue.json"
@@ -156,11 +161,21 @@ def _advance(fd, cursor):
     os.fsync(fd)
 
 
-def _reached(folder, entry, cursor):
-    """Whether a pending game's commands reached TSH's queue: the cursor is past them, and each
-    file is ours or gone (TSH deletes what it has run)."""
+def _dequeued(folder):
+    """TSH's own next cursor (`_dequeue.txt`, read only, never locked: TSH's), 1 when none."""
+    try:
+        text = read_bytes(os.path.join(folder, DEQUEUE), limit=64).decode("ascii", "replace").strip()
+    except OSError:
+        return 1
+    return int(text) if text.isdigit() else 1
+
+
+def _reached(folder, entry, cursor, dequeued):
+    """Whether a pending game's commands reached TSH's queue: the enqueue cursor is past them, or
+    TSH has read past them (it reads by the files, not the cursor), and each file is ours or gone
+    (TSH deletes what it has run)."""
     cursors = entry.get("cursors", [])
-    if not cursors or cursor <= max(cursors):
+    if not cursors or max(cursor, dequeued) <= max(cursors):
         return False
     for number, command in zip(cursors, entry.get("commands", []), strict=False):
         path = os.path.join(folder, f"{number}.txt")
@@ -260,9 +275,13 @@ def queue_games(tsh_dir, records, games, tries=30, wait=1.0, sleep=time.sleep):
             todo.append(game)
     try:
         cursor = _cursor(fd, os.path.join(folder, ENQUEUE))
+        dequeued = _dequeued(folder)
+        # TSH past the enqueue cursor (it ran files a killed sender wrote and never counted): a
+        # command written below TSH's own cursor would never be read
+        cursor = max(cursor, dequeued)
         for game in todo:
             entry = record.games.get(game.key)
-            if entry and entry.get("state") == "pending" and _reached(folder, entry, cursor):
+            if entry and entry.get("state") == "pending" and _reached(folder, entry, cursor, dequeued):
                 entry["state"] = "queued"  # a restart after the cursor moved, before the record did
                 record.save()
                 outcome.already.append(game.key)
