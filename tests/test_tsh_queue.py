@@ -488,3 +488,41 @@ def test_a_game_after_files_tsh_ran_uncounted_is_still_read(played, tsh_dir, tmp
     assert tsh_queue.queue_games(tsh_dir, records, rest).error == ""
     tsh.run_queue()
     assert tsh.refused == [] and tsh.scores("A", 3) == WANT_A and tsh.scores("B", 3) == WANT_B
+
+
+def test_a_stale_pid_in_signal_txt_is_not_signalled(tsh_dir):
+    """SIGUSR1 ends most programs: a pid TSH left behind, now another program's, is left alone."""
+    import subprocess
+    import sys
+
+    folder = os.path.join(tsh_dir, "remote_queue")
+    os.makedirs(folder)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        with open(os.path.join(folder, "_signal.txt"), "w", encoding="ascii") as file:
+            file.write(f"{other.pid}\n")
+        assert tsh_queue.wake(folder) == ""
+        assert other.poll() is None  # still running
+    finally:
+        other.kill()
+        other.wait()
+
+
+@pytest.mark.skipif(shutil.which("perl") is None, reason="no perl here")
+def test_tsh_s_perl_is_woken_with_sigusr1(tsh_dir):
+    import subprocess
+
+    folder = os.path.join(tsh_dir, "remote_queue")
+    os.makedirs(folder)
+    script = '$SIG{USR1} = sub { print "woken\\n"; exit 0 }; $| = 1; print "ready\\n"; sleep 30; exit 1'
+    tsh = subprocess.Popen(["perl", "-e", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert tsh.stdout.readline() == "ready\n"
+        with open(os.path.join(folder, "_signal.txt"), "w", encoding="ascii") as file:
+            file.write(f"{tsh.pid}\n")
+        assert tsh_queue.wake(folder) == f"signalled TSH (pid {tsh.pid})"
+        assert tsh.wait(timeout=10) == 0 and tsh.stdout.read() == "woken\n"
+    finally:
+        if tsh.poll() is None:
+            tsh.kill()
+            tsh.wait()

@@ -189,13 +189,28 @@ def _reached(folder, entry, cursor, dequeued):
     return True
 
 
+def _may_be_tsh(pid):
+    """Whether `pid` may be TSH (a perl running tsh): SIGUSR1 ends most other programs, and a pid
+    left in `_signal.txt` by a TSH that has exited may be another program's now. Where /proc
+    cannot say (not Linux), it may be."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            words = file.read(4096).lower()
+    except FileNotFoundError:
+        return not os.path.isdir("/proc/self")  # on Linux: no such process
+    except OSError:
+        return True
+    names = [os.path.basename(word) for word in words.split(b"\0")]
+    return any(name.startswith(b"perl") or name in (b"tsh", b"tsh.pl") for name in names)
+
+
 def wake(folder):
     """Wake TSH: SIGUSR1 to the pid in `_signal.txt`, else a newline into the fifo `_fifo.txt`
     (opened non-blocking: a fifo with no reader is skipped, never waited on). Returns how, or ''."""
     try:
         pid_text = read_bytes(os.path.join(folder, SIGNAL), limit=64).decode("ascii", "replace").strip()
         pid = int(pid_text)
-        if pid > 1 and pid != os.getpid():
+        if pid > 1 and pid != os.getpid() and _may_be_tsh(pid):
             os.kill(pid, signal.SIGUSR1)
             return f"signalled TSH (pid {pid})"
     except (OSError, ValueError):
