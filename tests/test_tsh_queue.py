@@ -526,3 +526,16 @@ def test_tsh_s_perl_is_woken_with_sigusr1(tsh_dir):
         if tsh.poll() is None:
             tsh.kill()
             tsh.wait()
+
+
+def test_the_hall_queues_scores_whatever_entry_mode_tsh_is_typed_in(played, tsh_dir, tmp_path):
+    """`config entry = spread` is how the director types at `a`; `aps` takes scores all the same."""
+    from tileclock.director.event.hall_queue import HallQueue
+
+    with open(os.path.join(tsh_dir, "config.tsh"), "a", encoding="utf-8") as file:
+        file.write("config entry = spread\n")
+    records, book = _hall(played, tmp_path)
+    HallQueue(tsh_dir, records, book, say=lambda _text: None).step()
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    assert tsh.refused == [] and tsh.scores("A", 3) == WANT_A

@@ -47,7 +47,11 @@ def run_scores(args, out):
         for path in write_scores(args.out, args.round, results):
             print(path, file=out)
     if tsh_dir:
-        return _queue(tsh_dir, args.out, games_of(results), args.queue and not args.dry_run, out)
+        with given_by_the_user():  # read again for the queue: `aps` takes scores whatever `entry` says
+            queued = round_scores(
+                args.games, args.round, by_table, None, tsh_config, args.tables, parse_seats(args.seat), True
+            ).results
+        return _queue(tsh_dir, args.out, games_of(queued), args.queue and not args.dry_run, out)
     return 0
 
 

@@ -93,6 +93,7 @@ class HallQueue:
             number,
             self.book.entries(number),
             tsh_config=os.path.join(self.tsh_dir, "config.tsh"),
+            queued=True,
         )
         games = games_of(found.results)
         outcome = queue_games(self.tsh_dir, self.records, games)

@@ -23,13 +23,18 @@ class RoundScores:
     mismatches: list = field(default_factory=list)
 
 
-def round_scores(games, round_number, by_table, tsh=None, tsh_config=None, tables=None, given_seats=None):
+def round_scores(
+    games, round_number, by_table, tsh=None, tsh_config=None, tables=None, given_seats=None, queued=False
+):
     """The `RoundScores` of `round_number` from the game paths `games`, the entries `by_table`
-    (table -> entries in order) and TSH's `.t` files `tsh` or `config.tsh` `tsh_config`. A
-    mistake in an input is the readers' ValueError, naming it."""
+    (table -> entries in order) and TSH's `.t` files `tsh` or `config.tsh` `tsh_config`;
+    `queued`: for TSH's queue, whose `aps` takes scores whatever `config entry` says for typing.
+    A mistake in an input is the readers' ValueError, naming it."""
     found, problems = load_games(games)
     divisions = read_divisions(tsh, tsh_config, tables)
     values = settings(read_config(tsh_config) if tsh_config else None)
+    if queued:
+        values["entry"] = "scores"
     facts = [game_facts(game, source=source, board=board) for source, game, board in found]
     seats = {t: e.seat_a for t, es in by_table.items() if (e := chosen_entry(es)[0]) and e.seat_a}
     seats.update(given_seats or {})
