@@ -42,21 +42,29 @@ def modules():
         yield ".".join(parts[:-1] if parts[-1] == "__init__" else parts), path
 
 
-def imports(name, path):
-    """The absolute names `path` imports (relative imports resolved against its package)."""
+def import_targets(name, path):
+    """(module, names, bare) of each import in `path`, relative imports resolved against its
+    package: `import a.b` is ("a.b", [], False), `from .x import y` ("PACKAGE.x", ["y"], False),
+    `from . import y` ("PACKAGE", ["y"], True): bare, its names may be modules."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
+            yield from ((alias.name, [], False) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                 target = f"{base}.{node.module}" if node.module else base
             else:
                 target = node.module
-            yield target
-            # `from . import x` may name a module: count `base.x` too
-            yield from (f"{target}.{alias.name}" for alias in node.names if not node.module)
+            yield target, [alias.name for alias in node.names], not node.module
+
+
+def imports(name, path):
+    """The absolute names `path` imports (relative imports resolved against its package)."""
+    for target, names, bare in import_targets(name, path):
+        yield target
+        if bare:  # `from . import x` may name a module: count `base.x` too
+            yield from (f"{target}.{alias}" for alias in names)
 
 
 def part_of(name):
@@ -147,25 +155,11 @@ def module_edges(name, path):
     """The package's modules that `name` imports, each import resolved to the module it loads:
     `from .x import y` is `x` (or `x.y` when that is a module), `from . import y` is `y`; a
     function-local import counts as any other."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            targets = [(alias.name, []) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                target = f"{base}.{node.module}" if node.module else base
-            else:
-                target = node.module
-            targets = [(target, [alias.name for alias in node.names])]
-        else:
-            continue
-        for target, names in targets:
-            submodules = [f"{target}.{n}" for n in names if f"{target}.{n}" in MODULES]
-            if submodules:
-                yield from submodules
-            if target in MODULES and len(submodules) < len(names or [None]):
-                yield target
+    for target, names, _bare in import_targets(name, path):
+        submodules = [f"{target}.{n}" for n in names if f"{target}.{n}" in MODULES]
+        yield from submodules
+        if target in MODULES and len(submodules) < len(names or [None]):
+            yield target
 
 
 def import_circles():

@@ -180,7 +180,9 @@ def score_routes(hall, command_form, file, json_, text):
             )
         return json_(made)
 
-    async def lock(request):
+    async def round_lock(request, action, apply, done, not_done):
+        """Lock or unlock a round (`apply` the score book's), on the audit trail first: no lock
+        or unlock without its line."""
         if book is None:
             return off()
         form, refused = await command_form(request)
@@ -190,33 +192,20 @@ def score_routes(hall, command_form, file, json_, text):
         if not is_count(number) or not 1 <= int(number) <= 99:
             return text(400, "round: a number from 1 to 99")
         by, addr = who(request)
-        try:  # on the trail first: no lock without its line
+        try:
             await asyncio.to_thread(
-                hall.audit.record, "lock", by, addr, None, None, None, {"round": int(number)}
+                hall.audit.record, action, by, addr, None, None, None, {"round": int(number)}
             )
+            await asyncio.to_thread(apply, int(number))
         except OSError as error:
-            return unwritten(text, error, "not locked")
-        book.lock_round(int(number))
-        return json_({"locked": int(number)})
+            return unwritten(text, error, not_done)
+        return json_({done: int(number)})
+
+    async def lock(request):
+        return await round_lock(request, "lock", lambda n: book.lock_round(n), "locked", "not locked")
 
     async def unlock(request):
-        if book is None:
-            return off()
-        form, refused = await command_form(request)
-        if refused:
-            return refused
-        number = one(form, "round")
-        if not is_count(number) or not 1 <= int(number) <= 99:
-            return text(400, "round: a number from 1 to 99")
-        by, addr = who(request)
-        try:  # on the trail first: no unlock without its line
-            await asyncio.to_thread(
-                hall.audit.record, "unlock", by, addr, None, None, None, {"round": int(number)}
-            )
-            await asyncio.to_thread(book.unlock_round, int(number))
-        except OSError as error:
-            return unwritten(text, error, "not unlocked")
-        return json_({"unlocked": int(number)})
+        return await round_lock(request, "unlock", lambda n: book.unlock_round(n), "unlocked", "not unlocked")
 
     return [
         Route("/S/{table}/{side}/{token}", form_page),
