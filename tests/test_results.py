@@ -15,13 +15,13 @@ import pytest
 from tileclock.cli import main
 from tileclock.director.event.matching import match_round
 from tileclock.director.event.pairings import (
-    PairingsError,
     Player,
     csv_round,
     read_pairings_csv,
     read_tsh,
     tsh_round,
 )
+from tileclock.director.event.tfile import PairingsError
 from tileclock.director.follow.store import RecordStore
 from tileclock.director.records.facts import game_facts
 from tileclock.director.records.gamefiles import load_games

@@ -18,14 +18,13 @@ from hypothesis import strategies as st
 from conftest import examples
 from tileclock.cli import main
 from tileclock.director.event.pairings import (
-    PairingsError,
     parse_table_ranges,
     read_tsh,
     read_tsh_config,
     tsh_round,
     with_tables,
 )
-from tileclock.director.event.tfile import decode, parse_line, read_config
+from tileclock.director.event.tfile import PairingsError, decode, parse_line, read_config
 from tournament import DATA, END, play
 
 EVENT = os.path.join(DATA, "tsh", "event")

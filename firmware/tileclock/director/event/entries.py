@@ -22,8 +22,7 @@ import secrets
 import threading
 import time
 
-from ...wire.labels import is_count, is_label
-from .pairings import table_key
+from ...wire.labels import is_count, is_label, table_key
 from .score_tokens import FILE, MAX_TOKENS, Grant, TokensRefused, keep_aside, read_tokens, write_tokens
 from .scoring import DIRECTOR, Entry, chosen_entry
 

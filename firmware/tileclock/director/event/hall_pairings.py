@@ -22,10 +22,10 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+from ...wire.labels import table_key
 from . import inputs
 from .matching import other_side
-from .pairings import PairingsError, table_key
-from .tfile import read_config
+from .tfile import PairingsError, read_config
 
 log = logging.getLogger(__name__)
 

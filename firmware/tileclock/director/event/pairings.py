@@ -27,9 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from ...wire.labels import table_key
-from .tfile import PairingsError, TshFileRefused, division_name, read_bytes, read_config, read_players
-
-__all__ = ["PairingsError", "TshFileRefused"]  # re-exported: callers catch them from here
+from .tfile import PairingsError, division_name, read_bytes, read_config, read_players
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,9 @@ from typing import Protocol
 
 from ...wire.decoder import Reason
 from ...wire.protocol import FieldError, FrameError, unframe, with_crc
+from .clocklog import shown
 from .resend import ResendPlan
-from .store import Rejected, clock_of, shown
+from .store import Rejected, clock_of
 
 logger = logging.getLogger(__name__)
 

@@ -34,7 +34,6 @@ from ...wire.protocol import is_label
 from ..records.history import CSV_FIELDS, csv_safe
 from . import twins
 from .clocklog import ClockLog, lines_on_disk
-from .clocklog import shown as shown  # (re-exported: the hall's table takes it from here)
 
 #: `game-SEQ-CLOCK.log`: a game's file, named by its `new_game` seq and its clock's id (and
 #: `before-games-CLOCK.log`, records of a game the clock no longer held the start of)

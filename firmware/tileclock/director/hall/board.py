@@ -5,7 +5,7 @@ boards come."""
 from collections.abc import Mapping
 
 from ...clock.calls import Calls
-from ..follow.store import shown
+from ..follow.clocklog import shown
 
 #: a call's time of day may be this far behind the clock's own count of its wait (the count is in
 #: whole records; chrony keeps the clocks within milliseconds of this laptop)
