@@ -113,13 +113,13 @@ class _Pipe:
             if data is None:
                 self.proxy.shut(self.dst)
                 return
+            if rate > 0:  # the bytes take their time on the link before they arrive
+                time.sleep(len(data) / rate)
             try:
                 self.dst.sendall(data)
             except OSError:
                 self.proxy.close_relay(self)
                 return
-            if rate > 0:
-                time.sleep(len(data) / rate)
 
 
 def peak_rate(times, since=0.0, window_s=1.0):
