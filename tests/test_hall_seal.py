@@ -135,13 +135,7 @@ def test_a_captured_command_published_again_is_refused_and_recorded(sealed_hall,
     feed.command("adjust A +60000", "c1")
     wait_for(lambda: (sim.daemon.pump(sim.time()), adjustments(sim))[1], what="the director's adjust")
     # an eavesdropper with the director's login publishes the same bytes three times
-    feed.client.disconnect()
-    feed.client.loop_stop()
-    thief = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
-    thief.username_pw_set("director", BROKER_USERS["director"])
-    thief.connect("127.0.0.1", broker.port)
-    thief.loop_start()
-    wait_for(thief.is_connected, what="the thief online")
+    thief = thief_for(feed, broker)
     for _ in range(3):
         thief.publish("tileclock/c1/cmd", captured[0], qos=1).wait_for_publish(5)
     thief.publish(
@@ -200,9 +194,9 @@ def act(trail, feed, action, command, lost=None):
     return entry
 
 
-def publish_again(feed, broker, payload, times=1):
-    """An eavesdropper with the director's login publishes captured bytes (the director steps
-    aside meanwhile: one login is one session on the broker), then the director comes back."""
+def thief_for(feed, broker):
+    """An eavesdropper online with the director's login, the director stepped aside (one login is
+    one session on the broker)."""
     feed.client.disconnect()
     feed.client.loop_stop()
     thief = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
@@ -210,6 +204,13 @@ def publish_again(feed, broker, payload, times=1):
     thief.connect("127.0.0.1", broker.port)
     thief.loop_start()
     wait_for(thief.is_connected, what="the thief online")
+    return thief
+
+
+def publish_again(feed, broker, payload, times=1):
+    """An eavesdropper with the director's login publishes captured bytes (the director steps
+    aside meanwhile: one login is one session on the broker), then the director comes back."""
+    thief = thief_for(feed, broker)
     for _ in range(times):
         thief.publish("tileclock/c1/cmd", payload, qos=1).wait_for_publish(5)
     thief.disconnect()

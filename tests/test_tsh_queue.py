@@ -113,10 +113,9 @@ def _games(played, tsh_dir, tmp_path):
     return captured["games"]
 
 
-@pytest.mark.parametrize("tsh_looks_first", [True, False])
-def test_killed_between_writing_n_txt_and_advancing_the_cursor(
-    played, tsh_dir, tmp_path, monkeypatch, tsh_looks_first
-):
+def killed_at_second_advance(played, tsh_dir, tmp_path, monkeypatch):
+    """The round's games queued by a hall killed as it advances the cursor for the second game
+    (its files written): (games, records folder, the real `advance` to put back)."""
     games = _games(played, tsh_dir, tmp_path)
     records = str(tmp_path / "records")
     real = tsh_queue.advance
@@ -131,6 +130,14 @@ def test_killed_between_writing_n_txt_and_advancing_the_cursor(
     monkeypatch.setattr(tsh_queue, "advance", dies_second_time)
     with pytest.raises(Killed):
         tsh_queue.queue_games(tsh_dir, records, games)
+    return games, records, real
+
+
+@pytest.mark.parametrize("tsh_looks_first", [True, False])
+def test_killed_between_writing_n_txt_and_advancing_the_cursor(
+    played, tsh_dir, tmp_path, monkeypatch, tsh_looks_first
+):
+    games, records, real = killed_at_second_advance(played, tsh_dir, tmp_path, monkeypatch)
     # the second game's 3.txt and 4.txt are written, the cursor still says 3
     with open(os.path.join(tsh_dir, "remote_queue", "_enqueue.txt"), encoding="ascii") as file:
         assert file.read() == "3\n"
@@ -467,20 +474,7 @@ def test_a_score_tsh_never_took_reads_as_refused_after_two_minutes(played, tsh_d
 def test_a_game_after_files_tsh_ran_uncounted_is_still_read(played, tsh_dir, tmp_path, monkeypatch):
     """Killed before counting the second game's files, which TSH then ran: the restart no longer
     queues that game (TSH's .t file has it), and the next game must not go below TSH's cursor."""
-    games = _games(played, tsh_dir, tmp_path)
-    records = str(tmp_path / "records")
-    real = tsh_queue.advance
-    calls = []
-
-    def dies_second_time(fd, cursor):
-        calls.append(cursor)
-        if len(calls) == 2:
-            raise Killed
-        real(fd, cursor)
-
-    monkeypatch.setattr(tsh_queue, "advance", dies_second_time)
-    with pytest.raises(Killed):
-        tsh_queue.queue_games(tsh_dir, records, games)
+    games, records, real = killed_at_second_advance(played, tsh_dir, tmp_path, monkeypatch)
     tsh = TshModel(tsh_dir)
     tsh.run_queue()
     monkeypatch.setattr(tsh_queue, "advance", real)
