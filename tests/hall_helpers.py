@@ -83,10 +83,11 @@ def page_json(server, path):
     return json.loads(text)
 
 
-def page_post(server, path, form, own=True):
-    """POST the form text `form` to `path` as the page's own script does (`own`), or as any other
-    page would (no Origin, no command header): (status, text)."""
-    host = f"127.0.0.1:{server.port}"
+def form_headers(door, form="", own=True, scheme="http", **more):
+    """The headers and body of a form POSTed to `door` (anything with a `port`) as the page's own
+    script sends it (`own`: its Origin, at `scheme`, and the command header), or as any other page
+    would (neither); `more` headers on top (a cookie)."""
+    host = f"127.0.0.1:{door.port}"
     body = form.encode()
     headers = {
         "Host": host,
@@ -94,8 +95,14 @@ def page_post(server, path, form, own=True):
         "Content-Length": str(len(body)),
     }
     if own:
-        headers.update({"Origin": f"http://{host}", COMMAND_HEADER: "1"})
-    return page_request(server, "POST", path, headers, body)
+        headers.update({"Origin": f"{scheme}://{host}", COMMAND_HEADER: "1"})
+    return {**headers, **more}, body
+
+
+def page_post(server, path, form, own=True, scheme="http"):
+    """POST the form text `form` to `path` as the page's own script does (`own`, from an address
+    at `scheme`), or as any other page would (no Origin, no command header): (status, text)."""
+    return page_request(server, "POST", path, *form_headers(server, form, own, scheme))
 
 
 def hall_config(broker, clock="c1"):

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from hall_helpers import game_ended, hall_page, page_request
+from hall_helpers import form_headers, game_ended, hall_page, page_request
 from test_hall_page_guard import Feed
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.hall.audit import read
@@ -24,17 +24,7 @@ PASSWORD = "correct horse"
 
 def own(door, form="", **more):
     """The headers (and body) of the page's own script at `door` (anything with a `port`)."""
-    host = f"127.0.0.1:{door.port}"
-    body = form.encode()
-    headers = {
-        "Host": host,
-        "Origin": f"http://{host}",
-        COMMAND_HEADER: "1",
-        "Content-Type": "application/x-www-form-urlencoded",
-        "Content-Length": str(len(body)),
-        **more,
-    }
-    return headers, body
+    return form_headers(door, form, **more)
 
 
 @pytest.fixture

@@ -49,18 +49,7 @@ class Hall:
     def post(self, path, form):
         """POST `form` as a phone's form (or the director's page) sends it, from the address the
         phone has (`scheme`): its Origin is that address."""
-        if self.scheme == "http":
-            return page_post(self.page, path, form)
-        host = f"127.0.0.1:{self.page.port}"
-        body = form.encode()
-        headers = {
-            "Host": host,
-            "Origin": f"{self.scheme}://{host}",
-            COMMAND_HEADER: "1",
-            "Content-Type": "application/x-www-form-urlencoded",
-            "Content-Length": str(len(body)),
-        }
-        return page_request(self.page, "POST", path, headers, body)
+        return page_post(self.page, path, form, scheme=self.scheme)
 
     def close(self):
         self.page.close()
