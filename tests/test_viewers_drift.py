@@ -8,6 +8,7 @@ import random
 import time
 
 import paho.mqtt.client as mqtt
+import pytest
 
 from conftest import BROKER_USERS
 from hall_helpers import Spectator, wait_for
@@ -161,6 +162,9 @@ def drift(page, states, truth, delays, skew_ms):
     return between, in_flight, wrong
 
 
+# a measurement (real delivery through both brokers, printed as figures), 11 s: `make test-slow`;
+# the pages' counting between states and going stale stay in `make test` (test_viewers_pages.py)
+@pytest.mark.slow
 def test_the_count_stays_within_the_delivery_of_the_clock(browser, broker, viewers_broker):
     delays = delivery_ms(broker, viewers_broker)
     states, truth = play()
