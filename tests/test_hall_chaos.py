@@ -78,7 +78,9 @@ def test_an_outage_then_back_loses_nothing_and_a_command_into_it_acts_at_most_on
         clocks.play(2)
         clocks.pump()
         feed.command("adjust A -60000", "c2")
-        time.sleep(0.2)
+        wait_for(
+            lambda: proxy.waiting("down") > 0, what="the broker's answers and the command held on their way"
+        )
         # then the access point reboots: every connection cut, none taken, then all back at once
         proxy.cut()
         proxy.clear()
@@ -86,7 +88,10 @@ def test_an_outage_then_back_loses_nothing_and_a_command_into_it_acts_at_most_on
         clocks.pump()
         feed.command("adjust B -30000", "c3")  # into the outage: at QoS 0 it is lost, never late
         cut_at = time.monotonic()
-        time.sleep(0.3)
+        wait_for(
+            lambda: not any(sim.uplink._connected for sim in clocks.sims.values()),
+            what="every clock off the broker",
+        )
         proxy.restore()
         settle(feed, clocks, "the records made through the outage")
         every_record_once(feed, clocks)

@@ -194,6 +194,18 @@ class FaultProxy:
         with self.changed:
             return len(self._relays)
 
+    def waiting(self, name):
+        """How many bytes wait in direction `name` ("up" or "down"), held or not yet due."""
+        with self.changed:
+            return sum(
+                len(data)
+                for *_, pipes in self._relays
+                for pipe in pipes
+                if pipe.name == name
+                for _, data in list(pipe.queue)
+                if data
+            )
+
     def attempts_peak(self, since=0.0, window_s=1.0):
         """The most connections accepted in any `window_s` from `since` (monotonic), a second."""
         return peak_rate(self.accepts, since, window_s)
