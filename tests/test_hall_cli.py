@@ -134,7 +134,7 @@ class Terminal(io.StringIO):
 
 
 def hall_args(*argv):
-    from tileclock.cli import build_parser
+    from tileclock.cli.parser import build_parser
 
     return build_parser().parse_args(["hall", "--broker", "127.0.0.1", *argv])
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from test_mistakes import OPTIONS, WORDS, run
-from tileclock.cli import build_parser
+from tileclock.cli.parser import build_parser
 
 #: a mistake must be met within this (a command that starts running instead would run on)
 BOUND_S = 10
