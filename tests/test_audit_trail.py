@@ -9,7 +9,8 @@ import tracemalloc
 
 import pytest
 
-from tileclock.director.hall.audit import AuditLog, outcome_of, read, table_history
+from tileclock.director.hall.audit import AuditLog
+from tileclock.director.hall.audit_read import outcome_of, read, table_history
 from tileclock.wire.labels import is_label
 
 BOARD = {

@@ -2,7 +2,8 @@
 so its call answered, its correction and its round over are on the audit trail and sent with
 `by=hall-demo`, exactly as a director's clicks would be."""
 
-from tileclock.director.hall.audit import AuditLog, read
+from tileclock.director.hall.audit import AuditLog
+from tileclock.director.hall.audit_read import read
 from tileclock.director.hall.round_control import RoundControl
 from tileclock.director.pages.demo_director import BETWEEN_S, STEP_S, DemoDirector
 

@@ -17,7 +17,7 @@ from hall_helpers import Stepping, closed_after, wait_for
 from test_hall import Clocks, director, settle
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.director.event.players import TablePlayers
-from tileclock.director.hall.audit import read
+from tileclock.director.hall.audit_read import read
 from tileclock.director.pages.app import COMMAND_HEADER
 from tileclock.director.pages.web import HallPage
 

@@ -15,7 +15,7 @@ import pytest
 from hall_helpers import form_headers, game_ended, hall_page, page_request
 from test_hall_page_guard import Feed
 from tileclock.director.event.entries import ScoreBook
-from tileclock.director.hall.audit import read
+from tileclock.director.hall.audit_read import read
 from tileclock.director.hall.page_password import hash_password
 from tileclock.director.pages.web import COMMAND_HEADER
 

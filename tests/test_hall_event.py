@@ -22,7 +22,7 @@ from test_round_control import AT_14, UTC
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.timesync import virtual_wall
-from tileclock.director.hall import audit
+from tileclock.director.hall import audit_read
 from tileclock.director.hall.round_control import RoundControl
 from tileclock.director.pages.web import HallPage
 from tileclock.sim.simulator import Simulator
@@ -223,7 +223,7 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
     page.locator("#recorded tr.ev-error", has_text=refusal["detail"]).wait_for()  # the clock's own record
 
     # the audit trail: every action, in order, from the page session that took it
-    trail = audit.read(event.folder)
+    trail = audit_read.read(event.folder)
     assert [(e["action"], e["clock"], e["by"]) for e in trail] == [
         ("round_start", "all", session),
         ("call", "c2", session),
@@ -311,11 +311,13 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
         questions[-1].startswith("Start a new game (only once this game has ended")
         and "clock c2?" in questions[-1]
     )
-    (asked,) = [e for e in audit.read(event.folder) if e["action"] == "new_game"]
+    (asked,) = [e for e in audit_read.read(event.folder) if e["action"] == "new_game"]
     opened = event.records("c2", "new_game")[-1]
     assert opened["by"] == asked["id"] and opened["source"] == "hall" and asked["by"] == session
-    wait_for(lambda: audit.read(event.folder)[-1]["outcomes"], what="the new game's outcome on the trail")
-    assert audit.read(event.folder)[-1]["outcomes"]["c2"]["seq"] == opened["seq"]
+    wait_for(
+        lambda: audit_read.read(event.folder)[-1]["outcomes"], what="the new game's outcome on the trail"
+    )
+    assert audit_read.read(event.folder)[-1]["outcomes"]["c2"]["seq"] == opened["seq"]
     director.close()
     viewers.context.close()
 

@@ -15,7 +15,7 @@ from hall_helpers import page_request, wait_for
 from test_hall import Clocks, director, settle
 from test_hall_calls import call_from
 from tileclock.device.assembly import SIM_EPOCH_NS
-from tileclock.director.hall.audit import read
+from tileclock.director.hall.audit_read import read
 from tileclock.director.pages import app
 from tileclock.director.pages.web import HallPage
 

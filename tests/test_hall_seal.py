@@ -19,7 +19,8 @@ from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config import Config, ConfigError, parse_config
 from tileclock.device.links.hall_seal import CommandSeal
 from tileclock.device.timesync import system_wall
-from tileclock.director.hall.audit import AuditLog, outcome_of, read
+from tileclock.director.hall.audit import AuditLog
+from tileclock.director.hall.audit_read import outcome_of, read
 from tileclock.director.hall.feed import HallFeed
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.seal import FRESH_MS, MAX_SEALED, Sealer, SealError, judge, read_keys, seal, unseal

@@ -18,7 +18,7 @@ from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.timesync import virtual_wall
-from tileclock.director.hall import audit
+from tileclock.director.hall import audit, audit_read
 from tileclock.director.hall.round_control import LEAD_S, RoundControl
 from tileclock.director.pages.board_routes import round_step_as, unwritten
 from tileclock.director.pages.web import COMMAND_HEADER, HallPage
@@ -154,7 +154,7 @@ def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_cloc
     assert answer.json()["round"]["clocks"] == ["c1", "c2"]
     # the start is on the audit trail, one line for the round, and each clock's `set` names the
     # same page session
-    (line,) = [e for e in audit.read(feed.store.outdir) if e["action"] == "round_start"]
+    (line,) = [e for e in audit_read.read(feed.store.outdir) if e["action"] == "round_start"]
     assert re.fullmatch(r"page-[0-9a-f]{8}", line["by"]) and line["clock"] == "all"
     assert line["changed"] == {"round": 3, "start_ms": AT_14, "start": "14:00:00", "boards": ["c1", "c2"]}
     for clock in ("c1", "c2"):
@@ -164,7 +164,7 @@ def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_cloc
     # round over: on the trail before it leaves, and in each clock's `end`
     page.click("#end-round")
     page.locator("#sent", has_text="round over").wait_for()
-    (over,) = [e for e in audit.read(feed.store.outdir) if e["action"] == "round_over"]
+    (over,) = [e for e in audit_read.read(feed.store.outdir) if e["action"] == "round_over"]
     assert over["by"] == line["by"] and over["changed"] == {"round": 3}
     assert over["command"] == f"round over by={over['id']}"
 
@@ -318,9 +318,9 @@ def test_a_round_file_refused_after_its_line_is_followed_by_not_sent(tmp_path, m
         round_step_as(hall, "page-1a", None, "start", 3, "14:00", "1")
     said = "not sent: round.json cannot be written (No space left on device)"
     assert said_503(error.value) == (503, said) and hall.feed.sent == []
-    (line,) = audit.read(str(tmp_path))
+    (line,) = audit_read.read(str(tmp_path))
     assert line["action"] == "round_start"
-    assert audit.outcome_of(line, "clock-1") == {
+    assert audit_read.outcome_of(line, "clock-1") == {
         "state": "refused",
         "seq": None,
         "at": line["outcomes"][None]["at"],
@@ -334,7 +334,7 @@ def test_after_a_restart_a_rounds_start_is_answered_only_by_the_clocks_it_was_se
     never sent to it; round.json names the clocks, and the restarted hall keeps to them."""
     hall = AuditedHall(tmp_path)
     line = round_step_as(hall, "page-1a", None, "start", 3, "14:00", "1")
-    (started,) = audit.read(str(tmp_path))
+    (started,) = audit_read.read(str(tmp_path))
     feed = Feed()
     feed.store = type("Store", (), {"outdir": str(tmp_path)})()
     restarted = HallPage(feed, port=0)  # a restart: the trail and round.json read back

@@ -25,7 +25,7 @@ from tileclock.director.event.entries import (
     ScoreBook,
     read_entries,
 )
-from tileclock.director.hall.audit import read
+from tileclock.director.hall.audit_read import read
 from tournament import TSH_FILES, play_round
 
 

@@ -17,7 +17,7 @@ from test_score_code import scanned
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.event.score_links import ScoreLinks, phone_base
-from tileclock.director.hall.audit import read
+from tileclock.director.hall.audit_read import read
 from tileclock.director.pages.web import HallPage
 from tileclock.wire.protocol import with_crc
 

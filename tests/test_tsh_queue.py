@@ -427,7 +427,7 @@ def test_hall_tsh_dir_opens_the_queue_and_the_scores_page_shows_it(played, tsh_d
         with open(os.path.join(records, "audit.log"), encoding="utf-8") as file:
             trail = file.read()
         assert '"tsh_queue"' in trail and "aps 1 4 382 380 3 A" in trail  # each game queued, on the trail
-        from tileclock.director.hall.audit import read
+        from tileclock.director.hall.audit_read import read
 
         refused = []
         assert any(e["action"] == "tsh_queue" for e in read(records, refused)) and refused == []

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from tileclock.director.hall.audit import AuditLog, read
+from tileclock.director.hall.audit import AuditLog
+from tileclock.director.hall.audit_read import read
 from tileclock.wire.decoder import Reason, WireError
 from tileclock.wire.director_files import decode_audit_line, decode_round
 from tileclock.wire.records import RecordError, decode

@@ -22,7 +22,8 @@ from starlette.routing import Route
 
 from ...wire.labels import is_count
 from ...wire.protocol import is_label
-from ..hall.audit import concerns, read, table_history, with_id
+from ..hall.action_ids import with_id
+from ..hall.audit_read import concerns, read, table_history
 from ..hall.round_control import Unsaved
 
 #: a correction from the page: whole seconds, at most 10 minutes either way (the clock's own limit)

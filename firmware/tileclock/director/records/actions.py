@@ -1,6 +1,6 @@
 """The director's actions (and the board's calls) as a game's own records tell them.
 
-Read by the page's table history (`hall/audit.py`), `tileclock replay` and the sheet's notes:
+Read by the page's table history (`hall/audit_read.py`), `tileclock replay` and the sheet's notes:
 each action with its instant, what it was, the way it came (`source`) and who asked (`by`, when the
 command named it: docs/protocol.md).
 """
