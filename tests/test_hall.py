@@ -95,14 +95,14 @@ def director(broker, folder, **options):
     """The director's feed on `broker`, connected: over TLS where it has it."""
     port, options = broker.tls_port or broker.port, {"tls_ca": broker.ca_file, **options}
     feed = HallFeed("127.0.0.1", port, BROKER_USERS["director"], str(folder), **options).start()
-    wait_for(feed.connected.is_set, what="the director to connect")
+    wait_for(feed.connection.connected.is_set, what="the director to connect")
     return feed
 
 
 def kill_director(feed):
     """The director gone at once: no disconnect, nothing more acknowledged, its store as it was."""
-    feed.client.loop_stop()
-    feed.client.socket().close()
+    feed.connection.client.loop_stop()
+    feed.connection.client.socket().close()
     feed.store.close()
 
 

@@ -108,7 +108,7 @@ def sealed_hall(broker, tmp_path):
         keys=read_keys(f"c1 {KEY}"),
         wall=lambda: (SIM_EPOCH_NS + sim.time()) / NS_PER_S,
     ).start()
-    wait_for(lambda: feed.connected.is_set() and sim.uplink._connected, what="both online")
+    wait_for(lambda: feed.connection.connected.is_set() and sim.uplink._connected, what="both online")
     feed.test_clock = sim
     tap(sim, "B", 1)
     tap(sim, "STOP", 5)  # a stopped clock: a director's correction applies
@@ -128,8 +128,8 @@ def refusals(sim):
 def test_a_captured_command_published_again_is_refused_and_recorded(sealed_hall, broker):
     sim, feed = sealed_hall
     captured = []
-    publish = feed.client.publish
-    feed.client.publish = lambda name, payload, **kw: (
+    publish = feed.connection.client.publish
+    feed.connection.client.publish = lambda name, payload, **kw: (
         captured.append(payload),
         publish(name, payload, **kw),
     )[1]
@@ -186,20 +186,20 @@ def act(trail, feed, action, command, lost=None):
     if lost is None:
         feed.command(entry["command"], "c1")
         return entry
-    publish = feed.client.publish
-    feed.client.publish = lambda name, payload, **kw: lost.append(payload)
+    publish = feed.connection.client.publish
+    feed.connection.client.publish = lambda name, payload, **kw: lost.append(payload)
     try:
         feed.command(entry["command"], "c1")
     finally:
-        feed.client.publish = publish
+        feed.connection.client.publish = publish
     return entry
 
 
 def thief_for(feed, broker):
     """An eavesdropper online with the director's login, the director stepped aside (one login is
     one session on the broker)."""
-    feed.client.disconnect()
-    feed.client.loop_stop()
+    feed.connection.client.disconnect()
+    feed.connection.client.loop_stop()
     thief = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
     thief.username_pw_set("director", BROKER_USERS["director"])
     thief.connect("127.0.0.1", broker.port)
@@ -216,9 +216,9 @@ def publish_again(feed, broker, payload, times=1):
         thief.publish("tileclock/c1/cmd", payload, qos=1).wait_for_publish(5)
     thief.disconnect()
     thief.loop_stop()
-    feed.client.reconnect()
-    feed.client.loop_start()
-    wait_for(feed.connected.is_set, what="the director back")
+    feed.connection.client.reconnect()
+    feed.connection.client.loop_start()
+    wait_for(feed.connection.connected.is_set, what="the director back")
 
 
 def records(sim, ev):

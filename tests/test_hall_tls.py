@@ -121,10 +121,13 @@ def a_sealed_command_through(broker, tmp_path, tls_ca):
     relay = Relay(broker.port)
     sim, feed = sealed_hall(broker, tmp_path, relay.port, tls_ca)
     sent = []
-    publish = feed.client.publish
-    feed.client.publish = lambda name, payload, **kw: (sent.append(payload), publish(name, payload, **kw))[1]
+    publish = feed.connection.client.publish
+    feed.connection.client.publish = lambda name, payload, **kw: (
+        sent.append(payload),
+        publish(name, payload, **kw),
+    )[1]
     try:
-        wait_for(lambda: feed.connected.is_set() and sim.uplink._connected, what="both online")
+        wait_for(lambda: feed.connection.connected.is_set() and sim.uplink._connected, what="both online")
         tap(sim, "B", 1)
         tap(sim, "STOP", 5)  # stopped: the director's correction applies
         feed.command("adjust A +60000", "c1")

@@ -135,7 +135,7 @@ def test_one_bad_retained_state_never_blanks_the_page(hall, state, broker, tmp_p
     assert c1 is None or not c1.refusals, (c1.refusals, c1.last_refusal)  # (seen once under load: what?)
     third.close()
     feed.store.close = lambda: None  # closed already (the fixture closes it again)
-    feed.client.disconnect = lambda: None
+    feed.connection.client.disconnect = lambda: None
 
 
 def test_records_held_ahead_of_a_gap_are_bounded_and_asked_for_again(hall, monkeypatch):

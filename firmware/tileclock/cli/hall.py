@@ -6,10 +6,9 @@ import os
 import socket
 import ssl
 import sys
-import time
 from urllib.parse import urlsplit
 
-from ..director.hall.feed import FIRST_CONNECT_S, HallFeed
+from ..director.hall.feed import HallFeed
 from ..wire.seal import read_keys
 from .errors import UsageError, given_by_the_user
 
@@ -217,13 +216,11 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
             f"--web {args.web} or --phones {args.phones}: cannot serve the page there: {_why(error)}"
         ) from None
     feed, scores, page = hall.feed, hall.scores, hall.page
-    deadline = time.monotonic() + FIRST_CONNECT_S
-    while not feed.connected.wait(0.05) and feed.refused is None and time.monotonic() < deadline:
-        pass
-    if feed.refused is not None:
+    feed.connection.wait_first()
+    if feed.connection.refused is not None:
         hall.close()
         raise UsageError(
-            f"the broker at {args.broker}:{args.port} refused the director: {feed.refused} "
+            f"the broker at {args.broker}:{args.port} refused the director: {feed.connection.refused} "
             "(check --password-file, $TILECLOCK_HALL_PASSWORD or --password)"
         )
     serial = [ClockFeed(port, feed.store) for port in args.serial or []]
@@ -245,10 +242,10 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
         out.write(f"tileclock hall: score codes on the panels after each game, for phones at {phone}\n")
     else:
         out.write("tileclock hall: no score codes on the panels (give --phone-url http://ADDRESS:PORT)\n")
-    if feed.in_the_clear:
-        out.write(f"tileclock hall: {feed.in_the_clear}\n")
-    if not feed.connected.is_set():
-        out.write(f"tileclock hall: {feed.down}; still trying\n")
+    if feed.connection.in_the_clear:
+        out.write(f"tileclock hall: {feed.connection.in_the_clear}\n")
+    if not feed.connection.connected.is_set():
+        out.write(f"tileclock hall: {feed.connection.down}; still trying\n")
     out.flush()
     said, said_notices, said_pairings = None, feed.store.noticed, None
     try:

@@ -1,7 +1,7 @@
 """`tileclock hall`: the director's side of the hall's broker (docs/hall.md).
 
-`HallFeed` subscribes (as the `director` user, with a persistent session) to
-every clock's records, state and status. Each record goes into the same
+`HallFeed` subscribes (as the `director` user, with a persistent session: its
+connection, `connection.py`) to every clock's records, state and status. Each record goes into the same
 `RecordStore` that `collect` writes through, which keeps each (clock id, seq)
 once, in order, in the same game files and `results.csv`; the broker's copy is
 acknowledged only once the store has it on disk (paho's manual
@@ -25,21 +25,18 @@ import re
 import threading
 import time
 
-import paho.mqtt.client as mqtt
-
 from ...wire.protocol import with_crc
 from ...wire.seal import Sealer
 from ...wire.state import StateError, decode_state
-from ...wire.topics import ALL, DIRECTOR, ROOT, parse_topic, topic, valid_clock_id
+from ...wire.topics import ALL, DIRECTOR, parse_topic, topic, valid_clock_id
 from ..follow.session import ClockSession, Outcome
 from ..follow.store import RecordStore, Rejected
 from .board import Boards
+from .connection import CLIENT_ID, HallConnection
 from .disk import DiskFault
 
 logger = logging.getLogger(__name__)
 
-#: the director's client id on the broker, its user name (the broker ties the two): one persistent session
-CLIENT_ID = DIRECTOR
 #: records taken from the queue in one step (each step ends with one round of acknowledgements)
 BATCH = 500
 #: the largest record taken by default (`--max-record-bytes`): an `end` record, the largest a clock
@@ -51,13 +48,6 @@ _SEQ = re.compile(rb'"seq":(\d{1,16})[,}]')
 CLEAR_S = 2.0
 #: what rejects.log keeps of a refused message
 QUARANTINED_BYTES = 1024
-#: the page's and the console's words for a hall without TLS (no --tls-ca): a director turned it off
-IN_THE_CLEAR = (
-    "NOT ENCRYPTED: the broker is reached without TLS (no --tls-ca): passwords, score codes and "
-    "commands can be read on the Wi-Fi"
-)
-#: how long `tileclock hall` waits at its start for the broker to take it in, or refuse it
-FIRST_CONNECT_S = 10.0
 
 
 class HallFeed:
@@ -84,7 +74,6 @@ class HallFeed:
         listeners=(),
         players=None,
     ):
-        self.host, self.port = host, port
         self.store = store if isinstance(store, RecordStore) else RecordStore(store)
         self.clock = clock
         #: the time of day (s since 1970): records' ages and a call's waiting time count by it
@@ -101,58 +90,25 @@ class HallFeed:
         self.max_record_bytes = max_record_bytes or MAX_RECORD_BYTES
         #: messages held unacknowledged while the disk refuses them (docs/hall.md)
         self.disk = DiskFault()
-        self.connected = threading.Event()
-        self.down = "not connected yet"
-        self.refused = None  # the broker's reason, when it refused the director's login
         #: bumped on every change the page shows; waiters on `changed` are woken
         self.version = 0
         self.changed = threading.Condition()
         self._listeners = list(listeners)
         #: `players(round, table)`: who plays there, from the pairings (event/players.py), if given
         self.players = players
-        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False)
-        client.username_pw_set(user, password or None)
-        if tls_ca:
-            client.tls_set(ca_certs=tls_ca)
-        #: what the page says while the director's own connection is in the clear, or None (TLS)
-        self.in_the_clear = None if tls_ca else IN_THE_CLEAR
-        client.manual_ack_set(True)  # a record is acknowledged once the store has it
-        client.reconnect_delay_set(min_delay=1, max_delay=10)
-        client.on_connect = self._on_connect
-        client.on_disconnect = self._on_disconnect
-        client.on_message = lambda c, u, message: self.inbox.put(message)
-        self.client = client
+        #: the director's client on the broker (`connection.py`): paho's thread only queues what arrives
+        self.connection = HallConnection(
+            host, port, password, self.inbox.put, self._bump, user=user, client_id=client_id, tls_ca=tls_ca
+        )
 
     def start(self):
         """Connect in the background (and keep reconnecting)."""
-        self.client.connect_async(self.host, self.port, keepalive=30)
-        self.client.loop_start()
+        self.connection.start()
         return self
 
     def close(self):
-        self.client.disconnect()
-        self.client.loop_stop()
+        self.connection.close()
         self.store.close()
-
-    # --- paho's thread
-
-    def _on_connect(self, client, userdata, flags, reason_code, properties):
-        if reason_code.is_failure:
-            self.refused = str(reason_code)
-            self.down = f"broker {self.host}:{self.port} refused: {reason_code}"
-            return
-        self.refused = None
-        self.down = None
-        client.subscribe([(f"{ROOT}/+/records", 1), (f"{ROOT}/+/state", 1), (f"{ROOT}/+/status", 1)])
-        self.connected.set()
-        self._bump()
-
-    def _on_disconnect(self, client, userdata, flags, reason_code, properties):
-        self.connected.clear()
-        self.down = f"broker {self.host}:{self.port} lost: {reason_code}"
-        self._bump()
-
-    # --- the caller's thread
 
     def step(self, wait_s=0.2):
         """Take what arrived (waiting up to `wait_s` for the first), store it, acknowledge it, and
@@ -188,7 +144,7 @@ class HallFeed:
         # the store has written every line (flushed): now the broker may forget them
         for message in done:
             if message.qos > 0:
-                self.client.ack(message.mid, message.qos)
+                self.connection.client.ack(message.mid, message.qos)
         for listener in list(self._listeners):
             for item in stored:
                 listener(*item)
@@ -218,7 +174,7 @@ class HallFeed:
         the time it is made (`wall`): one published again later is refused as stale."""
         line = with_crc(text) if crc else text
         if not self.sealer.keys:
-            return self.client.publish(topic(clock_id, "cmd"), line, qos=0)
+            return self.connection.client.publish(topic(clock_id, "cmd"), line, qos=0)
         # sealed: each clock's own key, so a command for every clock goes to each one heard or keyed
         targets = [clock_id] if clock_id != ALL else sorted(set(self.boards) | set(self.sealer.keys))
         # made now by the director's wall clock (the clocks' chrony follows it): a clock refuses the
@@ -226,7 +182,7 @@ class HallFeed:
         made_ms = int(self.wall() * 1000)
         for target in targets:
             sealed = self.sealer.line(target, line, time.time_ns() // 1000, made_ms)
-            sent = self.client.publish(topic(target, "cmd"), sealed, qos=0)
+            sent = self.connection.client.publish(topic(target, "cmd"), sealed, qos=0)
         return sent if targets else None
 
     def clear_state(self, clock_id):
@@ -234,11 +190,11 @@ class HallFeed:
         the director): a bad one would otherwise be handed to every director that subscribes, for
         ever. The clock publishes its state again with its next change."""
         sent = [
-            self.client.publish(topic(clock_id, kind), b"", qos=1, retain=True)
+            self.connection.client.publish(topic(clock_id, kind), b"", qos=1, retain=True)
             for kind in ("state", "status", "public")
         ]
         for info in sent:  # the broker has it (PUBACK) before the page says cleared
-            if self.connected.is_set():
+            if self.connection.connected.is_set():
                 try:
                     info.wait_for_publish(CLEAR_S)
                 except (RuntimeError, ValueError):
@@ -254,10 +210,10 @@ class HallFeed:
         for board in boards if self.players else ():  # the board's name is its table, unless set
             board["players"] = self.players(board["round"], board["table"] or board["board"])
         return {
-            "in_the_clear": _in_the_clear(self.in_the_clear, boards),
+            "in_the_clear": _in_the_clear(self.connection.in_the_clear, boards),
             "version": self.version,
-            "connected": self.down is None,
-            "down": self.down,
+            "connected": self.connection.down is None,
+            "down": self.connection.down,
             "alerts": [self.disk.text] if self.disk.text else [],
             "boards": boards,
         }
