@@ -15,7 +15,7 @@ from hall_helpers import wait_for
 from test_hall import Clocks, director, settle
 from tileclock.bench.fault_proxy import FaultProxy
 from tileclock.bench.hall import count_on_disk
-from tileclock.device.links import hall as hall_link
+from tileclock.device.links import hall_client
 from tileclock.director.records.history import iter_records
 
 
@@ -107,9 +107,9 @@ def test_clocks_cut_at_once_do_not_all_come_back_at_the_same_moment():
     """paho's back-off doubles a fixed first wait without jitter: 200 clocks that lost an access
     point at one moment would all try again at 1 s, 3 s, 7 s... A first wait drawn per clock."""
     rng = random.Random(39)
-    firsts = [hall_link.reconnect_delays(rng)["min_delay"] for _ in range(200)]
-    assert min(firsts) >= hall_link.BACKOFF_MIN_S
-    assert max(firsts) - min(firsts) > 0.8 * hall_link.BACKOFF_SPREAD_S
+    firsts = [hall_client.reconnect_delays(rng)["min_delay"] for _ in range(200)]
+    assert min(firsts) >= hall_client.BACKOFF_MIN_S
+    assert max(firsts) - min(firsts) > 0.8 * hall_client.BACKOFF_SPREAD_S
     # in any 1 s, at most a third of them: no storm at the first retry
     assert max(sum(1 for f in firsts if t <= f < t + 1) for t in firsts) < 200 / 2.5
 
@@ -130,7 +130,9 @@ def test_a_clock_tries_again_soon_after_its_access_point_is_back():
     rng = random.Random(39)
     for outage_s in (20, 300):
         for _ in range(200):
-            first_after = min(t for t in attempts(hall_link.reconnect_delays(rng), outage_s) if t >= outage_s)
+            first_after = min(
+                t for t in attempts(hall_client.reconnect_delays(rng), outage_s) if t >= outage_s
+            )
             assert first_after - outage_s <= 13, (outage_s, first_after)
 
 

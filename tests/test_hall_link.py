@@ -232,7 +232,7 @@ def test_a_clock_may_publish_only_as_itself_and_never_send_commands(broker, tmp_
 
 
 def test_the_broker_gone_is_a_fault_and_an_alert_never_a_stop(broker, tmp_path, monkeypatch):
-    monkeypatch.setattr("tileclock.device.links.hall.DOWN_GRACE_S", 0.2)
+    monkeypatch.setattr("tileclock.device.links.hall_grace.DOWN_GRACE_S", 0.2)
     sim = clock_on(broker, tmp_path)
     wait_for(lambda: sim.uplink._connected, what="the clock online")
     tap(sim, "B", 1)

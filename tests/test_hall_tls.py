@@ -169,7 +169,7 @@ def test_over_tls_neither_password_nor_any_command_is_on_the_wire(tls_broker, tm
 def test_a_clock_given_another_ca_refuses_the_broker_and_its_fault_says_why(
     tls_broker, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr("tileclock.device.links.hall.DOWN_GRACE_S", 0.5)  # the fault sooner than 5 s
+    monkeypatch.setattr("tileclock.device.links.hall_grace.DOWN_GRACE_S", 0.5)  # the fault sooner than 5 s
     other = make_tls(tmp_path / "another-hall")["tileclock-ca.pem"]
     hall = replace(hall_config(tls_broker, "c1"), tls_ca=str(other))
     sim = Simulator(

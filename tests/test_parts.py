@@ -16,7 +16,8 @@ from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config, HallConfig
 from tileclock.device.journal import Journal
-from tileclock.device.links.hall import DOWN_GRACE_S, GRACE_MARGIN_S, HallLink
+from tileclock.device.links.hall import HallLink
+from tileclock.device.links.hall_grace import DOWN_GRACE_S, GRACE_MARGIN_S
 from tileclock.device.links.resends import STREAM_NS
 from tileclock.device.links.serial import SerialLink
 from tileclock.device.loop import Daemon

@@ -17,6 +17,9 @@ without the network costs memory for nothing but the journal.
 A record may reach the broker twice (a start after a kill, a resend): the
 director keeps each (clock id, seq) once.
 
+paho's client and its connection settings are `hall_client.py`'s, a broken connection's grace
+before its fault `hall_grace.py`'s.
+
 Locks: paho calls `on_publish` holding its own message lock, so the uplink
 never calls paho while holding its own (`_lock`); an acknowledgement that
 comes back before its publish call returned is kept in `_early` until the
@@ -24,18 +27,17 @@ message id is registered.
 """
 
 import logging
-import random
-import ssl
 import threading
 import time
 from collections import deque
 
 import paho.mqtt.client as mqtt
 
-from ...clock.timecode import NS_PER_S
 from ...wire.protocol import CommandError, parse_command
 from ...wire.topics import ALL, topic
 from .hall_acked import AckedFile
+from .hall_client import cannot_connect, connect, lost, make_client, refused
+from .hall_grace import DownGrace
 from .hall_seal import CommandSeal
 from .hall_state import RetainedState
 from .resends import STREAM_NS, Resends
@@ -44,30 +46,8 @@ log = logging.getLogger(__name__)
 
 #: records handed to paho and not yet acknowledged, at most
 WINDOW = 200
-#: a broken connection shows as a fault only once it has lasted this long (Wi-Fi blips are not news)
-DOWN_GRACE_S = 5.0
-#: how long after the grace the loop wakes to show the fault (a hair after: `failing` is then sure)
-GRACE_MARGIN_S = 0.05
 #: commands waiting for the loop, at most (more are dropped, with a log line)
 MAX_COMMANDS = 32
-#: paho's reconnect back-off: the first wait, drawn per clock in [MIN, MIN + SPREAD) s, then
-#: doubling up to `BACKOFF_MAX_S` plus the same draw: a clock back on the network tries within
-#: that (hall-bench --chaos: with 30 s, boards caught up 13 s to 21 s after a 20 s outage); 200
-#: clocks at that cap, spread over 3 s, are 20 attempts a second at most, nothing to mosquitto
-BACKOFF_MIN_S = 1.0
-BACKOFF_SPREAD_S = 3.0
-BACKOFF_MAX_S = 10.0
-
-
-def reconnect_delays(rng=random):
-    """This clock's reconnect back-off for paho (`reconnect_delay_set`'s min and max delays).
-
-    paho doubles the delay from `min_delay` without jitter, so clocks that lost the broker at the
-    same moment (an access point rebooted) would all try again at the same moments, for ever: a
-    reconnection storm at each. A first wait drawn per clock spreads them; doubling keeps them
-    apart."""
-    spread = rng.random() * BACKOFF_SPREAD_S
-    return {"min_delay": BACKOFF_MIN_S + spread, "max_delay": BACKOFF_MAX_S + spread}
 
 
 class HallLink:
@@ -98,7 +78,6 @@ class HallLink:
         self.hall = hall
         self.board = board
         self.wake = wake
-        self._now_ns = now_ns
         #: with a key in [hall]: every command must be sealed with it, its counter new (wire/seal.py)
         self.seal = CommandSeal(hall.key, clock_id, state_dir) if hall.key else None
         self._lock = threading.Lock()  # the ack bookkeeping, shared with paho's thread
@@ -117,9 +96,8 @@ class HallLink:
         self._dropped_commands = 0
         self._ignored_hall_ack = False
         self._connected = False
-        self._down_since = time.monotonic()
-        self._down_reason = "not connected yet"
-        self._grace_ns = None  # when (the loop's time) a broken connection's fault falls due, or None
+        #: a broken connection's grace: its own part, which shows the fault once it lasts
+        self._grace = DownGrace(now_ns)
         #: the retained state and public topics: their own part, following the journal's records
         self._state = RetainedState(journal, clock_id, board, self._publish, now_ns, wall_ns)
         self._state.tls = bool(hall.tls_ca)
@@ -142,10 +120,7 @@ class HallLink:
     def next_wake_ns(self, woke_ns):
         """When the loop must wake for the uplink, having last woken at `woke_ns`: soon while a
         resend streams (`STREAM_NS`), and once a broken connection's grace is over; else None."""
-        with self._lock:
-            if self._grace_ns is not None and woke_ns >= self._grace_ns:
-                self._grace_ns = None  # the loop has woken since: `failing` was asked then
-            grace = self._grace_ns
+        grace = self._grace.wake_ns(woke_ns)
         soon = woke_ns + STREAM_NS if self.streaming else None
         return min((when for when in (grace, soon) if when is not None), default=None)
 
@@ -157,17 +132,13 @@ class HallLink:
 
     @property
     def failing(self):
-        """Why the broker is out of reach, once that has lasted `DOWN_GRACE_S`; else None."""
-        since = self._down_since
-        if since is None or time.monotonic() - since < DOWN_GRACE_S:
-            return None
-        return self._down_reason
+        """Why the broker is out of reach, once that has lasted its grace (hall_grace.py); else None."""
+        return self._grace.failing
 
     def start(self):
         """Connect in the background (paho's thread keeps trying until it gets through)."""
-        self.client.connect_async(self.hall.broker, self.hall.port, keepalive=self.hall.keepalive_s)
-        self.client.loop_start()
-        self._ask_grace_wake()  # "not connected yet" becomes a fault if it lasts
+        connect(self.client, self.hall)
+        self._grace.ask_wake()  # "not connected yet" becomes a fault if it lasts
 
     def pump(self):
         """Hand paho what fits in the window: the new records first, then the newest `status`
@@ -283,18 +254,7 @@ class HallLink:
     # --- paho's side (its thread)
 
     def _make_client(self):
-        client = _Client(
-            mqtt.CallbackAPIVersion.VERSION2,
-            client_id=self.clock_id,
-            clean_session=False,
-            protocol=mqtt.MQTTv311,
-        )
-        client.username_pw_set(self.clock_id, self.hall.password or None)
-        if self.hall.tls_ca:
-            client.tls_set(ca_certs=self.hall.tls_ca)
-        client.will_set(topic(self.clock_id, "status"), "offline", qos=1, retain=True)
-        client.reconnect_delay_set(**reconnect_delays())
-        client.max_inflight_messages_set(WINDOW)
+        client = make_client(self.clock_id, self.hall, WINDOW)
         client.on_connect = self._on_connect
         client.on_connect_fail = self._on_connect_fail
         client.on_disconnect = self._on_disconnect
@@ -304,12 +264,10 @@ class HallLink:
 
     def _on_connect(self, client, userdata, flags, reason_code, properties):
         if reason_code.is_failure:
-            self._down_reason = f"broker {self.hall.broker}:{self.hall.port} refused: {reason_code}"
+            self._grace.reason = refused(self.hall, reason_code)
             return
         self._connected = True
-        self._down_since = None
-        with self._lock:
-            self._grace_ns = None  # back within the grace: no fault to show
+        self._grace.up()  # back within the grace: no fault to show
         # commands at QoS 0: the broker keeps none for a clock that is away, so a stale
         # command (a round over sent an hour ago) can never act on a later game
         client.subscribe([(topic(self.clock_id, "cmd"), 0), (topic(ALL, "cmd"), 0)])
@@ -319,20 +277,12 @@ class HallLink:
 
     def _on_connect_fail(self, client, userdata):
         # paho retries on its own; the fault (after the grace) says why, a wrong CA above all
-        self._down_reason = f"broker {self.hall.broker}:{self.hall.port}: {_why_not(client.failed)}"
+        self._grace.reason = cannot_connect(self.hall, client.failed)
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties):
         self._connected = False
-        self._down_reason = f"broker {self.hall.broker}:{self.hall.port} lost: {reason_code}"
-        if self._down_since is None:
-            self._down_since = time.monotonic()
-            self._ask_grace_wake()
+        if self._grace.down(lost(self.hall, reason_code)):
             self.wake()  # the loop sleeps on its old deadlines: it takes the grace's at this wake
-
-    def _ask_grace_wake(self):
-        """Have the loop wake once the connection has been down `DOWN_GRACE_S` (`next_wake_ns`)."""
-        with self._lock:
-            self._grace_ns = self._now_ns() + int((DOWN_GRACE_S + GRACE_MARGIN_S) * NS_PER_S)
 
     def _on_publish(self, client, userdata, mid, reason_code, properties):
         with self._lock:
@@ -400,33 +350,6 @@ class HallLink:
             return
         self._commands.append(bytes(message.payload))
         self.wake()
-
-
-class _Client(mqtt.Client):
-    """paho's client, keeping why its last connection attempt failed (`failed`): paho's own
-    thread catches the error and says only that it failed."""
-
-    failed: BaseException | None = None
-
-    def reconnect(self):
-        """paho's reconnect, its OSError (a TLS handshake's too) kept in `failed`."""
-        try:
-            return super().reconnect()
-        except OSError as error:
-            self.failed = error
-            raise
-
-
-def _why_not(error):
-    """A failed connection attempt in words: a certificate the hall's CA did not sign (or for
-    another name) says so, for the fault the panels and the director see."""
-    if isinstance(error, ssl.SSLCertVerificationError):
-        return f"TLS: its certificate is not the hall's (tls_ca): {error.verify_message or error.reason}"
-    if isinstance(error, ssl.SSLError):
-        return f"TLS: {error.reason or error}"
-    if isinstance(error, OSError):
-        return f"cannot connect: {error.strerror or error}"
-    return "cannot connect"
 
 
 def _is_ack(line):
