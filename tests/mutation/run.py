@@ -66,6 +66,7 @@ GROUPS = {
             "src/tileclock/device/journal/numbering.py",
             "src/tileclock/device/journal/retention.py",
             "src/tileclock/device/journal/readback.py",
+            "src/tileclock/device/journal/lastgame.py",
             "src/tileclock/device/journal/writeback.py",
         ],
         [

@@ -20,11 +20,11 @@ import logging
 import os
 from itertools import groupby
 
-from ...clock.history import reaches_last_game
 from ...wire import segments as files
 from ...wire.protocol import frame, unframe
 from ...wire.records import encode
 from . import writeback
+from .lastgame import LastGame
 from .numbering import HEADROOM, JUMPED, Numbering, far_block
 from .outbox import Outbox
 from .readback import read_back
@@ -55,8 +55,9 @@ class Journal:
 
     A thin front over parts that each own their state: the `outbox` (this run's records in
     memory, and which wait for the disk), the `store` (the segments on disk, read back and
-    repaired), the `writer` (the segment being written), `numbering` (the seq marks) and
-    `pruning` (what the director holds, and retention). The journal owns the seq counter, the
+    repaired), the `writer` (the segment being written), `numbering` (the seq marks),
+    `pruning` (what the director holds, and retention) and the `last_game` (its records as read
+    at start, until a restart takes them up). The journal owns the seq counter, the
     disk's failure and the faults not recorded yet.
     """
 
@@ -70,13 +71,12 @@ class Journal:
         #: how long an unhurried record may take to stay on disk after its write (None: they are fsynced)
         self.settle_ms = None
         self._notes = []  # (detail, extra fields) of faults not recorded yet
-        self._recovery = []  # the last game's records as read at start, until a restart takes them
-        self._last_game_first_seq = None
         self.outbox = Outbox(backlog)
         self.store = SegmentStore(directory, self._note, self._fail)
         self.writer = SegmentWriter(directory, self._note)
         self.numbering = Numbering(directory, runtime, self._note)
         self.pruning = Pruning(self.store, retention or Retention(), self._note)
+        self.last_game = LastGame(directory, self.store, self.writer, self.outbox, self._note)
 
     @classmethod
     def open(cls, directory=None, *, legacy=None, **options):
@@ -129,8 +129,7 @@ class Journal:
             self.numbering.set_runtime_mark(self.next_seq - 1)
             return
         found = read_back(self.store)
-        self._recovery = found.records
-        self._last_game_first_seq = found.records[0]["seq"] if found.records else None
+        self.last_game.found(found.records)
         if self.store.segments:
             self.store.first_disk_seq = self.store.segments[0]
         newest = self.store.segments[-1] if self.store.segments else None
@@ -227,52 +226,19 @@ class Journal:
 
     def recovery_records(self):
         """The records a restart needs (the last game's, from its `new_game`): read from disk at
-        start, or (in memory) found among the records held."""
-        if self.directory is None:
-            newest_first = []
-            for line in self.outbox.newest_first():
-                newest_first.append(unframe(line))
-                if newest_first[-1]["ev"] in ("new_game", "boot") and reaches_last_game(newest_first[::-1]):
-                    break
-            return newest_first[::-1]
-        records, self._recovery = self._recovery, []
-        return records
+        start, or (in memory) found among the records held (`lastgame.py`)."""
+        return self.last_game.take()
 
     @property
     def last_game_first_seq(self):
         """The first seq of the last game's records as read at start (its `new_game`, or the `boot`
         before it), or None (a journal in memory, or no game held)."""
-        return self._last_game_first_seq
+        return self.last_game.first_seq
 
     def set_aside(self, unplayable):
         """Records a start could not play back (`(seq, why)` each, from `GameClock.recover`): damage
-        like any other, so their segment's bytes are kept aside, the segment written back without
-        them, and a note says so. Call it before the start's own records are added."""
-        whys = dict(unplayable)
-        if not whys:
-            return
-        if self.directory is None or self.store.blind:
-            for seq, why in whys.items():
-                self._note(f"seq {seq} left out: {why}", {})
-            return
-        self.store.forget_cache()
-        for first in reversed(self.store.segments):  # the last game's, newest first
-            if first > max(whys):
-                continue
-            try:
-                segment = files.Segment(self.store.path(first))
-            except OSError as error:
-                self._note(f"{files.segment_name(first)} cannot be read ({error.strerror})", {})
-                break
-            if segment.reject(whys):
-                self.store.repair(segment, whys)
-                if first == self.writer.segment and segment.repaired:
-                    self.writer.resume(first, len(segment.clean_bytes))
-                elif first == self.writer.segment:  # not repaired: new records start another segment
-                    self.writer.leave()
-                    self.outbox.leave_segment()
-            if first <= min(whys):
-                break
+        like any other, set aside by `lastgame.py`. Call it before the start's own records are added."""
+        self.last_game.set_aside(unplayable)
 
     def take_notes(self):
         """Faults the journal found (damage, skipped seqs, records given up, games pruned unheld),
