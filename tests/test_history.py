@@ -10,6 +10,7 @@ from tileclock.clock.core import GameClock
 from tileclock.clock.history import GameSplitter, last_game, split_games, view_at
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_MS, format_clock, parse_clock
+from tileclock.director.records.gamefiles import NoGames, load_games
 from tileclock.wire.protocol import FrameError, frame, unframe
 from tileclock.wire.records import RecordError, decode, encode
 
@@ -158,3 +159,12 @@ def test_replay_of_a_game_under_a_rules_setting_it_does_not_know_says_so_in_word
     log.write_text("".join(frame(json.dumps(line)) + "\n" for line in lines))
     code, out, err = run(["replay", str(log), "--at", "0:15"])
     assert code == 2 and err.strip() == f"tileclock: unknown rules settings {sorted(changes)}"
+
+
+def test_the_audit_trail_beside_the_games_is_no_game_file(tmp_path):
+    """The hall keeps audit.log in its records folder: reading the games there leaves it alone, so
+    a folder with no game yet says so, not that audit.log could not be read (the TSH queue's
+    pass quietly skips such a round)."""
+    (tmp_path / "audit.log").write_text('{"action":"lock","by":"page-1"}\n', encoding="utf-8")
+    with pytest.raises(NoGames, match="no recorded game there"):
+        load_games([str(tmp_path)])

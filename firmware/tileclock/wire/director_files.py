@@ -19,7 +19,9 @@ from .schema import BASIC, ListOf, Nullable, Obj, check_fields
 #: the files beside the board folders under `--out` that hold no game (readers of the folder leave
 #: them alone)
 REJECTS, NOTICES, RESULTS = "rejects.log", "notices.log", "results.csv"
-SIDE_FILES = (REJECTS, NOTICES, RESULTS)
+#: the director's audit trail, in the hall's records folder (director/hall/audit.py)
+AUDIT = "audit.log"
+SIDE_FILES = (REJECTS, NOTICES, RESULTS, AUDIT)
 
 ACTIONS = (
     "adjust",

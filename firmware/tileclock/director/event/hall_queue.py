@@ -14,6 +14,7 @@ import os
 import re
 import threading
 
+from ..records.gamefiles import NoGames
 from .round_scores import round_scores
 from .tsh_queue import QueueError, QueueRecord, games_of, queue_games
 
@@ -76,10 +77,10 @@ class HallQueue:
         for number in self.entry_rounds():
             try:
                 errors += self._round(number)
-            except (ValueError, QueueError, OSError) as error:  # no games yet, a config unreadable
-                text = str(error)
-                if "holds no game" not in text:
-                    errors.append(f"round {number}: {text}")
+            except NoGames:  # entries before any game reached the hall: nothing to queue yet
+                continue
+            except (ValueError, QueueError, OSError) as error:  # a config unreadable, a queue refused
+                errors.append(f"round {number}: {error}")
         error = "; ".join(errors)
         if error != self.error:
             self.say(f"TSH's queue: {error}" if error else "TSH's queue: writing again")

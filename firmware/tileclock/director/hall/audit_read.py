@@ -13,12 +13,12 @@ import collections
 import os
 
 from ...wire.decoder import Reason, WireError
-from ...wire.director_files import AUDIT_LIMITS, decode_audit_line
+from ...wire.director_files import AUDIT, AUDIT_LIMITS, decode_audit_line
 from ..records.actions import clock_actions
 
 __all__ = ["FILE", "MAX_READ", "MAX_REFUSED", "OFFLINE", "concerns", "outcome_of", "read", "table_history"]
 
-FILE = "audit.log"
+FILE = AUDIT
 #: the most actions `read` keeps (the newest); a table's history asks for fewer
 MAX_READ = 5000
 #: the most refused lines `read` lists (it counts them all in `refused_count`)

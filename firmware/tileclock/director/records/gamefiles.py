@@ -72,10 +72,14 @@ def load_games(paths):
                 continue
             here += [(file, game, board or _folder_board(file)) for game, board in found]
         if not here:
-            raise ValueError(_no_game(path, left_out))
+            raise NoGames(_no_game(path, left_out))
         games += here
         problems += left_out
     return games, problems
+
+
+class NoGames(ValueError):
+    """A path with no recorded game in it (said in words: why)."""
 
 
 def _no_game(path, left_out):
