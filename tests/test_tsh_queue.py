@@ -533,3 +533,25 @@ def test_the_hall_queues_scores_whatever_entry_mode_tsh_is_typed_in(played, tsh_
     tsh = TshModel(tsh_dir)
     tsh.run_queue()
     assert tsh.refused == [] and tsh.scores("A", 3) == WANT_A
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"games": {"3/a/table 1": "queued"}}',  # an entry of the wrong type
+        '{"games": {"3/a/table 1": {"state": "queued", "cursors": ["3"]}}}',  # a cursor as text
+        '{"games": {"3/a/table 1": {"state": "done"}}}',  # a state the hall never writes
+        '{"games": [1, 2]}',
+        '{"games": {"k": {"state": "queued", "commands": [[[[["aps"]]]]]}}}',  # nested too deep
+        '{"games": {}, "pad": "' + "x" * (2 * 1024 * 1024) + '"}',  # huge
+        "[]",
+        "\xff\xfe not json",
+    ],
+)
+def test_a_queue_record_tampered_with_is_refused_in_words_never_a_crash(tmp_path, text):
+    """records/tsh-queue.json is the hall's own, in a folder anyone at the laptop may edit: a bad
+    one is a QueueError naming it (the page and the console say so), never a TypeError that
+    would end the queue's thread."""
+    (tmp_path / tsh_queue.RECORD).write_bytes(text.encode("utf-8", "surrogateescape"))
+    with pytest.raises(tsh_queue.QueueError, match="not a queue record"):
+        tsh_queue.QueueRecord(str(tmp_path))

@@ -31,6 +31,8 @@ import stat
 import time
 from dataclasses import dataclass, field
 
+from ...wire.decoder import Limits, load_object
+from ...wire.schema import natural
 from ...wire.segments import replace_file
 from .tfile import read_bytes
 
@@ -92,6 +94,34 @@ def games_of(results):
     return games
 
 
+#: the queue record's limits: a game's entry is under 300 bytes, an event under 2,000 games
+RECORD_LIMITS = Limits(max_bytes=1024 * 1024, max_depth=4, max_int_digits=16)
+STATES = ("pending", "queued")
+
+
+def checked_games(value):
+    """The `games` of a queue record read back (`load_object`'s dict), each entry held to its
+    shape: ValueError naming what is wrong. The record is the hall's own, but it lies in a folder
+    anyone at the laptop may edit, and a thread that dies on a bad one queues nothing more."""
+    games = value.get("games", {})
+    if not isinstance(games, dict):
+        raise ValueError("games: not an object")
+    for key, entry in games.items():
+        where = f"games[{key[:40]!r}]"
+        if not isinstance(entry, dict) or entry.get("state") not in STATES:
+            raise ValueError(f"{where}: not an entry with a state of {' or '.join(STATES)}")
+        cursors, commands = entry.get("cursors", []), entry.get("commands", [])
+        if not (isinstance(cursors, list) and all(natural(c) for c in cursors)):
+            raise ValueError(f"{where}.cursors: not a list of cursors")
+        if not (isinstance(commands, list) and all(isinstance(c, str) for c in commands)):
+            raise ValueError(f"{where}.commands: not a list of command lines")
+        if not (entry.get("at_s") is None or natural(entry["at_s"])):
+            raise ValueError(f"{where}.at_s: not a time")
+        if not (entry.get("at") is None or isinstance(entry["at"], str)):
+            raise ValueError(f"{where}.at: not a time of day")
+    return dict(games)
+
+
 class QueueRecord:
     """What was queued, by game key, in `records/tsh-queue.json` (replaced whole each time)."""
 
@@ -99,11 +129,12 @@ class QueueRecord:
         self.path = os.path.join(records, RECORD)
         self.games = {}
         try:
-            data = json.loads(read_bytes(self.path).decode("utf-8"))
-            self.games = dict(data.get("games", {}))
+            self.games = checked_games(
+                load_object(read_bytes(self.path, RECORD_LIMITS.max_bytes), RECORD_LIMITS)
+            )
         except FileNotFoundError:
             pass
-        except (OSError, ValueError, AttributeError) as error:
+        except (OSError, ValueError) as error:  # a WireError is a ValueError: size, depth, shape
             raise QueueError(
                 f"{self.path}: not a queue record ({error}); move it aside to start afresh"
             ) from None
