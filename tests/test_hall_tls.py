@@ -28,7 +28,7 @@ from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config import Config
 from tileclock.director.hall.broker import INSTALL_HINT, LocalBroker, free_port, mosquitto_binary
 from tileclock.director.hall.feed import HallFeed
-from tileclock.director.hall.tls import make_tls
+from tileclock.director.hall.tls import BROKER_KEY, CA_KEY, local_tls, make_tls
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.seal import read_keys
 
@@ -425,3 +425,19 @@ def test_a_clock_in_the_clear_beside_tls_ones_is_named_on_the_page(broker, tmp_p
         feed.close()
         for sim in clocks:
             sim.close()
+
+
+def test_a_private_brokers_keys_are_never_written_into_a_file_already_there(tmp_path):
+    """local_tls writes its cached keys into every folder after the first: a key file already
+    there, 0644 (or a link another user made), is replaced, never written through, and the key
+    is its owner's alone."""
+    local_tls(tmp_path / "first")  # the process's keys made (or already cached)
+    folder = tmp_path / "second"
+    folder.mkdir()
+    for name in (CA_KEY, BROKER_KEY):
+        (folder / name).write_text("old")
+        os.chmod(folder / name, 0o644)
+    paths = local_tls(folder)
+    for name in (CA_KEY, BROKER_KEY):
+        assert stat.S_IMODE(os.stat(paths[name]).st_mode) == 0o600
+        assert b"PRIVATE KEY" in paths[name].read_bytes()

@@ -19,6 +19,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from ...wire.segments import replace_file
+
 #: the files `make_tls` writes, by what they are
 CA_CERT = "tileclock-ca.pem"
 CA_KEY = "tileclock-ca.key"
@@ -74,73 +76,73 @@ def make_tls(folder, names=(), addresses=()):
             raise TlsError(f"--name {name!r}: a host name is letters, digits, - . and _")
     san = ",".join([*(f"DNS:{name}" for name in dns), *(f"IP:{ip}" for ip in ips)])
     paths = {name: folder / name for name in (CA_CERT, CA_KEY, BROKER_CERT, BROKER_KEY)}
-    old = os.umask(0o077)  # openssl writes under the umask: the keys readable by their owner only
-    try:
-        # made in a folder of its own (0700), then renamed into place: a key is never written into
-        # a file already there, whose mode or an open descriptor on it would let another user read it
-        with tempfile.TemporaryDirectory(dir=folder) as work:
-            made = {name: Path(work) / name for name in paths}
-            request = Path(work) / "broker.csr"
-            ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
-            _openssl(
-                "req",
-                "-x509",
-                *ec,
-                "-keyout",
-                str(made[CA_KEY]),
-                "-out",
-                str(made[CA_CERT]),
-                "-days",
-                str(CA_DAYS),
-                "-subj",
-                f"/CN=tileclock hall CA {socket.gethostname()}",
-                "-addext",
-                "basicConstraints=critical,CA:TRUE,pathlen:0",
-                "-addext",
-                "keyUsage=critical,keyCertSign,cRLSign",
-            )
-            _openssl(
-                "req",
-                "-new",
-                *ec,
-                "-keyout",
-                str(made[BROKER_KEY]),
-                "-out",
-                str(request),
-                "-subj",
-                f"/CN={dns[0] if dns else ips[0]}",
-            )
-            extensions = Path(work) / "broker.ext"
-            extensions.write_text(
-                f"subjectAltName={san}\nbasicConstraints=critical,CA:FALSE\n"
-                "keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
-                encoding="utf-8",
-            )
-            _openssl(
-                "x509",
-                "-req",
-                "-in",
-                str(request),
-                "-CA",
-                str(made[CA_CERT]),
-                "-CAkey",
-                str(made[CA_KEY]),
-                "-set_serial",
-                f"0x{secrets.token_hex(16)}",
-                "-out",
-                str(made[BROKER_CERT]),
-                "-days",
-                str(BROKER_DAYS),
-                "-sha256",
-                "-extfile",
-                str(extensions),
-            )
-            for name in (CA_CERT, BROKER_CERT):
-                os.chmod(made[name], 0o644)  # public: every clock gets the CA's
-            for name, path in made.items():
-                os.replace(path, paths[name])
-    finally:
-        os.umask(old)
+    # made in a folder of its own (mkdtemp's 0700: no other user reaches what openssl writes there,
+    # whatever the umask), then renamed into place: a key is never written into a file already
+    # there, whose mode or an open descriptor on it would let another user read it. (Not the
+    # process's umask: the director's threads make files too.)
+    with tempfile.TemporaryDirectory(dir=folder) as work:
+        made = {name: Path(work) / name for name in paths}
+        request = Path(work) / "broker.csr"
+        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+        _openssl(
+            "req",
+            "-x509",
+            *ec,
+            "-keyout",
+            str(made[CA_KEY]),
+            "-out",
+            str(made[CA_CERT]),
+            "-days",
+            str(CA_DAYS),
+            "-subj",
+            f"/CN=tileclock hall CA {socket.gethostname()}",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE,pathlen:0",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        )
+        _openssl(
+            "req",
+            "-new",
+            *ec,
+            "-keyout",
+            str(made[BROKER_KEY]),
+            "-out",
+            str(request),
+            "-subj",
+            f"/CN={dns[0] if dns else ips[0]}",
+        )
+        extensions = Path(work) / "broker.ext"
+        extensions.write_text(
+            f"subjectAltName={san}\nbasicConstraints=critical,CA:FALSE\n"
+            "keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+            encoding="utf-8",
+        )
+        _openssl(
+            "x509",
+            "-req",
+            "-in",
+            str(request),
+            "-CA",
+            str(made[CA_CERT]),
+            "-CAkey",
+            str(made[CA_KEY]),
+            "-set_serial",
+            f"0x{secrets.token_hex(16)}",
+            "-out",
+            str(made[BROKER_CERT]),
+            "-days",
+            str(BROKER_DAYS),
+            "-sha256",
+            "-extfile",
+            str(extensions),
+        )
+        for name in (CA_KEY, BROKER_KEY):
+            os.chmod(made[name], 0o600)  # before the rename: readable by their owner only
+        for name in (CA_CERT, BROKER_CERT):
+            os.chmod(made[name], 0o644)  # public: every clock gets the CA's
+        for name, path in made.items():
+            os.replace(path, paths[name])
     return paths
 
 
@@ -162,8 +164,7 @@ def local_tls(folder):
     paths = {}
     for name, data in _LOCAL.items():
         path = paths[name] = folder / name
-        mode = 0o600 if name.endswith(".key") else 0o644
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
+        # made afresh and renamed over: a key is never written into a file already there (whose
+        # mode, 0644 say, it would keep)
+        replace_file(str(path), data, 0o600 if name.endswith(".key") else 0o644)
     return paths
