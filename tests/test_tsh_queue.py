@@ -509,17 +509,27 @@ def test_tsh_s_perl_is_woken_with_sigusr1(tsh_dir):
     folder = os.path.join(tsh_dir, "remote_queue")
     os.makedirs(folder)
     script = '$SIG{USR1} = sub { print "woken\\n"; exit 0 }; $| = 1; print "ready\\n"; sleep 30; exit 1'
-    tsh = subprocess.Popen(["perl", "-e", script], stdout=subprocess.PIPE, text=True)
-    try:
-        assert tsh.stdout.readline() == "ready\n"
-        with open(os.path.join(folder, "_signal.txt"), "w", encoding="ascii") as file:
-            file.write(f"{tsh.pid}\n")
-        assert tsh_queue.wake(folder) == f"signalled TSH (pid {tsh.pid})"
-        assert tsh.wait(timeout=10) == 0 and tsh.stdout.read() == "woken\n"
-    finally:
-        if tsh.poll() is None:
-            tsh.kill()
-            tsh.wait()
+    # TSH as it runs: perl and its tsh.pl; another perl program, whose pid a TSH that has exited
+    # may have left in _signal.txt, is never sent SIGUSR1 (it would end it)
+    tsh_pl = os.path.join(tsh_dir, "tsh.pl")
+    with open(tsh_pl, "w", encoding="ascii") as file:
+        file.write(script + "\n")
+    for command, woken in ((["perl", "-e", script], False), (["perl", tsh_pl], True)):
+        tsh = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        try:
+            assert tsh.stdout.readline() == "ready\n"
+            with open(os.path.join(folder, "_signal.txt"), "w", encoding="ascii") as file:
+                file.write(f"{tsh.pid}\n")
+            said = tsh_queue.wake(folder)
+            if woken:
+                assert said == f"signalled TSH (pid {tsh.pid})"
+                assert tsh.wait(timeout=10) == 0 and tsh.stdout.read() == "woken\n"
+            else:
+                assert "signalled" not in said and tsh.poll() is None  # still running
+        finally:
+            if tsh.poll() is None:
+                tsh.kill()
+                tsh.wait()
 
 
 def test_the_hall_queues_scores_whatever_entry_mode_tsh_is_typed_in(played, tsh_dir, tmp_path):

@@ -221,7 +221,7 @@ def _reached(folder, entry, cursor, dequeued):
 
 
 def _may_be_tsh(pid):
-    """Whether `pid` may be TSH (a perl running tsh): SIGUSR1 ends most other programs, and a pid
+    """Whether `pid` may be TSH (running tsh.pl): SIGUSR1 ends most other programs, and a pid
     left in `_signal.txt` by a TSH that has exited may be another program's now. Where /proc
     cannot say (not Linux), it may be."""
     try:
@@ -231,8 +231,10 @@ def _may_be_tsh(pid):
         return not os.path.isdir("/proc/self")  # on Linux: no such process
     except OSError:
         return True
+    # TSH itself (`tsh.pl`, or `tsh` where installed so) among its words: the interpreter's name
+    # alone (any perl program) is not enough
     names = [os.path.basename(word) for word in words.split(b"\0")]
-    return any(name.startswith(b"perl") or name in (b"tsh", b"tsh.pl") for name in names)
+    return any(name in (b"tsh", b"tsh.pl") for name in names)
 
 
 def wake(folder):
