@@ -17,7 +17,8 @@ from test_hall_page_guard import Feed
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.hall.audit_read import read
 from tileclock.director.hall.page_password import hash_password
-from tileclock.director.pages.web import COMMAND_HEADER
+from tileclock.director.pages.doors import MAX_ADDRESSES, Sessions
+from tileclock.director.pages.web import COMMAND_HEADER, MAX_DIRECTOR_CONNECTIONS
 
 PASSWORD = "correct horse"
 
@@ -355,3 +356,26 @@ def test_the_director_logs_in_in_chromium_and_the_cookie_is_the_servers(login_pa
     page.wait_for_url(server.address + "login")
     assert server.sessions.label(cookie["value"]) is None
     context.close()
+
+
+def test_password_tries_are_counted_before_their_check_so_a_burst_gets_no_more():
+    """Before: the try was counted after the (slow) PBKDF2 check, so a burst of tries at once all
+    passed may_try before any was counted. Now the sixth try this minute, however close behind
+    the first five, is refused; a right password hands its try back; a flood of addresses keeps
+    every count still running."""
+    sessions = Sessions(login=True)
+    assert [sessions.attempt("10.0.0.9", now=60) for _ in range(6)] == [True] * 5 + [False]
+    assert sessions.attempt("10.0.0.9", now=120)  # a new minute
+    sessions.succeeded("10.0.0.9")
+    assert [sessions.attempt("10.0.0.9", now=120) for _ in range(5)] == [True] * 5
+    for n in range(MAX_ADDRESSES):  # this minute's tries from as many addresses as are kept
+        sessions.attempt(f"a{n}", now=180)
+    assert not sessions.attempt("a-new-one", now=180)  # bounded: this minute's counts stay
+    assert [sessions.attempt("a0", now=180) for _ in range(5)] == [True] * 4 + [False]
+
+
+def test_the_directors_door_beyond_this_laptop_caps_its_connections_in_all(tmp_path):
+    with hall_page(Feed(tmp_path), login=True, password_hash=hash_password(PASSWORD)) as server:
+        assert server.door.server.config.limit_concurrency == MAX_DIRECTOR_CONNECTIONS
+    with hall_page(Feed(tmp_path)) as server:  # on this laptop: no stranger, no cap in all
+        assert server.door.server.config.limit_concurrency is None

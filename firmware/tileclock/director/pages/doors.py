@@ -60,6 +60,8 @@ COOKIE = "tileclock-director"
 MAX_SESSIONS = 200
 #: failed logins an address may make a minute; past that, 429 until the minute is out
 MAX_FAILED_LOGINS = 5
+#: addresses whose tries this minute are counted, at most (a flood of addresses is bounded)
+MAX_ADDRESSES = 10_000
 #: what a page needs no session for: the login itself, the icon
 OPEN_PATHS = ("/login", "/favicon.svg", "/favicon.ico")
 #: the director's pages: a browser sent here without a session is taken to the login
@@ -114,21 +116,30 @@ class Sessions:
                 return True
         return False
 
-    def may_try(self, addr, now=None):
-        """Whether `addr` may try a password now (fewer than `MAX_FAILED_LOGINS` failures this minute)."""
+    def attempt(self, addr, now=None):
+        """Count a password try from `addr`, before its (slow) check: whether it may try now,
+        fewer than `MAX_FAILED_LOGINS` this minute. Counted first, so a burst of tries at once
+        passes no more than that; a right password hands its try back (`succeeded`)."""
         minute = int((time.time() if now is None else now) // 60)
         with self._lock:
-            at, failures = self._failed.get(addr, (minute, 0))
-            return at != minute or failures < MAX_FAILED_LOGINS
+            if addr not in self._failed and len(self._failed) >= MAX_ADDRESSES:
+                # only this minute's count matters: the others go, never the counts still running
+                self._failed = {a: seen for a, seen in self._failed.items() if seen[0] == minute}
+                if len(self._failed) >= MAX_ADDRESSES:
+                    return False  # more addresses trying this minute than any hall has: wait
+            at, tries = self._failed.get(addr, (minute, 0))
+            tries = tries if at == minute else 0
+            if tries >= MAX_FAILED_LOGINS:
+                return False
+            self._failed[addr] = (minute, tries + 1)
+            return True
 
-    def failed(self, addr, now=None):
-        """Count a wrong password from `addr`."""
-        minute = int((time.time() if now is None else now) // 60)
+    def succeeded(self, addr):
+        """A right password from `addr`: its try is not counted against it."""
         with self._lock:
-            at, failures = self._failed.get(addr, (minute, 0))
-            self._failed[addr] = (minute, failures + 1 if at == minute else 1)
-            if len(self._failed) > 10_000:  # a flood of addresses cannot grow it without end
-                self._failed.clear()
+            at, tries = self._failed.get(addr, (0, 0))
+            if tries:
+                self._failed[addr] = (at, tries - 1)
 
     def password_ok(self, password):
         """Whether `password` is the page's (never, without a password file)."""

@@ -48,7 +48,7 @@ def login_routes(hall, file, text):
         addr = request.client.host if request.client else ""
         if not origin_ok(request.headers, request.url.scheme):
             return text(403, "a login comes from the director's own page")
-        if not sessions.may_try(addr):
+        if not sessions.attempt(addr):
             return text(429, "too many wrong passwords: wait a minute")
         try:
             length = int(request.headers.get("content-length") or 0)
@@ -62,8 +62,8 @@ def login_routes(hall, file, text):
             return text(408, "the login's body did not arrive in time")
         password = parse_qs(body[:MAX_LOGIN_BYTES].decode("utf-8", "replace")).get("password", [""])[0]
         if not await asyncio.to_thread(sessions.password_ok, password):  # PBKDF2: off the loop
-            sessions.failed(addr)
             return text(403, "not the page's password (hall-setup printed it; tileclock-page.passwd)")
+        sessions.succeeded(addr)
         answer, secret = logged_in(request)
         return with_cookie(answer, request, secret)
 

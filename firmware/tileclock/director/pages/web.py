@@ -36,6 +36,8 @@ __all__ = [
 MAX_CONNECTIONS = DIRECTOR_LIMITS["connections"]
 #: connections at once at the players' door, every address together (every phone of a large hall)
 MAX_PHONE_CONNECTIONS = 1000
+#: connections at once at the director's door, every address together, where it asks for a login
+MAX_DIRECTOR_CONNECTIONS = 1000
 #: how long the server has to start listening
 START_S = 10.0
 
@@ -87,11 +89,14 @@ class HallPage:
         login = not _loopback(host) if login is None else login
         self.sessions = Sessions(login, password_hash)
         # the director's door: every route; the players' door (`phones`, HOST:PORT): the form's
-        # each door its own caps per address; the director's none in all (a limit for strangers
-        # must never refuse the director's own tab: a stranger is held by the cap on their address)
+        # each door its own caps per address. The director's door on this laptop has none in all (a
+        # limit for strangers must never refuse the director's own tab; no stranger reaches it);
+        # served beyond it (a login), a cap in all too, so many addresses cannot hold connections
+        # without end (each is held to its own cap first)
         limits = AddressLimits(**DIRECTOR_LIMITS)
+        total = MAX_DIRECTOR_CONNECTIONS if self.sessions.login else None
         self.door = _Door(
-            make_app(self, self.allowed_hosts, limits=limits), host, port, "hall-page", None, limits
+            make_app(self, self.allowed_hosts, limits=limits), host, port, "hall-page", total, limits
         )
         self.host, self.port = self.door.host, self.door.port
         self.phones = None
