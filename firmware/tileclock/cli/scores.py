@@ -15,7 +15,7 @@ import os
 
 from ..director.event.hall_queue import NOT_TAKEN, REFUSED_S
 from ..director.event.inputs import entries_by_table, parse_seats
-from ..director.event.round_scores import round_scores
+from ..director.event.round_scores import read_inputs, round_scores
 from ..director.event.tsh_queue import QueueRecord, games_of, queue_games
 from .errors import given_by_the_user
 
@@ -34,9 +34,9 @@ def run_scores(args, out):
     with given_by_the_user():  # each reader's ValueError names the option or file it read
         notes = []  # the rows of other rounds, left out
         by_table = entries_by_table(args.entries, args.round, notes)
-        found = round_scores(
-            args.games, args.round, by_table, args.tsh, tsh_config, args.tables, parse_seats(args.seat)
-        )
+        inputs = read_inputs(args.games, args.tsh, tsh_config, args.tables)
+        seats = parse_seats(args.seat)
+        found = round_scores(inputs, args.round, by_table, seats)
     results = found.results
     for text in notes + found.problems:
         print(f"left out: {text}", file=out)
@@ -47,10 +47,8 @@ def run_scores(args, out):
         for path in write_scores(args.out, args.round, results):
             print(path, file=out)
     if tsh_dir:
-        with given_by_the_user():  # read again for the queue: `aps` takes scores whatever `entry` says
-            queued = round_scores(
-                args.games, args.round, by_table, None, tsh_config, args.tables, parse_seats(args.seat), True
-            ).results
+        # settled again for the queue, from the same reading: `aps` takes scores whatever `entry` says
+        queued = round_scores(inputs, args.round, by_table, seats, queued=True).results
         return _queue(tsh_dir, args.out, games_of(queued), args.queue and not args.dry_run, out)
     return 0
 

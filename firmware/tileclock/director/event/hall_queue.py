@@ -15,7 +15,7 @@ import re
 import threading
 
 from ..records.gamefiles import NoGames
-from .round_scores import round_scores
+from .round_scores import read_inputs, round_scores
 from .tsh_queue import QueueError, QueueRecord, games_of, queue_games
 
 log = logging.getLogger(__name__)
@@ -74,12 +74,20 @@ class HallQueue:
 
     def _step(self):
         errors = []
-        for number in self.entry_rounds():
+        rounds = self.entry_rounds()
+        inputs = None
+        if rounds:  # the games and TSH's files read once a pass, for every round with entries
             try:
-                errors += self._round(number)
+                inputs = read_inputs([self.records], tsh_config=os.path.join(self.tsh_dir, "config.tsh"))
             except NoGames:  # entries before any game reached the hall: nothing to queue yet
-                continue
-            except (ValueError, QueueError, OSError) as error:  # a config unreadable, a queue refused
+                rounds = []
+            except (ValueError, OSError) as error:  # config.tsh or a .t unreadable
+                errors.append(str(error))
+                rounds = []
+        for number in rounds:
+            try:
+                errors += self._round(inputs, number)
+            except (ValueError, QueueError, OSError) as error:  # a round TSH is not on, a queue refused
                 errors.append(f"round {number}: {error}")
         error = "; ".join(errors)
         if error != self.error:
@@ -88,14 +96,8 @@ class HallQueue:
             self.error = error
         return error
 
-    def _round(self, number):
-        found = round_scores(
-            [self.records],
-            number,
-            self.book.entries(number),
-            tsh_config=os.path.join(self.tsh_dir, "config.tsh"),
-            queued=True,
-        )
+    def _round(self, inputs, number):
+        found = round_scores(inputs, number, self.book.entries(number), queued=True)
         games = games_of(found.results)
         outcome = queue_games(self.tsh_dir, self.records, games)
         record = QueueRecord(self.records)

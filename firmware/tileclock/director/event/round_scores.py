@@ -23,16 +23,32 @@ class RoundScores:
     mismatches: list = field(default_factory=list)
 
 
-def round_scores(
-    games, round_number, by_table, tsh=None, tsh_config=None, tables=None, given_seats=None, queued=False
-):
-    """The `RoundScores` of `round_number` from the game paths `games`, the entries `by_table`
-    (table -> entries in order) and TSH's `.t` files `tsh` or `config.tsh` `tsh_config`;
-    `queued`: for TSH's queue, whose `aps` takes scores whatever `config entry` says for typing.
-    A mistake in an input is the readers' ValueError, naming it."""
+@dataclass
+class RoundInputs:
+    """What a round's scores are settled from, read once: the games found and the files left
+    out, TSH's divisions, and `config.tsh`'s settings (None without one)."""
+
+    found: list
+    problems: list
+    divisions: list
+    config: dict | None
+
+
+def read_inputs(games, tsh=None, tsh_config=None, tables=None):
+    """The `RoundInputs` from the game paths `games` and TSH's `.t` files `tsh` or `config.tsh`
+    `tsh_config` (with `--tables`' ranges `tables`): every round of a pass is settled from one
+    reading. A mistake in an input is the readers' ValueError, naming it (NoGames for no game)."""
     found, problems = load_games(games)
-    divisions = read_divisions(tsh, tsh_config, tables)
-    values = settings(read_config(tsh_config) if tsh_config else None)
+    config = read_config(tsh_config) if tsh_config else None
+    return RoundInputs(found, problems, read_divisions(tsh, tsh_config, tables), config)
+
+
+def round_scores(inputs, round_number, by_table, given_seats=None, queued=False):
+    """The `RoundScores` of `round_number` from `inputs` (`read_inputs`) and the entries
+    `by_table` (table -> entries in order); `queued`: for TSH's queue, whose `aps` takes scores
+    whatever `config entry` says for typing."""
+    found, problems, divisions = inputs.found, inputs.problems, inputs.divisions
+    values = settings(inputs.config)
     if queued:
         values["entry"] = "scores"
     facts = [game_facts(game, source=source, board=board) for source, game, board in found]
