@@ -188,11 +188,19 @@ EVENTS = _events(
         {"mono_ns": "int", "down_ms": "int", "uncertain_ms": "natural_or_null"},
     ),
     # `holds`: on a refused resend, the seqs the journal still holds (first, last); `refused`, a
-    # sealed command refused for its time (`stale`, `before_game`, `unsynchronised`), made at `made_ms`
+    # sealed command refused for its time (`stale`, `before_game`, `unsynchronised`), made at
+    # `made_ms`: a word (a label), which the audit trail matches, never a sentence or a page of text
     Event(
         "error",
         {"detail": "str"},
-        {"line": "str", "dropped": "natural", "holds": "seqs", "refused": "str", "made_ms": "natural", **_BY},
+        {
+            "line": "str",
+            "dropped": "natural",
+            "holds": "seqs",
+            "refused": "label",
+            "made_ms": "natural",
+            **_BY,
+        },
     ),
     Event("fault", {"part": "str", "detail": "str"}, {"skipped": "seqs", "lost": "seqs", "pruned": "seqs"}),
     Event("fault_cleared", {"part": "str"}),
