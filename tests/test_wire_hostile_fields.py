@@ -2,20 +2,23 @@
 side and the audit trail's new lines: the retained state's `tls: false`, the `error` record's
 `refused`, `made_ms` and `by`, the sealed command `sig COUNTER MADE MAC COMMAND`, `code GAME BASE
 TOKEN_A TOKEN_B`, and audit.log's `unlock`, `tsh_queue` and `not_delivered`. Each with a wrong type,
-a huge value and deep nesting (another clock's credentials on the broker: tests/test_hall_trust.py):
-a typed WireError with its reason, and no game changed."""
+a huge value and deep nesting, and each from another clock's credentials (a real mosquitto): a
+typed WireError with its reason, or the broker's ACL dropping it, and no game changed."""
 
 import json
 
+import paho.mqtt.client as mqtt
 import pytest
 
+from conftest import BROKER_USERS
+from hall_helpers import Listener, wait_for
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.director.hall.audit import AuditLog, read
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.decoder import Reason, WireError
 from tileclock.wire.director_files import decode_audit_line
-from tileclock.wire.protocol import CommandError, parse_command, with_crc
+from tileclock.wire.protocol import CommandError, frame, parse_command, with_crc
 from tileclock.wire.records import RecordError, decode
 from tileclock.wire.seal import MAX_SEALED, SealError, seal, unseal
 from tileclock.wire.state import StateError, decode_state
@@ -232,3 +235,34 @@ def test_a_hostile_new_audit_line_is_refused_and_read_skips_it(line, reason, tmp
     refused = []
     assert [entry["action"] for entry in read(str(tmp_path), refused)] == ["unlock", "tsh_queue"]
     assert [number for number, _ in refused] == [1]
+
+
+def test_another_clock_s_credentials_carry_none_of_the_new_fields_onto_c1_s_topics(broker):
+    """c2's own credentials publishing c1's `tls: false` state, a refusal naming c1's action and a
+    sealed two-token `code` for c1: the ACL drops each (c2 writes only under tileclock/c2/), so
+    neither the director nor c1 ever reads them; the director's own command after them arrives."""
+    director = Listener(broker, client_id="watcher")
+    clock = Listener(broker, user="c1", client_id="c1", subscribe="tileclock/c1/cmd")
+    thief = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="c2")
+    thief.username_pw_set("c2", BROKER_USERS["c2"])
+    thief.connect("127.0.0.1", broker.port)
+    thief.loop_start()
+    wait_for(thief.is_connected, what="c2 to connect")
+    code = seal(KEY, "c1", 5, with_crc(f"code 12 {BASE} {TOKEN_A} {TOKEN_B}"), MADE)
+    forged = {
+        "tileclock/c1/state": json.dumps({**STATE, "clock": "c1", "tls": False}),
+        "tileclock/c1/records": frame(json.dumps({**ERROR, "clock": "c1"}, separators=(",", ":"))),
+        "tileclock/c1/cmd": code,
+    }
+    for topic, payload in forged.items():
+        thief.publish(topic, payload, qos=1, retain=topic.endswith("state")).wait_for_publish(5)
+    # the director's own command after them (one director client: mosquitto names each by its user)
+    director.client.publish("tileclock/c1/cmd", "status", qos=1).wait_for_publish(5)
+    wait_for(lambda: clock.payloads("tileclock/c1/cmd") == [b"status"], what="the director's own command")
+    wait_for(lambda: director.payloads("tileclock/c1/cmd") == [b"status"], what="the command seen")
+    for topic in ("tileclock/c1/state", "tileclock/c1/records"):
+        assert director.payloads(topic) == []
+    thief.disconnect()
+    thief.loop_stop()
+    director.close()
+    clock.close()
