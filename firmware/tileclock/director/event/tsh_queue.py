@@ -31,10 +31,11 @@ import stat
 import time
 from dataclasses import dataclass, field
 
-from ...wire.decoder import Limits, load_object
+from ...wire.decoder import Limits, Reason, WireError, cut, load_object
+from ...wire.labels import is_count
 from ...wire.schema import natural
 from ...wire.segments import replace_file
-from .tfile import read_bytes
+from .tfile import MAX_BYTES, read_bytes
 
 QUEUE = "remote_queue"
 ENQUEUE = "_enqueue.txt"
@@ -42,6 +43,10 @@ DEQUEUE = "_dequeue.txt"
 SIGNAL = "_signal.txt"
 FIFO = "_fifo.txt"
 RECORD = "tsh-queue.json"
+#: the queue record as the hall writes it: `{"games": {KEY: {"state", "cursors", "commands", ...}}}`
+RECORD_LIMITS = Limits(max_bytes=MAX_BYTES, max_depth=4, max_int_digits=16)
+#: what a game in the record may be: its commands written (`pending`), or its cursor moved too
+STATES = ("pending", "queued")
 
 
 class QueueError(Exception):
@@ -94,34 +99,6 @@ def games_of(results):
     return games
 
 
-#: the queue record's limits: a game's entry is under 300 bytes, an event under 2,000 games
-RECORD_LIMITS = Limits(max_bytes=1024 * 1024, max_depth=4, max_int_digits=16)
-STATES = ("pending", "queued")
-
-
-def checked_games(value):
-    """The `games` of a queue record read back (`load_object`'s dict), each entry held to its
-    shape: ValueError naming what is wrong. The record is the hall's own, but it lies in a folder
-    anyone at the laptop may edit, and a thread that dies on a bad one queues nothing more."""
-    games = value.get("games", {})
-    if not isinstance(games, dict):
-        raise ValueError("games: not an object")
-    for key, entry in games.items():
-        where = f"games[{key[:40]!r}]"
-        if not isinstance(entry, dict) or entry.get("state") not in STATES:
-            raise ValueError(f"{where}: not an entry with a state of {' or '.join(STATES)}")
-        cursors, commands = entry.get("cursors", []), entry.get("commands", [])
-        if not (isinstance(cursors, list) and all(natural(c) for c in cursors)):
-            raise ValueError(f"{where}.cursors: not a list of cursors")
-        if not (isinstance(commands, list) and all(isinstance(c, str) for c in commands)):
-            raise ValueError(f"{where}.commands: not a list of command lines")
-        if not (entry.get("at_s") is None or natural(entry["at_s"])):
-            raise ValueError(f"{where}.at_s: not a time")
-        if not (entry.get("at") is None or isinstance(entry["at"], str)):
-            raise ValueError(f"{where}.at: not a time of day")
-    return dict(games)
-
-
 class QueueRecord:
     """What was queued, by game key, in `records/tsh-queue.json` (replaced whole each time)."""
 
@@ -129,12 +106,10 @@ class QueueRecord:
         self.path = os.path.join(records, RECORD)
         self.games = {}
         try:
-            self.games = checked_games(
-                load_object(read_bytes(self.path, RECORD_LIMITS.max_bytes), RECORD_LIMITS)
-            )
+            self.games = _games(load_object(read_bytes(self.path), RECORD_LIMITS))
         except FileNotFoundError:
             pass
-        except (OSError, ValueError) as error:  # a WireError is a ValueError: size, depth, shape
+        except (OSError, ValueError) as error:  # a WireError too: the one decoder's, and the shape
             raise QueueError(
                 f"{self.path}: not a queue record ({error}); move it aside to start afresh"
             ) from None
@@ -153,6 +128,28 @@ class QueueRecord:
         """Seconds since the game `key` was queued, or None."""
         at = self.games.get(key, {}).get("at_s")
         return None if at is None else (time.time() if now is None else now) - at
+
+
+def _games(data):
+    """The games of a queue record read back (`data`, a JSON object), each as `queue_games` writes
+    it; WireError (wrong_kind) for any other shape, which `state`, `age` and `_reached` would
+    otherwise trip over mid-queue."""
+    games = data.get("games", {})
+    if not isinstance(games, dict):
+        raise WireError(Reason.WRONG_KIND, "'games' is not an object", "games")
+    for key, entry in games.items():
+        if not (
+            isinstance(entry, dict)
+            and entry.get("state") in STATES
+            and isinstance(entry.get("commands"), list)
+            and all(isinstance(command, str) for command in entry["commands"])
+            and isinstance(entry.get("cursors", []), list)
+            and all(map(natural, entry.get("cursors", [])))
+            and isinstance(entry.get("at", ""), str)
+            and natural(entry.get("at_s", 0))
+        ):
+            raise WireError(Reason.WRONG_KIND, f"game {cut(key)} is not as the hall writes it", "games")
+    return dict(games)
 
 
 def _locked(folder, tries, wait, sleep):
@@ -178,7 +175,7 @@ def _cursor(fd, path):
     text = os.read(fd, 64).decode("ascii", "replace").strip()
     if not text:
         return 1  # made afresh (TSH makes it with 1 too)
-    if not text.isdigit() or int(text) < 1:
+    if not is_count(text) or int(text) < 1:  # (isdigit takes "²", which int refuses)
         raise QueueError(f"{path} holds {text[:20]!r}, not a cursor: look at TSH's queue before going on")
     return int(text)
 
@@ -198,7 +195,7 @@ def _dequeued(folder):
         text = read_bytes(os.path.join(folder, DEQUEUE), limit=64).decode("ascii", "replace").strip()
     except OSError:
         return 1
-    return int(text) if text.isdigit() else 1
+    return int(text) if is_count(text) else 1
 
 
 def _reached(folder, entry, cursor, dequeued):
@@ -242,7 +239,7 @@ def wake(folder):
     (opened non-blocking: a fifo with no reader is skipped, never waited on). Returns how, or ''."""
     try:
         pid_text = read_bytes(os.path.join(folder, SIGNAL), limit=64).decode("ascii", "replace").strip()
-        pid = int(pid_text)
+        pid = int(pid_text) if is_count(pid_text) else 0  # (a pid past any os.kill takes: none)
         if pid > 1 and pid != os.getpid() and _may_be_tsh(pid):
             os.kill(pid, signal.SIGUSR1)
             return f"signalled TSH (pid {pid})"
