@@ -565,3 +565,76 @@ def test_a_queue_record_tampered_with_is_refused_in_words_never_a_crash(tmp_path
     (tmp_path / tsh_queue.RECORD).write_bytes(text.encode("utf-8", "surrogateescape"))
     with pytest.raises(tsh_queue.QueueError, match="not a queue record"):
         tsh_queue.QueueRecord(str(tmp_path))
+
+
+GAME = tsh_queue.Game("3/A/table 1", ["aps 1 2 382 346 3 A"], "table 1")
+QUEUED = '{"state": "queued", "commands": ["aps 1 2 382 346 3 A"], "cursors": [1], "at_s": 5}'
+HOSTILE_RECORDS = {
+    # wrong types: each shape the hall's own reads (`state`, `age`, `_reached`) once tripped over
+    "games a list": '{"games": [["3/A/table 1", "queued"]]}',
+    "a game a number": '{"games": {"3/A/table 1": 1}}',
+    "a state a list": QUEUED.join(['{"games": {"3/A/table 1": ', "}}"]).replace('"queued"', '["queued"]'),
+    "an unknown state": QUEUED.join(['{"games": {"3/A/table 1": ', "}}"]).replace('"queued"', '"done"'),
+    "at_s a word": QUEUED.join(['{"games": {"3/A/table 1": ', "}}"]).replace('"at_s": 5', '"at_s": "5"'),
+    "cursors words": QUEUED.join(['{"games": {"3/A/table 1": ', "}}"]).replace("[1]", '["1"]'),
+    "commands a word": QUEUED.join(['{"games": {"3/A/table 1": ', "}}"])
+    .replace('["aps', '"aps')
+    .replace('A"]', 'A"'),
+    "an array": "[]",
+    # huge
+    "a long number": '{"games": {}, "n": ' + "9" * 5000 + "}",
+    "too large": '{"games": {}, "x": "' + "x" * (3 * 1024 * 1024) + '"}',
+    # nested
+    "deep": "[" * 100_000 + "]" * 100_000,
+    "a deep game": '{"games": {"3/A/table 1": {"state": {"a": {"b": {"c": "queued"}}}}}}',
+}
+
+
+@pytest.mark.parametrize("content", HOSTILE_RECORDS.values(), ids=HOSTILE_RECORDS.keys())
+def test_a_queue_record_the_hall_did_not_write_is_refused_and_nothing_queued(tsh_dir, tmp_path, content):
+    """A damaged tsh-queue.json crashed the queue (RecursionError, AttributeError, TypeError) or
+    was half taken; it is now refused by the one decoder and its shape, and named."""
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "tsh-queue.json").write_text(content, encoding="utf-8")
+    outcome = tsh_queue.queue_games(tsh_dir, str(records), [GAME], tries=1, wait=0)
+    assert "tsh-queue.json" in outcome.error and outcome.queued == []
+    assert len(outcome.error) < 400 and "xxxxxxxx" not in outcome.error
+    assert not os.path.exists(os.path.join(tsh_dir, "remote_queue", "1.txt"))
+
+
+@pytest.mark.parametrize("cursor", ["²", "9" * 30, "[[[[1]]]]", "-3", "1.5", "0"])
+def test_an_enqueue_cursor_that_is_none_is_refused_and_nothing_queued(tsh_dir, tmp_path, cursor):
+    """`_enqueue.txt`'s "²" passed str.isdigit and crashed int(); 30 digits were taken as a cursor."""
+    folder = tsh_queue.queue_folder(tsh_dir)
+    os.makedirs(folder)
+    with open(os.path.join(folder, "_enqueue.txt"), "w", encoding="utf-8") as file:
+        file.write(cursor + "\n")
+    outcome = tsh_queue.queue_games(tsh_dir, str(tmp_path / "records"), [GAME], tries=1, wait=0)
+    assert "not a cursor" in outcome.error and outcome.queued == []
+    assert sorted(os.listdir(folder)) == ["_enqueue.txt"]
+
+
+@pytest.mark.parametrize("cursor", ["²", "9" * 60, "[[[[1]]]]", "-3"])
+def test_a_dequeue_cursor_that_is_none_is_read_as_tsh_not_yet_reading(tsh_dir, tmp_path, cursor):
+    folder = tsh_queue.queue_folder(tsh_dir)
+    os.makedirs(folder)
+    with open(os.path.join(folder, "_dequeue.txt"), "w", encoding="utf-8") as file:
+        file.write(cursor + "\n")
+    outcome = tsh_queue.queue_games(tsh_dir, str(tmp_path / "records"), [GAME], tries=1, wait=0)
+    assert outcome.error == "" and outcome.queued == [GAME.key]
+    assert os.path.exists(os.path.join(folder, "1.txt"))
+
+
+@pytest.mark.parametrize("pid", ["²", "9" * 60, "[[[[4242]]]]", "-1", "4242.0", "0x10"])
+def test_a_signal_pid_that_is_none_signals_nothing(tsh_dir, monkeypatch, pid):
+    """Where /proc cannot say whether a pid is TSH's, a pid of 60 digits reached os.kill, which
+    raised OverflowError (not an OSError) out of the queue."""
+    folder = tsh_queue.queue_folder(tsh_dir)
+    os.makedirs(folder)
+    with open(os.path.join(folder, "_signal.txt"), "w", encoding="utf-8") as file:
+        file.write(pid + "\n")
+    monkeypatch.setattr(tsh_queue, "_may_be_tsh", lambda pid: True)  # not Linux: it may be
+    killed = []
+    monkeypatch.setattr(tsh_queue.os, "kill", lambda *args: killed.append(args))
+    assert tsh_queue.wake(folder) == "" and killed == []
