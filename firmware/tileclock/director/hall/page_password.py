@@ -5,8 +5,13 @@ import hashlib
 import hmac
 import secrets
 
+from ...wire.labels import is_count
+
 #: PBKDF2's rounds: a tenth of a second a try on a laptop, and wrong tries are rationed (doors.py)
 ROUNDS = 200_000
+#: the rounds a password file may name: a file of a billion would hold each login for hours
+MAX_ROUNDS = 10 * ROUNDS
+_HEX = frozenset("0123456789abcdef")
 
 
 def hash_password(password, salt=None):
@@ -22,17 +27,18 @@ def is_password_hash(text):
     return (
         len(parts) == 4
         and parts[0] == "pbkdf2_sha256"
-        and parts[1].isdigit()
-        and all(len(p) >= 32 and all(c in "0123456789abcdef" for c in p) for p in parts[2:])
+        and is_count(parts[1])  # ASCII digits: `isdigit` takes "²"
+        and 1 <= int(parts[1]) <= MAX_ROUNDS
+        and all(32 <= len(p) <= 256 and set(p) <= _HEX for p in parts[2:])
     )
 
 
 def password_matches(stored, password):
     """Whether `password` is the one `stored` (`hash_password`'s text) was made of."""
+    if not is_password_hash(stored):  # (never hours of PBKDF2 for a file that names them)
+        return False
     try:
-        kind, rounds, salt, digest = stored.strip().split("$")
-        if kind != "pbkdf2_sha256":
-            return False
+        _, rounds, salt, digest = stored.strip().split("$")
         made = hashlib.pbkdf2_hmac("sha256", password.encode(), bytes.fromhex(salt), int(rounds))
     except ValueError:
         return False
