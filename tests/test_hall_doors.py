@@ -5,6 +5,7 @@ by a label the browser sends; no page of either door can be framed (Chromium).""
 
 import http.client
 import http.server
+import json
 import re
 import socket
 import threading
@@ -379,3 +380,39 @@ def test_the_directors_door_beyond_this_laptop_caps_its_connections_in_all(tmp_p
         assert server.door.server.config.limit_concurrency == MAX_DIRECTOR_CONNECTIONS
     with hall_page(Feed(tmp_path)) as server:  # on this laptop: no stranger, no cap in all
         assert server.door.server.config.limit_concurrency is None
+
+
+GOOD_HASH = hash_password("correct horse", salt=bytes(16))
+_, _ROUNDS, _SALT, _DIGEST = GOOD_HASH.split("$")
+HOSTILE_PASSWORD_FILES = {
+    # wrong types
+    "rounds a word": f"pbkdf2_sha256$many${_SALT}${_DIGEST}",
+    "rounds in superscript": f"pbkdf2_sha256$²${_SALT}${_DIGEST}",  # str.isdigit took it
+    "upper-case hex": GOOD_HASH.upper().replace("PBKDF2_SHA256", "pbkdf2_sha256"),
+    "another hash": f"bcrypt${_ROUNDS}${_SALT}${_DIGEST}",
+    "JSON": json.dumps({"hash": GOOD_HASH}),
+    # huge: a billion rounds held every login for hours; a salt or a file of megabytes
+    "a billion rounds": f"pbkdf2_sha256$1000000000${_SALT}${_DIGEST}",
+    "rounds of 60 digits": f"pbkdf2_sha256${'9' * 60}${_SALT}${_DIGEST}",
+    "a huge salt": f"pbkdf2_sha256${_ROUNDS}${'a' * 3000}${_DIGEST}",
+    "a huge file": GOOD_HASH + "\n" + "#" * 1_000_000,
+    # nested: a hash inside a hash's fields
+    "a hash in the salt": f"pbkdf2_sha256${_ROUNDS}${GOOD_HASH}${_DIGEST}",
+    "dollars": "$" * 2000,
+}
+
+
+@pytest.mark.parametrize("text", HOSTILE_PASSWORD_FILES.values(), ids=HOSTILE_PASSWORD_FILES.keys())
+def test_a_hostile_page_password_file_is_refused_at_the_start_never_taken(tmp_path, text):
+    from tileclock.cli.errors import UsageError
+    from tileclock.cli.hall import page_password
+    from tileclock.director.hall.page_password import password_matches
+
+    path = tmp_path / "page.passwd"
+    path.write_text(text, encoding="utf-8")
+    # (a billion rounds hashed would hold this test for hours: its time limit is the check)
+    with pytest.raises(UsageError, match="not a page password file"):
+        page_password(str(path))
+    assert not password_matches(text, "correct horse")  # nor tried at a login
+    path.write_text(GOOD_HASH + "\n", encoding="utf-8")  # hall-setup's own is taken
+    assert page_password(str(path)) == GOOD_HASH and password_matches(GOOD_HASH, "correct horse")
