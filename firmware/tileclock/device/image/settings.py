@@ -201,11 +201,14 @@ def read_hall_ca(boot, name):
         raise SettingsError(
             f"hall_ca = {name}: {error.strerror} (put hall-setup's tileclock-ca.pem beside this file)"
         ) from None
+    seen = os.fstat(fd)  # before fdopen, which raises IsADirectoryError for a folder
+    if not stat.S_ISREG(seen.st_mode) or seen.st_size > MAX_CA_BYTES:
+        os.close(fd)
+        raise SettingsError(f"hall_ca = {name}: not a certificate file (under {MAX_CA_BYTES} bytes)")
     with os.fdopen(fd, "rb") as file:
-        seen = os.fstat(file.fileno())
-        if not stat.S_ISREG(seen.st_mode) or seen.st_size > MAX_CA_BYTES:
-            raise SettingsError(f"hall_ca = {name}: not a certificate file (under {MAX_CA_BYTES} bytes)")
         data = file.read(MAX_CA_BYTES + 1)
+    if len(data) > MAX_CA_BYTES:  # grown since the fstat
+        raise SettingsError(f"hall_ca = {name}: not a certificate file (under {MAX_CA_BYTES} bytes)")
     try:
         ssl.create_default_context(cadata=data.decode("ascii"))
     except (UnicodeDecodeError, ssl.SSLError, ValueError):
