@@ -278,3 +278,54 @@ def test_doctor_names_the_serial_number_as_the_ids_source_on_debians_kernel_too(
     found, source = clock_id(Config(), str(tmp_path / "state"), str(tmp_path))
     assert source == "from this Pi's serial number"
     assert found == hardware_clock_id("/nonexistent", "/nonexistent", str(base / "serial-number"))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "[tileclock-ca.pem]",  # a wrong type: a list, a table, a number
+        "{name = 'tileclock-ca.pem'}",
+        "1.5e3 ca",
+        "c" * 65,  # huge: a name longer than any file beside this one has
+        "a/b/c/tileclock-ca.pem",  # nested: a path into folders, or out of the partition
+        "..",
+        "tileclock-ca.pem/../../etc/shadow",
+    ],
+)
+def test_a_hall_ca_that_is_no_file_name_is_refused_by_line(name):
+    with pytest.raises(SettingsError, match="line 2: hall_ca"):
+        parse_settings(f"hall = 192.168.4.1\nhall_ca = {name}\n".encode())
+
+
+PEM = b"-----BEGIN CERTIFICATE-----\n%s\n-----END CERTIFICATE-----\n"
+HOSTILE_CAS = {
+    # wrong types: not a certificate, not text, no file at all
+    "a private key": b"-----BEGIN PRIVATE KEY-----\nMIIBVQ==\n-----END PRIVATE KEY-----\n",
+    "not ASCII": b"\xff\xfe" + PEM % b"MIIB",
+    "a folder": None,
+    "a fifo": None,
+    "a link to a CA": None,
+    # huge
+    "too large": PEM % (b"A" * (64 * 1024)),
+    # nested: a certificate's armour inside another's
+    "armour in armour": PEM % (PEM % b"MIIB"),
+}
+
+
+@pytest.mark.parametrize("kind", HOSTILE_CAS, ids=HOSTILE_CAS.keys())
+def test_a_hall_ca_file_that_is_no_certificate_is_refused_naming_it(tmp_path, kind):
+    from tileclock.device.image.settings import read_hall_ca
+
+    path = tmp_path / "tileclock-ca.pem"
+    if kind == "a folder":
+        path.mkdir()
+    elif kind == "a fifo":
+        os.mkfifo(path)  # opened non-blocking: never waited on
+    elif kind == "a link to a CA":
+        (tmp_path / "elsewhere.pem").write_bytes(PEM % b"MIIB")
+        path.symlink_to(tmp_path / "elsewhere.pem")
+    else:
+        path.write_bytes(HOSTILE_CAS[kind])
+    with pytest.raises(SettingsError, match="hall_ca = tileclock-ca.pem: ") as caught:
+        read_hall_ca(str(tmp_path), "tileclock-ca.pem")
+    assert len(str(caught.value)) < 200 and "MIIB" not in str(caught.value)
