@@ -36,6 +36,18 @@ from ..event.score_links import clocks_at, not_ended
 from .board_routes import one, unwritten, who
 
 log = logging.getLogger(__name__)
+#: the longest an entry's field may be as sent (`one` cuts longer ones: a score is never cut)
+MAX_ENTRY_FIELD = 12
+
+
+def _entry_field(form, key):
+    """An entry's field `key` as sent ('' when absent), stripped; EntryRefused for one sent twice
+    (the first would be taken, the rest unseen) or longer than MAX_ENTRY_FIELD, which `one` would cut to a score."""
+    values = form.get(key, [])
+    if len(values) > 1 or (values and len(values[0].strip()) > MAX_ENTRY_FIELD):
+        raise EntryRefused(f"{key}: sent once, a whole number as written on the slip")
+    return values[0].strip() if values else ""
+
 
 #: the phones' routes, the only ones the players' door serves (app.py): the form, its data, an entry
 PHONE_PATHS = ("/S/", "/s/", "/api/score/")
@@ -95,8 +107,9 @@ def score_routes(hall, command_form, file, json_, text):
         """The entry of `form` at `table`, on the audit trail first (503 and no entry if it cannot
         be written), then made (its outcome line after it): the table's state, or 400 in words.
         `spend()`, for a phone's token, counts the entry first (429 past the token's bound)."""
-        score_a, score_b, seat_a = one(form, "score_a"), one(form, "score_b"), one(form, "seat_a") or None
         try:
+            score_a, score_b = _entry_field(form, "score_a"), _entry_field(form, "score_b")
+            seat_a = _entry_field(form, "seat_a") or None
             checked(score_a, score_b, seat_a)  # ASCII digits, before the trail: a row must read back
         except EntryRefused as error:
             return text(400, str(error))
