@@ -195,6 +195,11 @@ def test_a_phone_route_given_hostile_input_refuses_it_in_words(hall):
         b"score_a=99999&score_b=2",
         b"score_a=&score_b=2",
         b"score_a=1&score_b=%00",
+        b"score_a[0][1]=1&score_b=2",  # nested: no such field
+        b"score_a=score_a%3D1&score_b=2",
+        b"score_a=1&score_a=402&score_b=2",  # sent twice: the first was taken, unseen
+        b"score_a=402" + b"+" * 9 + b"9&score_b=380",  # junk past 12 characters: cut to 402, taken
+        b"score_a=380&score_b=2&seat_a=1" + b"0" * 12,
     ):
         status, text = _ask(server, "POST", f"/api/score/5/A/{token}", scores)
         assert status == 400 and "a whole number as written on the slip" in text, scores
