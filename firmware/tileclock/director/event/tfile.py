@@ -213,7 +213,7 @@ def _numbers(words, path, line, what):
         elif re.fullmatch(r"-?\d+", word):
             values.append(int(word))
         else:
-            raise PairingsError(f"{path}, line {line}: {what} must be whole numbers: {word!r}")
+            raise PairingsError(f"{path}, line {line}: {what} must be whole numbers: {word[:60]!r}")
     return values
 
 
@@ -253,7 +253,7 @@ def _not_a_player(text, path, line):
         after = head[next(i for i, w in enumerate(head) if i and _RATING.fullmatch(w)) + 1 :]
         bad = [w for w in after if not _DIGITS.fullmatch(w)]
         if bad:
-            return f"{path}, line {line}: opponents must be whole numbers: {bad[0]!r}"
+            return f"{path}, line {line}: opponents must be whole numbers: {bad[0][:60]!r}"
     return f"{path}, line {line}: not a player line (a name, then a rating): {text[:60]!r}"
 
 
