@@ -638,3 +638,38 @@ def test_a_signal_pid_that_is_none_signals_nothing(tsh_dir, monkeypatch, pid):
     killed = []
     monkeypatch.setattr(tsh_queue.os, "kill", lambda *args: killed.append(args))
     assert tsh_queue.wake(folder) == "" and killed == []
+
+
+T_HOSTILE = {
+    # wrong types: a .t that is no such file, or a player's scores that are no numbers
+    "binary junk": b"\x00\xff" * 500,
+    "scores as words": b"Anderson, Ann 1820 2 3 4; four hundred 388; board 1 1 1\n",
+    # huge
+    "too large": b"Anderson, Ann 1820 2 3 4; 420 388\n" * 100_000,
+    "a long number": b"Anderson, Ann 1820 2 3 4; " + b"9" * 5000 + b" 388\n",
+    # nested
+    "brackets": b"Anderson, Ann 1820 " + b"[" * 50_000 + b"; 420 388\n",
+}
+
+
+@pytest.mark.parametrize("content", T_HOSTILE.values(), ids=T_HOSTILE.keys())
+def test_a_t_read_back_for_the_queue_s_status_that_is_none_is_said_and_queues_nothing_twice(
+    played, tsh_dir, tmp_path, content
+):
+    """The `.t` the hall reads back to show a table `in TSH`: damaged after the round was queued,
+    each pass says so in words (or reads it as TSH not having it yet), never raises, and never
+    sends a game TSH already has again."""
+    from tileclock.director.event.hall_queue import HallQueue
+
+    records, book = _hall(played, tmp_path)
+    queue = HallQueue(tsh_dir, records, book, say=lambda _text: None)
+    assert queue.step() == ""
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    ran = len(tsh.ran)
+    with open(os.path.join(tsh_dir, "a.t"), "wb") as file:
+        file.write(content)
+    error = queue.step()
+    assert "Traceback" not in error and len(error) < 2000 and "9999999999" not in error
+    tsh.run_queue()
+    assert len(tsh.ran) == ran  # nothing sent again
