@@ -77,7 +77,8 @@ KEEPALIVE_S = 15
 
 
 def make_app(hall, allowed_hosts, door="director", limits=None):
-    """The Starlette app of `hall` (a `HallPage`): routes behind the Host check. `door`:
+    """The ASGI app of `hall` (a `HallPage`): its Starlette app (`.app`, its `routes`) behind the
+    Host check, inside `SecurityHeaders`. `door`:
     `director` (every route) or `players` (the score form, its data and its entry, its script
     and the icon: nothing a phone could use to act as the director); `limits` (doors.AddressLimits)
     rations each address's requests."""
@@ -217,10 +218,7 @@ def make_app(hall, allowed_hosts, door="director", limits=None):
     if door == "players":
         kept = ("/favicon.svg", "/favicon.ico", *(f"/{name}" for name in PHONE_SHARED))
         routes = [route for route in routes if route.path in kept or route.path.startswith(PHONE_PATHS)]
-    middleware = [
-        Middleware(SecurityHeaders),  # outermost: a refusal below gets the headers too
-        Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False),
-    ]
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False)]
     if door == "director":  # who the director is: the session the server holds for the cookie
         middleware.append(Middleware(DirectorGate, sessions=hall.sessions))
     # inside the gate: a request with the director's session is never rationed; nor any at the
@@ -230,7 +228,8 @@ def make_app(hall, allowed_hosts, door="director", limits=None):
     # the players' door needs no live stream: it never serves /events
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan if door == "director" else None)
     app.state.live = live
-    return app
+    # outside Starlette's own error handler, not among its middleware: its 500 gets the headers too
+    return SecurityHeaders(app)
 
 
 async def _command_form(request):

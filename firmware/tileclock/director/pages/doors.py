@@ -33,7 +33,8 @@ HEADERS = [
 
 
 class SecurityHeaders:
-    """ASGI middleware: `HEADERS` on every HTTP answer, whatever route (or refusal) made it."""
+    """ASGI middleware: `HEADERS` on every HTTP answer, whatever route (or refusal) made it. It
+    wraps the whole Starlette app (app.py), so Starlette's own `500` gets them too."""
 
     def __init__(self, app):
         self.app = app

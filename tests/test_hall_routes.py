@@ -1,0 +1,362 @@
+"""Every route of both doors, attacked as a player on the hall's Wi-Fi would, from one table of
+them (docs/hall.md, "The two doors"): the table is checked against the doors' own route lists, so
+a new route without its attacks fails here. For each: at the players' door every route of the
+director's is 404; at a director's door that asks for a login, none answers without a session, a
+forged one or one logged out; no POST is taken without this page's Origin (nor a command without
+its header); every answer of both doors forbids framing, a 500 too; and every route at the
+players' door is rationed per address."""
+
+import http.client
+import secrets
+from pathlib import Path
+
+import pytest
+
+from hall_helpers import form_headers, game_ended, hall_page
+from test_hall_page_guard import Feed
+from tileclock.director.event.entries import ScoreBook
+from tileclock.director.hall.audit import read
+from tileclock.director.pages import web
+from tileclock.director.pages.doors import COOKIE, OPEN_PATHS
+from tileclock.director.pages.web import COMMAND_HEADER
+
+DIRECTOR, BOTH = "director", "both"
+NONE, TOKEN, SESSION = "none", "token", "session"
+
+#: every route: (method, its path in the Route list, a path of it to ask, a form, its doors, what
+#: it needs at its own door: `none`, a phone's `token`, or the director's `session` where the
+#: director's door asks for a login; every POST also needs this page's Origin)
+ROUTES = [
+    ("GET", "/", "/", "", DIRECTOR, SESSION),
+    ("GET", "/board/{clock}", "/board/c1", "", DIRECTOR, SESSION),
+    ("GET", "/scores", "/scores", "", DIRECTOR, SESSION),
+    ("GET", "/favicon.svg", "/favicon.svg", "", BOTH, NONE),
+    ("GET", "/favicon.ico", "/favicon.ico", "", BOTH, NONE),
+    *(
+        ("GET", f"/{name}", f"/{name}", "", DIRECTOR, SESSION)
+        for name in ("session.js", "calls.js", "calls.css")
+    ),
+    *(
+        ("GET", f"/{name}", f"/{name}", "", DIRECTOR, SESSION)
+        for name in ("index.js", "board.js", "scores.js")
+    ),
+    ("GET", "/score.js", "/score.js", "", BOTH, NONE),
+    ("GET", "/events", "/events", "", DIRECTOR, SESSION),
+    ("GET", "/api/boards", "/api/boards", "", DIRECTOR, SESSION),
+    ("GET", "/api/board/{clock}", "/api/board/c1", "", DIRECTOR, SESSION),
+    ("GET", "/api/board/{clock}/panels.png", "/api/board/c1/panels.png?at_ms=0", "", DIRECTOR, SESSION),
+    ("GET", "/api/board/{clock}/picture.svg", "/api/board/c1/picture.svg", "", DIRECTOR, SESSION),
+    ("GET", "/api/board/{clock}/history", "/api/board/c1/history", "", DIRECTOR, SESSION),
+    ("POST", "/api/board/{clock}/command", "/api/board/c1/command", "action=new_game", DIRECTOR, SESSION),
+    ("POST", "/api/board/{clock}/call", "/api/board/c1/call", "call=1&answer=taken", DIRECTOR, SESSION),
+    ("POST", "/api/board/{clock}/clear", "/api/board/c1/clear", "", DIRECTOR, SESSION),
+    ("GET", "/api/round", "/api/round", "", DIRECTOR, SESSION),
+    ("POST", "/api/round/start", "/api/round/start", "round=1", DIRECTOR, SESSION),
+    ("POST", "/api/round/over", "/api/round/over", "", DIRECTOR, SESSION),
+    ("POST", "/api/round/lock", "/api/round/lock", "round=3", DIRECTOR, SESSION),
+    ("POST", "/api/round/unlock", "/api/round/unlock", "round=3", DIRECTOR, SESSION),
+    ("GET", "/api/scores", "/api/scores?round=3", "", DIRECTOR, SESSION),
+    ("POST", "/api/scores/{table}", "/api/scores/5", "round=3&score_a=999&score_b=1", DIRECTOR, SESSION),
+    ("POST", "/api/scores/{table}/link", "/api/scores/5/link", "round=3", DIRECTOR, SESSION),
+    ("GET", "/S/{table}/{side}/{token}", "/S/5/A/{token}", "", BOTH, NONE),
+    ("GET", "/s/{table}/{side}/{token}", "/s/5/A/{token}", "", BOTH, NONE),
+    ("GET", "/api/score/{table}/{side}/{token}", "/api/score/5/A/{token}", "", BOTH, TOKEN),
+    (
+        "POST",
+        "/api/score/{table}/{side}/{token}",
+        "/api/score/5/A/{token}",
+        "score_a=1&score_b=2",
+        BOTH,
+        TOKEN,
+    ),
+    ("GET", "/login", "/login", "", DIRECTOR, NONE),
+    ("POST", "/login", "/login", "password=guess", DIRECTOR, NONE),
+    ("POST", "/logout", "/logout", "", DIRECTOR, SESSION),
+]
+#: the POSTs a plain form makes (the login page's): Origin, but no command header
+PLAIN_FORMS = ("/login", "/logout")
+IDS = [f"{method} {path}" for method, path, *_ in ROUTES]
+PLAYERS = [route for route in ROUTES if route[4] == BOTH]
+DIRECTORS_ONLY = [route for route in ROUTES if route[4] == DIRECTOR]
+GATED = [route for route in ROUTES if not route[2].startswith(OPEN_PATHS)]
+POSTS = [route for route in ROUTES if route[0] == "POST"]
+
+
+def ids(routes):
+    return [f"{method} {path}" for method, path, *_ in routes]
+
+
+class Games(Feed):
+    """The stand-in feed with a store that has no game of any clock (a board's routes: 404)."""
+
+    def __init__(self, folder):
+        super().__init__(folder)
+        self.store.log_of = lambda clock_id: None
+
+
+def routes_of(door):
+    """(method, path) of every route `door` (a `_Door`) serves, HEAD aside."""
+    app = door.server.config.app.app  # inside SecurityHeaders: the Starlette app
+    return {(method, route.path) for route in app.routes for method in route.methods - {"HEAD"}}
+
+
+def ask(door, method, path, headers, body=b"", source="127.0.0.1"):
+    """One request to `door` from `source` with exactly `headers`: (status, headers, text); a
+    stream (the live page) is not read."""
+    connection = http.client.HTTPConnection("127.0.0.1", door.port, timeout=5, source_address=(source, 0))
+    connection.putrequest(method, path, skip_host=True)
+    for name, value in headers.items():
+        connection.putheader(name, value)
+    connection.endheaders(body)
+    answer = connection.getresponse()
+    streamed = (answer.getheader("content-type") or "").startswith("text/event-stream")
+    text = "" if streamed else answer.read().decode("utf-8", "replace")
+    connection.close()
+    return answer.status, {k.lower(): v for k, v in answer.getheaders()}, text
+
+
+def asked(route, door, token, own=True, **more):
+    """The request of `route` at `door` as the page's own script sends it (`own`) or as another
+    page would: (method, path, headers, body)."""
+    method, _, path, form, *_ = route
+    headers, body = form_headers(door, form, own=own, **more)
+    if route[2] in PLAIN_FORMS:
+        headers.pop(COMMAND_HEADER, None)
+    if method == "GET":
+        headers.pop("Content-Type"), headers.pop("Content-Length")
+        body = b""
+    return method, path.format(token=token), headers, body
+
+
+def untouched(server, book_before):
+    """Nothing sent, nothing on the audit trail, the score book as it was."""
+    assert server.feed.sent == []
+    assert read(server.feed.store.outdir) == []
+    assert book_files(server) == book_before
+
+
+def book_files(server):
+    """The score book's files and what they hold."""
+    return {p.name: p.read_bytes() for p in Path(server.scores.folder).iterdir()}
+
+
+def make_doors(tmp_path, **options):
+    book = ScoreBook(str(tmp_path / "scores"))
+    token = book.issue(3, "5", "A")
+    feed = Games(tmp_path)
+    game_ended(feed.store.outdir, 3, "5")  # the phones' entries are taken for an ended game only
+    return hall_page(feed, scores=book, phones=("127.0.0.1", 0), **options), token
+
+
+@pytest.fixture
+def doors(tmp_path):
+    """Both doors, the director's on loopback (no login), table 5 of round 3 given a link."""
+    page, token = make_doors(tmp_path)
+    with page as server:
+        yield server, token
+
+
+@pytest.fixture
+def login_doors(tmp_path):
+    """Both doors, the director's asking for a login (as it does beyond this laptop)."""
+    page, token = make_doors(tmp_path, login=True)
+    with page as server:
+        yield server, token
+
+
+# --- the table is the code's, and the docs'
+
+
+def test_the_table_is_every_route_of_both_doors(doors):
+    server, _ = doors
+    assert routes_of(server.door) == {(method, path) for method, path, *_ in ROUTES}
+    assert routes_of(server.phones) == {(method, path) for method, path, *_ in PLAYERS}
+
+
+# --- the players' door serves the score form and nothing else
+
+
+@pytest.mark.parametrize("route", DIRECTORS_ONLY, ids=ids(DIRECTORS_ONLY))
+def test_every_route_of_the_directors_is_404_at_the_players_door(doors, route):
+    server, token = doors
+    before = book_files(server)
+    method, path, headers, body = asked(route, server.phones, token)
+    status, answer, _ = ask(server.phones, method, path, headers, body, source="127.0.0.2")
+    assert status == 404
+    assert "set-cookie" not in answer
+    untouched(server, before)
+
+
+# --- a director's door that asks for a login: nothing without a session
+
+
+def cookies(server):
+    """A forged session cookie, an empty one, and one logged out (through the door's /logout)."""
+    secret, _ = server.sessions.open()
+    headers, body = form_headers(server, "", **{"Cookie": f"{COOKIE}={secret}"})
+    headers.pop(COMMAND_HEADER)
+    assert ask(server.door, "POST", "/logout", headers, body)[0] == 303
+    assert server.sessions.label(secret) is None
+    return {"forged": secrets.token_urlsafe(32), "empty": "", "logged out": secret}
+
+
+@pytest.mark.parametrize("route", GATED, ids=ids(GATED))
+def test_no_route_answers_without_a_session_a_forged_one_or_one_logged_out(login_doors, route):
+    """Before this table, only Round over and the boards were tried without a session."""
+    server, token = login_doors
+    before = book_files(server)
+    pages = route[0] == "GET" and (route[2] in ("/", "/scores") or route[2].startswith("/board/"))
+    for name, value in [("none", None), *cookies(server).items()]:
+        more = {} if value is None else {"Cookie": f"{COOKIE}={value}"}
+        method, path, headers, body = asked(route, server.door, token, **more)
+        status, answer, _ = ask(server.door, method, path, headers, body)
+        assert status == (303 if pages else 401), name
+        assert answer.get("location") == ("/login" if pages else None), name
+        assert "set-cookie" not in answer, name  # no session handed out
+    untouched(server, before)
+
+
+def test_with_a_session_every_gated_route_answers(login_doors):
+    """The other side of the test above: the same requests with a session are not refused by it."""
+    server, token = login_doors
+    secret, _ = server.sessions.open()
+    for route in sorted(GATED, key=lambda r: r[2].endswith("/link")):  # new links last: they end the token
+        if route[2] == "/logout":
+            continue
+        method, path, headers, body = asked(route, server.door, token, Cookie=f"{COOKIE}={secret}")
+        assert ask(server.door, method, path, headers, body)[0] not in (401, 303, 403), route[:2]
+
+
+# --- no POST without this page's Origin
+
+
+ORIGINS = {"no Origin": None, "another site": "http://evil.example", "null": "null"}
+
+
+def posted(server, door, route, token, origin, session=True, command_header=True):
+    method, path, headers, body = asked(route, door, token)
+    if session:
+        headers["Cookie"] = f"{COOKIE}={server.sessions.open()[0]}"
+    headers.pop("Origin")
+    if origin is not None:
+        headers["Origin"] = origin
+    if not command_header:
+        headers.pop(COMMAND_HEADER, None)
+    return ask(door, method, path, headers, body)
+
+
+@pytest.mark.parametrize("origin", ORIGINS.values(), ids=ORIGINS.keys())
+@pytest.mark.parametrize("route", POSTS, ids=ids(POSTS))
+def test_no_post_is_taken_without_this_pages_origin_even_with_a_session(login_doors, route, origin):
+    server, token = login_doors
+    before = book_files(server)
+    status, _, text = posted(server, server.door, route, token, origin)
+    assert status == 403, text
+    untouched(server, before)
+
+
+@pytest.mark.parametrize("origin", ORIGINS.values(), ids=ORIGINS.keys())
+@pytest.mark.parametrize("route", POSTS, ids=ids(POSTS))
+def test_no_post_is_taken_without_this_pages_origin_on_this_laptops_door(doors, route, origin):
+    """On loopback anyone at the laptop is the director: a page on another site the director's
+    browser opens is not."""
+    server, token = doors
+    before = book_files(server)
+    status, _, text = posted(server, server.door, route, token, origin, session=False)
+    assert status == 403, text
+    untouched(server, before)
+
+
+COMMANDS = [route for route in POSTS if route[2] not in PLAIN_FORMS]
+
+
+@pytest.mark.parametrize("route", COMMANDS, ids=ids(COMMANDS))
+def test_no_command_is_taken_without_the_pages_header_whatever_its_origin(doors, route):
+    """A cross-site plain form sends no custom header (and the Origin check is then the second wall)."""
+    server, token = doors
+    before = book_files(server)
+    own_origin = f"http://127.0.0.1:{server.port}"
+    status, _, _ = posted(server, server.door, route, token, own_origin, session=False, command_header=False)
+    assert status == 403
+    untouched(server, before)
+
+
+@pytest.mark.parametrize("origin", ORIGINS.values(), ids=ORIGINS.keys())
+def test_a_phones_entry_needs_this_doors_origin(doors, origin):
+    server, token = doors
+    before = book_files(server)
+    (route,) = [r for r in PLAYERS if r[0] == "POST"]
+    status, _, _ = posted(server, server.phones, route, token, origin, session=False)
+    assert status == 403
+    untouched(server, before)
+
+
+def test_a_logout_without_this_pages_origin_leaves_the_session(login_doors):
+    server, token = login_doors
+    secret, _ = server.sessions.open()
+    method, path, headers, body = asked(ROUTES[-1], server.door, token, Cookie=f"{COOKIE}={secret}")
+    headers.pop("Origin")
+    assert ask(server.door, method, path, headers, body)[0] == 403
+    assert server.sessions.label(secret) is not None
+
+
+# --- no answer of either door can be framed
+
+
+def framing_forbidden(answer):
+    csp = answer.get("content-security-policy", "")
+    return (
+        "frame-ancestors 'none'" in csp
+        and "script-src 'self'" in csp
+        and answer.get("x-frame-options") == "DENY"
+    )
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=IDS)
+def test_every_answer_of_both_doors_forbids_framing(login_doors, route):
+    """Refusals included: 404 at the players' door, 401 or 303 without a session, 403 without
+    the Origin (as another page frames it: no Origin, no cookie)."""
+    server, token = login_doors
+    for door in (server.door, server.phones):
+        method, path, headers, body = asked(route, door, token, own=False)
+        status, answer, _ = ask(door, method, path, headers, body, source="127.0.0.5")
+        assert framing_forbidden(answer), (door.name, status)
+
+
+def test_a_route_that_fails_still_forbids_framing(tmp_path):
+    """Before: Starlette's own 500 (here: a feed whose store cannot find a game) was answered
+    outside the headers' middleware, with none of them."""
+    with hall_page(Feed(tmp_path)) as server:  # its store has no `log_of`: the board's routes fail
+        status, answer, _ = ask(server.door, "GET", "/api/board/c1", {"Host": f"127.0.0.1:{server.port}"})
+        assert status == 500 and framing_forbidden(answer)
+
+
+# --- every route at the players' door is rationed per address
+
+
+@pytest.mark.parametrize("route", PLAYERS, ids=ids(PLAYERS))
+def test_every_route_at_the_players_door_is_rationed_per_address(tmp_path, monkeypatch, route):
+    monkeypatch.setattr(web, "PHONE_LIMITS", {"connections": 16, "per_s": 0.01, "burst": 1})
+    page, token = make_doors(tmp_path)
+    with page as server:
+        method, path, headers, body = asked(route, server.phones, token)
+        assert ask(server.phones, method, path, headers, body, source="127.0.0.6")[0] != 429
+        status, answer, _ = ask(server.phones, method, path, headers, body, source="127.0.0.6")
+        assert status == 429 and answer.get("retry-after") == "1"
+        # another address is not
+        assert ask(server.phones, method, path, headers, body, source="127.0.0.7")[0] != 429
+
+
+def test_a_director_with_a_session_is_never_rationed(tmp_path, monkeypatch):
+    monkeypatch.setattr(web, "DIRECTOR_LIMITS", {"connections": 64, "per_s": 0.01, "burst": 1})
+    page, token = make_doors(tmp_path, login=True)
+    with page as server:
+        secret, _ = server.sessions.open()
+        for route in [r for r in GATED if r[0] == "GET" and r[2] != "/events"]:
+            method, path, headers, _ = asked(route, server.door, token, Cookie=f"{COOKIE}={secret}")
+            assert ask(server.door, method, path, headers, source="127.0.0.8")[0] != 429, route[:2]
+        # and a stranger's login is
+        route = next(r for r in ROUTES if r[:2] == ("POST", "/login"))
+        method, path, headers, body = asked(route, server.door, token)
+        statuses = [ask(server.door, method, path, headers, body, source="127.0.0.9")[0] for _ in range(2)]
+        assert statuses == [403, 429]
