@@ -1,12 +1,13 @@
 """Every route of both doors, attacked as a player on the hall's Wi-Fi would, from one table of
-them (docs/hall.md, "The two doors"): the table is checked against the doors' own route lists, so
-a new route without its attacks fails here. For each: at the players' door every route of the
-director's is 404; at a director's door that asks for a login, none answers without a session, a
-forged one or one logged out; no POST is taken without this page's Origin (nor a command without
-its header); every answer of both doors forbids framing, a 500 too; and every route at the
-players' door is rationed per address."""
+them (docs/hall.md, "The two doors"): the table is checked against the doors' own route lists and
+the docs', so a new route without its attacks fails here. For each: at the players' door every
+route of the director's is 404; at a director's door that asks for a login, none answers without
+a session, a forged one or one logged out; no POST is taken without this page's Origin (nor a
+command without its header); every answer of both doors forbids framing, a 500 too; and every
+route at the players' door is rationed per address."""
 
 import http.client
+import re
 import secrets
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from tileclock.director.pages import web
 from tileclock.director.pages.doors import COOKIE, OPEN_PATHS
 from tileclock.director.pages.web import COMMAND_HEADER
 
+DOCS = Path(__file__).parent.parent / "docs" / "hall.md"
 DIRECTOR, BOTH = "director", "both"
 NONE, TOKEN, SESSION = "none", "token", "session"
 
@@ -171,6 +173,23 @@ def test_the_table_is_every_route_of_both_doors(doors):
     server, _ = doors
     assert routes_of(server.door) == {(method, path) for method, path, *_ in ROUTES}
     assert routes_of(server.phones) == {(method, path) for method, path, *_ in PLAYERS}
+
+
+def test_the_docs_table_lists_every_route_with_its_door_and_login():
+    """docs/hall.md's table under "The two doors": one row a route (`METHOD path`), its door
+    (players' and director's, or director's) and, for a route of the players' door, its login."""
+    section = DOCS.read_text(encoding="utf-8").split("### The two doors", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for method, path in re.findall(r"`(GET|POST) ([^`]+)`", cells[0] if line.startswith("|") else ""):
+            rows[(method, path)] = cells[1:]
+    assert set(rows) == {(method, path) for method, path, *_ in ROUTES}
+    for method, path, _, _, doors_, login in ROUTES:
+        door, needs = rows[(method, path)][:2]
+        assert ("players'" in door) == (doors_ == BOTH), (method, path, door)
+        word = {NONE: "none", TOKEN: "token", SESSION: "session"}[login]
+        assert word in needs, (method, path, needs)
 
 
 # --- the players' door serves the score form and nothing else
