@@ -77,3 +77,35 @@ def test_the_director_alone_can_clear_a_clocks_retained_state(broker):
         client.disconnect()
         client.loop_stop()
     watcher.close()
+
+
+KINDS = ("records", "state", "status", "answer", "public", "cmd")
+
+
+def test_each_user_writes_and_reads_only_what_the_topics_table_says(broker):
+    """docs/hall.md's topics table, user by user: a clock's credentials write nothing of another
+    clock's (status, answer and public included) nor any command, the bridge's (`viewers`)
+    nothing at all; `viewers` reads only the statuses and public states."""
+    spy = Listener(broker)  # the director: it reads everything that gets through
+    forgers = {"c2": connect(broker, "c2", "c2"), "viewers": connect(broker, "viewers", "viewers")}
+    for user, client in forgers.items():
+        for kind in KINDS:
+            client.publish(f"tileclock/c1/{kind}", f"forged by {user}", qos=1).wait_for_publish(5)
+        client.publish("tileclock/all/cmd", f"forged by {user}", qos=1).wait_for_publish(5)
+        client.disconnect()  # (a second `viewers` below would push this one off: one client id)
+        client.loop_stop()
+    asked = [(f"tileclock/c1/{kind}", 1) for kind in KINDS] + [("tileclock/all/cmd", 1)]
+    bridge = Listener(broker, user="viewers", client_id="viewers", subscribe=asked)  # each by name
+    clock = connect(broker, "c1", "c1")
+    for kind in KINDS[:5]:  # what a clock writes of its own, last: once the spy has it, all came
+        clock.publish(f"tileclock/c1/{kind}", "own", qos=1).wait_for_publish(5)
+    spy.client.publish("tileclock/c1/cmd", "own", qos=1).wait_for_publish(5)
+    wait_for(lambda: len(spy.messages) == 6, what="c1's own messages and the director's command")
+    assert sorted(name for name, _, _ in spy.messages) == sorted(f"tileclock/c1/{kind}" for kind in KINDS)
+    assert all(payload == b"own" for _, payload, _ in spy.messages)
+    wait_for(lambda: len(bridge.messages) >= 2, what="the bridge's statuses and public states")
+    assert sorted(name for name, _, _ in bridge.messages) == ["tileclock/c1/public", "tileclock/c1/status"]
+    clock.disconnect()
+    clock.loop_stop()
+    bridge.close()
+    spy.close()
