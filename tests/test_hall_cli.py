@@ -186,3 +186,14 @@ def test_the_hall_is_opened_with_its_players_and_score_links_wired_in(tmp_path):
         assert bare.feed._listeners == [bare.page._answered]  # the page's audit trail only
     finally:
         bare.close()
+
+
+def test_the_players_door_and_the_spectators_broker_listen_on_ports_of_their_own():
+    """Both ran on 8081 by default: on one laptop, as the docs lay the hall out, the second to
+    start could not listen."""
+    from tileclock.cli.parser import build_parser
+    from tileclock.director.hall.viewers_broker import WEB_PORT
+
+    args = build_parser().parse_args(["hall", "--broker", "127.0.0.1"])
+    ports = {int(args.phones.rpartition(":")[2]), int(args.web.rpartition(":")[2]), WEB_PORT}
+    assert len(ports) == 3

@@ -145,10 +145,10 @@ def build_parser():
     )
     hall.add_argument(
         "--phones",
-        default="0.0.0.0:8081",
+        default="0.0.0.0:8082",
         type=web_address,
         metavar="HOST:PORT",
-        help="the players' door: the score form and nothing else (default 0.0.0.0:8081, the hall's network)",
+        help="the players' door: the score form and nothing else (default 0.0.0.0:8082, the hall's network; 8081 is the spectators')",
     )
     hall.add_argument(
         "--page-password-file",
