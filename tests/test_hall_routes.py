@@ -7,6 +7,7 @@ command without its header); every answer of both doors forbids framing, a 500 t
 route at the players' door is rationed per address."""
 
 import http.client
+import itertools
 import re
 import secrets
 from pathlib import Path
@@ -102,9 +103,21 @@ def routes_of(door):
     return {(method, route.path) for route in app.routes for method in route.methods - {"HEAD"}}
 
 
-def ask(door, method, path, headers, body=b"", source="127.0.0.1"):
-    """One request to `door` from `source` with exactly `headers`: (status, headers, text); a
-    stream (the live page) is not read."""
+_SOURCES = itertools.count()
+
+
+def fresh_source():
+    """A loopback address no request of this module came from yet: each address's ration is its
+    own, so the many requests to a door shared by a module's tests never meet it (the tests of
+    the ration choose their addresses)."""
+    n = next(_SOURCES)
+    return f"127.{100 + n // 65025 % 100}.{n // 255 % 255}.{n % 255 + 1}"
+
+
+def ask(door, method, path, headers, body=b"", source=None):
+    """One request to `door` from `source` (None: a fresh loopback address) with exactly
+    `headers`: (status, headers, text); a stream (the live page) is not read."""
+    source = source or fresh_source()
     connection = http.client.HTTPConnection("127.0.0.1", door.port, timeout=5, source_address=(source, 0))
     connection.putrequest(method, path, skip_host=True)
     for name, value in headers.items():
@@ -166,6 +179,26 @@ def login_doors(tmp_path):
         yield server, token
 
 
+# The doors the refusals are tried at, one pair for the module (a page's start is most of a
+# test's time): each of those tests asserts that nothing was sent, written or changed, so one
+# that let a request through also fails every test after it; the tests that change a game or a
+# round have doors of their own (above).
+
+
+@pytest.fixture(scope="module")
+def shared_doors(tmp_path_factory):
+    page, token = make_doors(tmp_path_factory.mktemp("doors"))
+    with page as server:
+        yield server, token
+
+
+@pytest.fixture(scope="module")
+def shared_login_doors(tmp_path_factory):
+    page, token = make_doors(tmp_path_factory.mktemp("login-doors"), login=True)
+    with page as server:
+        yield server, token
+
+
 # --- the table is the code's, and the docs'
 
 
@@ -196,11 +229,11 @@ def test_the_docs_table_lists_every_route_with_its_door_and_login():
 
 
 @pytest.mark.parametrize("route", DIRECTORS_ONLY, ids=ids(DIRECTORS_ONLY))
-def test_every_route_of_the_directors_is_404_at_the_players_door(doors, route):
-    server, token = doors
+def test_every_route_of_the_directors_is_404_at_the_players_door(shared_doors, route):
+    server, token = shared_doors
     before = book_files(server)
     method, path, headers, body = asked(route, server.phones, token)
-    status, answer, _ = ask(server.phones, method, path, headers, body, source="127.0.0.2")
+    status, answer, _ = ask(server.phones, method, path, headers, body)
     assert status == 404
     assert "set-cookie" not in answer
     untouched(server, before)
@@ -220,9 +253,9 @@ def cookies(server):
 
 
 @pytest.mark.parametrize("route", GATED, ids=ids(GATED))
-def test_no_route_answers_without_a_session_a_forged_one_or_one_logged_out(login_doors, route):
+def test_no_route_answers_without_a_session_a_forged_one_or_one_logged_out(shared_login_doors, route):
     """Before this table, only Round over and the boards were tried without a session."""
-    server, token = login_doors
+    server, token = shared_login_doors
     before = book_files(server)
     pages = route[0] == "GET" and (route[2] in ("/", "/scores") or route[2].startswith("/board/"))
     for name, value in [("none", None), *cookies(server).items()]:
@@ -266,8 +299,8 @@ def posted(server, door, route, token, origin, session=True, command_header=True
 
 @pytest.mark.parametrize("origin", ORIGINS.values(), ids=ORIGINS.keys())
 @pytest.mark.parametrize("route", POSTS, ids=ids(POSTS))
-def test_no_post_is_taken_without_this_pages_origin_even_with_a_session(login_doors, route, origin):
-    server, token = login_doors
+def test_no_post_is_taken_without_this_pages_origin_even_with_a_session(shared_login_doors, route, origin):
+    server, token = shared_login_doors
     before = book_files(server)
     status, _, text = posted(server, server.door, route, token, origin)
     assert status == 403, text
@@ -276,10 +309,10 @@ def test_no_post_is_taken_without_this_pages_origin_even_with_a_session(login_do
 
 @pytest.mark.parametrize("origin", ORIGINS.values(), ids=ORIGINS.keys())
 @pytest.mark.parametrize("route", POSTS, ids=ids(POSTS))
-def test_no_post_is_taken_without_this_pages_origin_on_this_laptops_door(doors, route, origin):
+def test_no_post_is_taken_without_this_pages_origin_on_this_laptops_door(shared_doors, route, origin):
     """On loopback anyone at the laptop is the director: a page on another site the director's
     browser opens is not."""
-    server, token = doors
+    server, token = shared_doors
     before = book_files(server)
     status, _, text = posted(server, server.door, route, token, origin, session=False)
     assert status == 403, text
@@ -290,9 +323,9 @@ COMMANDS = [route for route in POSTS if route[2] not in PLAIN_FORMS]
 
 
 @pytest.mark.parametrize("route", COMMANDS, ids=ids(COMMANDS))
-def test_no_command_is_taken_without_the_pages_header_whatever_its_origin(doors, route):
+def test_no_command_is_taken_without_the_pages_header_whatever_its_origin(shared_doors, route):
     """A cross-site plain form sends no custom header (and the Origin check is then the second wall)."""
-    server, token = doors
+    server, token = shared_doors
     before = book_files(server)
     own_origin = f"http://127.0.0.1:{server.port}"
     status, _, _ = posted(server, server.door, route, token, own_origin, session=False, command_header=False)
@@ -301,8 +334,8 @@ def test_no_command_is_taken_without_the_pages_header_whatever_its_origin(doors,
 
 
 @pytest.mark.parametrize("origin", ORIGINS.values(), ids=ORIGINS.keys())
-def test_a_phones_entry_needs_this_doors_origin(doors, origin):
-    server, token = doors
+def test_a_phones_entry_needs_this_doors_origin(shared_doors, origin):
+    server, token = shared_doors
     before = book_files(server)
     (route,) = [r for r in PLAYERS if r[0] == "POST"]
     status, _, _ = posted(server, server.phones, route, token, origin, session=False)
@@ -332,13 +365,13 @@ def framing_forbidden(answer):
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=IDS)
-def test_every_answer_of_both_doors_forbids_framing(login_doors, route):
+def test_every_answer_of_both_doors_forbids_framing(shared_login_doors, route):
     """Refusals included: 404 at the players' door, 401 or 303 without a session, 403 without
     the Origin (as another page frames it: no Origin, no cookie)."""
-    server, token = login_doors
+    server, token = shared_login_doors
     for door in (server.door, server.phones):
         method, path, headers, body = asked(route, door, token, own=False)
-        status, answer, _ = ask(door, method, path, headers, body, source="127.0.0.5")
+        status, answer, _ = ask(door, method, path, headers, body)
         assert framing_forbidden(answer), (door.name, status)
 
 
