@@ -203,7 +203,7 @@ RUNNING = {
 }  # fmt: skip  # one command a line
 STUBS = {
     "tileclock.director.follow.collect.collect": lambda *args, **kwargs: [],
-    "tileclock.cli.hall.reach": lambda host, port: None,
+    "tileclock.cli.hall.reach": lambda host, port, tls_ca=None: None,
     "tileclock.cli.hall.serve_hall": lambda *args, **kwargs: 0,
     "tileclock.device.service.Service": lambda *args, **kwargs: type(
         "Stub", (), {"run": lambda *a, **k: 0}
