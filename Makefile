@@ -24,7 +24,7 @@ sim: $(STAMP)
 
 # two workers (pytest-xdist), each starting chromium at most once; the 25 slowest tests are named
 test: $(STAMP)
-	$(PY) -m pytest -n 2 --dist loadgroup --durations=25 $(ARGS)
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n 4 --dist loadgroup --durations=25 $(ARGS)
 
 # the edit loop: no broker, browser, child process, loop mount or slow run (tests/conftest.py marks them)
 test-quick: $(STAMP)

@@ -32,6 +32,9 @@ class Plug:
         os.replace(link, self.path)
 
     def pull(self):
+        # udev removes a pulled adapter's stable name; left behind, it would point at a pty number
+        # the kernel hands to the next openpty, perhaps another test's line
+        os.unlink(self.path)
         os.close(self.master)
         os.close(self._slave)
         self.master = None
