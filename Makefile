@@ -22,7 +22,9 @@ endif
 sim: $(STAMP)
 	$(VENV)/bin/tileclock sim $(ARGS)
 
-# two workers (pytest-xdist), each starting chromium at most once; the 25 slowest tests are named
+# four workers (pytest-xdist) on two cores, as the suite waits on brokers, browsers and child
+# processes half the time; each starts chromium at most once; bytecode is kept, so a worker does not
+# rewrite every test module's asserts again; the 25 slowest tests are named
 test: $(STAMP)
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n 4 --dist loadgroup --durations=25 $(ARGS)
 
