@@ -18,7 +18,7 @@ pytest_plugins = ["pytester"]
 
 #: The most examples a hypothesis test runs in `make test` (and `make mutation`), whatever it asks
 #: for with `examples(N)`; `make test-slow` (the `slow` profile) runs each such test's whole N.
-EXAMPLES_CAP = 200
+EXAMPLES_CAP = 100
 # No per-example deadline: the properties are about behaviour, and a loaded machine is slow.
 settings.register_profile("tileclock", deadline=None)
 # `make test-slow`: the hypothesis tests that ask for more than EXAMPLES_CAP run them all
@@ -29,10 +29,11 @@ PROFILE = os.environ.get("TILECLOCK_HYPOTHESIS_PROFILE", "tileclock")
 settings.load_profile(PROFILE)
 
 
-def examples(wanted):
+def examples(wanted, cap=EXAMPLES_CAP):
     """`max_examples` for a hypothesis test that wants `wanted`: all of them in the `slow` profile
-    (`make test-slow`), at most EXAMPLES_CAP otherwise, so `make test` stays quick."""
-    return wanted if PROFILE == "slow" else min(wanted, EXAMPLES_CAP)
+    (`make test-slow`), at most `cap` otherwise (EXAMPLES_CAP, or fewer for a test whose every
+    example starts a clock), so `make test` stays quick."""
+    return wanted if PROFILE == "slow" else min(wanted, cap)
 
 
 # --- the markers, set on each test from what it uses (pyproject.toml lists them)

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from test_properties import games
 from tileclock.clock.core import ButtonTiming, GameClock
 from tileclock.clock.rules import PROFILES
@@ -103,7 +104,7 @@ def check_chatter_changes_nothing(game, bursts):
     assert [r.as_dict() for r in noisy] == [r.as_dict() for r in clean]
 
 
-@settings(max_examples=150, deadline=None, derandomize=True)
+@settings(max_examples=examples(150), deadline=None, derandomize=True)
 @given(games(), st.lists(burst(), max_size=12))
 def test_chatter_changes_no_record_nor_its_time(game, bursts):
     check_chatter_changes_nothing(game, bursts)

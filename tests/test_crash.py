@@ -7,11 +7,16 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
 from cable import Plug
 from tileclock.device.journal.reader import JournalReader
 from tileclock.wire.protocol import unframe, with_crc
 
-KILLS = int(os.environ.get("TILECLOCK_KILLS", "8"))  # more on demand: TILECLOCK_KILLS=100
+#: kills in `make test` (one of them just after a checkpoint), and in `make test-slow`; more on
+#: demand: TILECLOCK_KILLS=100 make test-slow
+KILLS = 5
+MANY_KILLS = int(os.environ.get("TILECLOCK_KILLS", "24"))
 
 
 def spawn(tmp_path, env, script=None):
@@ -52,7 +57,8 @@ def check_exact(records):
     return checked
 
 
-def test_killed_at_random_points_the_clock_comes_back_exact(tmp_path):
+@pytest.mark.parametrize("kills", [KILLS, pytest.param(MANY_KILLS, marks=pytest.mark.slow)])
+def test_killed_at_random_points_the_clock_comes_back_exact(tmp_path, kills):
     rng = random.Random(20261121)
     plug = Plug(str(tmp_path), "ttyCLOCK")
     (tmp_path / "config.toml").write_text(f'[clock]\ncheckpoint_s = 1\n[serial]\nport = "{plug.path}"\n')
@@ -65,7 +71,7 @@ def test_killed_at_random_points_the_clock_comes_back_exact(tmp_path):
     (tmp_path / "run").mkdir()  # systemd's RuntimeDirectory: lasts as long as the boot
     env = dict(os.environ, NOTIFY_SOCKET=notify, RUNTIME_DIRECTORY=str(tmp_path / "run"))
     try:
-        for run in range(KILLS):
+        for run in range(kills):
             process = spawn(tmp_path, env, script if run == 0 else None)
             while not sock.recv(256).startswith(b"READY=1"):
                 pass
@@ -98,7 +104,7 @@ def test_killed_at_random_points_the_clock_comes_back_exact(tmp_path):
     records = JournalReader(str(tmp_path / "state" / "journal")).records()
     assert [r["seq"] for r in records] == list(range(len(records)))  # none lost, none skipped, none twice
     recovered = [r for r in records if r["ev"] == "recovered"]
-    assert len(recovered) == KILLS and all(r["reason"] == "restart" for r in recovered)
+    assert len(recovered) == kills and all(r["reason"] == "restart" for r in recovered)
     assert sum(r["ev"] == "new_game" for r in records) == 1  # one game, taken up again each time
-    assert check_exact(records) >= KILLS + 5
+    assert check_exact(records) >= kills + 5
     assert {r["ev"] for r in records} >= {"start", "switch", "pause", "resume", "checkpoint", "set"}

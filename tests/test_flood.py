@@ -51,11 +51,14 @@ def send(sim, plug, lines, t_s):
         sim.daemon.pump(int(t_s * S))
 
 
-@pytest.fixture
-def history(tmp_path):
-    """A clock whose journal holds some 2,000 records of earlier games."""
+@pytest.fixture(
+    params=[pytest.param(8, id="800-records"), pytest.param(20, id="2000-records", marks=pytest.mark.slow)]
+)
+def history(request, tmp_path):
+    """A clock whose journal holds the records of earlier games: 8 games (some 800 records) in
+    `make test`, 20 (some 2,000) in `make test-slow`."""
     state = str(tmp_path / "state")
-    made = make_history(state, 20, sample_game(minutes=10))
+    made = make_history(state, request.param, sample_game(minutes=10))
     return state, made
 
 

@@ -20,12 +20,15 @@ from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import unframe, unframe_any
 
 
-@pytest.fixture
-def history(tmp_path):
-    """A state directory whose journal holds some 3,700 records of earlier games, all of them
-    acknowledged by the broker long ago: only a resend sends them again."""
+@pytest.fixture(
+    params=[pytest.param(12, id="1100-records"), pytest.param(40, id="3700-records", marks=pytest.mark.slow)]
+)
+def history(request, tmp_path):
+    """A state directory whose journal holds the records of earlier games (12 games, some 1,100
+    records, in `make test`; 40, some 3,700, in `make test-slow`), all of them acknowledged by the
+    broker long ago: only a resend sends them again."""
     state = tmp_path / "c1"
-    made = make_history(str(state), 40, sample_game(minutes=10))
+    made = make_history(str(state), request.param, sample_game(minutes=10))
     (state / "hall.acked").write_text(f"{made - 1}\n")
     return state, made
 

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from tileclock.clock.core import GameClock
 from tileclock.clock.history import GameSplitter, last_game, split_games, view_at
 from tileclock.clock.rules import PROFILES
@@ -100,7 +101,7 @@ EDGES = st.lists(
 )
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(st.sampled_from(sorted(PROFILES)), EDGES, st.lists(st.integers(0, 2_000_000), max_size=8))
 def test_replay_shows_what_the_clock_showed_at_every_instant(rules, edges, probes_ms):
     """The view rebuilt from the records equals the live clock's view, at any whole millisecond."""

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import charged, tap, used_at_switches
+from conftest import charged, examples, tap, used_at_switches
 from tileclock.bench.history import make_history, sample_game
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
@@ -444,7 +444,7 @@ def base_journal():
     return _BASE
 
 
-@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     which=st.sampled_from([0, -1]),
     flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), min_size=1, max_size=4),
@@ -698,7 +698,8 @@ _FIELDS = sorted(
 )  # fmt: skip  # a list of names reads better filled than one a line
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# each example opens a journal and starts a clock on it: 40 in `make test`, 150 in `make test-slow`
+@settings(max_examples=examples(150, cap=40), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     index=st.integers(0, 10**6),
     name=st.sampled_from(_FIELDS),

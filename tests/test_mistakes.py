@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from tileclock.cli import main
 
 
@@ -213,7 +214,9 @@ CONTENT = st.one_of(
 )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(command=st.sampled_from(READERS), content=CONTENT)
 def test_any_file_gets_an_answer_or_one_line_of_error(tmp_path, command, content):
     path = tmp_path / "input"
@@ -241,7 +244,9 @@ WORDS = st.one_of(
 )  # fmt: skip  # one pool of words a line
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(command=st.sampled_from(sorted(OPTIONS)), data=st.data())
 def test_any_arguments_get_an_answer_or_one_line_of_error(log, tmp_path, monkeypatch, command, data):
     monkeypatch.chdir(tmp_path)  # whatever it writes, it writes here

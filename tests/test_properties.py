@@ -119,7 +119,7 @@ def play(rules, start_a, start_b, edges, end_gap_ms):
     return clock, records, samples
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(GAMES)
 def test_time_is_conserved(game):
     """Both sides' used time plus the stopped time (less any time charged to both at once: both
@@ -132,7 +132,7 @@ def test_time_is_conserved(game):
         assert balanced
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(GAMES)
 def test_records_charge_exactly_the_time_between_them(game):
     """Between two records of a game, only a running side's time moves, by exactly the gap (both
@@ -270,7 +270,7 @@ def test_every_record_shows_the_time_and_penalty_the_rules_give():
     assert reached["both late"] > 0 and reached["round over"] > 0 and reached["reissued"] > 0, reached
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(GAMES)
 def test_nothing_runs_after_the_end(game):
     """After `end` no time is charged and only the director's corrections change a display (each
@@ -295,7 +295,7 @@ def test_nothing_runs_after_the_end(game):
             ended = record
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(GAMES)
 def test_any_interleaving_of_edges_leaves_a_consistent_state(game):
     clock, records, _ = play(*game)
@@ -315,7 +315,7 @@ def bounce_train(start_down, gaps_ms):
     return [(gap, start_down == (i % 2 == 0)) for i, gap in enumerate(gaps)]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(st.integers(30, 30_000), st.lists(st.integers(1, 4), max_size=12)), max_size=20))
 def test_a_bouncing_press_is_one_press_and_one_record(presses):
     """However a contact bounces (each level held under the 5 ms glitch window), press and release

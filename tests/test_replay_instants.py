@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from test_mistakes import run
 from test_properties import games, play
 from tileclock.clock.core import ButtonTiming, GameClock
@@ -28,7 +29,7 @@ def played(game, offset_ns):
     return [r.as_dict() for r in records + clock.status(t + end_gap_ms * NS_PER_MS)]
 
 
-@settings(max_examples=150, deadline=None, derandomize=True)
+@settings(max_examples=examples(150), deadline=None, derandomize=True)
 @given(games(), st.integers(0, NS_PER_MS - 1))
 def test_the_view_at_a_records_instant_is_what_the_last_record_of_that_instant_says(game, offset_ns):
     records = played(game, offset_ns)

@@ -149,7 +149,7 @@ def test_any_input_is_a_value_or_a_wire_error_never_anything_else(data):
         assert isinstance(error.reason, Reason) and str(error)
 
 
-@settings(max_examples=200, derandomize=True, deadline=None)
+@settings(max_examples=examples(200), derandomize=True, deadline=None)
 @given(
     st.recursive(
         st.none() | st.booleans() | st.integers() | st.text(max_size=5),
