@@ -28,6 +28,16 @@ def wait_for(predicate, timeout_s=30.0, what="the condition"):
     raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
 
 
+def pages_question(page, yes=True):
+    """Answer the question the page draws before a command (session.js's `ask`, a `<dialog>` of
+    its own, never the browser's `confirm`): wait for it, click its Yes (or No); the question."""
+    dialog = page.locator("dialog#ask[open]")
+    question = dialog.locator(".question").inner_text()
+    dialog.locator("button.yes" if yes else "button.no").click()
+    dialog.wait_for(state="hidden")
+    return question
+
+
 class Stepping:
     """The director's feed stepping in a thread of its own, as `tileclock hall` runs it, until `stop()`."""
 

@@ -16,7 +16,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from conftest import BROKER_USERS, tap
-from hall_helpers import Stepping, closed_after, hall_config, wait_for
+from hall_helpers import Stepping, closed_after, hall_config, pages_question, wait_for
 from test_hall import Clocks, director, settle
 from test_round_control import AT_14, UTC
 from tileclock.device.config import Config
@@ -106,8 +106,9 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
 
     director = browser.new_context()
     page = director.new_page()
-    questions = []  # every command asks first: each question, then yes
-    page.on("dialog", lambda dialog: (questions.append(dialog.message), dialog.accept()))
+    questions = []  # every command asks first, in the page's own dialog: each question, then yes
+    browsers = []  # the browser's own confirm: never raised
+    page.on("dialog", lambda dialog: (browsers.append(dialog.message), dialog.dismiss()))
     page.goto(event.server.address)
     page.locator(".board").nth(1).wait_for()
     (cookie,) = director.cookies()  # the tab's session: the server's, named by its cookie
@@ -119,6 +120,7 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
     page.fill("#start-at", "14:00:00")
     page.fill("#boards", "11, 12")
     page.click("#start-round")
+    questions.append(pages_question(page))
     page.locator("#sent", has_text="round 3 starts at 14:00:00 on 2 boards").wait_for()
     for clock in BOARDS:
         event.waits_for(clock, "set", 2)
@@ -180,17 +182,20 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
     # 3. the correction: B at table 12 gets a minute, from its board's page
     page.goto(event.server.address + "board/c2")
     page.locator("#actions button", has_text="B +1:00").click()
+    questions.append(pages_question(page))
     event.waits_for("c2", "adjust")
     # play goes on at table 12; a minute off B sent now is refused by the clock (a clock runs)
     tap(clocks.sims["c2"], "A", t["c2"] + 1)
     t["c2"] += 2
     page.locator("#actions button", has_text="B −1:00").click()
+    questions.append(pages_question(page))
     event.waits_for("c2", "error")
 
     # 4. round over, from the round panel: every board ends at once
     page.goto(event.server.address)
     page.locator(".board").nth(1).wait_for()
     page.click("#end-round")
+    questions.append(pages_question(page))
     for clock in BOARDS:
         event.waits_for(clock, "end")
     settle(event.feed, clocks, "every record on file")
@@ -306,11 +311,13 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
     # the next game at table 12, from its board's page: asked first, naming the clock; it opens
     page.goto(event.server.address + "board/c2")
     page.locator("#actions button", has_text="New game").click()
+    questions.append(pages_question(page))
     event.waits_for("c2", "new_game", 2)
     assert (
         questions[-1].startswith("Start a new game (only once this game has ended")
         and "clock c2?" in questions[-1]
     )
+    assert len(questions) == 5 and browsers == []
     (asked,) = [e for e in audit_read.read(event.folder) if e["action"] == "new_game"]
     opened = event.records("c2", "new_game")[-1]
     assert opened["by"] == asked["id"] and opened["source"] == "hall" and asked["by"] == session

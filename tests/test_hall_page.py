@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from hall_helpers import wait_for
+from hall_helpers import pages_question, wait_for
 from test_hall import CLOCKS, Clocks, director, settle
 from tileclock.cli.director_commands import draw_panel
 from tileclock.director.pages.web import HallPage
@@ -91,13 +91,11 @@ def test_the_page_shows_every_board_live_and_its_game(hall, page):
 
 def test_round_over_on_the_page_stops_every_clock(hall, page):
     clocks, feed, server = hall
-    asked = []
-    page.on("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     page.goto(server.address)
     page.locator(".board").first.wait_for()
     page.click("#end-round")
+    assert "Every clock stops" in pages_question(page)
     page.locator("#sent").get_by_text("round over").wait_for()
-    assert asked and "Every clock stops" in asked[0]
 
     def all_ended():
         clocks.pump()  # each clock's loop wakes for the command
@@ -109,14 +107,39 @@ def test_round_over_on_the_page_stops_every_clock(hall, page):
     wait_for(lambda: page.locator(".board .badge", has_text="ENDED").count() == len(CLOCKS), what="all ended")
 
 
-def test_a_dismissed_confirmation_sends_nothing(hall, page):
+def test_a_command_asks_in_the_pages_own_dialog_and_only_yes_sends_it(hall, page):
+    """The page draws its question (never the browser's `confirm`, which a decoy page or a
+    browser hiding repeated prompts could answer): No has the focus, No and Escape send nothing,
+    its Yes, named for the action, sends the command once."""
     clocks, feed, server = hall
-    page.on("dialog", lambda dialog: dialog.dismiss())
+    browsers, posted = [], []
+    page.on("dialog", lambda dialog: (browsers.append(dialog.message), dialog.dismiss()))
+    page.on("request", lambda request: request.method == "POST" and posted.append(request.url))
     page.goto(server.address)
     page.locator(".board").first.wait_for()
     before = {clock: sim.journal.next_seq for clock, sim in clocks.sims.items()}
+    asking = page.locator("dialog#ask[open]")
+
     page.click("#end-round")
+    asking.wait_for()
+    assert asking.locator(".question").inner_text() == "End the round? Every clock stops now."
+    assert asking.locator("button.yes").inner_text() == "End the round"
+    assert page.evaluate("document.activeElement.className") == "no"  # Enter is No
+    pages_question(page, yes=False)
     page.click("#start-round")
+    asking.wait_for()
+    page.keyboard.press("Escape")
+    asking.wait_for(state="hidden")
+    page.click("#end-round")
+    asking.wait_for()
+    page.keyboard.press("Enter")  # No has the focus
+    asking.wait_for(state="hidden")
     clocks.pump()
     assert {clock: sim.journal.next_seq for clock, sim in clocks.sims.items()} == before
-    assert page.inner_text("#sent") == ""
+    assert posted == [] and page.inner_text("#sent") == ""
+
+    page.click("#end-round")
+    pages_question(page)
+    page.locator("#sent").get_by_text("round over").wait_for()
+    assert posted == [server.address + "api/round/over"]  # once
+    assert browsers == []

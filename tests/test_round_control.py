@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from hall_helpers import hall_config, wait_for
+from hall_helpers import hall_config, pages_question, wait_for
 from test_hall import Clocks, director, settle
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.config import Config
@@ -121,13 +121,13 @@ def hall(broker, tmp_path):
 
 def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_clock(hall, page):
     clocks, feed, server = hall
-    page.on("dialog", lambda dialog: dialog.accept())
     page.goto(server.address)
     page.locator(".board").nth(2).wait_for()
     page.fill("#round", "3")
     page.fill("#start-at", "14:00:00")
     page.fill("#boards", "c1, c2")  # the boards are named after their clocks here
     page.click("#start-round")
+    assert pages_question(page) == "Start round 3 at 14:00:00 on boards c1, c2?"
     page.locator("#sent", has_text="round 3 starts at 14:00:00 on 2 boards").wait_for()
 
     def taken(clock):
@@ -163,6 +163,7 @@ def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_cloc
         assert re.fullmatch(rf"{line['by']}_[0-9a-z]{{6}}_1", line["id"])
     # round over: on the trail before it leaves, and in each clock's `end`
     page.click("#end-round")
+    pages_question(page)
     page.locator("#sent", has_text="round over").wait_for()
     (over,) = [e for e in audit_read.read(feed.store.outdir) if e["action"] == "round_over"]
     assert over["by"] == line["by"] and over["changed"] == {"round": 3}

@@ -15,7 +15,7 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from hall_helpers import game_ended, hall_page, page_json, page_post
+from hall_helpers import game_ended, hall_page, page_json, page_post, pages_question
 from test_hall_page_guard import Feed
 from tileclock.cli import main
 from tileclock.director.event.entries import (
@@ -231,28 +231,26 @@ def test_phones_and_the_director_enter_a_round_and_tsh_gets_its_lines(hall, brow
     form.locator("button.enter").click()
     page.locator("tr[data-table='3']").filter(has_text="settled").wait_for()
     # New phone links for table 1 asks first: dismissed, the links stay as they were
-    asked = []
-    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
     page.locator("form[data-table='1'] button.links").click()
-    assert "The old links stop working" in asked[0] and book.tokens_for(3, "1") == tokens["1"]
-    page.once("dialog", lambda dialog: dialog.accept())
+    assert (
+        "The old links stop working" in pages_question(page, yes=False)
+        and book.tokens_for(3, "1") == tokens["1"]
+    )
     page.locator("form[data-table='1'] button.links").click()
+    pages_question(page)
     shown = page.locator("form[data-table='1'] .phone-links")
     shown.filter(has_text="No clock shows a code").wait_for()  # this hall has no --phone-url
     token = book.token_for(3, "1", "A")
     assert token != tokens["1"]["A"] and f"A: {phones.upper()}/S/1/A/{token}" in shown.inner_text()
     assert book.token_for(3, "1", "B") != tokens["1"]["B"]  # the button makes both sides' anew
     # New link B for table 2 (B's phone leaked its code): B's link anew, A's still works
-    asked.clear()
-    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     page.locator("form[data-table='2'] button.link-B").click()
+    assert "Side B's old link stops working (the other side's still works)" in pages_question(page)
     page.locator("form[data-table='2'] .phone-links").filter(has_text="No clock shows a code").wait_for()
-    assert "Side B's old link stops working (the other side's still works)" in asked[0]
     assert book.token_for(3, "2", "A") == tokens["2"]["A"] and book.token_for(3, "2", "B") != tokens["2"]["B"]
-    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     page.click("#lock")
+    assert "Lock round 3?" in pages_question(page)
     page.locator("#state").filter(has_text="Round 3 is locked").wait_for()
-    assert "Lock round 3?" in asked[-1]
     assert page.locator("form[data-table='1'] button.enter").is_disabled()
     # the session is the server's, named by the tab's cookie (which no script of the page can read)
     (cookie,) = context.cookies()

@@ -77,8 +77,8 @@ async function load() {
   document.getElementById("records").replaceChildren(...rows);
 }
 load();
-async function send(path, body, question) {
-  if (question && !confirm(question)) return;
+async function send(path, body, question, yes) {
+  if (!await ask(question, yes)) return;
   const reply = await fetch(base + path, {method: "POST", headers: commandHeaders(), body: new URLSearchParams(body)});
   document.getElementById("sent").textContent = reply.ok ? "sent: " + (await reply.json()).sent : await reply.text();
   setTimeout(history, 1500);
@@ -86,7 +86,8 @@ async function send(path, body, question) {
 }
 document.querySelectorAll("#actions button").forEach(button => {
   const {question, ...form} = button.dataset;  // the question is the page's, never sent
-  button.onclick = () => send("/command", form, (question || button.textContent) + " on clock " + clock + "?");
+  button.onclick = () => send("/command", form, (question || button.textContent) + " on clock " + clock + "?",
+                              button.textContent + " on " + clock);
 });
 // what became of an action: the clock's record of it, its refusal, or no answer (docs/hall.md)
 function took(o) {
@@ -129,7 +130,7 @@ new EventSource("/events").onmessage = event => {
 setInterval(() => banners.tick(), 1000);  // the wait counts up between updates
 history();
 document.getElementById("clear").onclick = async () => {
-  if (!confirm("Clear clock " + clock + "'s retained state on the broker? It publishes a new one with its next record.")) return;
+  if (!await ask("Clear clock " + clock + "'s retained state on the broker? It publishes a new one with its next record.", "Clear " + clock)) return;
   const answer = await fetch(base + "/clear", {method: "POST", headers: commandHeaders()});
   document.getElementById("cleared").textContent = answer.ok ? "cleared" : await answer.text();
 };

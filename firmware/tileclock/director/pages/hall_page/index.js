@@ -165,8 +165,8 @@ function draw() {
 }
 function take(data) { snapshot = data; receivedAt = Date.now(); draw(); drawCalls(); }
 setInterval(draw, 250);  // the running clocks tick between updates
-async function post(path, body, question) {
-  if (!confirm(question)) return;
+async function post(path, body, question, yes) {
+  if (!await ask(question, yes)) return;
   const answer = await fetch(path, {method: "POST", headers: commandHeaders(), body: new URLSearchParams(body)});
   if (answer.ok) {
     const done = await answer.json();
@@ -180,10 +180,11 @@ document.getElementById("start-round").onclick = () => {
   const number = document.getElementById("round").value, start = document.getElementById("start-at").value.trim();
   const boards = document.getElementById("boards").value.trim();
   post("/api/round/start", {round: number, start, boards},
-       "Start round " + number + (start ? " at " + start : " in 10 s") + " on " + (boards ? "boards " + boards : "every board") + "?");
+       "Start round " + number + (start ? " at " + start : " in 10 s") + " on " + (boards ? "boards " + boards : "every board") + "?",
+       "Start round " + number);
 };
 document.getElementById("end-round").onclick = () =>
-  post("/api/round/over", {}, "End the round? Every clock stops now.");
+  post("/api/round/over", {}, "End the round? Every clock stops now.", "End the round");
 // Calls to the director: a banner a calling board (calls.js), a sound for each new call, and mute.
 const banners = new CallBanners(document.getElementById("calls"), said => { document.getElementById("sent").textContent = said; });
 let muted = localStorage.getItem("tileclock-muted") === "1", heard = new Set(), audio = null, lastRing = 0;

@@ -27,7 +27,8 @@ function entryForm(table, locked) {
     const which = side ? "A new phone link for side " + side + " of table " : "New phone links for table ";
     const old = side ? "? Side " + side + "'s old link stops working (the other side's still works)" : "? The old links stop working";
     links.addEventListener("click", async () => {
-      if (!confirm(which + table + ", round " + round() + old + "; the table's clock is sent the new code.")) return;
+      if (!await ask(which + table + ", round " + round() + old + "; the table's clock is sent the new code.",
+                     side ? "New link " + side + " for table " + table : "New links for table " + table)) return;
       const body = new URLSearchParams({round: round()});
       if (side) body.set("side", side);
       const response = await fetch("/api/scores/" + encodeURIComponent(table) + "/link", {method: "POST", body, headers: command});
@@ -83,7 +84,7 @@ document.getElementById("add").addEventListener("click", () => {
   document.getElementById("tables").append(row);
 });
 document.getElementById("lock").addEventListener("click", async () => {
-  if (!confirm("Lock round " + round() + "? No phone link works after this, and no entry is taken.")) return;
+  if (!await ask("Lock round " + round() + "? No phone link works after this, and no entry is taken.", "Lock round " + round())) return;
   const body = new URLSearchParams({round: round()});
   const response = await fetch("/api/round/lock", {method: "POST", body, headers: command});
   document.getElementById("state").textContent = response.ok ? "" : await response.text();
@@ -91,7 +92,7 @@ document.getElementById("lock").addEventListener("click", async () => {
 });
 show();
 document.getElementById("unlock").addEventListener("click", async () => {
-  if (!confirm("Unlock round " + round() + "? Entries, corrections and its phone links are taken again.")) return;
+  if (!await ask("Unlock round " + round() + "? Entries, corrections and its phone links are taken again.", "Unlock round " + round())) return;
   const body = new URLSearchParams({round: round()});
   const response = await fetch("/api/round/unlock", {method: "POST", body, headers: command});
   document.getElementById("state").textContent = response.ok ? "" : await response.text();

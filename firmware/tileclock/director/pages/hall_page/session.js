@@ -3,3 +3,34 @@
 // the server's to say: the session its cookie names (docs/hall.md, "The two doors"), never a label
 // a page could make up. One script for every page.
 function commandHeaders() { return {"X-Tileclock-Command": "1"}; }
+// Before a button changes a game or a round, the page asks, in a dialog of its own (never the
+// browser's `confirm`: a decoy page, or a browser that hides repeated prompts, cannot answer it,
+// and its Yes names the action). No has the focus, so Enter or a second click does not say Yes;
+// Escape is No. `yesLabel` names the action ("Lock round 3"). The answer: a Promise of true (Yes) or false.
+function ask(question, yesLabel) {
+  let dialog = document.getElementById("ask");
+  if (!dialog) {
+    dialog = document.createElement("dialog");
+    dialog.id = "ask";
+    const text = document.createElement("p"), buttons = document.createElement("p");
+    text.className = "question";
+    text.style.whiteSpace = "pre-line";
+    for (const [name, value] of [["yes", "yes"], ["no", "no"]]) {
+      const button = document.createElement("button");
+      button.type = "button"; button.className = name; button.textContent = "No";
+      button.addEventListener("click", () => dialog.close(value));
+      buttons.append(button, " ");
+    }
+    dialog.append(text, buttons);
+    document.body.append(dialog);
+  }
+  dialog.querySelector(".question").textContent = question;
+  if (dialog.open) return Promise.resolve(false);  // one question at a time
+  dialog.querySelector("button.yes").textContent = yesLabel;
+  dialog.returnValue = "";  // Escape closes it with no value: No
+  return new Promise(resolve => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), {once: true});
+    dialog.showModal();
+    dialog.querySelector("button.no").focus();
+  });
+}
