@@ -22,6 +22,7 @@ import pytest
 
 from conftest import BROKER_USERS, tap
 from hall_helpers import Spectator, hall_config, wait_for
+from test_mistakes import run
 from tileclock.cli import main
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS
@@ -392,6 +393,28 @@ def test_tileclock_hall_names_a_wrong_ca_or_a_port_without_tls_before_it_starts(
         reach("127.0.0.1", broker.port, tls_broker.ca_file)  # the plain broker
     with pytest.raises(UsageError, match="not a CA certificate"):
         reach("127.0.0.1", tls_broker.port, __file__)
+
+
+def test_tileclock_hall_without_tls_ca_and_nothing_on_the_plain_port_says_give_tls_ca(tmp_path, monkeypatch):
+    # hall-setup's broker has no plain port: before, `tileclock hall --broker HOST` (no --tls-ca,
+    # so 1883) was told only "nothing answers there", which a director may meet with `--plain`
+    import tileclock.cli.hall as hall_command
+
+    closed = free_port()
+    monkeypatch.setattr(hall_command, "PLAIN_PORT", closed)  # the test cannot be sure of 1883
+    password = tmp_path / "director"
+    password.write_text("secret\n")
+    code, _, err = run(["hall", "--broker", "127.0.0.1", "--password-file", str(password)])
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(
+        f"tileclock: --broker 127.0.0.1 --port {closed} (the default without --tls-ca): nothing answers "
+        "there; hall-setup's broker listens with TLS only, on 8883: give --tls-ca DIR/tileclock-ca.pem"
+    ), err
+    # a port given: as before, no guess about TLS
+    code, _, err = run(
+        ["hall", "--broker", "127.0.0.1", "--port", str(closed), "--password-file", str(password)]
+    )
+    assert f"--port {closed}: nothing answers there (is mosquitto running" in err
 
 
 def test_a_clock_in_the_clear_beside_tls_ones_is_named_on_the_page(broker, tmp_path):

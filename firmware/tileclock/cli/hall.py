@@ -12,6 +12,9 @@ from ..director.hall.feed import HallFeed
 from ..wire.seal import read_keys
 from .errors import UsageError, given_by_the_user
 
+#: the broker's ports: hall-setup's listens with TLS on `TLS_PORT` only (`--plain` adds `PLAIN_PORT`)
+TLS_PORT, PLAIN_PORT = 8883, 1883
+
 
 def run_hall(args, out, draw_panel=None):
     """`tileclock hall`: the broker's records (and any serial ports') into one store, and the page
@@ -20,8 +23,9 @@ def run_hall(args, out, draw_panel=None):
     from ..director.follow.port import check_port
 
     password = director_password(args)
+    guessed_plain = args.port is None and not args.tls_ca  # no TLS asked, no port: hall-setup's has none
     if args.port is None:  # hall-setup's broker listens with TLS on 8883 (docs/hall.md)
-        args.port = 8883 if args.tls_ca else 1883
+        args.port = TLS_PORT if args.tls_ca else PLAIN_PORT
     if args.tls_ca and not os.path.isfile(args.tls_ca):
         raise UsageError(
             f"--tls-ca {args.tls_ca}: {'a folder' if os.path.isdir(args.tls_ca) else 'no such file'}"
@@ -36,7 +40,7 @@ def run_hall(args, out, draw_panel=None):
     host, _, port = args.phones.rpartition(":")
     phone = phone_url(args.phone_url, host, port)
     args.password_hash = page_password(args.page_password_file)
-    reach(args.broker, args.port, args.tls_ca)
+    reach(args.broker, args.port, args.tls_ca, guessed_plain=guessed_plain)
     return serve_hall(args, password, out, draw_panel, keys=keys, pairings=pairings, phone=phone)
 
 
@@ -306,10 +310,12 @@ def phone_url(given, host, port):
     return None
 
 
-def reach(host, port, tls_ca=None, timeout_s=5.0):
+def reach(host, port, tls_ca=None, timeout_s=5.0, guessed_plain=False):
     """Refuse (UsageError naming --broker and --port) a broker nobody answers for: a host name that
     does not resolve, a port nothing listens on; with `tls_ca`, one whose certificate that CA did
-    not sign (or for another name) or that speaks no TLS there (--tls-ca). Once running, a broker
+    not sign (or for another name) or that speaks no TLS there (--tls-ca). `guessed_plain`: the
+    port is the plain one for want of --tls-ca and --port, and nothing there is said as hall-setup's
+    broker, TLS only, asking for --tls-ca (never for hall-setup --plain). Once running, a broker
     gone away is waited for."""
     try:
         connection = socket.create_connection((host, port), timeout=timeout_s)
@@ -319,6 +325,11 @@ def reach(host, port, tls_ca=None, timeout_s=5.0):
     except socket.gaierror as error:
         raise UsageError(f"--broker {host}: no such host ({error.strerror})") from None
     except ConnectionRefusedError:
+        if guessed_plain:
+            raise UsageError(
+                f"--broker {host} --port {port} (the default without --tls-ca): nothing answers there; "
+                f"hall-setup's broker listens with TLS only, on {TLS_PORT}: give --tls-ca DIR/tileclock-ca.pem"
+            ) from None
         raise UsageError(
             f"--broker {host} --port {port}: nothing answers there (is mosquitto running there, on that port?)"
         ) from None
