@@ -260,10 +260,16 @@ def browser(chromium):
 
 @pytest.fixture
 def page(browser):
-    """A new page in a context of its own: nothing carries over from another test."""
+    """A new page in a context of its own: nothing carries over from another test. No page of the
+    hall raises the browser's own dialog (a command asks in the page's own, session.js's `ask`):
+    one raised is dismissed, and fails the test after it."""
     context = browser.new_context()
-    yield context.new_page()
+    raised = []
+    page = context.new_page()
+    page.on("dialog", lambda dialog: (raised.append(dialog.message), dialog.dismiss()))
+    yield page
     context.close()
+    assert raised == [], f"the browser's own dialog was raised: {raised}"
 
 
 def tap(target, button, t_s, hold_s=0.1):
