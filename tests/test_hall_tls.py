@@ -464,3 +464,31 @@ def test_a_private_brokers_keys_are_never_written_into_a_file_already_there(tmp_
     for name in (CA_KEY, BROKER_KEY):
         assert stat.S_IMODE(os.stat(paths[name]).st_mode) == 0o600
         assert b"PRIVATE KEY" in paths[name].read_bytes()
+
+
+def test_tileclock_hall_given_hall_setups_keys_speaks_tls_with_the_ca_beside_them(tmp_path, monkeypatch):
+    # hall-setup writes tileclock.keys and tileclock-ca.pem into one folder, and its broker has no
+    # plain port: given the keys, the hall takes the CA beside them (8883) without --tls-ca
+    import tileclock.cli.hall as hall_command
+    from tileclock.cli.errors import UsageError
+
+    folder = tmp_path / "hall"
+    assert main(["hall-setup", str(folder), "--clock", "c1", "--address", "127.0.0.1"]) == 0
+    password = tmp_path / "director"
+    password.write_text("secret\n")
+    reached = []
+
+    def refuse(host, port, tls_ca=None, guessed_plain=False):
+        reached.append((port, tls_ca, guessed_plain))
+        raise UsageError("stop here")
+
+    monkeypatch.setattr(hall_command, "reach", refuse)
+    keys = str(folder / "tileclock.keys")
+    given = ["hall", "--broker", "127.0.0.1", "--password-file", str(password), "--keys", keys]
+    assert run(given)[0] == 2
+    assert reached[-1] == (8883, str(folder / "tileclock-ca.pem"), False)
+    assert run([*given, "--port", "1883"])[0] == 2  # a port given: the director's choice, no guess
+    assert reached[-1] == (1883, None, False)
+    (folder / "tileclock-ca.pem").unlink()  # keys from elsewhere, no CA beside them: as before
+    assert run(given)[0] == 2
+    assert reached[-1] == (1883, None, True)

@@ -23,6 +23,8 @@ def run_hall(args, out, draw_panel=None):
     from ..director.follow.port import check_port
 
     password = director_password(args)
+    if not args.tls_ca and args.port is None:
+        args.tls_ca = ca_beside_keys(args.keys)  # hall-setup's folder: its broker speaks TLS only
     guessed_plain = args.port is None and not args.tls_ca  # no TLS asked, no port: hall-setup's has none
     if args.port is None:  # hall-setup's broker listens with TLS on 8883 (docs/hall.md)
         args.port = TLS_PORT if args.tls_ca else PLAIN_PORT
@@ -42,6 +44,16 @@ def run_hall(args, out, draw_panel=None):
     args.password_hash = page_password(args.page_password_file)
     reach(args.broker, args.port, args.tls_ca, guessed_plain=guessed_plain)
     return serve_hall(args, password, out, draw_panel, keys=keys, pairings=pairings, phone=phone)
+
+
+def ca_beside_keys(keys_path):
+    """hall-setup's CA (`tileclock-ca.pem`) in the folder of `--keys` `keys_path`, where it
+    writes both, or None: with it, `tileclock hall --keys DIR/tileclock.keys` speaks TLS to the
+    broker hall-setup made without being told (`--port` given, or `--tls-ca`, wins)."""
+    if not keys_path:
+        return None
+    beside = os.path.join(os.path.dirname(keys_path), "tileclock-ca.pem")
+    return beside if os.path.isfile(beside) else None
 
 
 def read_keys_option(path):
