@@ -329,3 +329,134 @@ def test_a_hall_ca_file_that_is_no_certificate_is_refused_naming_it(tmp_path, ki
     with pytest.raises(SettingsError, match="hall_ca = tileclock-ca.pem: ") as caught:
         read_hall_ca(str(tmp_path), "tileclock-ca.pem")
     assert len(str(caught.value)) < 200 and "MIIB" not in str(caught.value)
+
+
+@pytest.fixture(scope="module")
+def hall_ca(tmp_path_factory):
+    """A hall's CA as hall-setup makes it (tls.py, openssl): its PEM bytes."""
+    from tileclock.director.hall.tls import CA_CERT, make_tls
+
+    folder = tmp_path_factory.mktemp("hall")
+    make_tls(folder, addresses=["192.168.4.1"])
+    return (folder / CA_CERT).read_bytes()
+
+
+KEY_HEX = "0123456789abcdef" * 4
+
+
+def full_card(ca, crlf=False, bom=False):
+    import base64
+
+    text = (
+        HALL_CARD.decode()
+        + f"clock_id = board-12\nhall_key = {KEY_HEX}\nhall_ca_cert = {base64.b64encode(ca).decode()}\n"
+        + "time_server = 192.168.4.1\ntime_a = 25:00\ntime_b = 30:00\nround_limit = 58:00\n"
+        + "rotate_a = 2\nrotate_b = 0\nwiring = i2c-two-buses\n"
+    )
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    return (b"\xef\xbb\xbf" if bom else b"") + text.encode()
+
+
+@pytest.mark.parametrize("crlf, bom", [(False, False), (True, True)], ids=["plain", "crlf-and-bom"])
+def test_one_settings_file_carries_the_key_the_ca_the_time_server_the_times_and_the_panels(
+    tmp_path, hall_ca, crlf, bom
+):
+    boot, etc, data = folders(tmp_path)
+    card = boot / SETTINGS_NAME
+    card.write_bytes(full_card(hall_ca, crlf, bom))
+    said = apply_settings(str(card), str(etc), str(data / "w"), str(data / "k"), TEMPLATE, "0a1b2c3d4e5f")
+    assert "clock id board-12" in said and "sealed commands" in said and "time from 192.168.4.1" in said
+    assert KEY_HEX not in said and "s3cret" not in said
+    assert not card.exists()  # key, password and all: gone from the FAT partition
+    config = parse_config(tomllib.loads((etc / "config.toml").read_text()))
+    assert config.clock_id == "board-12"  # the settings file's, not the serial's
+    assert (config.hall.key, config.hall.tls_ca, config.hall.port) == (
+        KEY_HEX,
+        str(etc / "hall-ca.pem"),
+        8883,
+    )
+    assert config.times_s == {"A": 1500, "B": 1800} and config.profile.round_limit_s == 58 * 60
+    assert {panel.faces: panel.rotate for panel in config.panels} == {"A": 2, "B": 0}
+    assert config.wiring == "i2c-two-buses" and {p.port for p in config.panels} == {1, 3}
+    assert (etc / "hall-ca.pem").read_bytes() == hall_ca
+    modes = {name: stat.S_IMODE(os.stat(etc / name).st_mode) for name in os.listdir(etc)}
+    assert modes == {"config.toml": 0o640, "settings.txt": 0o640, "hall-ca.pem": 0o644, "chrony.conf": 0o644}
+    chrony = (etc / "chrony.conf").read_text()
+    assert "\nserver 192.168.4.1 iburst minpoll 4 maxpoll 6 prefer\n" in chrony and "makestep" in chrony
+
+
+def test_the_time_follows_the_hall_unless_a_time_server_is_named_and_none_without_a_hall(tmp_path):
+    boot, etc, data = folders(tmp_path)
+    card = boot / SETTINGS_NAME
+    card.write_bytes(HALL_CARD)
+    assert "time from 192.168.4.1" in apply_settings(
+        str(card), str(etc), str(data / "w"), str(data / "k"), TEMPLATE
+    )
+    assert "server 192.168.4.1 iburst" in (etc / "chrony.conf").read_text()
+    card.write_bytes(HALL_CARD + b"time_server = ntp.hall.lan\n")
+    apply_settings(str(card), str(etc), str(data / "w"), str(data / "k"), TEMPLATE)
+    assert "server ntp.hall.lan iburst" in (etc / "chrony.conf").read_text()
+    card.write_bytes(b"board = 3\n")  # stand-alone: no time server, the old one's lines go
+    assert "no time server" in apply_settings(str(card), str(etc), str(data / "w"), str(data / "k"), TEMPLATE)
+    assert not (etc / "chrony.conf").exists()
+
+
+BAD_NEW_LINES = [
+    # (line, what the refusal says: the line, the key and, but for a secret, the value)
+    ("clock_id = director", "line 2: clock_id = 'director'"),
+    ("clock_id = a/b", "line 2: clock_id = 'a/b'"),
+    ("clock_id = " + "c" * 40, "line 2: clock_id = 'c"),
+    ("time_server = -oProxy", "line 2: time_server = '-oProxy'"),
+    ("time_a = 25", "line 2: time_a = '25': a starting time is m:ss"),
+    ("time_b = 0:00", "line 2: time_b = '0:00'"),
+    ("time_b = 99999:00", "line 2: time_b = '99999:00'"),
+    ("round_limit = never", "line 2: round_limit = 'never'"),
+    ("rotate_a = 1", "line 2: rotate_a = '1'"),
+    ("rotate_b = 180", "line 2: rotate_b = '180'"),
+    ("wiring = i2c", "line 2: wiring = 'i2c': one of"),
+    ("hall_ca_cert = not base64!", "line 2: hall_ca_cert = 'not base64!'"),
+    ("hall_ca_cert = QUJD", "line 2: hall_ca_cert = 'QUJD': not a PEM certificate"),
+    ("hall_ca_cert = QUJ", "line 2: hall_ca_cert = 'QUJ': not base64"),
+]
+
+
+@pytest.mark.parametrize("line, words", BAD_NEW_LINES, ids=[line for line, _ in BAD_NEW_LINES])
+def test_a_bad_new_line_is_refused_naming_the_line_the_key_and_the_value(line, words):
+    with pytest.raises(SettingsError) as refused:
+        parse_settings(f"hall = 192.168.4.1\n{line}\n".encode())
+    assert str(refused.value).startswith(words), str(refused.value)
+    assert len(str(refused.value)) < 300
+
+
+def test_a_bad_command_key_is_refused_by_line_and_never_shown():
+    for key in ("0123" * 15, KEY_HEX.upper(), KEY_HEX + "0", "g" * 64):
+        with pytest.raises(SettingsError, match="line 2: hall_key: ") as refused:
+            parse_settings(f"hall = 192.168.4.1\nhall_key = {key}\n".encode())
+        assert key not in str(refused.value) and key[:16] not in str(refused.value)
+
+
+def test_hostile_new_lines_huge_binary_twice_or_without_a_hall_are_refused_in_words(hall_ca):
+    import base64
+
+    huge = base64.b64encode(hall_ca * 20).decode()  # 30 kB: over the file's limit
+    for data, words in [
+        (f"hall = h\nhall_ca_cert = {huge}\n".encode(), "bytes: a settings file is under"),
+        (b"hall = h\nhall_ca_cert = " + b"A" * 12000 + b"\n", "line 2: hall_ca_cert"),
+        (b"hall = h\nclock_id = b\xff\xfe\n", "not text"),
+        (b"hall = h\nclock_id = b\x00d\n", "line 2: clock_id"),
+        (b"hall = h\ntime_a = 25:00\ntime_a = 26:00\n", "line 3: time_a is set twice"),
+        (
+            b"hall = h\nhall_key = " + KEY_HEX.encode() + b"\r\nhall_key = " + KEY_HEX.encode() + b"\r\n",
+            "set twice",
+        ),
+        (f"hall_key = {KEY_HEX}\n".encode(), "need hall"),
+        (b"hall_ca_cert = " + base64.b64encode(hall_ca) + b"\n", "need hall"),
+        (
+            b"hall = h\nhall_ca = tileclock-ca.pem\nhall_ca_cert = " + base64.b64encode(hall_ca) + b"\n",
+            "keep one",
+        ),
+    ]:
+        with pytest.raises(SettingsError, match=words) as refused:
+            parse_settings(data)
+        assert KEY_HEX not in str(refused.value) and len(str(refused.value)) < 400

@@ -2,9 +2,12 @@
 
 A card flashed with the tileclock image (docs/build-guide.md) holds
 `tileclock-settings.txt` on its FAT partition, a file any laptop can edit: Wi-Fi, the
-hall's broker and this clock's password there, board number, rules, panel controller.
+hall's broker and this clock's password there, its command key, the hall's CA and time server,
+its id, board number, rules, each side's time, the panels' controller, rotation and wiring
+(`hall-setup --cards` writes one per board, so a card joins the hall at its first boot).
 At boot the image reads it once: the clock's config and Wi-Fi settings are written to
-the data partition (mode 0640 / 0600, each replaced whole after an fsync), the file is
+the data partition (mode 0640 / 0600, each replaced whole after an fsync; the hall's CA and
+chrony's source line 0644: public), the file is
 kept beside them as `settings.txt`, and only then is it wiped from the FAT partition. A
 power cut at any point leaves either the old settings or the new ones, and a file that
 is still there is applied again at the next boot.
@@ -15,6 +18,8 @@ nothing in the file is applied, the file is kept where it is for the director to
 `tileclock-settings.rejected.txt` beside it says why (the panels say it too, at that boot).
 """
 
+import base64
+import binascii
 import hashlib
 import os
 import re
@@ -23,9 +28,13 @@ import tomllib
 from dataclasses import dataclass
 
 from ...clock.rules import PROFILES
+from ...clock.timecode import NS_PER_S, parse_clock_time
+from ...wire.seal import KEY
 from ...wire.segments import fsync_dir, replace_file
+from ...wire.topics import valid_clock_id
 from ..config import ConfigError, parse_config
 from ..identity import is_label
+from ..wiring import WIRINGS
 
 SETTINGS_NAME = "tileclock-settings.txt"
 REJECTED_NAME = "tileclock-settings.rejected.txt"
@@ -39,6 +48,16 @@ _FILE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
 HALL_CA_NAME = "hall-ca.pem"
 #: a CA certificate is a kilobyte or two; a larger file is not one
 MAX_CA_BYTES = 64 * 1024
+#: where the card's chrony finds the hall's time server (the image's /etc/chrony/conf.d/tileclock.conf
+#: includes it; the same lines as hall-setup's chrony-clock.conf)
+CHRONY_NAME = "chrony.conf"
+CHRONY_TEXT = (
+    "# tileclock: written at boot from the settings file's time_server (or its hall)\n"
+    "server {host} iburst minpoll 4 maxpoll 6 prefer\n"
+    "# a Pi has no real-time clock and boots days out: step at once, whenever it is over 0.1 s out\n"
+    "makestep 0.1 -1\n"
+)
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _SSH_KEY = re.compile(
     r"(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384) [A-Za-z0-9+/=]{16,8192}( [ -~]{0,200})?"
 )
@@ -55,6 +74,16 @@ KEYS = {
     "hall_port": "the broker's port (default 8883 with hall_ca, else 1883)",
     "hall_password": "this clock's password on the hall's broker (its user name is the clock id)",
     "hall_ca": "the hall's CA (hall-setup's tileclock-ca.pem), a file beside this one: TLS to the broker",
+    "hall_ca_cert": "or the hall's CA itself: its PEM file in base64 on one line (hall-setup --cards writes it)",
+    "hall_key": "this clock's command key on the hall (64 hex digits, hall-setup's tileclock.keys)",
+    "clock_id": "this clock's id on the hall (its user name there); default: from the Pi's serial number",
+    "time_server": "the hall's time server (chrony follows it); default: the hall's address",
+    "time_a": "side A's starting time, m:ss (default: the rules')",
+    "time_b": "side B's starting time, m:ss (default: the rules')",
+    "round_limit": "the game ends this long after the round starts, m:ss, or none (default: the rules')",
+    "rotate_a": "0, or 2 for panel A mounted upside down",
+    "rotate_b": "0, or 2 for panel B mounted upside down",
+    "wiring": "how the panels are wired: " + ", ".join(WIRINGS),
     "ssh_key": "a public key that may log in as root over SSH (one line, as in id_ed25519.pub)",
 }
 
@@ -78,6 +107,17 @@ class Settings:
     hall_password: str | None = None
     hall_ca: str | None = None
     ssh_key: str | None = None
+    #: the CA's PEM bytes, decoded from the line and checked as a certificate
+    hall_ca_cert: bytes | None = None
+    hall_key: str | None = None
+    clock_id: str | None = None
+    time_server: str | None = None
+    time_a: str | None = None
+    time_b: str | None = None
+    round_limit: str | None = None
+    rotate_a: int | None = None
+    rotate_b: int | None = None
+    wiring: str | None = None
 
 
 def _value(raw, number):
@@ -116,7 +156,52 @@ def _check(key, value, number):
         raise SettingsError(f"{where} = {value!r}: the name of a file beside this one, like tileclock-ca.pem")
     if key == "ssh_key" and not _SSH_KEY.fullmatch(value):
         raise SettingsError(f"{where}: expected one public key line, like 'ssh-ed25519 AAAA... name'")
+    if key == "hall_ca_cert":
+        return _ca_line(value, where)
+    if key == "hall_key" and not KEY.fullmatch(value):
+        raise SettingsError(f"{where}: expected the 64 hex digits hall-setup wrote (its value is not shown)")
+    if key == "clock_id" and not valid_clock_id(value):
+        raise SettingsError(
+            f"{where} = {value[:40]!r}: 1 to 32 letters, digits, - and _, not 'all', 'director' or 'viewers'"
+        )
+    if key == "time_server" and not _HOST.fullmatch(value):
+        raise SettingsError(f"{where} = {value[:40]!r}: a host name or an IP address")
+    if key in ("time_a", "time_b", "round_limit") and not (key == "round_limit" and value == "none"):
+        try:
+            seconds = parse_clock_time(value) // NS_PER_S
+        except ValueError as error:
+            raise SettingsError(f"{where} = {value[:40]!r}: {error}") from None
+        if seconds <= 0 or seconds > 24 * 3600:
+            raise SettingsError(f"{where} = {value[:40]!r}: a time like 25:00, above 0:00 and at most a day")
+    if key in ("rotate_a", "rotate_b"):
+        if value not in ("0", "2"):
+            raise SettingsError(f"{where} = {value[:40]!r}: 0, or 2 for a panel mounted upside down")
+        return int(value)
+    if key == "wiring" and value not in WIRINGS:
+        raise SettingsError(f"{where} = {value[:40]!r}: one of {', '.join(WIRINGS)}")
     return value
+
+
+def _ca_line(value, where):
+    """The PEM bytes of a `hall_ca_cert` line (base64 of the CA file), checked by Python's ssl."""
+    import ssl
+
+    shown = f"{where} = {value[:24]!r}{'...' if len(value) > 24 else ''}"
+    if not _BASE64.fullmatch(value):
+        raise SettingsError(f"{shown}: base64 on one line (hall-setup --cards writes it)")
+    try:
+        data = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise SettingsError(f"{shown}: not base64 (hall-setup --cards writes it)") from None
+    if len(data) > MAX_CA_BYTES:
+        raise SettingsError(f"{where}: {len(data)} bytes: a CA certificate is under {MAX_CA_BYTES}")
+    try:
+        ssl.create_default_context(cadata=data.decode("ascii"))
+    except (UnicodeDecodeError, ssl.SSLError, ValueError):
+        raise SettingsError(
+            f"{shown}: not a PEM certificate in base64 (hall-setup's tileclock-ca.pem)"
+        ) from None
+    return data
 
 
 def parse_settings(data):
@@ -145,8 +230,11 @@ def parse_settings(data):
     settings = Settings(**values)
     if (settings.wifi_name is None) != (settings.wifi_password is None):
         raise SettingsError("wifi_name and wifi_password go together")
-    if settings.hall is None and (settings.hall_port or settings.hall_password or settings.hall_ca):
-        raise SettingsError("hall_port, hall_password and hall_ca need hall = the broker's address")
+    hall_only = ("hall_port", "hall_password", "hall_ca", "hall_ca_cert", "hall_key")
+    if settings.hall is None and any(getattr(settings, key) for key in hall_only):
+        raise SettingsError(f"{', '.join(hall_only)} need hall = the broker's address")
+    if settings.hall_ca and settings.hall_ca_cert:
+        raise SettingsError("hall_ca and hall_ca_cert both name the hall's CA: keep one")
     return settings
 
 
@@ -164,8 +252,13 @@ def config_toml(settings, template, clock_id=None, tls_ca=None):
         clock.append(f"board = {_toml_string(settings.board)}")
     if settings.rules:
         clock.append(f"rules = {_toml_string(settings.rules)}")
-    if clock_id:
+    if settings.clock_id:
+        clock.append(f"id = {_toml_string(settings.clock_id)}  # the settings file's clock_id")
+    elif clock_id:
         clock.append(f"id = {_toml_string(clock_id)}  # no serial number on this board: kept from first boot")
+    for key in ("time_a", "time_b", "round_limit"):
+        if getattr(settings, key):
+            clock.append(f"{key} = {_toml_string(getattr(settings, key))}")
     # settings lines go first in [clock]; the template's own lines for the same keys are dropped
     for line in clock:
         key = line.split(" ", 1)[0]
@@ -173,6 +266,17 @@ def config_toml(settings, template, clock_id=None, tls_ca=None):
     text = text.replace("[clock]\n", "[clock]\n" + "".join(line + "\n" for line in clock), 1)
     if settings.panels:
         text = re.sub(r'(?m)^driver = "[a-z0-9]+"', f'driver = "{settings.panels}"', text)
+    for side in "AB":
+        rotate = getattr(settings, f"rotate_{side.lower()}")
+        if rotate is not None:  # the rotate line of this side's [[panel]], before the next table
+            text = re.sub(
+                rf'(?m)(^faces = "{side}"\n(?:[^\[\n].*\n|\n)*?)rotate = \d+',
+                rf"\g<1>rotate = {rotate}",
+                text,
+                count=1,
+            )
+    if settings.wiring:
+        text = re.sub(r'(?m)^wiring = "[a-z0-9-]+"', f'wiring = "{settings.wiring}"', text, count=1)
     if settings.hall:
         text += f"\n[hall]\nbroker = {_toml_string(settings.hall)}\n"
         if settings.hall_port:
@@ -181,11 +285,28 @@ def config_toml(settings, template, clock_id=None, tls_ca=None):
             text += f"password = {_toml_string(settings.hall_password)}\n"
         if tls_ca:
             text += f"tls_ca = {_toml_string(tls_ca)}\n"
+        if settings.hall_key:
+            text += f"key = {_toml_string(settings.hall_key)}\n"
     try:
-        parse_config(tomllib.loads(text))
+        config = parse_config(tomllib.loads(text))
     except (ConfigError, tomllib.TOMLDecodeError) as error:
         raise SettingsError(f"the config made from it is refused: {error}") from None
+    faces = {panel.faces: panel for panel in config.panels}
+    for side in "AB":  # a template with no line to change: said, never dropped silently
+        rotate = getattr(settings, f"rotate_{side.lower()}")
+        if rotate is not None and (side not in faces or faces[side].rotate != rotate):
+            raise SettingsError(
+                f"rotate_{side.lower()} = {rotate}: the config has no panel {side} rotate line"
+            )
+    if settings.wiring and config.wiring != settings.wiring:
+        raise SettingsError(f"wiring = {settings.wiring}: the config has no [screens] wiring line")
     return text
+
+
+def chrony_conf(settings):
+    """chrony's lines for the hall's time server (`time_server`, else the hall's address), or None."""
+    host = settings.time_server or settings.hall
+    return CHRONY_TEXT.format(host=host) if host else None
 
 
 def read_hall_ca(boot, name):
@@ -271,7 +392,7 @@ def apply_settings(path, etc_dir, wifi_path, ssh_path, template, clock_id=None, 
         wipe(path)
         return "a settings file wiped before a power cut: removed"
     settings = parse_settings(data)
-    ca = read_hall_ca(os.path.dirname(path), settings.hall_ca) if settings.hall_ca else None
+    ca = read_hall_ca(os.path.dirname(path), settings.hall_ca) if settings.hall_ca else settings.hall_ca_cert
     ca_path = os.path.join(etc_dir, HALL_CA_NAME)
     config = config_toml(settings, template, clock_id, ca_path if ca else None)
     # the settings first, the FAT copy last: until it is gone, the next boot applies it again
@@ -279,6 +400,11 @@ def apply_settings(path, etc_dir, wifi_path, ssh_path, template, clock_id=None, 
     if ca:  # before the config that names it: the uplink never starts on a tls_ca not there
         write_whole(ca_path, ca, 0o644)
     write_whole(os.path.join(etc_dir, "config.toml"), config, 0o640, gid)
+    chrony = chrony_conf(settings)
+    if chrony:
+        write_whole(os.path.join(etc_dir, CHRONY_NAME), chrony, 0o644)
+    else:
+        remove(os.path.join(etc_dir, CHRONY_NAME))
     wifi = wpa_conf(settings)
     if wifi:
         write_whole(wifi_path, wifi, 0o600)
@@ -291,8 +417,12 @@ def apply_settings(path, etc_dir, wifi_path, ssh_path, template, clock_id=None, 
     wipe(path)
     parts = [f"board {settings.board or '1'}", f"rules {settings.rules or 'default'}"]
     parts.append(f"hall {settings.hall}" if settings.hall else "no hall (stand-alone)")
+    if settings.clock_id:
+        parts.insert(0, f"clock id {settings.clock_id}")
     if settings.hall:
         parts.append("TLS" if ca else "NO TLS (no hall_ca: in the clear)")
+        parts.append("sealed commands" if settings.hall_key else "NO hall_key: commands unsealed")
+    parts.append(f"time from {settings.time_server or settings.hall}" if chrony else "no time server")
     parts.append("Wi-Fi " + (repr(settings.wifi_name) if settings.wifi_name else "none"))
     return "settings applied: " + ", ".join(parts)
 
