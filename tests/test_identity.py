@@ -134,3 +134,19 @@ def test_a_board_name_or_clock_id_that_is_not_a_label_is_refused_by_name(key, va
 
 def test_a_label_board_name_is_taken():
     assert parse_config({"clock": {"board": "Hall-B_12"}}).board == "Hall-B_12"
+
+
+def test_a_clock_named_by_its_config_still_says_the_pis_serial_id_in_its_boot_record(tmp_path):
+    # a card from `hall-setup --cards`: its id (board-12) came in the settings file, before anyone
+    # read the Pi's serial; the boot record keeps the serial's id beside it
+    parts = simulated_parts(VirtualTime(), state_dir=str(tmp_path))
+    parts.hardware_id = lambda: "0a1b2c3d4e5f"
+    clock = RunningClock(Config(clock_id="board-12"), parts).boot()
+    clock.close()
+    boot = unframe(clock.journal.lines[0])
+    assert (boot["ev"], boot["clock"], boot["hw_id"]) == ("boot", "board-12", "0a1b2c3d4e5f")
+    parts = simulated_parts(VirtualTime(), state_dir=str(tmp_path / "b"))
+    parts.hardware_id = lambda: "0a1b2c3d4e5f"
+    clock = RunningClock(Config(), parts).boot()  # the serial's id is the clock's: not said twice
+    clock.close()
+    assert "hw_id" not in unframe(clock.journal.lines[0])

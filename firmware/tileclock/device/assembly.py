@@ -119,17 +119,21 @@ def simulated_parts(time, serial_url="loop://", journal=None, state_dir=None, wa
     )
 
 
-def boot_info(config, boot_id):
+def boot_info(config, boot_id, hw_id=None):
     """What the `boot` record says of this clock: the only place its fields are listed.
 
-    (Its id is in every record, the `boot` record's too.)"""
-    return {
+    (Its id is in every record, the `boot` record's too.) `hw_id`: the id the Pi's serial number
+    makes, said where the config names the clock otherwise (a card from `hall-setup --cards`)."""
+    info = {
         "board": config.board,
         "firmware": __version__,
         "rules": config.rules,
         "protocol": VERSION,
         "boot_id": boot_id,
     }
+    if hw_id and hw_id != config.clock_id:
+        info["hw_id"] = hw_id
+    return info
 
 
 class RunningClock:
@@ -192,7 +196,8 @@ class RunningClock:
         ]
         self.link = SerialLink(self.journal, parts.serial_url, config.serial_baud)
         self.link.pump()  # open it now, so the first records go straight out
-        self.boot_info = boot_info(config, boot_id)
+        hw_id = parts.hardware_id() if config.clock_id and parts.hardware_id else None
+        self.boot_info = boot_info(config, boot_id, hw_id)
         self.uplink: HallLink | None = None
         # the parts that wake the loop from their own threads post to its inbox, made first
         inbox = Inbox()

@@ -123,7 +123,17 @@ _BY = {"by": "label"}
 #: ns since the game's start) is on every record that starts or stops a clock: see `TRANSITIONS`.
 EVENTS = _events(
     Event(
-        "boot", {}, {"board": "str", "firmware": "str", "rules": "str", "protocol": "int", "boot_id": "str"}
+        "boot",
+        {},
+        # `hw_id`: the id the Pi's serial makes, where the config names the clock otherwise
+        {
+            "board": "str",
+            "firmware": "str",
+            "rules": "str",
+            "protocol": "int",
+            "boot_id": "str",
+            "hw_id": "str",
+        },
     ),
     Event(
         "new_game",
