@@ -149,12 +149,35 @@ def _sigterm_as_ctrl_c():
 
 def cmd_hall_setup(args):
     """Write the hall's broker config, ACL and passwords."""
-    from ..director.hall.setup import PAGE_PASSWORD_FILE, read_keys_file, setup, write_page_password
+    from ..director.hall.setup import (
+        CARD_ID,
+        PAGE_PASSWORD_FILE,
+        parse_boards,
+        read_card_base,
+        read_keys_file,
+        setup,
+        write_cards,
+        write_page_password,
+    )
     from ..director.hall.timeserver import clock_conf, hall_conf
 
     if not args.folder:  # '' would write here, then look for the keys at /tileclock.keys
         raise UsageError("hall-setup: give the folder to write them in (. for this one)")
     folder_to_make(args.folder, "hall-setup")
+    boards, base = [], ""
+    if args.cards is not None or args.boards is not None or args.card_base is not None:
+        if not (args.cards and args.boards and args.address):
+            raise UsageError(
+                "hall-setup --cards DIR --boards 1-30 --address HOST: the three together (the cards "
+                "name the hall by --address)"
+            )
+        folder_to_make(args.cards, "--cards")
+        boards = parse_boards(args.boards)  # in words, before anything is written
+        base = read_card_base(args.card_base) if args.card_base else ""
+        twice = set(args.clock) & {CARD_ID.format(board) for board in boards}
+        if twice:
+            raise UsageError(f"--clock {min(twice)}: --boards gives that id to a card already")
+    clock_ids = [*args.clock, *(CARD_ID.format(board) for board in boards)]
     with given_by_the_user():  # --time-allow and --address, in words
         times = {"chrony-hall.conf": hall_conf(args.time_allow)}
         if args.address:
@@ -162,12 +185,16 @@ def cmd_hall_setup(args):
     plain = 1883 if args.plain else None
     addresses = [args.address] if args.address else []
     # a BrokerError or a TlsError is the user's: one line (errors.py)
-    users = setup(args.folder, args.clock, names=args.name, addresses=addresses, plain_port=plain)
+    users = setup(args.folder, clock_ids, names=args.name, addresses=addresses, plain_port=plain)
     page_password = write_page_password(os.path.join(args.folder, PAGE_PASSWORD_FILE))
     for name, text in times.items():
         with open(os.path.join(args.folder, name), "w", encoding="utf-8") as file:
             file.write(text)
     keys = read_keys_file(os.path.join(args.folder, "tileclock.keys"))
+    if boards:
+        with open(os.path.join(args.folder, "tileclock-ca.pem"), "rb") as file:
+            ca_pem = file.read()
+        write_cards(args.cards, boards, args.address, users, keys, ca_pem, base)
     print(
         f"wrote tileclock.conf, tileclock.acl, tileclock.passwd and tileclock.keys in {args.folder}, the "
         "broker's TLS (tileclock-ca.pem, the hall's CA; tileclock-broker.pem and .key, the broker's; "
@@ -175,8 +202,17 @@ def cmd_hall_setup(args):
         '(tileclock-viewers.conf, .acl, -www/; docs/hall.md, "Spectators"); '
         "the passwords and the clocks' command keys:"
     )
+    carded = {CARD_ID.format(board) for board in boards}
     for name, password in users.items():
-        print(f"  {name} = {password}" + (f"   key = {keys[name]}" if name in keys else ""))
+        if name not in carded:  # a card's are in its settings file, never typed
+            print(f"  {name} = {password}" + (f"   key = {keys[name]}" if name in keys else ""))
+    if boards:
+        print(
+            f"  {CARD_ID.format(boards[0])} to {CARD_ID.format(boards[-1])} ({len(boards)} clocks): in "
+            f"{args.cards}/board-N/tileclock-settings.txt, with the hall's address, CA and time server; "
+            "copy each to its card's firmware partition (TILEBOOT) and boot it once "
+            '(docs/build-guide.md, "Thirty cards into a hall")'
+        )
     print(
         "give each clock its own in its [hall] section (password and key, docs/hall.md), run the hall "
         f"with --keys {args.folder}/tileclock.keys; keep them out of sight"
@@ -192,7 +228,7 @@ def cmd_hall_setup(args):
         f"is {page_password} (kept hashed in {args.folder}/{PAGE_PASSWORD_FILE}: tileclock hall "
         "--page-password-file it)"
     )
-    if not args.clock:
+    if not clock_ids:
         print("no --clock given: `tileclock doctor` on each clock prints its id (the `clock id` line)")
     print(
         f"the hall's time: {args.folder}/chrony-hall.conf goes in this laptop's /etc/chrony/conf.d/ "

@@ -223,6 +223,21 @@ def build_parser():
     hall_setup.add_argument(
         "--time-allow", default="all", metavar="NET", help="chrony's allow: all, a subnet"
     )
+    hall_setup.add_argument(
+        "--boards",
+        metavar="LIST",
+        help="with --cards: the boards to make a clock each for (1-30, or 1-12,20): ids board-N",
+    )
+    hall_setup.add_argument(
+        "--cards",
+        metavar="DIR",
+        help="write DIR/board-N/tileclock-settings.txt for each of --boards, ready to copy to its card",
+    )
+    hall_setup.add_argument(
+        "--card-base",
+        metavar="FILE",
+        help="a settings file whose lines every card gets too (Wi-Fi, rules, panels; not the hall's)",
+    )
     hall_setup.set_defaults(run=cmd_hall_setup)
 
     export = commands.add_parser("export", help="export the journal's games as CSV and JSON")

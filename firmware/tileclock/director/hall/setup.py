@@ -65,3 +65,85 @@ def read_keys_file(path):
             clock, key = line.split()
             keys[clock] = key
     return keys
+
+
+#: the clock id hall-setup --cards gives board N (its user name on the broker, its topics)
+CARD_ID = "board-{}"
+#: what hall-setup --cards writes on every card itself: not for --card-base to set
+CARD_KEYS = ("board", "clock_id", "hall", "hall_port", "hall_password", "hall_key", "hall_ca", "hall_ca_cert")
+#: boards hall-setup --cards writes a card for at most (a hall's boards, with room to spare)
+MAX_BOARDS = 500
+
+
+def parse_boards(text):
+    """The board numbers `--boards` names ("1-30", "1-12,20,31-33"), in order; BrokerError in words."""
+    boards = []
+    for part in text.split(","):
+        low, dash, high = part.strip().partition("-")
+        if not (low.isdigit() and (high.isdigit() if dash else True)):
+            raise BrokerError(f"--boards {text!r}: board numbers and ranges, like 1-30 or 1-12,20")
+        first, last = int(low), int(high) if dash else int(low)
+        if not 1 <= first <= last or len(boards) + last - first >= MAX_BOARDS:
+            raise BrokerError(f"--boards {text!r}: from 1 up, low to high, at most {MAX_BOARDS} boards")
+        boards += range(first, last + 1)
+    if len(set(boards)) != len(boards):
+        raise BrokerError(f"--boards {text!r}: a board is named twice")
+    return boards
+
+
+def read_card_base(path):
+    """The lines every card shares (`--card-base`: Wi-Fi, rules, panels...), checked by the card's
+    own parser and holding none of `CARD_KEYS`; BrokerError naming the file otherwise."""
+    from ...device.image.settings import SettingsError, parse_settings
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise BrokerError(f"--card-base {path}: {error.strerror}") from None
+    try:
+        base = parse_settings(data)
+    except SettingsError as error:
+        raise BrokerError(f"--card-base {path}: {error}") from None
+    taken = [key for key in CARD_KEYS if getattr(base, key) is not None]
+    if taken:
+        raise BrokerError(
+            f"--card-base {path}: sets {', '.join(taken)}, which hall-setup writes for each card"
+        )
+    text = data.decode("utf-8-sig")
+    return text if text.endswith("\n") or not text else text + "\n"
+
+
+def card_text(board, address, password, key, ca_pem, base=""):
+    """Board `board`'s tileclock-settings.txt: `base`'s lines, then its id, the hall's address, its
+    password and command key, the hall's CA (base64 of its PEM, one line) and time server."""
+    import base64
+
+    return (
+        f"# tileclock: board {board}'s card, written by tileclock hall-setup --cards. Copy this file to\n"
+        "# the card's firmware partition (TILEBOOT) as it is; the card reads it at its first boot and\n"
+        "# wipes it there. It holds this clock's password and key: keep it out of sight.\n"
+        + base
+        + f"board = {board}\nclock_id = {CARD_ID.format(board)}\nhall = {address}\n"
+        + f'hall_password = "{password}"\nhall_key = {key}\n'
+        + f"hall_ca_cert = {base64.b64encode(ca_pem).decode('ascii')}\ntime_server = {address}\n"
+    )
+
+
+def write_cards(cards, boards, address, users, keys, ca_pem, base=""):
+    """Write `cards`/board-N/tileclock-settings.txt (0600) for each of `boards`, each read back by
+    the card's own parser before it is kept; returns the folders written."""
+    from ...device.image.settings import SETTINGS_NAME, SettingsError, parse_settings
+
+    written = []
+    for board in boards:
+        clock = CARD_ID.format(board)
+        text = card_text(board, address, users[clock], keys[clock], ca_pem, base)
+        try:
+            parse_settings(text.encode())
+        except SettingsError as error:  # a setup this module made wrong: said, never written
+            raise BrokerError(f"the card for board {board} would be refused by the card: {error}") from None
+        folder = Path(cards) / f"board-{board}"
+        folder.mkdir(parents=True, exist_ok=True)
+        write_private(folder / SETTINGS_NAME, text)
+        written.append(folder)
+    return written
