@@ -110,3 +110,13 @@ def test_a_service_never_installed_is_told_to_run_the_installer(monkeypatch):
     assert check.seen == "not installed" and "systemd/install.sh" in check.fix
     answers["is-enabled"] = "enabled"  # installed, stopped: enable it, and see why it stopped
     assert "journalctl" in doctor.check_service().fix
+
+
+def test_a_hall_clock_without_chrony_is_told_the_fix_of_where_it_runs_the_image_or_pi_os(tmp_path):
+    # the image has no systemd/install.sh: its fix is its own chrony and the settings file
+    pi_os = check_wall_clock(hall=True, tracking=lambda: None, root=str(tmp_path))
+    assert pi_os.status == WARN and "systemd/install.sh" in pi_os.fix
+    (tmp_path / "usr" / "lib" / "tileclock-image").mkdir(parents=True)
+    card = check_wall_clock(hall=True, tracking=lambda: None, root=str(tmp_path))
+    assert card.status == WARN and "install.sh" not in card.fix
+    assert "time_server" in card.fix and "/etc/tileclock/chrony.conf" in card.fix

@@ -154,3 +154,21 @@ def _listening(port):
     except OSError:
         return False
     return True
+
+
+def test_the_cards_chrony_lines_are_hall_setups_chrony_clock_conf(tmp_path):
+    # the image writes them at first boot (no install.sh on a card): the same source and step
+    from tileclock.device.image.settings import Settings, chrony_conf
+    from tileclock.director.hall.timeserver import clock_conf
+
+    def lines(text):
+        return [line for line in text.splitlines() if line and not line.startswith("#")]
+
+    assert lines(chrony_conf(Settings(hall="h", time_server="192.168.4.1"))) == lines(
+        clock_conf("192.168.4.1")
+    )
+    include = (Path(__file__).parent.parent / "hw/image/root/etc/chrony/conf.d/tileclock.conf").read_text()
+    assert lines(include) == ["include /etc/tileclock/chrony*.conf"]  # a pattern: none there is no error
+    packages = (Path(__file__).parent.parent / "hw/image/packages.txt").read_text()
+    listed = {word for line in packages.splitlines() for word in line.split("#")[0].split()[1:]}
+    assert "chrony" in listed and "systemd-timesyncd" not in listed

@@ -38,7 +38,7 @@ def run_checks(config_path, state_dir, smbus=None, service_user=None, root="/"):
     checks.append(check_serial(config))
     checks += check_state_dir(state_dir, service_user or SERVICE_USER)
     checks.append(check_service())
-    checks.append(check_wall_clock(hall=config.hall is not None))
+    checks.append(check_wall_clock(hall=config.hall is not None, root=root))
     checks.append(check_hall_tls(config))
     return [check for check in checks if check is not None]
 

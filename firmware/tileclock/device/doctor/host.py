@@ -265,15 +265,29 @@ def check_service():
 ROUND_START_MS = 10
 
 
-def check_wall_clock(hall=False, tracking=None):
+#: on the tileclock image (hw/image), its own programs' folder: no systemd/install.sh on the card
+IMAGE_DIR = "usr/lib/tileclock-image"
+
+
+def check_wall_clock(hall=False, tracking=None, root="/"):
     """The wall clock: chrony's offset from the director's laptop where chrony runs (a round set
     for a time starts by it), else whether anything synchronises it. `hall`: the clock has a
-    [hall] section, so a round may be started for a time of day on it."""
+    [hall] section, so a round may be started for a time of day on it. `root`: where to look
+    for the image (its fix differs: the card has chrony, from its settings file)."""
     from ..timesync import tracking as chrony_tracking
 
     seen = (tracking or chrony_tracking)()
     if seen is not None:
         return _chrony_check(seen)
+    if hall and os.path.isdir(os.path.join(root, IMAGE_DIR)):
+        return Check(
+            WARN,
+            "wall clock",
+            "no chrony answers: this clock's time of day does not follow the director's laptop",
+            "a round set for a time may start early or late here: the image's chrony follows the "
+            "settings file's time_server (else its hall), in /etc/tileclock/chrony.conf; "
+            "`systemctl status chrony` says why it stopped, or boot with a settings file naming it",
+        )
     if hall:
         return Check(
             WARN,
