@@ -172,3 +172,9 @@ def test_the_cards_chrony_lines_are_hall_setups_chrony_clock_conf(tmp_path):
     packages = (Path(__file__).parent.parent / "hw/image/packages.txt").read_text()
     listed = {word for line in packages.splitlines() for word in line.split("#")[0].split()[1:]}
     assert "chrony" in listed and "systemd-timesyncd" not in listed
+
+
+def test_the_directors_card_file_name_is_the_cards():
+    from tileclock.director.hall.setup import CARD_FILE
+
+    assert CARD_FILE == SETTINGS_NAME

@@ -153,7 +153,6 @@ def cmd_hall_setup(args):
         CARD_ID,
         PAGE_PASSWORD_FILE,
         parse_boards,
-        read_card_base,
         read_keys_file,
         setup,
         write_cards,
@@ -194,7 +193,7 @@ def cmd_hall_setup(args):
     if boards:
         with open(os.path.join(args.folder, "tileclock-ca.pem"), "rb") as file:
             ca_pem = file.read()
-        write_cards(args.cards, boards, args.address, users, keys, ca_pem, base)
+        write_cards(args.cards, boards, args.address, users, keys, ca_pem, base, check=_card_check)
     print(
         f"wrote tileclock.conf, tileclock.acl, tileclock.passwd and tileclock.keys in {args.folder}, the "
         "broker's TLS (tileclock-ca.pem, the hall's CA; tileclock-broker.pem and .key, the broker's; "
@@ -240,6 +239,44 @@ def cmd_hall_setup(args):
         )
     )
     return 0
+
+
+def read_card_base(path):
+    """The lines every card shares (`hall-setup --card-base`: Wi-Fi, rules, panels...), checked by
+    the card's own parser and holding none of the lines hall-setup writes for each card; a
+    BrokerError naming the file otherwise."""
+    from ..device.image.settings import SettingsError, parse_settings
+    from ..director.hall.broker import BrokerError
+    from ..director.hall.setup import CARD_KEYS
+
+    try:
+        with open(path, "rb") as file:
+            data = file.read(1024 * 1024)
+    except OSError as error:
+        raise BrokerError(f"--card-base {path}: {error.strerror}") from None
+    try:
+        base = parse_settings(data)
+    except SettingsError as error:
+        raise BrokerError(f"--card-base {path}: {error}") from None
+    taken = [key for key in CARD_KEYS if getattr(base, key) is not None]
+    if taken:
+        raise BrokerError(
+            f"--card-base {path}: sets {', '.join(taken)}, which hall-setup writes for each card"
+        )
+    text = data.decode("utf-8-sig")
+    return text if text.endswith("\n") or not text else text + "\n"
+
+
+def _card_check(text):
+    """A card's settings file as hall-setup wrote it, read by the card's own parser: a BrokerError
+    (never written) if the card would refuse it."""
+    from ..device.image.settings import SettingsError, parse_settings
+    from ..director.hall.broker import BrokerError
+
+    try:
+        parse_settings(text.encode())
+    except SettingsError as error:
+        raise BrokerError(f"a card hall-setup made would be refused by the card: {error}") from None
 
 
 def cmd_export(args):

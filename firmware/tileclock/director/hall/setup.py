@@ -91,28 +91,6 @@ def parse_boards(text):
     return boards
 
 
-def read_card_base(path):
-    """The lines every card shares (`--card-base`: Wi-Fi, rules, panels...), checked by the card's
-    own parser and holding none of `CARD_KEYS`; BrokerError naming the file otherwise."""
-    from ...device.image.settings import SettingsError, parse_settings
-
-    try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise BrokerError(f"--card-base {path}: {error.strerror}") from None
-    try:
-        base = parse_settings(data)
-    except SettingsError as error:
-        raise BrokerError(f"--card-base {path}: {error}") from None
-    taken = [key for key in CARD_KEYS if getattr(base, key) is not None]
-    if taken:
-        raise BrokerError(
-            f"--card-base {path}: sets {', '.join(taken)}, which hall-setup writes for each card"
-        )
-    text = data.decode("utf-8-sig")
-    return text if text.endswith("\n") or not text else text + "\n"
-
-
 def card_text(board, address, password, key, ca_pem, base=""):
     """Board `board`'s tileclock-settings.txt: `base`'s lines, then its id, the hall's address, its
     password and command key, the hall's CA (base64 of its PEM, one line) and time server."""
@@ -129,21 +107,22 @@ def card_text(board, address, password, key, ca_pem, base=""):
     )
 
 
-def write_cards(cards, boards, address, users, keys, ca_pem, base=""):
-    """Write `cards`/board-N/tileclock-settings.txt (0600) for each of `boards`, each read back by
-    the card's own parser before it is kept; returns the folders written."""
-    from ...device.image.settings import SETTINGS_NAME, SettingsError, parse_settings
+#: the card's settings file (device/image/settings.py's SETTINGS_NAME: the director imports no device code)
+CARD_FILE = "tileclock-settings.txt"
 
+
+def write_cards(cards, boards, address, users, keys, ca_pem, base="", check=None):
+    """Write `cards`/board-N/tileclock-settings.txt (0600) for each of `boards`; `check(text)`
+    (the card's own parser, handed down by the command) reads each back before it is kept and
+    raises on one the card would refuse. Returns the folders written."""
     written = []
     for board in boards:
         clock = CARD_ID.format(board)
         text = card_text(board, address, users[clock], keys[clock], ca_pem, base)
-        try:
-            parse_settings(text.encode())
-        except SettingsError as error:  # a setup this module made wrong: said, never written
-            raise BrokerError(f"the card for board {board} would be refused by the card: {error}") from None
+        if check is not None:
+            check(text)
         folder = Path(cards) / f"board-{board}"
         folder.mkdir(parents=True, exist_ok=True)
-        write_private(folder / SETTINGS_NAME, text)
+        write_private(folder / CARD_FILE, text)
         written.append(folder)
     return written
