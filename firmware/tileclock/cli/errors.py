@@ -5,7 +5,7 @@ The user's errors are said in one line (exit status 2), in the words they were r
 - `UsageError`: a mistake in a command's arguments, raised by the command line itself, or by
   `given_by_the_user` around a reader of what the user gave (a time, a file's contents, a port);
 - `ConfigError` (device/config.py): a config file, an option that needs another;
-- `SettingsError` (device/image/settings.py): the image's settings file;
+- `SettingsError` (device/image/settings_lines.py): the image's settings file;
 - `ScriptError` (sim/script.py): a script of button edges;
 - `WireError` and its kind (wire/decoder.py: `FrameError`, `FieldError`, `CommandError`,
   `RecordError`, `StateError`, `SealError`): a line or file that is not what it claims to be;
