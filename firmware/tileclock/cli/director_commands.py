@@ -212,14 +212,17 @@ def cmd_hall_setup(args):
             "copy each to its card's firmware partition (TILEBOOT) and boot it once "
             '(docs/build-guide.md, "Thirty cards into a hall")'
         )
+    others = "every other clock" if boards else "every clock"
     print(
-        "give each clock its own in its [hall] section (password and key, docs/hall.md), run the hall "
-        f"with --keys {args.folder}/tileclock.keys; keep them out of sight"
+        ("the cards hold theirs; " if boards else "")
+        + f"give {others.replace('every', 'each')} its own in its [hall] section (password and key, "
+        f"docs/hall.md), run the hall with --keys {args.folder}/tileclock.keys; keep them out of sight"
     )
     print(
         "the broker listens with TLS on 8883"
         + (" and IN THE CLEAR on 1883 (--plain)" if plain else " only")
-        + f"; give every clock {args.folder}/tileclock-ca.pem (hall_ca in its settings file) and run the "
+        + ("; the cards carry the CA" if boards else "")
+        + f"; give {others} {args.folder}/tileclock-ca.pem (hall_ca in its settings file) and run the "
         f"hall with --port 8883 --tls-ca {args.folder}/tileclock-ca.pem"
     )
     print(
@@ -237,6 +240,7 @@ def cmd_hall_setup(args):
             if args.address
             else "; each clock's is written by its installer from its [hall] broker (or give --address)"
         )
+        + ("; the cards' chrony follows their time_server line, written at first boot" if boards else "")
     )
     return 0
 
