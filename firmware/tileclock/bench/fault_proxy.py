@@ -1,7 +1,7 @@
 """A TCP relay on loopback that makes a hall's bad Wi-Fi between a group of clocks and the broker.
 
 This machine's kernel has no `netem`, so the faults come from user space: every connection to
-`FaultProxy.port` is relayed to the broker, each direction (`up`: clocks to broker, `down`: broker
+`FaultProxy.port` (on loopback, or on a namespace's link: netns.py) is relayed to the broker, each direction (`up`: clocks to broker, `down`: broker
 to clocks) through a `Direction` whose settings may change while it runs:
 
 - `delay_s` and `jitter_s`: each chunk is held that long (jitter uniform in [0, jitter_s]; a chunk
@@ -134,23 +134,26 @@ def peak_rate(times, since=0.0, window_s=1.0):
 
 
 class FaultProxy:
-    """Relays `127.0.0.1:port` (0: a free one) to `target` (host, port), with faults per direction.
+    """Relays `host:port` (0: a free one; `host` loopback unless a namespace's link is to reach it,
+    as `netns.Group.root_addr`) to `target` (host, port), with faults per direction.
 
     `start()` listens; `set(up=..., down=...)` changes a direction's settings (keyword fields of
     `Direction`); `cut()` / `restore()` an outage; `close()` ends it all. `seed` makes the jitter
     repeatable."""
 
-    def __init__(self, target, port=0, seed=0):
+    def __init__(self, target, port=0, seed=0, host="127.0.0.1"):
         self.target = target
         self.directions = {"up": Direction(), "down": Direction()}
         self.changed = threading.Condition()
         self.random = random.Random(seed)
         self.started = time.monotonic()
         self.accepts = []  # monotonic time of each accepted connection
+        self.peers = []  # the (address, port) each came from
         self.is_cut = False
         self._relays = []  # (client socket, broker socket, pipes)
         self._closing = False
-        self._listener = socket.create_server(("127.0.0.1", port), backlog=512)
+        self.host = host
+        self._listener = socket.create_server((host, port), backlog=512)
         self.port = self._listener.getsockname()[1]
         self._thread = threading.Thread(target=self._accept, daemon=True, name="fault-accept")
 
@@ -253,10 +256,11 @@ class FaultProxy:
     def _accept(self):
         while not self._closing:
             try:
-                client, _ = self._listener.accept()
+                client, peer = self._listener.accept()
             except OSError:
                 return
             self.accepts.append(time.monotonic())
+            self.peers.append(peer)
             if self.is_cut:
                 client.close()  # the access point is down: nothing gets through
                 continue
