@@ -97,7 +97,8 @@ def _asks_many_examples(item):
 def pytest_collection_modifyitems(config, items):
     """broker: a real mosquitto (`broker`, `viewers_broker`); browser: Debian's chromium, all of
     them in one xdist group, so that one worker starts it (pytest 9.2 and xdist 3.8 ignore the
-    group, pytest-xdist#1386: then each worker starts it once); root: loop mounts (`card`);
+    group, pytest-xdist#1386: then each worker starts it once); root: loop mounts (`card`),
+    network namespaces (`netns`);
     process: child processes; many_examples: more hypothesis examples than `make test` runs."""
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
@@ -106,7 +107,7 @@ def pytest_collection_modifyitems(config, items):
         if "browser" in names:
             item.add_marker("browser")
             item.add_marker(pytest.mark.xdist_group("chromium"))
-        if "card" in names:
+        if names & {"card", "netns"}:
             item.add_marker("root")
         if isinstance(item, pytest.Function) and _starts_children(item):
             item.add_marker("process")

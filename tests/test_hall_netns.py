@@ -1,0 +1,179 @@
+"""The hall through a group's own network namespace (bench/netns.py): clocks whose sockets live in
+it reach a real mosquitto through a veth link and the fault proxy; delay and stalls, then the link
+set down (an outage, an access point gone) and up again: every record on file once, a command sent
+into the outage applied at most once. And the namespaces themselves: private, removed however the
+run ends, the leftovers of a dead run swept.
+
+The short version of `tileclock hall-bench --chaos`'s namespaced cases (docs/hall.md, "On bad
+Wi-Fi"). Root and iproute2 are needed: skipped with the reason elsewhere, failing in CI."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import replace
+
+import pytest
+
+from conftest import BROKER_USERS, tap
+from hall_helpers import wait_for
+from test_hall import Clocks, director, settle
+from test_hall_chaos import adjusts, every_record_once
+from tileclock.bench import netns as netns_module
+from tileclock.bench.fault_proxy import FaultProxy
+from tileclock.device.config import Config, HallConfig
+from tileclock.sim.simulator import Simulator
+
+
+def mine(pid):
+    """The namespaces `ip netns list` shows for run `pid`."""
+    return [name for name in netns_module.namespaces() if name.startswith(f"tcnet-{pid}-")]
+
+
+@pytest.fixture
+def netns():
+    """One group's namespace and link for this test, removed after it (asserted)."""
+    reason = netns_module.unavailable()
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the namespaced hall checks: {reason}")
+        pytest.skip(reason)
+    with netns_module.Links(1) as links:
+        yield links
+    assert mine(os.getpid()) == []
+
+
+@pytest.fixture
+def link(netns, broker):
+    """The group's fault proxy on the root side of its link, in front of `broker` (in the clear)."""
+    group = netns.groups[0]
+    relay = FaultProxy(("127.0.0.1", broker.port), seed=39, host=group.root_addr).start()
+    yield netns, group, relay
+    relay.close()
+
+
+class GroupClocks(Clocks):
+    """`Clocks` whose paho clients were made in the group's namespace: they reach the broker only
+    through the group's link and its proxy (the real clock's least keep-alive, 5 s)."""
+
+    def __init__(self, links, group, proxy, tmp_path):
+        self.group, self.proxy = group, proxy
+        with links.enter(group):  # paho's thread, started meanwhile, stays in the namespace
+            super().__init__(None, tmp_path)
+
+    def start(self, clock):
+        hall = HallConfig(broker=self.group.root_addr, port=self.proxy.port, password=BROKER_USERS[clock])
+        config = replace(Config(clock_id=clock), hall=replace(hall, keepalive_s=5))
+        return Simulator(config, state_dir=str(self.tmp_path / clock), refresh_on_ticks=False)
+
+
+def test_a_namespace_reaches_its_link_and_nothing_else(netns, broker):
+    group = netns.groups[0]
+    assert group.name == f"tcnet-{os.getpid()}-0" and group.root_addr.startswith("10.251.")
+    with netns.enter(group):
+        for where in (("127.0.0.1", broker.port), ("192.0.2.1", 1883)):  # the root's loopback, outside
+            with pytest.raises(OSError):
+                socket.create_connection(where, timeout=1).close()
+    assert "default" not in netns_module.ip("-n", group.name, "route", "show")
+
+
+def test_the_clocks_in_a_namespace_lose_nothing_through_stalls_and_delay(link, broker, tmp_path):
+    links, group, proxy = link
+    feed = director(broker, tmp_path / "records")
+    clocks = GroupClocks(links, group, proxy, tmp_path)
+    try:
+        clocks.play(2)
+        settle(feed, clocks, "the first records through the link")
+        assert proxy.connections() == len(clocks.ids)
+        assert {address for address, _ in proxy.peers} == {group.ns_addr}  # from the namespace
+        proxy.set(delay_s=0.05, jitter_s=0.1, stall_every_s=0.7, stall_for_s=0.3)
+        for _ in range(3):
+            clocks.play(3)
+            clocks.pump()
+        clocks.t["c1"] += 1
+        tap(clocks.sims["c1"], "STOP", clocks.t["c1"])
+        feed.command("adjust A -60000", "c1")  # a director's command through the stalls
+
+        def adjusted():
+            clocks.pump()
+            return len(adjusts(clocks, "c1")) >= 1
+
+        wait_for(adjusted, timeout_s=10, what="c1 to take the adjust sent through the stalls")
+        settle(feed, clocks, "the records through the stalls")
+        proxy.clear()
+        every_record_once(feed, clocks)
+        assert len(adjusts(clocks, "c1")) == 1
+    finally:
+        clocks.close()
+        feed.close()
+
+
+def test_a_link_down_then_up_loses_nothing_and_a_command_into_it_acts_at_most_once(link, broker, tmp_path):
+    links, group, proxy = link
+    feed = director(broker, tmp_path / "records")
+    clocks = GroupClocks(links, group, proxy, tmp_path)
+    try:
+        clocks.play(2)
+        settle(feed, clocks, "the first records through the link")
+        before = feed_count = len(clocks.journaled())
+        links.down(group)  # the access point is gone: nothing passes, nothing is closed
+        wait_for(lambda: not links.is_up(group), what="the group's carrier to drop")
+        down_at = time.monotonic()
+        clocks.play(3)  # the clocks keep playing and journaling
+        clocks.pump()
+        clocks.t["c2"] += 1
+        tap(clocks.sims["c2"], "STOP", clocks.t["c2"])
+        feed.command("adjust B -30000", "c2")  # into the outage
+        assert len(clocks.journaled()) > before
+        time.sleep(max(0.0, 3.0 - (time.monotonic() - down_at)))  # the outage itself: 3 s
+        links.up(group)
+        wait_for(lambda: links.is_up(group), what="the group's carrier back")
+        settle(feed, clocks, "the records made through the outage", timeout_s=40)
+        every_record_once(feed, clocks)
+        assert feed_count < len(clocks.journaled())
+        for _ in range(20):  # the command, if it did arrive late, is taken once at most
+            clocks.pump()
+            feed.step(0.02)
+        assert all(len(adjusts(clocks, clock)) <= 1 for clock in clocks.ids)
+    finally:
+        clocks.close()
+        feed.close()
+
+
+_RUN = """
+import os, signal, sys, time
+from tileclock.bench.netns import Links
+links = Links(2)
+with links:
+    print(" ".join(g.name for g in links.groups), flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+def test_a_run_killed_leaves_no_namespace(netns, sig):
+    run = subprocess.Popen([sys.executable, "-c", _RUN], stdout=subprocess.PIPE, text=True)
+    try:
+        names = run.stdout.readline().split()
+        assert len(names) == 2 and set(names) <= set(netns_module.namespaces())
+        run.send_signal(sig)
+        run.wait(10)
+        wait_for(lambda: not set(names) & set(netns_module.namespaces()), what=f"{names} gone")
+    finally:
+        run.kill()
+        run.wait()
+
+
+def test_the_sweep_removes_a_dead_runs_namespaces_only(netns):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = f"tcnet-{dead.pid}-0"
+    netns_module.ip("netns", "add", stale)
+    try:
+        removed = netns_module.sweep()
+        assert stale in removed
+        assert netns.groups[0].name in netns_module.namespaces()  # a live run's stays
+    finally:
+        netns_module.ip("netns", "del", stale, check=False)
