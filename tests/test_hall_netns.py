@@ -171,9 +171,39 @@ def test_the_sweep_removes_a_dead_runs_namespaces_only(netns):
     dead.wait()
     stale = f"tcnet-{dead.pid}-0"
     netns_module.ip("netns", "add", stale)
+    spare = next(k for k in range(255, 0, -1) if k not in netns_module._taken_subnets())
+    route = f"10.251.{spare}.2"
+    netns_module.ip("route", "add", "blackhole", f"{route}/32")  # a run killed in a one-way fault
+    netns.one_way(netns.groups[0], True)  # a live run's own
     try:
         removed = netns_module.sweep()
-        assert stale in removed
+        assert stale in removed and f"blackhole {route}" in removed
         assert netns.groups[0].name in netns_module.namespaces()  # a live run's stays
+        assert netns.groups[0].ns_addr in netns_module.ip("route", "show", "type", "blackhole")
     finally:
+        netns.one_way(netns.groups[0], False)
         netns_module.ip("netns", "del", stale, check=False)
+        netns_module.ip("route", "del", "blackhole", f"{route}/32", check=False)
+
+
+def test_a_one_way_fault_lets_the_group_send_and_nothing_come_back(netns):
+    group = netns.groups[0]
+    server = socket.create_server((group.root_addr, 0))
+    with netns.enter(group):
+        client = socket.create_connection((group.root_addr, server.getsockname()[1]), timeout=2)
+    peer, _ = server.accept()
+    try:
+        netns.one_way(group, True)
+        client.sendall(b"record")
+        peer.settimeout(5)
+        assert peer.recv(16) == b"record"  # the group's bytes arrive
+        peer.sendall(b"ack")
+        client.settimeout(0.5)
+        with pytest.raises(TimeoutError):
+            client.recv(16)  # and nothing comes back
+        netns.one_way(group, False)
+        client.settimeout(10)
+        assert client.recv(16) == b"ack"  # TCP's retransmission brings it once the fault ends
+    finally:
+        for sock in (client, peer, server):
+            sock.close()

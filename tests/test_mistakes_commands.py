@@ -121,6 +121,7 @@ MISTAKES = [
     (["hall-bench", "--speed", "-30"], "argument --speed: '-30': give a number of 0.01 or more"),
     (["hall-bench", "--speed", "inf"], "argument --speed: 'inf': give a number of 0.01 or more"),
     (["hall-bench", "--out", "{file}"], "--out {file}: a file, not a folder"),
+    (["hall-bench", "--netns"], "--netns: the namespaces are --chaos's (hall-bench --chaos --netns)"),
     # hall-demo: a broker and clocks until Ctrl-C
     (["hall-demo", "--clocks", "-1"], "argument --clocks: '-1': give a whole number of 1 or more"),
     (["hall-demo", "--speed", "0"], "argument --speed: '0': give a number of 0.01 or more"),
@@ -198,7 +199,7 @@ RUNNING = {
     "hall": ["--broker", "--port", "--password", "--password-file", "--tls-ca", "--keys", "--out", "--serial", "--web", "--allow-host"],
     "run": ["--config", "--state-dir", "--simulate", "--script", "--timings", "--stay", "--line"],
     "bench": ["--json", "--quick", "--state-dir"],
-    "hall-bench": ["--json", "--quick", "--clocks", "--processes", "--viewers", "--speed", "--out"],
+    "hall-bench": ["--json", "--quick", "--clocks", "--processes", "--viewers", "--speed", "--out", "--netns"],
     "hall-setup": ["--clock"],
 }  # fmt: skip  # one command a line
 STUBS = {

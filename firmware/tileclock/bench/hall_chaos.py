@@ -15,6 +15,14 @@ director's laptop. The cases, in this order (issue 39's point 2):
   `fault_s`;
 - `laptop_sleeps`: (d) broker and hall frozen (SIGSTOP) for `sleep_s`, then woken (SIGCONT).
 
+With `--netns` (root; netns.py) each group is also a network namespace of its own, its Fleet
+process's sockets in it, reaching its proxy over a veth link, and the outages are made on the
+links, as a hall's Wi-Fi makes them: nothing is closed, packets just stop, and the clocks and the
+broker find out by their keep-alives and TCP's timeouts. The cases are then (b) `group_cut`, one
+group's link down; (c) `ap_reboot`, every link down, then all up again within a second; (e)
+`one_way`, a blackhole route to each group: its packets arrive, nothing comes back, not even TCP's
+acks.
+
 After each case's fault: the time until each board's records made before the fault's end are on
 file at the hall (catch-up, p50/p99/max over boards), the connection attempts a second at the
 peak at the proxies after it, the hall's CPU (% of one core) and peak RSS over the catch-up, and
@@ -43,7 +51,10 @@ from .service import pick_state_parent
 #: (clocks, groups, speed, s of steady play first, s of delay/stalls and one-way, s of the access
 #: point's reboot, s asleep, s one group is cut off)
 PLANS = {"full": (200, 4, 10.0, 30, 120, 20, 60, 300), "quick": (8, 2, 10.0, 10, 15, 20, 15, 20)}
+#: the namespaced cases' plans: the quick one a check of under a minute of faults
+NETNS_PLANS = {"full": (200, 4, 10.0, 30, 120, 20, 60, 300), "quick": (8, 2, 10.0, 5, 10, 20, 0, 10)}
 CASES = ("stalls", "group_cut", "ap_reboot", "one_way", "laptop_sleeps")
+NETNS_CASES = ("group_cut", "ap_reboot", "one_way")
 #: the longest a case's catch-up is waited for
 CATCH_UP_LIMIT_S = 300
 
@@ -51,19 +62,25 @@ CATCH_UP_LIMIT_S = 300
 class ChaosHall:
     """mosquitto, `tileclock hall`, and `groups` Fleet processes each behind its own FaultProxy."""
 
-    def __init__(self, folder, clocks_dir, clocks, groups, speed):
+    def __init__(self, folder, clocks_dir, clocks, groups, speed, links=None):
         ids = [f"clock-{n}" for n in range(1, clocks + 1)]
         users = {name: secrets.token_urlsafe(12) for name in ["director", *ids]}
         self.folder, self.clocks_dir = folder, clocks_dir
         self.broker = LocalBroker(os.path.join(folder, "broker"), users).start()
         self.proxies, self.fleets, self.director = [], [], None
         self.frozen = False
+        self.links = links
         try:
             self.director = Director(folder, self.broker.port, users["director"], free_port()).start()
             for number, (first, count) in enumerate(split(clocks, groups)):
-                proxy = FaultProxy(("127.0.0.1", self.broker.port), seed=number).start()
+                group = links.groups[number] if links else None
+                host = group.root_addr if group else "127.0.0.1"
+                proxy = FaultProxy(("127.0.0.1", self.broker.port), seed=number, host=host).start()
                 self.proxies.append(proxy)
-                fleet = FleetProcess(folder, clocks_dir, number, proxy.port, users, count, 1 + first, speed)
+                prefix = links.command(group, []) if group else ()
+                fleet = FleetProcess(
+                    folder, clocks_dir, number, proxy.port, users, count, 1 + first, speed, host, prefix
+                )
                 self.fleets.append(fleet.start())
             for fleet in self.fleets:
                 fleet.expect("playing")
@@ -146,8 +163,25 @@ def catch_up(hall, since, progress, what):
     return list(caught.values()), lost, duplicated, len(keys)
 
 
+def _link_fault(hall, case, on):
+    """Case `case`'s fault made (`on`) or ended on the groups' links; returns how far apart in
+    time (s) the links were set."""
+    links, times = hall.links, []
+    for group in links.groups if case != "group_cut" else links.groups[:1]:
+        if case == "one_way":
+            links.one_way(group, on)
+        elif on:
+            links.down(group)
+        else:
+            links.up(group)
+        times.append(time.monotonic())
+    return times[-1] - times[0]
+
+
 def _fault(hall, case, on, plan):
     """Make (`on`) or end case `case`'s fault on every group."""
+    if hall.links is not None and case in NETNS_CASES:
+        return _link_fault(hall, case, on)
     if case == "stalls":
         for proxy in hall.proxies:
             if on:
@@ -167,26 +201,30 @@ def _fault(hall, case, on, plan):
         hall.freeze(on)
 
 
-def run(plan, folder, progress):
-    """Every case in turn; returns the figures of each, keyed by case."""
+def run(plan, folder, progress, links=None):
+    """Every case in turn (the namespaced ones with `links`); returns the figures of each, keyed by
+    case."""
     clocks, groups, speed, steady_s, fault_s, outage_s, sleep_s, group_cut_s = plan
     lasts = {"stalls": fault_s, "one_way": fault_s, "ap_reboot": outage_s, "laptop_sleeps": sleep_s}
     lasts["group_cut"] = group_cut_s
     memory = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     clocks_dir = tempfile.mkdtemp(prefix="tileclock-hall-chaos-clocks-", dir=memory or folder)
-    progress.phase(f"mosquitto, tileclock hall, {clocks} clocks in {groups} groups behind fault proxies")
-    hall = ChaosHall(folder, clocks_dir, clocks, groups, speed)
+    where = "in namespaces, each" if links else ""
+    progress.phase(
+        f"mosquitto, tileclock hall, {clocks} clocks in {groups} groups {where} behind fault proxies"
+    )
+    hall = ChaosHall(folder, clocks_dir, clocks, groups, speed, links)
     watcher = reaper(hall)
     results = {}
     try:
         progress.phase(f"steady play, {steady_s} s")
         time.sleep(steady_s)
         catch_up(hall, time.monotonic(), progress, "steady")
-        for case in CASES:
+        for case in NETNS_CASES if links else CASES:
             progress.phase(f"{case}: {lasts[case]} s")
             _fault(hall, case, True, plan)
             time.sleep(lasts[case])
-            _fault(hall, case, False, plan)
+            spread = _fault(hall, case, False, plan)
             ended = time.monotonic()
             cpu_before, _ = _hall_usage(hall.director.process.pid)
             times, lost, duplicated, records = catch_up(hall, ended, progress, case)
@@ -204,6 +242,8 @@ def run(plan, folder, progress):
                 "hall_cpu_percent": 100 * (cpu_after - cpu_before) / took,
                 "hall_rss_mb": rss_mb,
             }
+            if spread is not None:
+                results[case]["links_back_within_s"] = spread
             progress.say(f"{case}: {results[case]}")
     finally:
         hall.close()
@@ -235,13 +275,14 @@ def _table(results):
     return "\n".join(lines)
 
 
-def main(quick=False, as_json=False, clocks=None, processes=None, speed=None, out=None):
+def main(quick=False, as_json=False, clocks=None, processes=None, speed=None, out=None, netns=False):
     """`tileclock hall-bench --chaos`: each case's figures, as a table or one JSON object.
-    `processes` is the number of groups (one proxy and one Fleet process each)."""
+    `processes` is the number of groups (one proxy and one Fleet process each; with `netns`, one
+    namespace each too)."""
     import json
 
     kind = "quick" if quick else "full"
-    planned_clocks, planned_groups, planned_speed, *phases = PLANS[kind]
+    planned_clocks, planned_groups, planned_speed, *phases = (NETNS_PLANS if netns else PLANS)[kind]
     plan = (clocks or planned_clocks, processes or planned_groups, speed or planned_speed, *phases)
     folder = out or tempfile.mkdtemp(prefix="tileclock-hall-chaos-", dir=pick_state_parent())
     os.makedirs(folder, exist_ok=True)
@@ -252,7 +293,13 @@ def main(quick=False, as_json=False, clocks=None, processes=None, speed=None, ou
 
     previous = signal.signal(signal.SIGTERM, terminated)
     try:
-        results = run(plan, folder, Progress(2 + len(CASES)))
+        if netns:
+            from .netns import Links
+
+            with Links(plan[1]) as links:  # removed however the run ends
+                results = run(plan, folder, Progress(2 + len(NETNS_CASES)), links)
+        else:
+            results = run(plan, folder, Progress(2 + len(CASES)))
     finally:
         signal.signal(signal.SIGTERM, previous)
     if as_json:
@@ -261,7 +308,7 @@ def main(quick=False, as_json=False, clocks=None, processes=None, speed=None, ou
     print(_table(results))
     print(
         f"(machine: {os.cpu_count()} cores, load average {load_before:.1f} before the run; {plan[0]} clocks "
-        f"in {plan[1]} groups at {plan[2]:g} times real time; the {kind} plan; lost and duplicated "
+        f"in {plan[1]} groups{' in namespaces' if netns else ''} at {plan[2]:g} times real time; the {kind} plan; lost and duplicated "
         f"are counted over the whole run so far; CPU in % of one core; in {folder})",
         file=sys.stdout,
     )

@@ -24,7 +24,7 @@ def _fleet_child(spec_path):
         spec = json.load(file)
     fleet = Fleet(
         spec["state_dir"],
-        "127.0.0.1",
+        spec.get("host", "127.0.0.1"),
         spec["port"],
         spec["passwords"],
         spec["count"],
@@ -79,14 +79,28 @@ def fleet_processes(folder, clocks_dir, broker_port, passwords, clocks, processe
 
 class FleetProcess:
     """A child process of `count` clocks, `clock-FIRST` on; started again after a kill, its clocks
-    take up their journals (a power cut)."""
+    take up their journals (a power cut). `host` is where the broker (or a fault proxy) is; `prefix`
+    goes before the command, as `ip netns exec NAME` for a group in its own namespace (netns.py)."""
 
-    def __init__(self, folder, clocks_dir, number, broker_port, passwords, count, first, speed):
+    def __init__(
+        self,
+        folder,
+        clocks_dir,
+        number,
+        broker_port,
+        passwords,
+        count,
+        first,
+        speed,
+        host="127.0.0.1",
+        prefix=(),
+    ):
         self.number, self.count = number, count
         self.spec_path = os.path.join(folder, f"fleet-{number}.json")
         ids = [f"clock-{n}" for n in range(first, first + count)]
         self.spec = {
             "state_dir": clocks_dir,
+            "host": host,
             "port": broker_port,
             "passwords": {clock: passwords[clock] for clock in ids},
             "count": count,
@@ -94,6 +108,7 @@ class FleetProcess:
             "speed": speed,
             "published": os.path.join(folder, f"published-{number}.log"),
         }
+        self.prefix = list(prefix)
         self.starts = 0
         self.longest_step_s = 0.0
         self.process = None
@@ -104,7 +119,10 @@ class FleetProcess:
         write_private(self.spec_path, json.dumps(spec))  # it holds the clock's broker password
         code = f"from tileclock.bench.hall_clocks import _fleet_child; _fleet_child({self.spec_path!r})"
         self.process = subprocess.Popen(
-            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            [*self.prefix, sys.executable, "-c", code],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         self.starts += 1
         return self

@@ -9,7 +9,8 @@ nothing leaves the machine. A process's sockets live there through `command(grou
 exec`), a thread's through `enter(group)` (setns(2) on the namespace's file, for that thread and
 the threads it starts, as paho's). `down(group)` / `up(group)` set the root side of the link down
 and up: the group's side loses its carrier, its packets go nowhere, as when a clock's access point
-is gone; the connections are not closed, they time out, as on Wi-Fi.
+is gone; the connections are not closed, they time out, as on Wi-Fi. `one_way(group, on)`: the
+group's packets arrive, nothing comes back to it.
 
 Everything a `Links` made is removed by `close()`: on leaving its `with`, on an exception, on
 SIGTERM or SIGINT (they end the run through KeyboardInterrupt, so every `finally` runs), and, for a
@@ -87,6 +88,13 @@ def sweep(alive=_alive):
         if match and not alive(int(match.group(1))):
             ip("link", "del", link, check=False)
             removed.append(link)
+    taken = _taken_subnets()  # a one-way fault's route left by a run killed in it
+    for route in re.findall(
+        rf"blackhole ({re.escape(NET)}\.(\d+)\.2)\b", ip("route", "show", "type", "blackhole")
+    ):
+        if int(route[1]) not in taken:
+            ip("route", "del", "blackhole", f"{route[0]}/32", check=False)
+            removed.append(f"blackhole {route[0]}")
     return removed
 
 
@@ -115,7 +123,10 @@ parent, names = int(sys.argv[1]), sys.argv[2:]
 while os.getppid() == parent:
     time.sleep(0.5)
 for name in names:
-    subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    if name.startswith("10."):
+        subprocess.run(["ip", "route", "del", "blackhole", name + "/32"], capture_output=True)
+    else:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
 """
 
 
@@ -137,7 +148,7 @@ class Links:
                 free = (k for k in range(256) if k not in _taken_subnets())
                 for number in range(groups):
                     self._make(Group(self.pid, number, next(free)))
-            names = [group.name for group in self.groups]
+            names = [group.name for group in self.groups] + [group.ns_addr for group in self.groups]
             self._watcher = subprocess.Popen(
                 [sys.executable, "-c", _WATCHER, str(self.pid), *names], start_new_session=True
             )
@@ -176,6 +187,11 @@ class Links:
         """The group's link back."""
         ip("link", "set", group.root_if, "up")
 
+    def one_way(self, group, on):
+        """A one-way fault (`on`) or its end: the group's packets reach the root side, nothing comes
+        back (a blackhole route to the group's address: no TCP ack, no MQTT ack, no command)."""
+        ip("route", "add" if on else "del", "blackhole", f"{group.ns_addr}/32")
+
     def is_up(self, group):
         """Whether the group's side has its carrier (the link is up at both ends)."""
         shown = ip("-n", group.name, "-o", "link", "show", group.ns_if)
@@ -207,6 +223,7 @@ class Links:
     def close(self):
         """Every namespace (and with it its link) removed; again is harmless."""
         for group in self.groups:
+            ip("route", "del", "blackhole", f"{group.ns_addr}/32", check=False)
             ip("netns", "del", group.name, check=False)
             ip("link", "del", group.root_if, check=False)  # gone with the namespace, unless half made
         self.groups = []

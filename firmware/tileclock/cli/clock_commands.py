@@ -85,6 +85,13 @@ def cmd_bench(args):
 def cmd_hall_bench(args):
     """Run the hall's benchmark: clocks through one broker to the director, and print its figures."""
     folder_to_make(args.out, "--out")
+    if args.netns:  # before minutes of setting up: namespaces need root and ip
+        from ..bench.netns import unavailable
+
+        if not args.chaos:
+            raise ConfigError("--netns: the namespaces are --chaos's (hall-bench --chaos --netns)")
+        if unavailable():
+            raise ConfigError(f"--netns: {unavailable()}")
     if args.spectators is not None:  # what spectators cost the hall: a run of its own
         from ..bench.spectators import main as spectators_main
 
@@ -94,7 +101,9 @@ def cmd_hall_bench(args):
     if args.chaos:  # the hall's faults, each a case: groups of clocks behind fault proxies
         from ..bench.hall_chaos import main as chaos_main
 
-        return chaos_main(args.quick, args.json, args.clocks, args.processes, args.speed, args.out)
+        return chaos_main(
+            args.quick, args.json, args.clocks, args.processes, args.speed, args.out, args.netns
+        )
     from ..bench.hall import main as hall_bench_main
 
     return hall_bench_main(

@@ -346,6 +346,11 @@ def build_parser():
         help="the hall on bad Wi-Fi: stalls, an access point's reboot, a one-way fault, the laptop asleep",
     )
     hall_bench.add_argument(
+        "--netns",
+        action="store_true",
+        help="with --chaos: each group in a network namespace, outages on its link (root)",
+    )
+    hall_bench.add_argument(
         "--quick", action="store_true", help="20 clocks at 60 times real time, shorter phases (2 minutes)"
     )
     hall_bench.add_argument("--clocks", type=number(int, 1), help="how many clocks (default 200)")
