@@ -239,6 +239,8 @@ def run(plan, folder, progress, links=None):
                 "catch_up_p99_s": quantile(times, 0.99),
                 "catch_up_max_s": max(times, default=None),
                 "attempts_peak_per_s": peak_rate([t for p in hall.proxies for t in p.accepts], ended),
+                # connections the broker was offered after the fault: one a clock that was away
+                "attempts_after": sum(1 for p in hall.proxies for t in p.accepts if t >= ended),
                 "hall_cpu_percent": 100 * (cpu_after - cpu_before) / took,
                 "hall_rss_mb": rss_mb,
             }
