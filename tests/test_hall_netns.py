@@ -7,6 +7,7 @@ run ends, the leftovers of a dead run swept.
 The short version of `tileclock hall-bench --chaos`'s namespaced cases (docs/hall.md, "On bad
 Wi-Fi"). Root and iproute2 are needed: skipped with the reason elsewhere, failing in CI."""
 
+import fcntl
 import os
 import signal
 import socket
@@ -171,19 +172,21 @@ def test_the_sweep_removes_a_dead_runs_namespaces_only(netns):
     dead.wait()
     stale = f"tcnet-{dead.pid}-0"
     netns_module.ip("netns", "add", stale)
-    spare = next(k for k in range(255, 0, -1) if k not in netns_module._taken_subnets())
-    route = f"10.251.{spare}.2"
-    netns_module.ip("route", "add", "blackhole", f"{route}/32")  # a run killed in a one-way fault
     netns.one_way(netns.groups[0], True)  # a live run's own
-    try:
-        removed = netns_module.sweep()
-        assert stale in removed and f"blackhole {route}" in removed
-        assert netns.groups[0].name in netns_module.namespaces()  # a live run's stays
-        assert netns.groups[0].ns_addr in netns_module.ip("route", "show", "type", "blackhole")
-    finally:
-        netns.one_way(netns.groups[0], False)
-        netns_module.ip("netns", "del", stale, check=False)
-        netns_module.ip("route", "del", "blackhole", f"{route}/32", check=False)
+    with open(netns_module.LOCK, "a") as lock:  # no other run takes the spare /30 meanwhile
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        spare = next(k for k in range(255, 0, -1) if k not in netns_module._taken_subnets())
+        route = f"10.251.{spare}.2"
+        netns_module.ip("route", "add", "blackhole", f"{route}/32")  # a run killed in a one-way fault
+        try:
+            removed = netns_module.sweep()
+            assert stale in removed and f"blackhole {route}" in removed
+            assert netns.groups[0].name in netns_module.namespaces()  # a live run's stays
+            assert netns.groups[0].ns_addr in netns_module.ip("route", "show", "type", "blackhole")
+        finally:
+            netns.one_way(netns.groups[0], False)
+            netns_module.ip("netns", "del", stale, check=False)
+            netns_module.ip("route", "del", "blackhole", f"{route}/32", check=False)
 
 
 def test_a_one_way_fault_lets_the_group_send_and_nothing_come_back(netns):
