@@ -209,9 +209,9 @@ def run(plan, folder, progress, links=None):
     lasts["group_cut"] = group_cut_s
     memory = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     clocks_dir = tempfile.mkdtemp(prefix="tileclock-hall-chaos-clocks-", dir=memory or folder)
-    where = "in namespaces, each" if links else ""
+    where = " in namespaces, each" if links else ""
     progress.phase(
-        f"mosquitto, tileclock hall, {clocks} clocks in {groups} groups {where} behind fault proxies"
+        f"mosquitto, tileclock hall, {clocks} clocks in {groups} groups{where} behind fault proxies"
     )
     hall = ChaosHall(folder, clocks_dir, clocks, groups, speed, links)
     watcher = reaper(hall)
