@@ -187,7 +187,9 @@ def test_hall_refused_by_the_broker_says_so_and_stops(broker, tmp_path, monkeypa
     monkeypatch.setenv("TILECLOCK_HALL_PASSWORD", "wrong")  # never on the command line (ps shows it)
     argv = ["hall", "--broker", "127.0.0.1", "--port", str(broker.port)]
     with bounded(15):
-        code, _, err = run([*argv, "--out", str(tmp_path / "records"), "--web", "127.0.0.1:0"])
+        code, _, err = run(
+            [*argv, "--out", str(tmp_path / "records"), "--web", "127.0.0.1:0", "--phones", "127.0.0.1:0"]
+        )
     assert f"the broker at 127.0.0.1:{broker.port} refused the director" in one_line_error(code, err)
     assert "--password" in err
 
