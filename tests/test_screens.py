@@ -35,6 +35,8 @@ def scenes():
     yield "ready", clock.view(0)
     tap(clock, "A", 0)  # B runs
     yield "running", clock.view(12 * S)
+    # the Pi's supply sagged (device/power.py): the top corner says so, the time as it was
+    yield "low_power", replace(clock.view(12 * S), faults=("power",))
     clock.advance(42 * S)
     tap(clock, "B", 42)  # B is 12 s over; A runs
     clock.advance(1625 * S)

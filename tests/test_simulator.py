@@ -115,7 +115,7 @@ def test_the_console_script_runs_a_script_file(tmp_path):
         ("5 press B\n4 press A\n", "line 2: time goes backwards"),
         ("5 press C\n", "line 1: expected a button"),
         ("five press A\n", "line 1: not a time"),
-        ("5 jump A\n", "line 1: expected down, up, press, hold, send or until"),
+        ("5 jump A\n", "line 1: expected down, up, press, hold, send, power or until"),
         ("5 hold A\n", "line 1: hold takes a button and seconds"),
     ],
 )

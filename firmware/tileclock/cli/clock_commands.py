@@ -64,6 +64,8 @@ def cmd_sim(args):
     for t_ns, button, down in script.steps():
         if button == "send":
             sim.send(down, t_ns)  # a director's command line
+        elif button == "power":
+            sim.set_power(down, t_ns)  # the Pi's power flags
         else:
             sim.set_button(button, down, t_ns)
         out.writelines(line + "\n" for line in sim.serial_lines())

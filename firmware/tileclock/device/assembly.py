@@ -29,6 +29,7 @@ from .journal.retention import Retention
 from .links.serial import SerialLink
 from .loop import Daemon
 from .parts import TimeSource
+from .power import PowerWatch, SimulatedPower, find_source
 from .screen.text import Panel
 from .timesync import TimeReport, synchronised, system_wall
 from .wakers import Inbox
@@ -82,6 +83,8 @@ class Parts:
     wall: Callable | None = None
     #: () -> chrony's figures for the hall's page (`timesync.TimeReport`), or None: not reported
     time_report: Callable | None = None
+    #: where the Pi's power flags come from (`power.find_source`, a `SimulatedPower`), or None: none
+    power: object | None = None
 
 
 def device_parts(config, state_dir, simulate=False):
@@ -99,6 +102,7 @@ def device_parts(config, state_dir, simulate=False):
         pin_backend="mock" if simulate else config.pin_backend,
         hardware_id=None if simulate else hardware_clock_id,
         time_report=None if simulate else TimeReport(),
+        power=SimulatedPower() if simulate else find_source(config.power_root),
     )
 
 
@@ -204,6 +208,8 @@ class RunningClock:
         self.board = self._buttons(config, parts, inbox)
         if config.hall is not None:
             self.uplink = self._hall_link(config, inbox)
+        #: the Pi's supply, checked between the loop's urgent work (`power.PowerWatch`)
+        self.power = PowerWatch(parts.power)
         self.daemon = Daemon(
             self.clock,
             self.panels,
@@ -217,6 +223,7 @@ class RunningClock:
             edges=self.board,  # the loop then wakes at its deadlines, no later, if the pins can flush
             heartbeat_ns=heartbeat_ns,
             timings=timings,
+            watches=[self.power],
         )
         self.daemon.commands.wall = wall
         self.daemon.register_fd(self.link)  # a command on the serial line wakes the loop (run_forever)
@@ -254,6 +261,14 @@ class RunningClock:
         """Make (`down`) or break `button`'s contact through its simulated GPIO pin (a `VirtualFactory`'s),
         which stamps it."""
         self.board.pin_factory.drive(self.board.buttons[button].pin, down)
+
+    def set_power(self, flags):
+        """Set the simulated power flags (`get_throttled`'s) read at the next check; on a Pi's own
+        monitor, only said in the log (a script cannot make a supply sag)."""
+        if isinstance(self.power.source, SimulatedPower):
+            self.power.source.flags = flags
+        else:
+            logging.getLogger(__name__).warning("power %x: this clock reads a real power monitor", flags)
 
     def _hall_link(self, config, inbox) -> "HallLink":
         """The uplink to the hall's broker (imported only when the config names one); it wakes the

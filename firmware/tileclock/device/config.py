@@ -103,6 +103,8 @@ class Config:
     rules: str = DEFAULT_PROFILE
     #: while a side runs, a checkpoint record this often bounds what a power cut can lose
     checkpoint_s: int = 10
+    #: where the Pi's power flags are read (`power.py`): `/`, or a fake sysfs tree in a test
+    power_root: str = "/"
     #: Per-side starting times in whole seconds; a side missing here gets the profile's.
     times_s: dict = field(default_factory=dict)
     #: Rules settings changed from the profile's (`round_limit_s`, from `clock.round_limit`).
@@ -161,7 +163,7 @@ def parse_config(data):
     config = {}
     clock = data.pop("clock", {})
     for key in list(clock):
-        if key in ("board", "rules"):
+        if key in ("board", "rules", "power_root"):
             config[key] = _take(clock, key, str, "clock")
         elif key == "id":
             config["clock_id"] = _take(clock, key, str, "clock")

@@ -24,7 +24,7 @@ from ..clock.timecode import NS_PER_MS, NS_PER_S
 from ..wire.records import Record
 from .commands import CommandHandler
 from .journal import Journal
-from .parts import EdgeSource, Link, Readable, Screen, WakeSource
+from .parts import EdgeSource, Link, Readable, Screen, WakeSource, Watch
 from .screen.face import fault_text
 from .timings import WakeTimings
 from .wakers import FdWaker, Inbox
@@ -71,6 +71,7 @@ class Daemon:
         heartbeat_ns: int | None = None,
         timings: WakeTimings | None = None,
         on_record: Callable[[Record], None] | None = None,
+        watches: Sequence[Watch] = (),
     ) -> None:
         self.clock = clock
         #: stamped on every record, so the director can always tell this clock's stream apart
@@ -79,6 +80,8 @@ class Daemon:
         self.journal = journal if journal is not None else Journal()
         #: the ways records go out and commands come in (`parts.Link`s): serial, then the hall's if any
         self.links = list(links)
+        #: what is checked between wakes' urgent work (`parts.Watch`: the power supply), each a part
+        self.watches = list(watches)
         #: answers the director's commands (serial lines, or any other way in)
         back = self.links[0] if self.links else None  # the way back for a command that came with none
         self.commands = CommandHandler(
@@ -109,7 +112,8 @@ class Daemon:
         self._wake_sources: list[WakeSource] = []
         self._fd_parts: list[Readable] = []  # parts whose descriptor wakes the loop (`register_fd`)
         own = (clock.next_deadline, self._retry_due, self.commands.due_ns, self._heartbeat_due)
-        for source in (*own, self._panels_due, *map(self._asking, self.links)):  # each link: its own
+        askers = (*map(self._asking, self.links), *map(self._asking, self.watches))  # each its own
+        for source in (*own, self._panels_due, *askers):
             self.register_wake(source)
 
     def register_wake(self, source: WakeSource) -> None:
@@ -164,9 +168,9 @@ class Daemon:
         due = [when for when in (source() for source in self._wake_sources) if when is not None]
         return min(due) if due else None
 
-    def _asking(self, link: Link) -> WakeSource:
-        """A wake source that asks `link` when it must wake, counted from the loop's last wake."""
-        return lambda: None if self._last_pump_ns is None else link.next_wake_ns(self._last_pump_ns)
+    def _asking(self, part: Link | Watch) -> WakeSource:
+        """A wake source that asks `part` when it must wake, counted from the loop's last wake."""
+        return lambda: None if self._last_pump_ns is None else part.next_wake_ns(self._last_pump_ns)
 
     def _retry_due(self) -> int | None:
         if self._faulty and self._last_pump_ns is not None:
@@ -213,6 +217,8 @@ class Daemon:
         made += self._serve_commands(now_ns)
         if made or edges or self.refresh_on_ticks or self._faulty or self.clock.idle_ns(now_ns) is not None:
             self.refresh(now_ns, urgent=self._acted)
+        for watch in () if self._acted or edges else self.watches:  # an edge's wake: at the next
+            watch.check(now_ns)
         self._settle(now_ns)
         if self.timings:
             self.timings.end()
@@ -304,6 +310,8 @@ class Daemon:
             yield f"panel {output.faces}", output.failing
         for link in self.links:
             yield link.part, link.failing
+        for watch in self.watches:
+            yield watch.part, watch.failing
 
     def _note_faults(self, now_ns: int) -> None:
         changed = False

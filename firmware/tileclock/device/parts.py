@@ -107,6 +107,28 @@ class Screen(Protocol):
         goes dark), in ns, or None."""
 
 
+@runtime_checkable
+class Watch(Protocol):
+    """Something the loop checks now and then on its own thread, between its more urgent work
+    (`power.PowerWatch`: the supply's flags): it is checked only on a wake with no edge that made
+    no record other than a checkpoint (a tick's), and a true `failing` is a fault as a link's or a panel's is."""
+
+    @property
+    def part(self) -> str:
+        """Its name in `fault` records and on the panels (`power`)."""
+
+    @property
+    def failing(self) -> str | None:
+        """What is wrong, as of its last check, or None."""
+
+    def next_wake_ns(self, woke_ns: int) -> int | None:
+        """The latest instant (the loop's monotonic ns) an idle loop must wake to check it, the loop
+        having last woken at `woke_ns`, or None."""
+
+    def check(self, now_ns: int) -> None:
+        """Check it, if a check is due at `now_ns` (a quick read: never a wait, never a process)."""
+
+
 class WakeSource(Protocol):
     """Something that may need the loop awake with no input: a timer of a part."""
 

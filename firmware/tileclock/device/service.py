@@ -98,6 +98,8 @@ class Service:
                 return
             if button == "send":
                 self.daemon.post_command(down.encode("ascii"), now_ns())  # a command line
+            elif button == "power":
+                self.running.set_power(down)  # simulated parts' flags (--simulate)
             else:
                 self.running.press(button, down)
             pace.done(t_ns, now_ns())

@@ -9,6 +9,7 @@ caller says what time it is.
 
 from ..device.assembly import RunningClock, simulated_parts
 from ..device.hardware.virtual import VirtualTime
+from ..device.power import SimulatedPower
 
 
 class Simulator(RunningClock):
@@ -82,6 +83,18 @@ class Simulator(RunningClock):
         self.time.set(t_ns)
         self.daemon.pump(t_ns)
         self.daemon.command_lines([line.encode("ascii")], t_ns)
+        self._read_port()
+
+    def set_power(self, flags, t_ns):
+        """Set the Pi's power flags (`get_throttled`'s) at `t_ns`: the clock reads them at its next
+        check (`power.PowerWatch`), as it would a supply's. The simulator has no power monitor until
+        its first `power` line (a script without one wakes as it did)."""
+        self.run_to(t_ns)
+        self.time.set(t_ns)
+        if self.power.source is None:
+            self.power.source = SimulatedPower()
+        super().set_power(flags)
+        self.daemon.pump(t_ns)
         self._read_port()
 
     def finish(self, t_ns):

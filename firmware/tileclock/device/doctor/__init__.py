@@ -17,6 +17,7 @@ from .host import (
     check_wall_clock,
 )
 from .panels import check_panels
+from .power import check_power
 
 __all__ = ["FAIL", "OK", "WARN", "Check", "report", "run_checks"]
 
@@ -31,8 +32,10 @@ def run_checks(config_path, state_dir, smbus=None, service_user=None, root="/"):
     checks.append(pi.check_config_mode(config_path, config))
     checks.append(pi.check_clock_id(config, state_dir, root))
     checks += pi.check_boot(config, root)
-    if pi.pi_model(root):
+    on_pi = bool(pi.pi_model(root))
+    if on_pi:
         checks.append(pi.check_core_clock())
+    checks.append(check_power(root if config.power_root == "/" else config.power_root, on_pi))
     checks += check_buttons(config)
     checks += check_panels(config, smbus)
     checks.append(check_serial(config))

@@ -46,11 +46,12 @@ HINT_WORDS = {
 }
 #: the board's open call to the director, on both panels until it is done
 CALL_WORDS = {"called": "CALLED TD", "taken": "TD COMING"}
-_PART_WORDS = {"serial": "LINK DOWN", "journal": "DISK FAULT", "hall": "NO HALL"}
+_PART_WORDS = {"serial": "LINK DOWN", "journal": "DISK FAULT", "hall": "NO HALL", "power": "LOW POWER"}
 
 
 def fault_text(part):
-    """How the panels name a part at fault: `LINK DOWN`, `BUTTON A STUCK`, `PANEL B FAULT`."""
+    """How the panels name a part at fault: `LINK DOWN`, `BUTTON A STUCK`, `PANEL B FAULT`,
+    `LOW POWER` (the Pi's supply, `power.py`)."""
     if part.startswith("button "):
         return f"{part.upper()} STUCK"
     return _PART_WORDS.get(part, f"{part.upper()} FAULT")
