@@ -23,6 +23,7 @@ from .hardware.buttons import ButtonBoard
 from .hardware.pins import pin_factory
 from .hardware.screens import PanelOutput, RecordingPanels, open_device
 from .hardware.virtual import MonotonicTime, VirtualFactory
+from .health import Health
 from .identity import hardware_clock_id, new_clock_id, stored_clock_id
 from .journal import Journal
 from .journal.retention import Retention
@@ -206,10 +207,10 @@ class RunningClock:
         # the parts that wake the loop from their own threads post to its inbox, made first
         inbox = Inbox()
         self.board = self._buttons(config, parts, inbox)
-        if config.hall is not None:
-            self.uplink = self._hall_link(config, inbox)
         #: the Pi's supply, checked between the loop's urgent work (`power.PowerWatch`)
         self.power = PowerWatch(parts.power)
+        if config.hall is not None:
+            self.uplink = self._hall_link(config, inbox)
         self.daemon = Daemon(
             self.clock,
             self.panels,
@@ -294,6 +295,15 @@ class RunningClock:
         )
         if self.parts.time_report is not None:
             link.report_time(self.parts.time_report)
+        health = Health(
+            root=config.power_root,
+            journal_dir=self.journal.directory,
+            power=self.power,
+            monotonic=lambda: self.time() / 1e9,  # the clock's own time (virtual in a simulation)
+            synced=synchronised if self.parts.wall is None else (lambda: True),
+        )
+        health()  # read once now, before the loop runs (the kernel's flag is found then)
+        link.report_health(health)
         return link
 
     def close(self):

@@ -13,6 +13,7 @@ import ctypes.util
 import functools
 import shutil
 import subprocess
+import threading
 import time
 
 from ..clock.timecode import NS_PER_MS
@@ -78,19 +79,35 @@ def tracking(run=subprocess.run):
 class TimeReport:
     """chrony's figures for the clock's state on the hall's broker, read at most every `every_s`
     (a `chronyc` a record would cost the Pi more than the record): `offset_us`, `error_us`,
-    `synced`; None while chrony does not answer."""
+    `synced`; None while chrony does not answer (or has not answered yet).
 
-    def __init__(self, every_s=60.0, read=tracking, monotonic=time.monotonic):
+    It is asked on the loop's thread, which must never wait for a process: a read that is due is
+    started on a thread of its own (`start(target)`, one at a time), and the figures it finds are
+    given from the next call on."""
+
+    def __init__(self, every_s=60.0, read=tracking, monotonic=time.monotonic, start=None):
         self.every_s, self.read, self.monotonic = every_s, read, monotonic
+        self.start = start or _start_thread
         self._at, self._said = None, None
+        self._reading = threading.Lock()  # held while a read is under way
 
     def __call__(self):
         now = self.monotonic()
-        if self._at is None or now - self._at >= self.every_s:
+        if (self._at is None or now - self._at >= self.every_s) and self._reading.acquire(blocking=False):
             self._at = now
+            self.start(self._read)
+        return self._said
+
+    def _read(self):
+        try:
             seen = self.read()
             self._said = None if seen is None else {k: seen[k] for k in ("offset_us", "error_us", "synced")}
-        return self._said
+        finally:
+            self._reading.release()
+
+
+def _start_thread(target):
+    threading.Thread(target=target, name="chronyc", daemon=True).start()
 
 
 def parse_tracking(text):

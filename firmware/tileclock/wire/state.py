@@ -100,6 +100,8 @@ def _fields(value, clock_id):
     state["faults"] = dict(faults)
     if value.get("time") is not None:  # said only by a clock whose chrony answers
         state["time"] = _time(value["time"], bad)
+    if value.get("health") is not None:  # said by a clock on the hall (device/health.py)
+        state["health"] = _health(value["health"], bad)
     if "tls" in value:  # said only by a clock that reaches the broker without TLS
         if value["tls"] is not False:
             bad("tls")
@@ -120,3 +122,57 @@ def _time(item, bad):
     ):
         bad("time")
     return {"offset_us": item["offset_us"], "error_us": item["error_us"], "synced": item["synced"]}
+
+
+#: a software version as a clock says it (`0.1.0`, `0.2.0.dev3+g1a2b3c`)
+_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,39}")
+#: the health's whole numbers and their bounds (a month of uptime is 2.6e6 s; a card of 2 TB)
+_HEALTH_WHOLE = {"up_s": 10**9, "run_s": 10**9, "free_mb": 10**8, "journal_kb": 10**9}
+_RESTARTS = ("start", "restart", "power_cut")
+
+
+def _health(item, bad):
+    """The clock's health (device/health.py), each field None where the clock does not know it."""
+    if not isinstance(item, dict) or len(item) > 16:
+        bad("health")
+    said = {}
+    version = item.get("v")
+    if not (isinstance(version, str) and _VERSION.fullmatch(version)):
+        bad("health")
+    said["v"] = version
+    for name, high in _HEALTH_WHOLE.items():
+        value = item.get(name)
+        if value is not None and not _whole(value, 0, high):
+            bad("health")
+        said[name] = value
+    if item.get("sync") not in (None, True, False) or item.get("restart") not in (None, *_RESTARTS):
+        bad("health")
+    said["sync"], said["restart"] = item.get("sync"), item.get("restart")
+    said["wifi"] = _wifi(item.get("wifi"), bad)
+    said["power"] = _power(item.get("power"), bad)
+    return said
+
+
+def _wifi(item, bad):
+    if item is None:
+        return None
+    name = item.get("if") if isinstance(item, dict) else None
+    if not (
+        isinstance(name, str)
+        and _LABEL.fullmatch(name)
+        and _whole(item.get("dbm"), -127, 0)
+        and _whole(item.get("link"), 0, 255)
+    ):
+        bad("health")
+    return {"if": name, "dbm": item["dbm"], "link": item["link"]}
+
+
+def _power(item, bad):
+    if item is None:
+        return None
+    if not isinstance(item, dict) or item.get("src") not in (None, "rpi_volt", "get_throttled", "simulated"):
+        bad("health")
+    flags = item.get("flags")
+    if (flags is not None and not _whole(flags, 0, 0xF000F)) or not isinstance(item.get("low"), bool):
+        bad("health")
+    return {"src": item["src"], "flags": flags, "low": item["low"]}

@@ -109,6 +109,10 @@ class HallLink:
         `timesync.TimeReport`'s figures (chrony's), or None."""
         self._state.time_report = report
 
+    def report_health(self, health):
+        """Say the clock's health on the state topic: `health()` gives `health.Health`'s dict."""
+        self._state.health = health
+
     # --- the loop's side
 
     @property

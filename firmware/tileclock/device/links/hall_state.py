@@ -38,6 +38,9 @@ class RetainedState:
         self._last_record = None
         #: () -> how the wall clock follows the laptop (`timesync.TimeReport`), or None: not said
         self.time_report = None
+        #: () -> the clock's health (`health.Health`, read at most every 30 s), or None: not said
+        self.health = None
+        self._restart = None  # why this run started: `recovered`'s reason (None: "start", a fresh game)
         #: False: the uplink reaches the broker without TLS, said in the state (the page shows it)
         self.tls = True
 
@@ -66,6 +69,10 @@ class RetainedState:
                 self._faults[str(record.get("part"))] = str(record.get("detail", ""))
             elif record.get("ev") == "fault_cleared":
                 self._faults.pop(str(record.get("part")), None)
+            if record.get("ev") == "boot":
+                self._restart = "start"  # a run that took no game up (the first, or one ended)
+            elif record.get("ev") == "recovered":
+                self._restart = str(record.get("reason", "restart"))
             if "board" in record:
                 self._board_named = record["board"]
             self._scene = take_scene(self._scene, record)  # never a `set` for the next game
@@ -104,6 +111,8 @@ class RetainedState:
         }
         if self.time_report is not None:
             state["time"] = self.time_report()
+        if self.health is not None:
+            state["health"] = {**self.health(), "restart": self._restart or "start"}
         if not self.tls:  # said only when off: a TLS clock's state is as it was
             state["tls"] = False
         text = json.dumps(state, separators=(",", ":"), sort_keys=True)

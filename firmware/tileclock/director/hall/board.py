@@ -80,6 +80,8 @@ class Board:
             "refused": self.refusals,
             # how its wall clock follows this laptop (chrony): a round set for a time starts by it
             "time": self.state.get("time"),
+            # the clock's health (device/health.py): version, uptime, card, Wi-Fi, supply, last start
+            "health": self.state.get("health"),
             # the clock reaches the broker without TLS: its password and commands in the clear
             "in_the_clear": self.state.get("tls") is False,
         }

@@ -1,0 +1,174 @@
+"""The clock's health in its state on the hall's broker (device/health.py): what it reads, how
+seldom, what the hall takes of it (wire/state.py), and chrony never asked on the loop's thread."""
+
+import json
+import threading
+from dataclasses import replace
+
+import pytest
+
+from conftest import tap
+from fake_sysfs import FakeSysfs
+from hall_helpers import Listener, hall_config, wait_for
+from tileclock.device.config import Config
+from tileclock.device.health import Health, folder_kb, uptime_s, wifi_signal
+from tileclock.device.power import PowerWatch, find_source
+from tileclock.device.timesync import TimeReport
+from tileclock.sim.simulator import Simulator
+from tileclock.wire.state import MAX_STATE_BYTES, StateError, decode_state
+
+#: /proc/net/wireless as the kernel writes it (net/wireless/wext-proc.c): two lines of headings
+WIRELESS = (
+    "Inter-| sta-|   Quality        |   Discarded packets               | Missed | WE\n"
+    " face | tus | link level noise |  nwid  crypt   frag  retry   misc | beacon | 22\n"
+    " wlan0: 0000   52.  -58.  -256        0      0      0      3     17        0\n"
+)
+
+
+def proc(root, wireless=WIRELESS, uptime="12345.67 23456.78\n"):
+    (root / "proc" / "net").mkdir(parents=True, exist_ok=True)
+    if wireless is not None:
+        (root / "proc" / "net" / "wireless").write_text(wireless)
+    (root / "proc" / "uptime").write_text(uptime)
+    return root
+
+
+def test_the_wifi_signal_and_uptime_are_read_as_the_kernel_writes_them(tmp_path):
+    root = proc(tmp_path)
+    assert wifi_signal(str(root)) == {"if": "wlan0", "dbm": -58, "link": 52}
+    assert uptime_s(str(root)) == 12345
+    proc(tmp_path, WIRELESS.replace("-58.", "198."))  # an older driver's unsigned level
+    assert wifi_signal(str(root))["dbm"] == -58
+    proc(tmp_path, WIRELESS.splitlines(keepends=True)[0] + WIRELESS.splitlines(keepends=True)[1])
+    assert wifi_signal(str(root)) is None  # no wireless interface: the headings alone
+    assert wifi_signal(str(tmp_path / "nowhere")) is None and uptime_s(str(tmp_path / "nowhere")) is None
+
+
+def test_the_health_is_read_at_most_every_thirty_seconds_and_says_the_supply(tmp_path, monkeypatch):
+    root = proc(tmp_path / "root")
+    sysfs = FakeSysfs(root).install(monkeypatch)
+    sysfs.firmware(0x50005)
+    watch = PowerWatch(find_source(str(root)))
+    watch.check(0)
+    journal = tmp_path / "journal"
+    journal.mkdir()
+    (journal / "000001.log").write_bytes(b"x" * 5000)
+    now = [100.0]
+    health = Health(
+        str(root), str(journal), watch, monotonic=lambda: now[0], synced=lambda: True, version="0.1.0"
+    )
+    said = health()
+    assert said["v"] == "0.1.0" and said["up_s"] == 12345 and said["run_s"] == 0 and said["sync"] is True
+    assert said["journal_kb"] == 5 and said["free_mb"] > 0 and said["wifi"]["dbm"] == -58
+    assert said["power"] == {"src": "get_throttled", "flags": 0x50005, "low": True}
+    for _ in range(29):
+        now[0] += 1
+        health()
+    assert health.reads == 1  # 29 s later: the same figures, nothing read again
+    now[0] += 1
+    assert health()["run_s"] == 30 and health.reads == 2
+    assert folder_kb(str(tmp_path / "none")) == 0 and folder_kb(None) is None
+
+
+HONEST = {
+    "clock": "t01",
+    "board": "7",
+    "seq": 5,
+    "state": "running",
+    "run": "A",
+    "A": {"used_ms": 1000, "pen": 0, "shown": "24:59"},
+    "B": {"used_ms": 0, "pen": 0, "shown": "25:00"},
+    "faults": {},
+    "health": {
+        "v": "0.1.0",
+        "up_s": 12345,
+        "run_s": 600,
+        "free_mb": 27_000,
+        "journal_kb": 480,
+        "wifi": {"if": "wlan0", "dbm": -58, "link": 52},
+        "sync": True,
+        "power": {"src": "rpi_volt", "flags": 0x10001, "low": True},
+        "restart": "power_cut",
+    },
+}
+
+
+def test_an_honest_health_is_taken_field_for_field_and_stays_small():
+    payload = json.dumps(HONEST).encode()
+    assert decode_state(payload, "t01")["health"] == HONEST["health"]
+    assert len(json.dumps(HONEST["health"], separators=(",", ":"))) < 300 < MAX_STATE_BYTES
+    unknown = {
+        **HONEST["health"],
+        "wifi": None,
+        "power": None,
+        "free_mb": None,
+        "sync": None,
+        "restart": None,
+    }
+    assert decode_state(json.dumps({**HONEST, "health": unknown}).encode(), "t01")["health"] == unknown
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("v", "0.1.0; rm -rf"),
+        ("v", None),
+        ("up_s", -1),
+        ("free_mb", 1.5),
+        ("journal_kb", True),
+        ("wifi", {"if": "wlan0", "dbm": 12, "link": 52}),
+        ("wifi", {"if": "<b>", "dbm": -50, "link": 52}),
+        ("power", {"src": "rpi_volt", "flags": 0x100000, "low": False}),
+        ("power", {"src": "mains", "flags": 0, "low": False}),
+        ("power", {"src": "rpi_volt", "flags": 0, "low": "no"}),
+        ("restart", "because"),
+        ("sync", "yes"),
+    ],
+)
+def test_a_health_field_out_of_shape_refuses_the_state(field, value):
+    bad = {**HONEST, "health": {**HONEST["health"], field: value}}
+    with pytest.raises(StateError, match="health"):
+        decode_state(json.dumps(bad).encode(), "t01")
+
+
+def test_chrony_is_read_on_a_thread_of_its_own_never_the_caller_s():
+    asked, answer = threading.Event(), threading.Event()
+    threads = []
+
+    def slow_chronyc():
+        asked.set()
+        answer.wait()
+        return {"offset_us": -120, "error_us": 800, "synced": True, "stratum": 3}
+
+    def start(target):
+        threads.append(threading.Thread(target=target))
+        threads[-1].start()
+
+    report = TimeReport(every_s=60, read=slow_chronyc, monotonic=lambda: 0.0, start=start)
+    assert report() is None  # returns at once, chronyc still running
+    assert asked.wait(10) and report() is None and len(threads) == 1  # one read at a time
+    answer.set()
+    threads[0].join(10)
+    assert report() == {"offset_us": -120, "error_us": 800, "synced": True}
+
+
+def test_the_state_on_the_broker_says_the_clock_s_health_and_why_it_last_started(broker, tmp_path):
+    listener = Listener(broker)
+    config = replace(Config(clock_id="c1"), hall=hall_config(broker, "c1"))
+
+    def health():
+        states = listener.payloads("tileclock/c1/state") or [b"{}"]
+        return json.loads(states[-1]).get("health")
+
+    sim = Simulator(config, state_dir=str(tmp_path / "c1"))
+    tap(sim, "B", 1)
+    wait_for(lambda: sim.uplink.pump() or (health() or {}).get("restart") == "start", what="a health")
+    first = health()
+    assert first["v"] and first["run_s"] == 0 and first["journal_kb"] is not None and first["free_mb"] > 0
+    assert first["power"] == {"src": None, "flags": None, "low": False}  # the simulator: no monitor
+    decode_state(listener.payloads("tileclock/c1/state")[-1], "c1")  # the hall takes it whole
+    sim.close()
+    again = Simulator(config, state_dir=str(tmp_path / "c1"))  # mid-game, on a new boot (its own time)
+    wait_for(lambda: again.uplink.pump() or (health() or {}).get("restart") == "power_cut", what="restart")
+    again.close()
+    listener.close()
