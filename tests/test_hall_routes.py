@@ -37,7 +37,7 @@ ROUTES = [
     ("GET", "/favicon.ico", "/favicon.ico", "", BOTH, NONE),
     *(
         ("GET", f"/{name}", f"/{name}", "", DIRECTOR, SESSION)
-        for name in ("session.js", "calls.js", "calls.css")
+        for name in ("session.js", "calls.js", "calls.css", "health.js")
     ),
     *(
         ("GET", f"/{name}", f"/{name}", "", DIRECTOR, SESSION)

@@ -204,6 +204,8 @@ class RunningClock:
         hw_id = parts.hardware_id() if config.clock_id and parts.hardware_id else None
         self.boot_info = boot_info(config, boot_id, hw_id)
         self.uplink: HallLink | None = None
+        #: the health said in the state on the hall's broker (`health.Health`), with a [hall] only
+        self.health: Health | None = None
         # the parts that wake the loop from their own threads post to its inbox, made first
         inbox = Inbox()
         self.board = self._buttons(config, parts, inbox)
@@ -304,6 +306,7 @@ class RunningClock:
         )
         health()  # read once now, before the loop runs (the kernel's flag is found then)
         link.report_health(health)
+        self.health = health
         return link
 
     def close(self):

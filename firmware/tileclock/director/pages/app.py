@@ -3,7 +3,8 @@ page works in a hall with no internet.
 
     GET  /                          every board, those needing attention first (hall_page/index.html)
     GET  /favicon.svg, /favicon.ico the page's icon (a browser asks for one: never a 404)
-    GET  /session.js, /calls.js, /calls.css   what the pages share: the tab's session, the call banners
+    GET  /session.js, /calls.js, /calls.css, /health.js   what the pages share: the tab's session,
+                                    the call banners, a clock's health in words
     GET  /events                    Server-Sent Events: the boards again whenever anything changes
     GET  /api/boards                the boards, JSON
     GET  /board/CLOCK               one board's game (hall_page/board.html)
@@ -52,6 +53,7 @@ SHARED = {
     "session.js": "text/javascript",
     "calls.js": "text/javascript",
     "calls.css": "text/css",
+    "health.js": "text/javascript",
     # each page's own script, in a file: the pages' CSP runs no inline script (doors.py)
     "index.js": "text/javascript",
     "board.js": "text/javascript",

@@ -122,8 +122,12 @@ const banners = new CallBanners(document.getElementById("calls"), said => {
 }, false);
 let calling = null;  // this board's open call as last shown: its history is read again as it changes
 new EventSource("/events").onmessage = event => {
-  const board = JSON.parse(event.data).boards.find(b => b.clock === clock);
+  const boards = JSON.parse(event.data).boards, board = boards.find(b => b.clock === clock);
   banners.update(board ? [board] : [], Date.now());
+  if (board && board.health) {
+    document.getElementById("health").replaceChildren(...healthFacts(board, usualVersion(boards)).flatMap(([name, value]) =>
+      [Object.assign(document.createElement("dt"), {textContent: name}), Object.assign(document.createElement("dd"), {textContent: value})]));
+  }
   const now = board && board.call ? board.call.seq + board.call.state : null;
   if (now !== calling) { calling = now; history(); }
 };

@@ -86,6 +86,7 @@ function card(b) {
   if (b.waiting) node.append(text("div", "heard", "waiting for " + plural(b.waiting, "record") + " (asked again)"));
   const off = timeOff(b);
   if (off) node.append(text("div", "time-off", off));
+  if (powerWords(b) === "power supply too weak") node.append(text("div", "faults power", "Board " + b.board + ": power supply too weak"));
   return node;
 }
 // A clock whose wall clock is not within TIME_MS of this laptop's starts a timed round that far off.
@@ -163,7 +164,23 @@ function draw() {
     }));
   }
 }
-function take(data) { snapshot = data; receivedAt = Date.now(); draw(); drawCalls(); }
+// every clock that says its health, a row each; a version other than most clocks' is flagged
+function drawFleet(boards) {
+  const told = boards.filter(b => b.health), usual = usualVersion(told);
+  document.getElementById("fleet").hidden = !told.length;
+  document.getElementById("fleet-rows").replaceChildren(...told.map(b => {
+    const row = document.createElement("tr");
+    row.dataset.clock = b.clock;
+    [["board", b.board], ["clock", b.clock], ...healthFacts(b, usual)].forEach(([name, value]) => {
+      const td = text("td", "", value);
+      td.dataset.name = name;
+      if ((name === "version" && b.health.v !== usual) || (name === "power" && value === "power supply too weak")) td.className = "odd";
+      row.append(td);
+    });
+    return row;
+  }));
+}
+function take(data) { snapshot = data; receivedAt = Date.now(); draw(); drawCalls(); drawFleet(data.boards); }
 setInterval(draw, 250);  // the running clocks tick between updates
 async function post(path, body, question, yes) {
   if (!await ask(question, yes)) return;
