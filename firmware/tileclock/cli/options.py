@@ -37,7 +37,10 @@ def pairing_options(parser, csv=True, required=True, seats=True, tsh_dir=False):
             help="TSH's folder (its config.tsh): pairings from there, scores into its remote_queue/",
         )
     source.add_argument(
-        "--tsh", nargs="+", metavar="FILE", help="TSH division files (.t), one per division (read only)"
+        "--tsh",
+        nargs="+",
+        metavar="FILE",
+        help="TSH division files (.t), one per division, or TSH's tourney.js (read only)",
     )
     source.add_argument(
         "--config", dest="tsh_config", metavar="config.tsh", help="TSH's config.tsh: every division it names"

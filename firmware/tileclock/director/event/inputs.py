@@ -1,4 +1,5 @@
-"""The readers of a round's inputs that `sheet`, `scores` and the hall share: the TSH divisions,
+"""The readers of a round's inputs that `sheet`, `scores` and the hall share: the TSH divisions
+(from `.t` files, `config.tsh`, or TSH's `tourney.js`),
 the schedule of rounds (TSH's or a CSV's), the score entries by table, and who sat at side A.
 
 Each takes the paths and texts it reads, never a command's arguments; a mistake in them is a
@@ -18,15 +19,18 @@ from .pairings import (
     tsh_round,
     with_tables,
 )
+from .tourney_js import is_tourney_js, read_tourney_js
 
 
 def read_divisions(tsh=None, tsh_config=None, tables=None):
-    """The TSH divisions of the `.t` files `tsh`, or of `config.tsh` `tsh_config`, with the
-    `--tables` ranges `tables` applied."""
+    """The TSH divisions of the `.t` files (and `tourney.js` files) `tsh`, or of `config.tsh`
+    `tsh_config`, with the `--tables` ranges `tables` applied."""
     if tsh_config:
         divisions = read_tsh_config(tsh_config)
     else:
-        divisions = [read_tsh(path) for path in tsh or []]
+        divisions = []
+        for path in tsh or []:  # a tourney.js holds every division; a .t file one
+            divisions += read_tourney_js(path) if is_tourney_js(path) else [read_tsh(path)]
     return with_tables(divisions, parse_table_ranges(tables))
 
 

@@ -104,6 +104,7 @@ class Division:
     path: str
     players: list
     tables: tuple | None = None  # (first, last): the hall's tables this division plays at
+    unit: str = "line"  # what `TshPlayer.line` counts, for messages: a .t file's line, a tourney.js's player
 
     def rounds(self):
         """How many rounds are paired (the most any player has)."""
@@ -172,7 +173,7 @@ def tsh_round(divisions, round_number):
         by_number = {p.number: p for p in division.players}
         paired = any(index < len(p.opponents) and p.opponents[index] is not None for p in division.players)
         for player in division.players:
-            where = f"{division.path}, line {player.line}"
+            where = f"{division.path}, {division.unit} {player.line}"
             me = Player(player.name, player.number, division.name)
             opponent_number = player.opponents[index] if index < len(player.opponents) else None
             if opponent_number is None:

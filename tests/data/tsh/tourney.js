@@ -1,0 +1,12 @@
+newt={"config":{"_termdict":{"messages":{"Bd":{"brief":"Bd","code":"Bd","type":"label"},"Bye":{"brief":"Bye","code":"Bye","type":"label"}}},"event_date":"March 7, 2026","event_name":"Sample Open","max_rounds":7,"track_firsts":1},"divisions":[{"name":"A","players":[null,
+{"etc":{"board":[1,1,1],"newr":[1825,1830],"p12":[1,2,1],"rcrank":[1,1]},"id":1,"name":"Anderson, Ann","pairings":[2,3,4],"photo":null,"rating":1820,"scores":[420,388]},
+{"etc":{"board":[1,2,2],"newr":[1755,1760],"p12":[2,1,2],"rcrank":[2,2]},"id":2,"name":"Brown, Bob","pairings":[1,5,6],"photo":null,"rating":1750,"scores":[350,402]},
+{"etc":{"board":[2,1,3],"newr":[1695,1700],"p12":[2,1,1],"rcrank":[3,3]},"id":3,"name":"Chen, Carol","pairings":[4,1,5],"photo":null,"rating":1690,"scores":[377,411]},
+{"etc":{"board":[2,3,1],"newr":[1605,1610],"p12":[1,2,2],"rcrank":[4,4]},"id":4,"name":"Diaz, Dan","pairings":[3,6,1],"photo":null,"rating":1600,"scores":[390,365]},
+{"etc":{"board":[3,2,3],"newr":[1560,1565],"p12":[1,2,2],"rcrank":[5,5]},"id":5,"name":"Evans, Eve","pairings":[6,2,3],"photo":null,"rating":1555,"scores":[401,380]},
+{"etc":{"board":[3,3,2],"newr":[1505,1510],"p12":[2,1,1],"rcrank":[6,6]},"id":6,"name":"Fox, Fay","pairings":[5,4,2],"photo":null,"rating":1500,"scores":[366,399]}],"rating_list":"nsa","rating_system":"nsa2008","seeds":[1,1,1,1,1,1]},{"name":"B","players":[null,
+{"etc":{"board":[4,4,4],"newr":[1405,1410],"p12":[2,1,2],"rcrank":[1,1]},"id":1,"name":"Garcia, Gil","pairings":[2,3,4],"photo":null,"rating":1400,"scores":[350,371]},
+{"etc":{"board":[4,0,5],"newr":[1385,1390],"p12":[1,0,2],"rcrank":[2,2]},"id":2,"name":"Hill, Hana","pairings":[1,0,5],"photo":null,"rating":1380,"scores":[362,-50]},
+{"etc":{"board":[5,4,0],"newr":[1305,1310],"p12":[1,2,0],"rcrank":[3,3]},"id":3,"name":"Ito, Ken","pairings":[4,1,0],"photo":undefined,"rating":1300,"scores":[340,300,undefined]},
+{"etc":{"board":[5,5,4],"newr":[1255,1260],"p12":[2,1,1],"rcrank":[4,4]},"id":4,"name":"Jones, Jo","pairings":[3,5,1],"photo":null,"rating":1250,"scores":[301,333]},
+{"etc":{"board":[0,5,5],"newr":[1205,1210],"p12":[0,2,1],"rcrank":[5,5]},"id":5,"name":"Khan, Kai","pairings":[0,4,2],"photo":undefined,"rating":1200,"scores":[50,310]}],"rating_list":"nsa","rating_system":"nsa2008","seeds":[1,1,1,1,1]}],"esb":{"message":{"mode":"reveal","text":""}},"profile":{"assign_firsts":1,"entry":"scores","event_name":"Sample Open","no_boards":0,"tables":{}}};
