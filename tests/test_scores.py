@@ -267,7 +267,7 @@ def test_a_line_tsh_would_refuse_is_never_written(played, tmp_path, entry, reaso
     assert not os.path.exists(tmp_path / "round-3-A.tsh")
 
 
-def test_a_round_tsh_would_not_take_is_refused_for_the_whole_division(played, tmp_path):
+def test_a_round_tsh_would_not_take_is_refused_for_the_whole_division(played, tmp_path, capsys):
     printed = _scores(
         played, "--tsh", *TSH_FILES, "--round", "2", "--entries", ENTRIES, "--out", str(tmp_path)
     )
@@ -282,10 +282,25 @@ def test_a_round_tsh_would_not_take_is_refused_for_the_whole_division(played, tm
         .replace("Anderson, Ann 1820 2 3 4; 420 388;", "Anderson, Ann 1820 2 3 4; 420;")
     )
     (folder / "a.t").write_text(text)
-    printed = _scores(
-        played, "--tsh", str(folder / "a.t"), "--round", "3", "--entries", ENTRIES, "--out", str(tmp_path)
+    # a round TSH is not on yet is refused whole, with both numbers (issue 38): tests/test_tsh_round.py
+    code = main(
+        [
+            "scores",
+            played,
+            "--tsh",
+            str(folder / "a.t"),
+            "--round",
+            "3",
+            "--entries",
+            ENTRIES,
+            "--out",
+            str(tmp_path),
+        ]
     )
-    assert "NOTHING ENTERED: TSH takes round 2 first: Anderson, Ann (#1) has 1 score" in printed
+    err = capsys.readouterr().err
+    assert (
+        code == 2 and "--round 3, but TSH is on round 2 in division A (Anderson, Ann #1 has 1 score in" in err
+    )
 
 
 def test_scores_already_in_tsh_are_not_entered_twice(played, tmp_path):

@@ -39,6 +39,11 @@ def run_hall(args, out, draw_panel=None):
     tsh_dir = getattr(args, "tsh_dir", None)  # TSH's folder: its config.tsh, and its queue
     config = os.path.join(tsh_dir, "config.tsh") if tsh_dir else args.tsh_config
     pairings = hall_pairings(args.tsh, config, args.pairings, args.tables)
+    try:
+        args.round = hall_round(pairings, getattr(args, "round", None))
+    except UsageError:
+        pairings.close()  # (a refusal has pairings: without them no round is refused)
+        raise
     host, _, port = args.phones.rpartition(":")
     phone = phone_url(args.phone_url, host, port)
     args.password_hash = page_password(args.page_password_file)
@@ -224,6 +229,7 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
             tls_ca=args.tls_ca, keys=keys, pairings=pairings, phone=phone, phones=args.phones,
             password_hash=getattr(args, "password_hash", None), tsh_dir=getattr(args, "tsh_dir", None),
         )  # fmt: skip  # the feed's arguments, then the rest
+        hall.page.given_round = getattr(args, "round", None)  # offered when TSH's is not known
     except ssl.SSLError as error:  # the broker's CA file, read as the feed is made
         raise UsageError(f"--tls-ca {args.tls_ca}: {error.reason or error}") from None
     except OSError as error:
@@ -244,6 +250,11 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
     if scores.problem:
         out.write(f"tileclock hall: error: {os.path.join(args.out, 'scores', scores.problem)}\n")
     out.write(f"tileclock hall: records into {args.out}; the page is at {page.address}\n")
+    offered = page.next_round()
+    if offered is not None:
+        from_tsh = page.pairings is not None and page.pairings.next_round is not None
+        whence = "TSH's next unscored round, from its files" if from_tsh else "--round"
+        out.write(f"tileclock hall: the page offers round {offered} ({whence})\n")
     out.write(f"tileclock hall: the players' door (the score form only) is at {page.phone_address}\n")
     if page.sessions.login:  # the director's door is open beyond this laptop: a login first
         out.write(
@@ -305,6 +316,18 @@ def hall_pairings(tsh=None, tsh_config=None, csv=None, tables=None):
         raise UsageError(f"{option}: {error.filename or ''}: {_why(error)}") from None
     except ValueError as error:
         raise UsageError(f"{option}: {error}") from None
+
+
+def hall_round(pairings, given):
+    """The director's `--round` `given`, checked against the round TSH is on (from the pairings
+    just read: a UsageError with both numbers for a round TSH has not reached), or None."""
+    on = pairings.next_round if pairings is not None else None
+    if given is not None and on is not None and given > on:
+        raise UsageError(
+            f"--round {given}, but TSH's .t files are on round {on}: give --round {on}, "
+            "or leave it out to take TSH's round"
+        )
+    return given
 
 
 def phone_url(given, host, port):

@@ -162,6 +162,12 @@ def build_parser():
         "link goes to its clock, shown as a QR code (default: --phones', unless loopback or 0.0.0.0)",
     )
     pairing_options(hall, required=False, seats=False, tsh_dir=True)  # the names on the score forms
+    hall.add_argument(
+        "--round",
+        type=number(int, 1, 99),
+        metavar="N",
+        help="the round the page offers (default: TSH's next unscored round; one TSH is not on is refused)",
+    )
     hall.set_defaults(run=cmd_hall)
 
     demo = commands.add_parser("hall-demo", help="a private broker, simulated clocks playing, and the page")
@@ -295,7 +301,12 @@ def build_parser():
     )
     scores.add_argument("games", nargs="+", metavar="PATH", help="collect's folder, game files or journals")
     pairing_options(scores, csv=False, tsh_dir=True)
-    scores.add_argument("--round", type=int, required=True, metavar="N", help="the round to enter")
+    scores.add_argument(
+        "--round",
+        type=number(int, 1, 999),
+        metavar="N",
+        help="the round to enter (default: TSH's next unscored round; one TSH is not on yet is refused)",
+    )
     scores.add_argument(
         "--entries",
         "--slips",

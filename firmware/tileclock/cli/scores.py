@@ -16,6 +16,7 @@ import os
 from ..director.event.hall_queue import NOT_TAKEN, REFUSED_S
 from ..director.event.inputs import entries_by_table, parse_seats
 from ..director.event.round_scores import read_inputs, round_scores
+from ..director.event.tsh_entry import next_rounds, round_in_tsh
 from ..director.event.tsh_queue import QueueRecord, games_of, queue_games
 from .errors import given_by_the_user
 
@@ -28,15 +29,19 @@ CSV_COLUMNS = [
 
 
 def run_scores(args, out):
-    """Settle round `args.round` and write (or, with `--dry-run`, show) the lines for TSH."""
+    """Settle round `args.round` (else TSH's next unscored round, from its `.t` files) and write
+    (or, with `--dry-run`, show) the lines for TSH."""
     tsh_dir = getattr(args, "tsh_dir", None)
     tsh_config = os.path.join(tsh_dir, "config.tsh") if tsh_dir else args.tsh_config
     with given_by_the_user():  # each reader's ValueError names the option or file it read
-        notes = []  # the rows of other rounds, left out
-        by_table = entries_by_table(args.entries, args.round, notes)
         inputs = read_inputs(args.games, args.tsh, tsh_config, args.tables)
+        number = round_in_tsh(inputs.divisions, args.round)
+        notes = []  # the rows of other rounds, left out
+        by_table = entries_by_table(args.entries, number, notes)
         seats = parse_seats(args.seat)
-        found = round_scores(inputs, args.round, by_table, seats)
+        found = round_scores(inputs, number, by_table, seats)
+    if args.round is None:
+        print(f"round {number}: TSH's next unscored round{_elsewhere(inputs.divisions, number)}", file=out)
     results = found.results
     for text in notes + found.problems:
         print(f"left out: {text}", file=out)
@@ -44,13 +49,23 @@ def run_scores(args, out):
         print(f"MISMATCH {text}", file=out)
     _report(results, out)
     if not args.dry_run:
-        for path in write_scores(args.out, args.round, results):
+        for path in write_scores(args.out, number, results):
             print(path, file=out)
     if tsh_dir:
         # settled again for the queue, from the same reading: `aps` takes scores whatever `entry` says
-        queued = round_scores(inputs, args.round, by_table, seats, queued=True).results
+        queued = round_scores(inputs, number, by_table, seats, queued=True).results
         return _queue(tsh_dir, args.out, games_of(queued), args.queue and not args.dry_run, out)
     return 0
+
+
+def _elsewhere(divisions, taken):
+    """`(division B is on round 4)`: the divisions TSH has further on than `taken`, or ''."""
+    ahead = [
+        f"division {name} is on round {number}"
+        for name, number in next_rounds(divisions).items()
+        if number != taken
+    ]
+    return f" ({'; '.join(ahead)}: give --round for those)" if ahead else ""
 
 
 def _queue(tsh_dir, records, games, really, out):

@@ -44,6 +44,7 @@ class _Copy:
     stamp: Any  # the files' (path, mtime, size, inode) when read
     rounds: Any  # round number -> pairings.Round
     at: float  # wall time of the read
+    next_round: int | None = None  # TSH's next unscored round (the earliest division's), or None
 
 
 class HallPairings:
@@ -105,8 +106,9 @@ class HallPairings:
             if stamp != self._tried or self._error is not None:
                 self._tried = stamp
                 _paired, rounds = inputs.read_schedule(*self.sources)
+                next_round = getattr(rounds, "next_round", None)  # TSH's round (a CSV has none)
                 with self._changed:
-                    self._copy, self._cache = _Copy(stamp, rounds, time.time()), {}
+                    self._copy, self._cache = _Copy(stamp, rounds, time.time(), next_round), {}
         except (OSError, ValueError) as found:  # PairingsError, TshFileRefused among them
             error = found
         except Exception as found:  # noqa: BLE001  (a fault in the reading: said, the thread goes on)
@@ -153,6 +155,14 @@ class HallPairings:
         """Stop looking at the files (a look under way ends in its own time)."""
         self._stop.set()
         self._wake.set()
+
+    @property
+    def next_round(self):
+        """The round TSH takes scores for next (its earliest division's next unscored round), from
+        the last copy read well; None for a CSV's pairings. Read again as TSH rewrites its files."""
+        with self._changed:
+            copy = self._copy
+        return copy.next_round if copy is not None else None
 
     def rounds(self, number):
         """The `pairings.Round` of round `number`, from the last copy read well (never waits on a file)."""

@@ -20,6 +20,7 @@ from .pairings import (
     with_tables,
 )
 from .tourney_js import is_tourney_js, read_tourney_js
+from .tsh_entry import round_in_tsh
 
 
 def read_divisions(tsh=None, tsh_config=None, tables=None):
@@ -36,15 +37,28 @@ def read_divisions(tsh=None, tsh_config=None, tables=None):
 
 def read_schedule(tsh=None, tsh_config=None, pairings_csv=None, tables=None):
     """(the paired rounds, round number -> `pairings.Round`) from TSH's `.t` files `tsh`, its
-    `config.tsh` `tsh_config`, or else the CSV `pairings_csv`; `tables` only with TSH's."""
+    `config.tsh` `tsh_config` (a `TshSchedule`), or else the CSV `pairings_csv`; `tables` only
+    with TSH's."""
     if tsh or tsh_config:
         divisions = read_divisions(tsh, tsh_config, tables)
         paired = sorted(set(range(1, max((d.rounds() for d in divisions), default=0) + 1)))
-        return paired, partial(tsh_round, divisions)
+        return paired, TshSchedule(divisions)
     if tables:
         raise ValueError("--tables is for TSH's divisions; a CSV names the hall's tables itself")
     pairings = read_pairings_csv(pairings_csv)
     return sorted({p.round for p in pairings}), partial(csv_round, pairings)
+
+
+class TshSchedule:
+    """Round number -> `pairings.Round` from TSH's divisions, and `next_round`, the round TSH
+    takes scores for next (`tsh_entry.round_in_tsh`: its earliest division's)."""
+
+    def __init__(self, divisions):
+        self.divisions = divisions
+        self.next_round = round_in_tsh(divisions)
+
+    def __call__(self, round_number):
+        return tsh_round(self.divisions, round_number)
 
 
 def entries_by_table(path, round_number=None, notes=None):

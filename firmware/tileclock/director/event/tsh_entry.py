@@ -86,6 +86,38 @@ def _least_scores(division):
     return min(counts, key=lambda c: c[0]) if counts else (0, None)
 
 
+def next_rounds(divisions):
+    """{division name: the round TSH takes scores for next} (TSH's earliest incomplete round: one
+    past the fewest scores an active player has), from the `.t` files as read."""
+    return {division.name: _least_scores(division)[0] + 1 for division in divisions}
+
+
+def round_in_tsh(divisions, given=None, option="--round"):
+    """The round to settle: `given` (the director's `--round`), checked against the round TSH is
+    on, or TSH's own next round when none is given (the earliest of the divisions'). A round TSH
+    already has complete is taken (its scores are read back, never entered again); a round past
+    the one TSH is on is a ValueError of one line with both numbers. None without divisions."""
+    if not divisions:
+        return given
+    nexts = next_rounds(divisions)
+    if given is None:
+        return min(nexts.values())
+    for division in divisions:
+        least, who = _least_scores(division)
+        if given > least + 1:
+            return _refused(option, given, division, least, who)
+    return given
+
+
+def _refused(option, given, division, least, who):
+    scores = f"{least} score{'s' * (least != 1)}"
+    whose = f"{who.name} #{who.number} has {scores}" if who is not None else "no active player"
+    raise ValueError(
+        f"{option} {given}, but TSH is on round {least + 1} in division {division.name} "
+        f"({whose} in {division.path}): give {option} {least + 1}, or leave it out to take TSH's round"
+    )
+
+
 def division_entry(division, round_number, settled_tables, byes, values):
     """The `DivisionEntry` of `division` for `round_number` from its tables' `Settled` results."""
     entry = DivisionEntry(division.name, round_number)

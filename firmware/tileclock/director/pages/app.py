@@ -11,7 +11,8 @@ page works in a hall with no internet.
     GET  /api/board/CLOCK           that game's records, JSON
     GET  /api/board/CLOCK/panels.png?at_ms=N   both panels at an instant, as the clock drew them
     GET  /api/board/CLOCK/picture.svg          the game's picture (with the director extra)
-    GET  /api/round                 the round started from this page: number, start, boards (JSON)
+    GET  /api/round                 the round started from this page: number, start, boards (JSON),
+                                    and `next`, the round TSH takes scores for next (or `--round`)
     POST /api/round/start  round=N start=HH:MM[:SS] boards=1-8,11   the round, for a time of day, on
                                     those boards (empty: in 10 s, every board): hall/round_control.py
     POST /api/round/over            `round over` to every clock: it stops them (school rule 21)
@@ -172,7 +173,8 @@ def make_app(hall, allowed_hosts, door="director", limits=None):
         return _json({"sent": said, "round": started})
 
     async def current_round(_request):
-        return _json({"round": hall.rounds.current, "problem": hall.rounds.problem})
+        offered = await asyncio.to_thread(hall.next_round)  # TSH's next round, or the director's
+        return _json({"round": hall.rounds.current, "problem": hall.rounds.problem, "next": offered})
 
     async def round_over(request):
         _form, refused = await _command_form(request)

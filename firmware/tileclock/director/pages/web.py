@@ -80,6 +80,8 @@ class HallPage:
         #: any thread (the feed's listener, a request's worker, the demo director) can ask for it
         self.audit = AuditLog(folder) if folder else None
         self.pairings = pairings  # an event.hall_pairings.HallPairings: the players' names, or None
+        #: the director's `--round` (checked against TSH's at the start), or None
+        self.given_round = None
         # the round started from the page, kept in the records folder (hall/round_control.py)
         self.rounds = RoundControl(feed, folder=folder)
         if self.audit is not None:  # a round started before a restart: answered by its boards only
@@ -189,6 +191,12 @@ class HallPage:
         if self.pairings is not None and round_number is not None:
             facts.update(self.pairings.players(round_number, table, _first_side(game)))
         return facts
+
+    def next_round(self):
+        """The round the page offers when none is started: TSH's next unscored round from the
+        pairings' last copy (it moves on as TSH rewrites its files), else the director's `--round`."""
+        found = self.pairings.next_round if self.pairings is not None else None
+        return found if found is not None else self.given_round
 
     def round_players(self, round_number):
         """{table: who plays there} for every paired table of the round (the Scores page), or {}."""

@@ -130,7 +130,9 @@ async function loadRound() {
   round = data.round || null;
   // a saved round the hall could not take up (kept aside): said where the round would be
   if (!round && data.problem) document.getElementById("round-status").textContent = data.problem;
-  if (round) document.getElementById("round").value = round.round;
+  const input = document.getElementById("round");
+  if (round) input.value = round.round;
+  else if (data.next && input.value === input.defaultValue) input.value = data.next;  // TSH's next round
   draw();
 }
 function draw() {

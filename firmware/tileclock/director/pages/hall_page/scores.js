@@ -90,7 +90,13 @@ document.getElementById("lock").addEventListener("click", async () => {
   document.getElementById("state").textContent = response.ok ? "" : await response.text();
   show();
 });
-show();
+async function offerRound() {  // the round started from the page, else the one TSH takes next
+  const answer = await fetch("/api/round");
+  const data = answer.ok ? await answer.json() : {};
+  const input = document.getElementById("round"), number = data.round ? data.round.round : data.next;
+  if (number && input.value === input.defaultValue) input.value = number;
+}
+offerRound().finally(show);
 document.getElementById("unlock").addEventListener("click", async () => {
   if (!await ask("Unlock round " + round() + "? Entries, corrections and its phone links are taken again.", "Unlock round " + round())) return;
   const body = new URLSearchParams({round: round()});
