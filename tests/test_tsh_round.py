@@ -15,6 +15,7 @@ from test_hall_page_guard import Feed
 from tileclock.cli import main
 from tileclock.cli.errors import UsageError
 from tileclock.cli.hall import hall_round
+from tileclock.director.event.entries import ScoreBook
 from tileclock.director.event.hall_pairings import HallPairings
 from tileclock.director.event.pairings import read_tsh
 from tileclock.director.event.tsh_entry import next_rounds, round_in_tsh
@@ -145,3 +146,19 @@ def test_hall_refuses_a_round_tsh_is_not_on_before_it_starts(capsys):
     assert main(["hall", "--broker", "127.0.0.1", "--tsh", *TSH_FILES, "--round", "4"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--round 4, but TSH's .t files are on round 3" in err
+
+
+def test_the_scores_page_and_the_round_box_offer_tsh_s_round(ahead, tmp_path, browser):
+    """The real pages in Chromium: with TSH on round 3 (division A; B is on 4), the Scores page's
+    Round box and the main page's read 3, not their default 1."""
+    pairings = HallPairings(tsh=ahead)
+    book = ScoreBook(str(tmp_path / "scores"))
+    try:
+        with hall_page(Feed(str(tmp_path)), scores=book, pairings=pairings) as server:
+            page = browser.new_context().new_page()
+            base = server.address.rstrip("/")
+            for path in ("/scores", "/"):
+                page.goto(base + path)
+                page.wait_for_function("document.getElementById('round').value === '3'")
+    finally:
+        pairings.close()
