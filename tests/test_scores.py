@@ -283,20 +283,8 @@ def test_a_round_tsh_would_not_take_is_refused_for_the_whole_division(played, tm
     )
     (folder / "a.t").write_text(text)
     # a round TSH is not on yet is refused whole, with both numbers (issue 38): tests/test_tsh_round.py
-    code = main(
-        [
-            "scores",
-            played,
-            "--tsh",
-            str(folder / "a.t"),
-            "--round",
-            "3",
-            "--entries",
-            ENTRIES,
-            "--out",
-            str(tmp_path),
-        ]
-    )
+    argv = ["scores", played, "--tsh", str(folder / "a.t"), "--round", "3", "--entries", ENTRIES]
+    code = main([*argv, "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert (
         code == 2 and "--round 3, but TSH is on round 2 in division A (Anderson, Ann #1 has 1 score in" in err
