@@ -54,10 +54,16 @@ def test_the_health_is_read_at_most_every_thirty_seconds_and_says_the_supply(tmp
     journal.mkdir()
     (journal / "000001.log").write_bytes(b"x" * 5000)
     now = [100.0]
+    walks = []  # the journal's walks, handed to a thread: run here when the test says
     health = Health(
-        str(root), str(journal), watch, monotonic=lambda: now[0], synced=lambda: True, version="0.1.0"
-    )
+        str(root), str(journal), watch, monotonic=lambda: now[0], synced=lambda: True, version="0.1.0",
+        start=walks.append,
+    )  # fmt: skip
     said = health()
+    assert said["journal_kb"] is None and len(walks) == 1  # never walked on the loop's thread
+    walks.pop()()  # the walk, on its own thread
+    said = health.read(now[0])  # what the next read gives
+    walks.clear()
     assert said["v"] == "0.1.0" and said["up_s"] == 12345 and said["run_s"] == 0 and said["sync"] is True
     assert said["journal_kb"] == 5 and said["free_mb"] > 0 and said["wifi"]["dbm"] == -58
     assert said["power"] == {"src": "get_throttled", "flags": 0x50005, "low": True}
@@ -129,6 +135,29 @@ def test_a_health_field_out_of_shape_refuses_the_state(field, value):
     bad = {**HONEST, "health": {**HONEST["health"], field: value}}
     with pytest.raises(StateError, match="health"):
         decode_state(json.dumps(bad).encode(), "t01")
+
+
+def test_a_power_with_no_source_is_taken_as_none_never_a_crash():
+    # `src` may be left out (a clock with no monitor): before, the decoder raised KeyError
+    state = {**HONEST, "health": {**HONEST["health"], "power": {"low": False}}}
+    assert decode_state(json.dumps(state).encode(), "t01")["health"]["power"] == {
+        "src": None,
+        "flags": None,
+        "low": False,
+    }
+
+
+def test_an_interface_name_the_hall_would_refuse_is_sent_as_a_label(tmp_path):
+    # a VLAN-style `wlan0.1` made the hall refuse the clock's whole state: its board froze
+    wireless = tmp_path / "proc" / "net" / "wireless"
+    wireless.parent.mkdir(parents=True)
+    wireless.write_text(
+        "Inter-| sta-|   Quality\n face | tus | link level noise\n wlan0.1: 0000   52.  -58.  -256\n"
+    )
+    said = wifi_signal(str(tmp_path))
+    assert said == {"if": "wlan0_1", "dbm": -58, "link": 52}
+    state = {**HONEST, "health": {**HONEST["health"], "wifi": said}}
+    assert decode_state(json.dumps(state).encode(), "t01")["health"]["wifi"] == said
 
 
 def test_chrony_is_read_on_a_thread_of_its_own_never_the_caller_s():

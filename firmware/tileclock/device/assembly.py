@@ -30,7 +30,7 @@ from .journal.retention import Retention
 from .links.serial import SerialLink
 from .loop import Daemon
 from .parts import TimeSource
-from .power import PowerWatch, SimulatedPower, find_source
+from .power import FirmwareFlags, PowerWatch, ReadAhead, SimulatedPower, find_source
 from .screen.text import Panel
 from .timesync import TimeReport, synchronised, system_wall
 from .wakers import Inbox
@@ -210,7 +210,10 @@ class RunningClock:
         inbox = Inbox()
         self.board = self._buttons(config, parts, inbox)
         #: the Pi's supply, checked between the loop's urgent work (`power.PowerWatch`)
-        self.power = PowerWatch(parts.power)
+        power = parts.power
+        if isinstance(power, FirmwareFlags):  # its read may wait on the firmware: never on the loop
+            power = ReadAhead(power)
+        self.power = PowerWatch(power)
         if config.hall is not None:
             self.uplink = self._hall_link(config, inbox)
         self.daemon = Daemon(

@@ -10,11 +10,15 @@ says the wall clock is synchronised (chrony's own figures are the state's `time`
 Pi's supply (`device/power.py`: its monitor `src`, its `flags`, and `low` while at fault). The
 last restart's reason (`restart`) is the records' own, added by the state (hall_state.py).
 
-Every read here is a file or a system call of microseconds, made on the loop's thread; nothing
-here starts a process (chrony's figures are read off the loop's thread: `timesync.TimeReport`).
+Every read made on the loop's thread is a file or a system call of microseconds; the journal's
+size, a walk over up to thousands of segments on an SD card, is taken on a thread of its own (one
+walk at a time, its figure given from the next read on), as chrony's figures are
+(`timesync.TimeReport`); nothing here starts a process.
 """
 
 import os
+import re
+import threading
 import time
 
 from .. import __version__
@@ -45,8 +49,15 @@ def wifi_signal(root="/"):
             level -= 256
         if not (-127 <= level <= 0 and 0 <= link <= 255):
             continue
-        return {"if": name.strip()[:16], "dbm": level, "link": link}
+        return {"if": interface_label(name.strip()), "dbm": level, "link": link}
     return None
+
+
+def interface_label(name):
+    """An interface's name as the hall takes a label (`wire/state.py`): letters, digits, `_` and
+    `-`, 32 at most, a letter or digit first (`wlan0.1` is sent as `wlan0_1`)."""
+    label = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:32]
+    return label if label[:1].isalnum() and label[:1].isascii() else f"w{label}"[:32]
 
 
 def uptime_s(root="/"):
@@ -91,7 +102,8 @@ class Health:
 
     `root`: where /proc is read (a test's tree); `journal_dir`: the journal's folder (None: in
     memory); `power`: the loop's `power.PowerWatch`, or None; `started`: () -> this run's start in
-    `monotonic`'s seconds; `synced`: () -> the kernel's synchronised flag."""
+    `monotonic`'s seconds; `synced`: () -> the kernel's synchronised flag; `start(target)`: runs
+    the journal's walk off the loop's thread (a thread of its own unless a test says)."""
 
     def __init__(
         self,
@@ -102,8 +114,12 @@ class Health:
         monotonic=time.monotonic,
         synced=synchronised,
         version=__version__,
+        start=None,
     ):
         self.root, self.journal_dir, self.power = root, journal_dir, power
+        self.start = start or _start_thread
+        self._journal_kb = None  # the last walk's figure
+        self._walking = threading.Lock()  # held while a walk is under way
         self.every_s, self.monotonic, self.synced, self.version = every_s, monotonic, synced, version
         self._started = monotonic()
         self._at, self._said = None, None
@@ -118,12 +134,15 @@ class Health:
         return self._said
 
     def read(self, now):
+        """The figures now (the journal's size as of the last walk, and a new walk started)."""
+        if self.journal_dir is not None and self._walking.acquire(blocking=False):
+            self.start(self._walk)
         said = {
             "v": self.version,
             "up_s": uptime_s(self.root),
             "run_s": int(now - self._started),
             "free_mb": free_mb(self.journal_dir),
-            "journal_kb": folder_kb(self.journal_dir),
+            "journal_kb": self._journal_kb,
             "wifi": wifi_signal(self.root),
             "sync": self.synced(),
         }
@@ -131,3 +150,13 @@ class Health:
             state = self.power.state
             said["power"] = {"src": state.source, "flags": state.flags, "low": self.power.failing is not None}
         return said
+
+    def _walk(self):
+        try:
+            self._journal_kb = folder_kb(self.journal_dir)
+        finally:
+            self._walking.release()
+
+
+def _start_thread(target):
+    threading.Thread(target=target, name="journal-size", daemon=True).start()

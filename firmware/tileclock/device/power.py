@@ -13,13 +13,20 @@ Two places say it, and the clock reads the first that is there (under `root`, `/
   temperature limit, and bits 16-19 the same "has occurred" since they were last cleared. On an
   older kernel each read is a mailbox call to the firmware that can fail (EIO, ETIMEDOUT).
 
-Both files are read-only (0444). A read takes microseconds (the hwmon's value is the driver's
-last poll), and the loop makes it only on a wake that has nothing more urgent (`PowerWatch`).
+Both files are read-only (0444). The hwmon's read takes microseconds (its value is the driver's
+last poll), and the loop makes it only on a wake that has nothing more urgent (`PowerWatch`);
+`get_throttled`'s may wait on the firmware's mailbox (up to a second, then ETIMEDOUT), so the
+loop reads it through `ReadAhead`, on a thread of its own.
+
+The hwmon's alarm is as of the driver's last poll, every 2 s, and that poll clears the
+firmware's "has occurred" bits: an under-voltage shorter than about two seconds that falls
+between two of the clock's checks can be missed by both sources where the driver is loaded.
 """
 
 import errno
 import glob
 import os
+import threading
 from dataclasses import dataclass
 
 from ..clock.timecode import NS_PER_S
@@ -46,7 +53,7 @@ HWMON_ALARM = "in0_lcrit_alarm"
 FIRMWARE_FILE = "sys/devices/platform/soc/soc:firmware/get_throttled"
 
 #: a check is due this long after the last; it is made at the loop's next wake after that
-CHECK_NS = 5 * NS_PER_S
+CHECK_NS = 2 * NS_PER_S  # the hwmon driver polls the firmware every 2 s
 #: an idle loop (no other wake) is woken for a check this long after the last
 IDLE_CHECK_NS = 10 * NS_PER_S
 
@@ -117,6 +124,44 @@ class SimulatedPower:
         return self.flags
 
 
+class PendingRead(Exception):
+    """A read under way on its own thread, nothing read yet (`ReadAhead`)."""
+
+
+class ReadAhead:
+    """A monitor whose read may wait (`get_throttled`: the firmware's mailbox), read on a thread
+    of its own so that the loop never waits: each `read()` starts a new read (one at a time) and
+    gives the last one's flags, or raises as it raised; PendingRead before the first is done."""
+
+    def __init__(self, source, start=None):
+        self.source, self.path = source.source, source.path
+        self._inner, self.start = source, start or _start_thread
+        self._last = None  # (flags, None) or (None, the exception)
+        self._reading = threading.Lock()
+
+    def read(self):
+        if self._reading.acquire(blocking=False):
+            self.start(self._read)
+        if self._last is None:
+            raise PendingRead(self.path)
+        flags, error = self._last
+        if error is not None:
+            raise error
+        return flags
+
+    def _read(self):
+        try:
+            self._last = (self._inner.read(), None)
+        except (OSError, ValueError) as error:
+            self._last = (None, error)
+        finally:
+            self._reading.release()
+
+
+def _start_thread(target):
+    threading.Thread(target=target, name="get_throttled", daemon=True).start()
+
+
 def find_source(root="/"):
     """The first power monitor under `root`: the `rpi_volt` hwmon, else `get_throttled`; None
     where neither is (not a Pi, or a kernel that has neither)."""
@@ -163,6 +208,8 @@ def read_state(source):
         return PowerState(None)
     try:
         return PowerState(source.source, source.read())
+    except PendingRead:
+        return PowerState(source.source)  # nothing known yet: no flags, no error
     except OSError as error:
         name = errno.errorcode.get(error.errno or 0, "error")
         return PowerState(source.source, error=f"{name} reading {source.path}")
@@ -176,7 +223,7 @@ class PowerWatch:
     own), and waking an idle loop `IDLE_CHECK_NS` after it.
 
     A new under-voltage (the now bit rising, or the occurred bit rising between two checks: a dip
-    shorter than a check) makes it `failing`, which the loop records as a `fault` of part `power`
+    shorter than a check, where the firmware's sticky bits still hold it) makes it `failing`, which the loop records as a `fault` of part `power`
     and shows on the panels (`LOW POWER`) until a check finds none; a read that fails is kept in
     `state` (doctor and the hall's page say it), not a fault of the supply.
     """

@@ -175,4 +175,4 @@ def _power(item, bad):
     flags = item.get("flags")
     if (flags is not None and not _whole(flags, 0, 0xF000F)) or not isinstance(item.get("low"), bool):
         bad("health")
-    return {"src": item["src"], "flags": flags, "low": item["low"]}
+    return {"src": item.get("src"), "flags": flags, "low": item["low"]}
