@@ -87,6 +87,7 @@ def test_a_card_hall_setup_wrote_becomes_a_clock_of_that_hall_at_its_first_boot(
         (["--boards", "1-100000", "--cards", "CARDS"], "at most 500"),
         (["--boards", "1", "--cards", "CARDS", "--clock", "board-1"], "--clock board-1"),
         (["--boards", "1", "--cards", "CARDS", "--card-base", "BASE"], "sets hall"),
+        (["--boards", "1", "--cards", "CARDS", "--card-base", "TIME"], "sets time_server"),
         (["--boards", "1", "--cards", "CARDS", "--card-base", "BAD"], "line 1: rules"),
         (["--boards", "1", "--cards", "CARDS", "--card-base", "NONE"], "No such file"),
     ],
@@ -96,8 +97,12 @@ def test_a_wrong_cards_option_is_refused_in_words_before_anything_is_written(
 ):
     (tmp_path / "BASE").write_text("wifi_country = GB\nhall = 10.0.0.1\n")
     (tmp_path / "BAD").write_text("rules = chess\n")
+    # before, a time_server here was taken, then written twice on every card: refused only after
+    # the hall's folder (every password and key) had been made again
+    (tmp_path / "TIME").write_text("time_server = 192.168.4.9\n")
     options = [
-        str(tmp_path / option) if option in ("CARDS", "BASE", "BAD", "NONE") else option for option in options
+        str(tmp_path / option) if option in ("CARDS", "BASE", "BAD", "NONE", "TIME") else option
+        for option in options
     ]
     argv = ["hall-setup", str(tmp_path / "hall"), *options]
     if "the three together" not in words:
