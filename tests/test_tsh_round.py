@@ -10,7 +10,7 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from hall_helpers import hall_page, page_json
+from hall_helpers import hall_page, page_json, wait_for
 from test_hall_page_guard import Feed
 from tileclock.cli import main
 from tileclock.cli.errors import UsageError
@@ -159,6 +159,15 @@ def test_the_scores_page_and_the_round_box_offer_tsh_s_round(ahead, tmp_path, br
             base = server.address.rstrip("/")
             for path in ("/scores", "/"):
                 page.goto(base + path)
-                page.wait_for_function("document.getElementById('round').value === '3'")
+                # the page's own CSP forbids the string evaluation wait_for_function polls with
+                wait_for(lambda: page.input_value("#round") == "3", 15, "the Round box to read 3")
+            # round 3 under way: both boxes say 3; once it is over, the Start box offers round 4 (TSH
+            # still on 3 until its scores are in) while the Scores page keeps round 3's
+            started = {"round": 3, "start_ms": 0, "start": "14:00", "boards": ["1"], "clocks": ["c1"]}
+            for over, scores_box, start_box in ((False, "3", "3"), (True, "3", "4")):
+                server.rounds.current = dict(started, over_ms=1) if over else started
+                for path, box in (("/scores", scores_box), ("/", start_box)):
+                    page.goto(base + path)
+                    wait_for(lambda box=box: page.input_value("#round") == box, 15, f"{path}: round {box}")
     finally:
         pairings.close()

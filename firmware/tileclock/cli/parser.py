@@ -166,7 +166,10 @@ def build_parser():
         "--round",
         type=number(int, 1, 99),
         metavar="N",
-        help="the round the page offers (default: TSH's next unscored round; one TSH is not on is refused)",
+        help=(
+            "the round the page offers where the pairings do not say (CSV pairings); with TSH's files the "
+            "page offers TSH's next unscored round, and a --round TSH is not on is refused"
+        ),
     )
     hall.set_defaults(run=cmd_hall)
 

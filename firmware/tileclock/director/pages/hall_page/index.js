@@ -131,7 +131,9 @@ async function loadRound() {
   // a saved round the hall could not take up (kept aside): said where the round would be
   if (!round && data.problem) document.getElementById("round-status").textContent = data.problem;
   const input = document.getElementById("round");
-  if (round) input.value = round.round;
+  // the round under way; once it is over, the next: TSH's next unscored one, at least one past it
+  if (round && !round.over_ms) input.value = round.round;
+  else if (round) input.value = Math.max(data.next || 0, round.round + 1);
   else if (data.next && input.value === input.defaultValue) input.value = data.next;  // TSH's next round
   draw();
 }
@@ -191,6 +193,7 @@ async function post(path, body, question, yes) {
     const done = await answer.json();
     document.getElementById("sent").textContent = "sent: " + done.sent;
     round = done.round || round;
+    if (round && round.over_ms) loadRound();  // round over: the Start box offers the next round
     draw();
   } else document.getElementById("sent").textContent = await answer.text();
 }
