@@ -215,3 +215,16 @@ def test_a_tourney_js_beside_t_files_adds_its_divisions(tmp_path):
     assert [d.name for d in both] == ["A", "C"] and divisions[0].name == "C"
     tables = {p.table for p in tsh_round(both, 3).pairings}
     assert tables == {"1", "2", "3", "14", "15"}
+
+
+def test_a_division_given_twice_is_refused_naming_both_files(played, tmp_path, capsys):
+    # a tourney.js beside its own .t files: before, each of round 3's tables held two games
+    from tileclock.director.event.inputs import read_divisions
+
+    with pytest.raises(
+        PairingsError, match=r"a\.t: division A is also in .*tourney\.js division A: give each division once"
+    ):
+        read_divisions([SAMPLE, TSH_FILES[0]])
+    assert main(["sheet", played, "--tsh", SAMPLE, TSH_FILES[0], "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "give each division once" in err

@@ -19,6 +19,7 @@ from .pairings import (
     tsh_round,
     with_tables,
 )
+from .tfile import PairingsError
 from .tourney_js import is_tourney_js, read_tourney_js
 from .tsh_entry import round_in_tsh
 
@@ -29,9 +30,16 @@ def read_divisions(tsh=None, tsh_config=None, tables=None):
     if tsh_config:
         divisions = read_tsh_config(tsh_config)
     else:
-        divisions = []
+        divisions, seen = [], {}
         for path in tsh or []:  # a tourney.js holds every division; a .t file one
-            divisions += read_tourney_js(path) if is_tourney_js(path) else [read_tsh(path)]
+            for division in read_tourney_js(path) if is_tourney_js(path) else [read_tsh(path)]:
+                if division.name in seen:  # every game of it would be counted twice
+                    raise PairingsError(
+                        f"{division.path}: division {division.name} is also in {seen[division.name]}: "
+                        "give each division once (a tourney.js, or its .t files, not both)"
+                    )
+                seen[division.name] = division.path
+                divisions.append(division)
     return with_tables(divisions, parse_table_ranges(tables))
 
 
