@@ -24,8 +24,8 @@ function ask(question, yesLabel) {
     dialog.append(text, buttons);
     document.body.append(dialog);
   }
+  if (dialog.open) return Promise.resolve(false);  // one question at a time: the open one stands
   dialog.querySelector(".question").textContent = question;
-  if (dialog.open) return Promise.resolve(false);  // one question at a time
   dialog.querySelector("button.yes").textContent = yesLabel;
   dialog.returnValue = "";  // Escape closes it with no value: No
   return new Promise(resolve => {
