@@ -334,6 +334,10 @@ def test_a_folder_unreadable_at_a_restart_in_the_same_boot_goes_on_from_that_boo
         f"seq 0-{earlier.next_seq - 1} skipped: the journal cannot be read (Permission denied), so the "
         "seqs used before are unknown: numbering goes on from this boot's last run"
     ]
+    # that run is killed having sent nothing, and the folder is still unreadable: the next run in
+    # this boot goes on from the same place, never past seqs nobody sent
+    again = Journal.open(folder, runtime=(str(run), "b1"))
+    assert again.next_seq == earlier.next_seq
 
 
 def test_a_full_card_keeps_records_in_memory_bounded_and_says_which_were_given_up(
@@ -625,6 +629,17 @@ def test_a_writeback_the_system_refuses_is_an_error_that_says_why_as_a_write_s_w
         os.close(reading)
         os.close(writing)
     assert str(refused.value) == f"[Errno {errno.ESPIPE}] {os.strerror(errno.ESPIPE)}"
+
+
+def test_a_writeback_started_on_a_file_on_disk_is_taken_without_an_error(tmp_path):
+    """The call's answer read as C's int: taken as anything else, every checkpoint's writeback
+    would read as refused, and each would wait for a whole fsync instead."""
+    if not writeback.can_start_writeback():
+        pytest.skip("no sync_file_range here: checkpoints are fsynced")
+    with open(tmp_path / "segment", "wb") as file:
+        file.write(b"x" * 4096)
+        file.flush()
+        writeback.start_writeback(file.fileno())  # raises OSError if refused
 
 
 def test_the_commit_interval_is_read_from_the_mount(tmp_path):
