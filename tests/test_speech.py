@@ -139,3 +139,67 @@ def test_a_game_said_to_side_b_only():
     ]
     assert _said(records, set()) == [] and all(u.side == "A" for u in _said(records, {"A"}))
     assert format_clock(119) == "1:59"
+
+
+# --- the request gesture against its neighbours (CLOCK_RULES §5, §9, §10): only the speaking side's
+# own press while the other side's clock runs asks, and that press never acts on the game
+
+
+def _asked(records, sides="AB"):
+    return [(u.t_ms, u.side) for r in records for u in said(r, parse_sides(sides)) if u.kind == "request"]
+
+
+@pytest.mark.parametrize(
+    "script, asked",
+    [
+        ("0 press B\n10 press B\n", [(10_000, "B")]),  # A runs: B's own button asks B's time
+        ("0 press B\n10 press A\n", []),  # a turn's end (a switch) is no request
+        ("0 press B\n10 press A\n10.5 press A\n", [(10_500, "A")]),  # a second press of A while B runs asks
+        ("0 press B\n10 press A\n10.1 press B\n", []),  # a collision's second press: too soon
+        ("0 press B\n10 press STOP\n20 press A\n", []),  # from stopped a side's press resumes the other
+        ("0 press B\n10 down STOP\n10.6 press B\n11 up STOP\n", []),  # STOP held while running: nothing
+        ("0 press B\n10 press STOP\n20 down STOP\n20.6 press B\n21 up STOP\n", []),  # a chord corrects
+        ("0 press B\n10 press STOP\n12 hold STOP 2\n15 press STOP\n20 press B\n", []),  # ended: nothing
+        ("0 down B\n0.002 up B\n0.003 down B\n0.2 up B\n", []),  # chatter is no press
+    ],
+)
+def test_only_the_own_press_while_the_other_runs_asks(sim, script, asked):
+    records = sim(script + "30 until\n")
+    assert _asked(records) == asked
+    for r in records:  # the asking press is recorded as ignored, and the clock runs on as before
+        if (r["t_ms"], r.get("button")) in asked:
+            assert r["ev"] == "ignored" and r["reason"] == "not_running" and r["run"] != r["button"]
+
+
+def test_asking_only_for_a_side_that_hears(sim):
+    records = sim("0 press B\n10 press B\n20 press A\n30 press A\n40 until\n")
+    assert _asked(records, "AB") == [(10_000, "B"), (30_000, "A")]
+    assert _asked(records, "A") == [(30_000, "A")] and _asked(records, "") == []
+
+
+def test_a_press_on_dark_panels_only_wakes_them_and_asks_nothing():
+    from tileclock.clock.core import GameClock
+    from tileclock.clock.rules import PROFILES
+    from tileclock.clock.timecode import NS_PER_S
+
+    clock = GameClock(PROFILES["naspa"], dark_after_ms=60_000)
+    records = clock.new_game(0) + clock.advance(100 * NS_PER_S)
+    records += clock.edge("B", True, 100 * NS_PER_S) + clock.edge("B", False, 101 * NS_PER_S)
+    body = [r.as_dict() for r in records]
+    assert events(body, "ignored")[0]["reason"] == "wake" and _asked(body) == []
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(GAMES)
+def test_a_request_never_ends_a_turn(game):
+    """Over any game: every request comes from an `ignored` press of the side whose clock does not
+    run, and the record before it has the same side running: the press changed nothing."""
+    _, records, _ = play(*game)
+    body = [r.as_dict() for r in records]
+    for index, record in enumerate(body):
+        for item in said(record, {"A", "B"}):
+            if item.kind == "request":
+                assert record["ev"] == "ignored" and record["state"] == "running"
+                assert record["run"] != item.side  # None: a school absence, which runs no game clock
+                before = body[index - 1]
+                assert before["run"] == record["run"] and before["state"] == "running"
