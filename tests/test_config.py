@@ -128,3 +128,28 @@ def test_the_round_limit_is_a_rules_setting():
     for bad in ("0:00", "soon", 45):
         with pytest.raises(ConfigError, match="clock.round_limit"):
             parse_config({"clock": {"round_limit": bad}})
+
+
+def test_speech_is_off_unless_the_config_turns_it_on_for_a_side():
+    from tileclock.clock.speech import SpeechSetting
+
+    assert parse_config({}).speech == SpeechSetting() and not SpeechSetting().sides
+    config = parse_config({"speech": {"sides": "B", "rate": 140, "volume": 120}})
+    assert config.speech == SpeechSetting(frozenset("B"), 140, 120)
+    assert parse_config({"speech": {"sides": "AB"}}).speech.sides == {"A", "B"}
+
+
+@pytest.mark.parametrize(
+    "section, message",
+    [
+        ({"sides": "C"}, "speech.sides = 'C': expected A, B, AB or nothing"),
+        ({"sides": 1}, "speech.sides = 1: expected a string in quotes"),
+        ({"rate": 20}, "speech.rate = 20: expected 80 to 450"),
+        ({"volume": 300}, "speech.volume = 300: expected 0 to 200"),
+        ({"volume": "loud"}, "speech.volume = 'loud': expected a whole number"),
+        ({"voice": "en"}, "unknown key speech.voice = 'en'"),
+    ],
+)
+def test_a_bad_speech_setting_names_its_key_and_value(section, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_config({"speech": section})

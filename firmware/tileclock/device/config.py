@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from ..clock.core import ButtonTiming
 from ..clock.rules import DEFAULT_PROFILE, profile
+from ..clock.speech import SpeechSetting, parse_sides
 from ..clock.timecode import NS_PER_S, parse_clock_time
 from ..wire.records import SIDES
 from ..wire.seal import KEY
@@ -130,6 +131,8 @@ class Config:
     spi_hz: int = 8_000_000
     #: how long finished games are kept in the journal
     retention: Retention = Retention()
+    #: which sides hear the clock through an earphone, and the voice (clock/speech.py): off by default
+    speech: SpeechSetting = SpeechSetting()
 
     @property
     def profile(self):
@@ -157,7 +160,7 @@ def _side_time(value, key):
 def parse_config(data):
     """A `Config` from parsed TOML (a dict); ConfigError on any unknown key or bad value."""
     data = {name: dict(section) if isinstance(section, dict) else section for name, section in data.items()}
-    for name in ("clock", "buttons", "serial", "screens", "hall", "journal"):
+    for name in ("clock", "buttons", "serial", "screens", "hall", "journal", "speech"):
         if name in data and not isinstance(data[name], dict):
             raise ConfigError(f"{name} = {data[name]!r}: expected a [{name}] table")
     config = {}
@@ -257,6 +260,8 @@ def parse_config(data):
     journal = data.pop("journal", {})
     config["retention"] = _whole_numbers(journal, "journal", Retention, lambda name: 1, "must be at least 1")
     _reject_unknown(journal, "journal")
+    if "speech" in data:
+        config["speech"] = _speech(data.pop("speech"))
 
     for name, value in data.items():
         raise ConfigError(f"unknown section [{name}] (value {value!r})")
@@ -330,6 +335,29 @@ def _hall(section):
             raise ConfigError(f"hall.keepalive_s = {values['keepalive_s']!r}: expected 5 to 600 seconds")
     _reject_unknown(section, "hall")
     return HallConfig(**values)
+
+
+#: espeak-ng's limits: words a minute, and amplitude (100 its default)
+SPEECH_RATE = (80, 450)
+SPEECH_VOLUME = (0, 200)
+
+
+def _speech(section):
+    """[speech]: `sides` ("A", "B", "AB" or ""), `rate` (words a minute), `volume` (0-200)."""
+    values = {}
+    if "sides" in section:
+        text = _take(section, "sides", str, "speech")
+        try:
+            values["sides"] = parse_sides(text)
+        except ValueError as error:
+            raise ConfigError(f"speech.sides = {text!r}: {error}") from None
+    for key, (low, high) in (("rate", SPEECH_RATE), ("volume", SPEECH_VOLUME)):
+        if key in section:
+            values[key] = _take(section, key, int, "speech")
+            if not low <= values[key] <= high:
+                raise ConfigError(f"speech.{key} = {values[key]!r}: expected {low} to {high}")
+    _reject_unknown(section, "speech")
+    return SpeechSetting(**values)
 
 
 def _whole_numbers(table, section, settings, least, too_small):
