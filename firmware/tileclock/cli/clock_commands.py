@@ -53,10 +53,20 @@ def cmd_sim(args):
         from ..sim.frames import FrameWriter
 
         on_frames = FrameWriter(args.frames)
+    speech = None
+    if args.speech:
+        from dataclasses import replace
+
+        from ..clock.speech import parse_sides
+        from ..device.speaker import WavWriter
+
+        if not config.speech.sides:  # asked for speech, so someone hears it
+            config = replace(config, speech=replace(config.speech, sides=parse_sides("AB")))
+        speech = WavWriter(args.speech, config.speech.rate, config.speech.volume)
     from ..device.assembly import StartError
 
     try:
-        sim = Simulator(config, refresh_on_ticks=bool(args.frames), on_frames=on_frames)
+        sim = Simulator(config, refresh_on_ticks=bool(args.frames), on_frames=on_frames, speech=speech)
     except StartError as error:  # a config the clock cannot start with: one line, not a traceback
         print(f"tileclock: {error}", file=sys.stderr)
         return 2

@@ -44,6 +44,12 @@ def build_parser():
     sim.add_argument(
         "--time", action="append", metavar="SIDE=m:ss", help="a side's starting time (repeatable)"
     )
+    sim.add_argument(
+        "--speech",
+        metavar="DIR",
+        help="with --script: write everything the clock says as a 16 kHz WAV file (and its words) into"
+        " DIR, for the config's [speech] sides, or both if it names none (needs espeak-ng)",
+    )
     sim.set_defaults(run=cmd_sim)
 
     run = commands.add_parser("run", help="run the clock (the service; --simulate off a Pi)")

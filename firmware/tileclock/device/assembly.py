@@ -32,6 +32,7 @@ from .loop import Daemon
 from .parts import TimeSource
 from .power import FirmwareFlags, PowerWatch, ReadAhead, SimulatedPower, find_source
 from .screen.text import Panel
+from .speaker import Espeak, Speaker
 from .timesync import TimeReport, synchronised, system_wall
 from .wakers import Inbox
 from .wiring import bus_of
@@ -164,6 +165,7 @@ class RunningClock:
         on_frames=None,
         heartbeat_ns=None,
         timings=None,
+        speech=None,
     ):
         self.config = config
         self.parts = parts
@@ -230,10 +232,21 @@ class RunningClock:
             heartbeat_ns=heartbeat_ns,
             timings=timings,
             watches=[self.power],
+            speaker=self._speaker(config, speech),
         )
         self.daemon.commands.wall = wall
         self.daemon.register_fd(self.link)  # a command on the serial line wakes the loop (run_forever)
         self.started_ns = None  # when `boot` started it
+
+    def _speaker(self, config, speech):
+        """The clock's voice (speaker.py): `speech` (a `say(utterance, t_ns)`: the simulator's WAV
+        files) on the loop's thread, else espeak-ng and aplay on a thread of its own for the sides
+        the config names; None when no side hears."""
+        if speech is not None:
+            return Speaker(self.clock, config.speech, speech, threaded=False)
+        if not config.speech.sides:
+            return None
+        return Speaker(self.clock, config.speech, Espeak(config.speech.rate, config.speech.volume))
 
     def boot(self):
         """Start the clock: the uplink connects, the journal's last game is taken up where it

@@ -32,6 +32,8 @@ from .wakers import FdWaker, Inbox
 if TYPE_CHECKING:  # made only when needed (see `_send_panels`)
     from concurrent.futures import ThreadPoolExecutor
 
+    from .speaker import Speaker
+
 #: How long after a deadline the loop wakes when its pin backend cannot hand over its edges on
 #: demand (gpiozero's lgpio and RPi.GPIO factories), so that an edge stamped just before the
 #: deadline (still on its way from the backend's thread) is applied first, not taken late.
@@ -72,6 +74,7 @@ class Daemon:
         timings: WakeTimings | None = None,
         on_record: Callable[[Record], None] | None = None,
         watches: Sequence[Watch] = (),
+        speaker: Speaker | None = None,
     ) -> None:
         self.clock = clock
         #: stamped on every record, so the director can always tell this clock's stream apart
@@ -90,6 +93,8 @@ class Daemon:
         self.refresh_on_ticks = refresh_on_ticks
         self.on_frames = on_frames
         self.on_record = on_record  # called with each record as it is made
+        #: the clock's voice (speaker.py), or None: hears each record, never waited for
+        self.speaker = speaker
         #: a `WakeTimings` to note where each wake's time goes (the benchmark), or None
         self.timings = timings
         self.boot_info = boot_info
@@ -115,6 +120,8 @@ class Daemon:
         askers = (*map(self._asking, self.links), *map(self._asking, self.watches))  # each its own
         for source in (*own, self._panels_due, *askers):
             self.register_wake(source)
+        if speaker is not None:
+            self.register_wake(speaker.next_wake_ns)  # 5:00 and 1:00 left, said as they come
 
     def register_wake(self, source: WakeSource) -> None:
         """Have the loop wake by `source()` (an instant in ns, or None for no need) whenever it
@@ -215,6 +222,8 @@ class Daemon:
             made += self._publish(self.clock.edge(button, down, t_ns))
         made += self._publish(self.clock.advance(now_ns))
         made += self._serve_commands(now_ns)
+        if self.speaker is not None:
+            self.speaker.tick(now_ns)
         if made or edges or self.refresh_on_ticks or self._faulty or self.clock.idle_ns(now_ns) is not None:
             self.refresh(now_ns, urgent=self._acted)
         for watch in () if self._acted or edges else self.watches:  # an edge's wake: at the next
@@ -312,6 +321,8 @@ class Daemon:
             yield link.part, link.failing
         for watch in self.watches:
             yield watch.part, watch.failing
+        if self.speaker is not None:
+            yield self.speaker.part, self.speaker.failing
 
     def _note_faults(self, now_ns: int) -> None:
         changed = False
@@ -336,6 +347,8 @@ class Daemon:
             self.commands.score_code.note(record)
             if self.on_record:
                 self.on_record(record)
+            if self.speaker is not None:
+                self.speaker.note(record)
         if self.timings:
             self.timings.records(records, self.clock.t0_ns)
         return len(records)

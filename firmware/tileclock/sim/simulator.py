@@ -19,7 +19,8 @@ class Simulator(RunningClock):
     `time` (default: a fresh `VirtualTime` at 0), `serial_url` (default `loop://`), `state_dir`
     or `journal` (default: in memory, with a new clock id) replace the simulated parts' defaults;
     `boot_id` says which power-on this is (default: the time source's own); `wall` () -> the time
-    of day in ns (default: `SIM_EPOCH_NS` plus the virtual time).
+    of day in ns (default: `SIM_EPOCH_NS` plus the virtual time); `speech` a `say(utterance, t_ns)`
+    for what the clock says (a `speaker.WavWriter`), called as the clock says it.
     """
 
     def __init__(
@@ -34,6 +35,7 @@ class Simulator(RunningClock):
         checkpoints=False,
         state_dir=None,
         wall=None,
+        speech=None,
     ):
         parts = simulated_parts(time or VirtualTime(0), serial_url or "loop://", journal, state_dir, wall)
         self._received = b""
@@ -44,6 +46,7 @@ class Simulator(RunningClock):
             checkpoints=checkpoints,  # scripts read better without
             refresh_on_ticks=refresh_on_ticks,
             on_frames=on_frames,
+            speech=speech,
         )
         self.boot()  # a simulator is made to be driven at once: its game is on the panels at `time`
         self._read_port()
