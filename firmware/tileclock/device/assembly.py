@@ -326,9 +326,11 @@ class RunningClock:
         return link
 
     def close(self):
-        """Let go of the uplink, the pins, the port and the journal."""
+        """Let go of the uplink, the pins, the port, the voice and the journal."""
         if self.uplink is not None:
             self.uplink.close()  # says `offline` while the journal is still open
+        if self.daemon.speaker is not None:
+            self.daemon.speaker.close()
         self.board.close()
         self.link.close()
         self.journal.close()

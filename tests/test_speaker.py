@@ -1,0 +1,105 @@
+"""The clock's voice (device/speaker.py): never in the clock's way, a failing engine only a fault."""
+
+import subprocess
+import threading
+from dataclasses import replace
+
+from conftest import events, tap
+from tileclock.clock.speech import SpeechSetting, Utterance
+from tileclock.device.config import Config
+from tileclock.device.speaker import Espeak, Speaker, SpeechQueue, espeak_command
+from tileclock.sim.simulator import Simulator
+from tileclock.wire.protocol import unframe
+
+BOTH = SpeechSetting(frozenset("AB"))
+
+
+def test_a_newer_request_replaces_the_older_one_still_waiting_and_the_queue_is_bounded():
+    queue = SpeechQueue(size=3)
+    queue.put(Utterance(1, "A", "ten minutes left", "request"))
+    queue.put(Utterance(2, "A", "overtime"))
+    queue.put(Utterance(3, "B", "five minutes left", "request"))
+    queue.put(Utterance(4, "A", "nine minutes left", "request"))  # replaces A's at 1
+    assert [(u.t_ms, u.side) for u in (queue.get(0), queue.get(0), queue.get(0))] == [
+        (2, "A"),
+        (3, "B"),
+        (4, "A"),
+    ]
+    assert queue.get(0) is None
+    for t in range(5):
+        queue.put(Utterance(t, "A", "overtime"))
+    assert len(queue) == 3 and queue.dropped == 2 and queue.get(0).t_ms == 2  # the oldest went
+
+
+def sim_with(say, sides="AB"):
+    config = replace(Config(), speech=SpeechSetting(frozenset(sides)))
+    return Simulator(config, speech=say)
+
+
+def test_a_failing_engine_is_a_fault_record_and_the_clock_keeps_time():
+    said, broken = [], [True]
+
+    def say(utterance, t_ns):
+        if broken[0]:
+            raise subprocess.CalledProcessError(1, ["aplay"], stderr=b"aplay: main:831: audio open error")
+        said.append((t_ns, utterance.text))
+
+    sim = sim_with(say)
+    tap(sim, "B", 0)
+    tap(sim, "B", 10)  # B asks: the engine fails again
+    broken[0] = False
+    tap(sim, "A", 20)  # A ends its turn: nothing said
+    tap(sim, "STOP", 30)  # said: the fault clears
+    sim.finish(40 * 10**9)
+    records = [unframe(line) for line in sim.serial_lines()]
+    faults = events(records, "fault", "fault_cleared")
+    assert [(r["ev"], r["part"]) for r in faults] == [("fault", "speech"), ("fault_cleared", "speech")]
+    assert faults[0]["detail"].startswith("CalledProcessError")
+    assert [r["ev"] for r in records if r["ev"] in ("start", "switch", "pause")] == [
+        "start",
+        "switch",
+        "pause",
+    ]
+    assert [text for _, text in said] == [
+        "clock stopped, twenty four minutes forty left",  # A ran 20 s
+        "clock stopped, twenty four minutes fifty left",  # B ran 10 s
+    ]
+    sim.close()
+
+
+def test_no_press_waits_for_speech():
+    """The service's speaker: the engine is stuck mid-utterance, yet every record is noted at once
+    and the queue stays bounded; it speaks on as soon as the engine answers."""
+    started, release, done = threading.Event(), threading.Event(), []
+
+    def say(utterance, t_ns):
+        started.set()
+        release.wait(timeout=30)
+        done.append(utterance.text)
+
+    sim = sim_with(lambda u, t: None)
+    speaker = Speaker(sim.clock, BOTH, say, threaded=True)
+    sim.daemon.speaker = speaker
+    sim.daemon.register_wake(speaker.next_wake_ns)
+    tap(sim, "B", 0)
+    assert started.wait(timeout=30)  # the worker is saying the first utterance, and stuck there
+    for t in range(1, 40):
+        tap(sim, "B" if t % 2 else "A", 10 * t)  # turns and requests: the loop never waits
+    assert len(sim.daemon.speaker._queue) <= 8 and not done
+    release.set()
+    speaker.close()
+    sim.close()
+
+
+def test_espeak_is_asked_for_the_voice_rate_and_loudness_then_aplay_plays_it():
+    ran = []
+
+    def run(command, check, capture_output, timeout):
+        assert check and capture_output and timeout
+        ran.append(command)
+
+    Espeak(140, 120, run=run)(Utterance(0, "A", "overtime"), 0)
+    espeak, aplay = ran
+    assert espeak[:6] == ["espeak-ng", "-v", "en-us+klatt4", "-s", "140", "-a"] and espeak[6] == "120"
+    assert espeak[-2:] == ["--", "overtime"] and aplay[:2] == ["aplay", "-q"] and aplay[2] == espeak[8]
+    assert espeak_command("-x", "f.wav", 150, 100)[-2:] == ["--", "-x"]  # words are never options
