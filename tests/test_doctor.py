@@ -120,3 +120,28 @@ def test_a_hall_clock_without_chrony_is_told_the_fix_of_where_it_runs_the_image_
     card = check_wall_clock(hall=True, tracking=lambda: None, root=str(tmp_path))
     assert card.status == WARN and "install.sh" not in card.fix
     assert "time_server" in card.fix and "/etc/tileclock/chrony.conf" in card.fix
+
+
+def test_speech_without_its_engine_or_a_sound_card_is_a_problem_only_when_a_side_hears(tmp_path):
+    from dataclasses import replace
+
+    from tileclock.clock.speech import SpeechSetting
+    from tileclock.device.config import Config
+    from tileclock.device.doctor.speech import check_speech
+
+    off, on = Config(), replace(Config(), speech=SpeechSetting(frozenset("B")))
+    check = check_speech(on, str(tmp_path), missing=["espeak-ng"])
+    assert (
+        check.status == FAIL
+        and "espeak-ng not installed" in check.seen
+        and "apt-get install espeak-ng" in check.fix
+    )
+    check = check_speech(on, str(tmp_path), missing=[])  # no /proc/asound/cards under tmp_path
+    assert check.status == FAIL and "no audio device" in check.seen and "USB sound" in check.fix
+    assert check_speech(off, str(tmp_path), missing=["espeak-ng", "aplay"]).status == OK
+    (tmp_path / "proc" / "asound").mkdir(parents=True)
+    (tmp_path / "proc" / "asound" / "cards").write_text(
+        " 0 [Headphones     ]: bcm2835_headpho - bcm2835 Headphones\n                      bcm2835 Headphones\n"
+    )
+    check = check_speech(on, str(tmp_path), missing=[])
+    assert check.status == OK and "on for B" in check.seen and "Headphones" in check.seen

@@ -18,6 +18,7 @@ from .host import (
 )
 from .panels import check_panels
 from .power import check_power
+from .speech import check_speech
 
 __all__ = ["FAIL", "OK", "WARN", "Check", "report", "run_checks"]
 
@@ -43,6 +44,7 @@ def run_checks(config_path, state_dir, smbus=None, service_user=None, root="/"):
     checks.append(check_service())
     checks.append(check_wall_clock(hall=config.hall is not None, root=root))
     checks.append(check_hall_tls(config))
+    checks.append(check_speech(config, root))
     return [check for check in checks if check is not None]
 
 
