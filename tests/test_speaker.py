@@ -103,3 +103,27 @@ def test_espeak_is_asked_for_the_voice_rate_and_loudness_then_aplay_plays_it():
     assert espeak[:6] == ["espeak-ng", "-v", "en-us+klatt4", "-s", "140", "-a"] and espeak[6] == "120"
     assert espeak[-2:] == ["--", "overtime"] and aplay[:2] == ["aplay", "-q"] and aplay[2] == espeak[8]
     assert espeak_command("-x", "f.wav", 150, 100)[-2:] == ["--", "-x"]  # words are never options
+
+
+def test_a_directors_set_turns_speech_on_and_off_and_is_recorded(sim, tmp_path):
+    """`set speech=B` is a `set` record like any other; from its instant B hears and A does not."""
+    from test_speech_heard import _need_tools
+
+    _need_tools()
+    out = tmp_path / "speech"
+    records = sim(
+        "0 press B\n5 send set speech=B\n10 press B\n20 press A\n30 press A\n35 send set speech=off\n"
+        "40 press STOP\n45 until\n",
+        "--speech",
+        str(out),
+    )
+    assert [r["speech"] for r in events(records, "set")] == ["B", ""]
+    assert sorted(p.name for p in out.glob("*.wav")) == [
+        "t000000000-A.wav",
+        "t000000000-B.wav",
+        "t000010000-B.wav",
+    ]
+    assert (
+        out / "t000010000-B.txt"
+    ).read_text() == "twenty five minutes left\n"  # B asked; A's ask at 30 unheard
+    assert sim("0 send set speech=C\n1 until\n")[-2]["ev"] == "error"

@@ -19,17 +19,21 @@ def test_set_takes_each_of_its_values_at_the_ends_of_their_ranges():
     assert set_values(f"set wall={LAST_WALL_MS}") == {"wall_ms": LAST_WALL_MS}
     assert set_values("set round=1 table=12b") == {"round": 1, "table": "12b"}
     assert set_values("set a=25:00 B=3:05") == {"times_s": {"A": 1500, "B": 185}}
+    assert [set_values(f"set speech={v}") for v in ("A", "b", "BA", "off")] == [
+        {"speech": s} for s in ("A", "B", "AB", "")
+    ]
 
 
 @pytest.mark.parametrize(
-    "word", [f"wall={LAST_WALL_MS + 1}", "round=0", "round=1000", "c=1:00", "colour=red"]
+    "word",
+    [f"wall={LAST_WALL_MS + 1}", "round=0", "round=1000", "c=1:00", "colour=red", "speech=C", "speech="],
 )
 def test_set_refuses_what_it_does_not_know_naming_what_it_does(word):
     with pytest.raises(CommandError) as caught:
         set_values(f"set {word}")
     assert str(caught.value) == (
         f"set: {word!r} (known: wall=MS_SINCE_1970, start=MS_SINCE_1970, round=1-999, "
-        "table=LABEL, A=m:ss, B=m:ss)"
+        "table=LABEL, A=m:ss, B=m:ss, speech=A|B|AB|off)"
     )
 
 

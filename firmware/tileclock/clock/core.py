@@ -296,11 +296,13 @@ class GameClock:
         return self._submit(t_ns, self._on_game, self.requests.answer_call, call, answer, source, by)
 
     def set_scene(
-        self, t_ns, wall_ms=None, round=None, table=None, times_s=None, start_ms=None, by=None, source=None
-    ):
+        self, t_ns, wall_ms=None, round=None, table=None, times_s=None, start_ms=None, by=None, source=None,
+        speech=None,
+    ):  # fmt: skip
         """A director's `set` (scene.py): the time of day at `t_ns`, round, table, starting times,
-        and the round's start (`start_ms`: this game, while nobody has pressed); a `set` record."""
-        scene = (wall_ms, round, table, times_s, start_ms, by, source)
+        and the round's start (`start_ms`: this game, while nobody has pressed), who hears the
+        clock (`speech`: "A", "B", "AB" or "", said by the record for the device's voice); a `set` record."""
+        scene = (wall_ms, round, table, times_s, start_ms, by, source, speech)
         return self._submit(t_ns, self._on_game, self.requests.set_scene, self.scene, *scene)
 
     # ------------------------------------------------------------- game state

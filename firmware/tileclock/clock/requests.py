@@ -58,15 +58,16 @@ class DirectorRequests:
         self._request(t_ns, by, self.play.answer_call, game, t_ns, call, answer, source)
 
     def set_scene(
-        self, game, t_ns, scene, wall_ms, round, table, times_s, start_ms=None, by=None, source=None
-    ):
+        self, game, t_ns, scene, wall_ms, round, table, times_s, start_ms=None, by=None, source=None,
+        speech=None,
+    ):  # fmt: skip
         """A `set` taken by `scene` (a `Scene`): starting times for `game` while nobody has pressed,
         and the round's start at the time of day `start_ms`; a `set` record says what was set, for
         which game and the way it came (`source`; an `error` record why a start cannot be taken)."""
-        what = (wall_ms, round, table, times_s, start_ms, source)
+        what = (wall_ms, round, table, times_s, start_ms, source, speech)
         self._request(t_ns, by, self._set, game, t_ns, scene, *what)
 
-    def _set(self, game, t_ns, scene, wall_ms, round, table, times_s, start_ms, source):
+    def _set(self, game, t_ns, scene, wall_ms, round, table, times_s, start_ms, source, speech):
         if start_ms is not None:  # refused before anything is set
             if game.state != State.READY:
                 raise Refused(f"set start: only on a fresh game ({game.state}): start a new game first")
@@ -82,6 +83,8 @@ class DirectorRequests:
             fields.update(
                 _round_start_at(game, t_ns, wall_ms if wall_ms is not None else scene.wall_ms(t_ns), start_ms)
             )
+        if speech is not None:
+            fields["speech"] = speech  # the device's voice follows it (device/speaker.py)
         self._emit("set", t_ns, **fields, **({"source": source} if source else {}))
 
     def _request(self, t_ns, by, action, *args):

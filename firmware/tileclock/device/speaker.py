@@ -20,7 +20,7 @@ import threading
 import wave
 from collections import deque
 
-from ..clock.speech import WARNINGS_S, merged, next_warning_ns, said, warning
+from ..clock.speech import WARNINGS_S, merged, next_warning_ns, parse_sides, said, warning
 from ..clock.timecode import NS_PER_MS, NS_PER_S
 
 #: The voice that a grammar-based recogniser decoded best of those tried (the tests decode it):
@@ -195,6 +195,8 @@ class Speaker:
 
     def note(self, record):
         """A record the clock made: say what it calls for."""
+        if record.ev == "set" and "speech" in record.extra:  # a director's `set speech=`
+            self.sides = parse_sides(record.extra["speech"])
         t0_ns = self.clock.t0_ns
         for item in merged(said(record.as_dict(), self.sides)):
             self._give(item, t0_ns + item.t_ms * NS_PER_MS)

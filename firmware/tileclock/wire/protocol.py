@@ -253,6 +253,10 @@ def _code(args):
     return Command("code", (game, base, tokens * 2 if len(tokens) == 1 else tokens))
 
 
+#: `set speech=`'s values: the sides that hear the clock, as the `set` record says them
+_SPEECH_SIDES = {"A": "A", "B": "B", "AB": "AB", "BA": "AB", "OFF": ""}
+
+
 def _set_values(args):
     """`set`'s KEY=VALUE words as the clock's `set_scene` arguments; CommandError says what is wrong."""
     values = {}
@@ -267,13 +271,15 @@ def _set_values(args):
             values["round"] = int(value)
         elif key == "table" and is_label(value):
             values["table"] = value
+        elif key == "speech" and value.upper() in _SPEECH_SIDES:
+            values["speech"] = _SPEECH_SIDES[value.upper()]  # who hears the clock (clock/speech.py)
         elif key in ("a", "b") and _START_TIME.fullmatch(value):
             minutes, seconds = value.split(":")
             values.setdefault("times_s", {})[key.upper()] = int(minutes) * 60 + int(seconds)
         else:
             raise CommandError(
                 f"set: {word[:30]!r} (known: wall=MS_SINCE_1970, start=MS_SINCE_1970, round=1-999, "
-                "table=LABEL, A=m:ss, B=m:ss)"
+                "table=LABEL, A=m:ss, B=m:ss, speech=A|B|AB|off)"
             )
     if not values:
         raise CommandError("set: nothing to set")

@@ -47,6 +47,7 @@ KINDS = {
     "display_time": lambda value: isinstance(value, str) and DISPLAY_TIME.fullmatch(value) is not None,
     "side": lambda value: value in SIDES,
     "side_or_both": lambda value: value in SIDES or value == "both",
+    "speech_sides": lambda value: value in ("", "A", "B", "AB"),
     "button": lambda value: value in BUTTONS,
     "sides_ms": lambda value: isinstance(value, dict) and all(_natural(value.get(side)) for side in SIDES),
     "some_sides_ms": lambda value: (
@@ -180,6 +181,8 @@ EVENTS = _events(
             "wall_mono_ns": "int",
             "start_wall_ms": "natural_or_null",
             "time_ms": "some_sides_ms",
+            # who hears the clock from now on (docs/director-guide.md#speech): "A", "B", "AB" or ""
+            "speech": "speech_sides",
             # the round's start as a time of day, its instant in the game, how late the command came
             "start_ms": "natural",
             "start_at_ns": "natural",
