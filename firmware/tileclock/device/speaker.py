@@ -200,25 +200,20 @@ class Speaker:
         t0_ns = self.clock.t0_ns
         for item in merged(said(record.as_dict(), self.sides)):
             self._give(item, t0_ns + item.t_ms * NS_PER_MS)
-        self._due_ns = None  # the running side may have changed: asked again at the next tick
 
     def tick(self, now_ns):
-        """At each wake: 5:00 or 1:00 reached on the running side's display, if now."""
+        """At each wake, after its records: 5:00 or 1:00 reached on the running side's display, if
+        now; then when it next falls due (the running side may have changed since)."""
         clock = self.clock
         side = clock.run
+        due, self._due_ns = self._due_ns, None
         if side is None or side not in self.sides or clock.state != "running":
-            self._due_ns = None
             return
-        if self._due_ns is not None and now_ns >= self._due_ns:
-            shown = clock.display_seconds(side, now_ns)
-            if shown in WARNINGS_S and now_ns - self._due_ns < NS_PER_S:
-                t_ms = (self._due_ns - clock.t0_ns) // NS_PER_MS
-                for item in warning(t_ms, side, shown, self.sides):
-                    self._give(item, self._due_ns)
-            self._due_ns = None
-        if self._due_ns is None:
-            shown = clock.display_seconds(side, now_ns)
-            self._due_ns = next_warning_ns(shown, clock.used_ns(side, now_ns), now_ns)
+        shown = clock.display_seconds(side, now_ns)
+        if due is not None and due <= now_ns < due + NS_PER_S and shown in WARNINGS_S:
+            for item in warning((due - clock.t0_ns) // NS_PER_MS, side, shown, self.sides):
+                self._give(item, due)
+        self._due_ns = next_warning_ns(shown, clock.used_ns(side, now_ns), now_ns)
 
     def next_wake_ns(self):
         """When the loop must wake for a warning, or None (a loop wake source)."""
