@@ -30,7 +30,7 @@ class SpeechSetting:
     and loudness (0-200, espeak-ng's amplitude)."""
 
     sides: frozenset = frozenset()
-    rate: int = 150
+    rate: int = 140
     volume: int = 100
 
 
