@@ -56,9 +56,12 @@ if [ "$DRY" = 1 ] || apt-cache show python3-lgpio >/dev/null 2>&1; then
 else
   say "    no python3-lgpio in this archive (Pi OS has it): the gpiod backend does without"
 fi
+# a blind player's speech (docs/director-guide.md#speech): espeak-ng and aplay, about 14 MB with
+# every language's voice data; always installed, so a director can turn speech on at any table
+packages+=(espeak-ng alsa-utils)
 run env DEBIAN_FRONTEND=noninteractive apt-get install -y "${packages[@]}"
 
-say "2/6 the service user, with the groups for GPIO, I2C, SPI and the serial port"
+say "2/6 the service user, with the groups for GPIO, I2C, SPI, the serial port and audio"
 if ! id "$USER_NAME" >/dev/null 2>&1 || [ "$DRY" = 1 ]; then
   run useradd --system --user-group --home-dir /nonexistent --shell /usr/sbin/nologin "$USER_NAME"
 fi
@@ -75,7 +78,7 @@ if [ "$missing" = 1 ]; then
   mkdir -p "$ROOT/etc/udev/rules.d"
   install -m 0644 "$SRC/systemd/60-tileclock-devices.rules" "$ROOT/etc/udev/rules.d/60-tileclock-devices.rules"
 fi
-run usermod -a -G gpio,i2c,spi,dialout "$USER_NAME"
+run usermod -a -G gpio,i2c,spi,dialout,audio "$USER_NAME"  # audio: the earphone (speech)
 # the group reads the journal (the service writes it 0640 in a 0750 directory) and the config: the
 # login that ran sudo joins it, so `tileclock export` and `tileclock doctor` work without sudo from
 # its next login

@@ -41,7 +41,7 @@ def test_a_dry_run_writes_every_file_and_lists_every_command(pi):
     assert "console=serial0" not in (pi / "boot" / "firmware" / "cmdline.txt").read_text()
     commands = (pi / "commands.txt").read_text()
     assert "python3 -m venv --system-site-packages /opt/tileclock/venv" in commands
-    assert "usermod -a -G gpio,i2c,spi,dialout tileclock" in commands
+    assert "usermod -a -G gpio,i2c,spi,dialout,audio tileclock" in commands
     assert commands.strip().endswith("systemctl enable --now tileclock.service")
     assert os.readlink(pi / "usr" / "local" / "bin" / "tileclock") == "/opt/tileclock/venv/bin/tileclock"
 
