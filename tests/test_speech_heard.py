@@ -151,6 +151,7 @@ HARD = [  # the pairs a recogniser confused at other rates and voices (-teen and
 ]
 
 
+@pytest.mark.slow  # 13 more decodes (8 s): make test decodes every utterance of the game above
 def test_the_phrases_a_recogniser_confuses_most_decode_exactly(tmp_path):
     from tileclock.clock.speech import SpeechSetting, Utterance
     from tileclock.device.speaker import WavWriter
