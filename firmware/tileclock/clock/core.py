@@ -15,6 +15,7 @@ It is assembled from parts, each with one concern:
 - `requests.DirectorRequests`: the director's requests, from adjust to a call's answer (`calls`);
 - `schedule.Schedule`: inputs in time order; `record_log.RecordLog`: the records made; `due`,
   `readings`: what falls due with no input, and the queries, as plain functions;
+- `selftest.SelfTests`: the self-test before a round (its presses never the game's);
 - `recovery.take_up`: the journal's last game, a pure function of its records (history.rebuild).
 
 Each part owns its state and is handed what it needs of the others (no mixins); the clock owns
@@ -28,13 +29,14 @@ from ..wire.records import SIDES
 from . import readings
 from .accounting import Accounting
 from .due import due_timers
-from .gestures import BothChord, ButtonTiming, Chord, Contacts, Gestures
+from .gestures import BothChord, ButtonTiming, Chord, Contacts, Gestures, SelfTestHold
 from .play import Play, Refused
 from .record_log import RecordLog
 from .recovery import take_up
 from .requests import DirectorRequests
 from .scene import Scene
 from .schedule import Schedule
+from .selftest import SelfTests
 from .state import GameState, State, other
 from .timecode import NS_PER_MS, NS_PER_S, ms
 from .timers import TimerKind, earliest
@@ -87,12 +89,14 @@ class GameClock:
         self.play = Play(rules, timing, self.accounting, self._emit, lambda: self.log.seq, self._start_game)
         self.play.wall, self.play.scene_wall = wall, lambda t_ns: self.scene.wall_ms(t_ns)  # a call's
         self.requests = DirectorRequests(self.play, self._emit)
+        self.selftests = SelfTests(timing, self.contacts, self._emit)
         self._handlers = {
             TimerKind.RULE: lambda t_ns, due: self.play.rule_due(self.game, t_ns, due),
             TimerKind.ROUND: lambda t_ns, _: self.play.end(self.game, t_ns, "round_over"),
             TimerKind.ROUND_START: lambda t_ns, _: self.play.round_start(self.game, t_ns),
             TimerKind.STUCK: lambda t_ns, button: self._act(self.gestures.mark_stuck(button, t_ns)),
             TimerKind.CHECKPOINT: lambda t_ns, _: self._emit("checkpoint", t_ns),
+            TimerKind.SELFTEST: lambda t_ns, _: self.selftests.fire(t_ns),
         }
 
     @property
@@ -157,7 +161,8 @@ class GameClock:
 
     def view(self, t_ns):
         """What the screens show at `t_ns` (call `advance` first for events up to then)."""
-        return readings.view(self.game, self.accounting, self.gestures, t_ns, self.play.calls.shown())
+        view = readings.view(self.game, self.accounting, self.gestures, t_ns, self.play.calls.shown())
+        return replace(view, selftest=self.selftests.view())
 
     def contacts_decided_by(self):
         """When every contact change made so far will have been decided, or None if none is undecided."""
@@ -291,6 +296,10 @@ class GameClock:
         """The director reopens an ended game (not a forfeit), stopped, exactly as it was."""
         return self._submit(t_ns, self._on_game, self.requests.reopen, source, by)
 
+    def selftest(self, t_ns, source="serial", by=None):
+        """A director's self-test (selftest.py): only on a fresh game, as the buttons' gesture."""
+        return self._submit(t_ns, self._on_game, self.requests.selftest, self.selftests, source, by)
+
     def answer_call(self, t_ns, call, answer, source="serial", by=None):
         """The director's answer to the board's call `call`, `taken` or `done`; refused if not open."""
         return self._submit(t_ns, self._on_game, self.requests.answer_call, call, answer, source, by)
@@ -332,18 +341,25 @@ class GameClock:
 
     def _fire(self, timer):
         self._handlers[timer.kind](timer.at_ns, timer.subject)
+        self.selftests.check(self.game, timer.at_ns)  # a round's start cancels a self-test
 
     def _timers(self, checkpoints=True):
         """The game's time-driven work from where it has been taken to (see due.py)."""
         done_ns, last_ns = self.schedule.done_ns, self.log.last_t_ns
         every_ms = self.checkpoint_ms if checkpoints else None
-        return due_timers(self.game, done_ns, self.accounting, self.gestures, every_ms, last_ns)
+        yield from due_timers(self.game, done_ns, self.accounting, self.gestures, every_ms, last_ns)
+        yield from self.selftests.timers()
 
     def _on_game(self, t_ns, action, *args):
         action(self.game, t_ns, *args)
+        self.selftests.check(self.game, t_ns)  # a director's late start cancels a self-test
 
     def _transition(self, t_ns, button, down):
+        if self.selftests.take(button, down, t_ns):
+            self.gestures.last_input_ns = t_ns  # the test's presses keep the panels awake
+            return
         self._act(self.gestures.transition(button, down, t_ns, self.state))
+        self.selftests.check(self.game, t_ns)  # the first press of a game cancels a self-test
 
     def _is_dark(self, t_ns):
         if self.dark_after_ms is None or self._game is None:
@@ -379,6 +395,9 @@ class GameClock:
             if isinstance(intent, Chord | BothChord):
                 intent = self._dated_in_order(intent)
             try:
+                if isinstance(intent, SelfTestHold):
+                    self.selftests.start(self.game, intent.t_ns, "buttons")
+                    continue
                 self.play.intent(self.game, intent)
             except Refused as why:
                 self._emit("error", intent.t_ns, detail=str(why))

@@ -46,6 +46,13 @@ class ButtonTiming:
     correction_ms: int = 60_000
     #: A button held down longer than this is stuck: a fault, and its release does nothing.
     stuck_ms: int = 10_000
+    #: On a fresh game, hold STOP, then both sides together this long, and let all go: a self-test
+    #: (selftest.py); shorter, the same chord is both players late.
+    selftest_hold_ms: int = 3000
+    #: In a self-test, each button asked must be pressed, and let go, within this long.
+    selftest_wait_ms: int = 10_000
+    #: In a self-test, every pixel of both panels is lit this long.
+    selftest_light_ms: int = 2000
 
     def conflict(self):
         """(key, why) for the first setting the others make useless or unsafe, or None."""
@@ -128,6 +135,14 @@ class BothChord:
 
 
 @dataclass(frozen=True)
+class SelfTestHold:
+    """On a fresh game, STOP held, both sides held together `selftest_hold` and all let go: a
+    self-test (dated at STOP's release, when all three are up)."""
+
+    t_ns: int
+
+
+@dataclass(frozen=True)
 class Ignored:
     """A press that means nothing here, and why."""
 
@@ -172,6 +187,8 @@ class Contacts:
     def __init__(self, timing):
         window_ns = timing.min_press_ms * NS_PER_MS
         self._buttons = {name: Debouncer(window_ns) for name in BUTTONS}
+        #: pulses each contact made that came back before the glitch window (chatter), ever
+        self.chatter = dict.fromkeys(BUTTONS, 0)
 
     def edge(self, button, down, t_ns, not_before_ns, order):
         """One raw edge (`order`: its place among all edges): the (button, down, t_ns, order)
@@ -186,7 +203,11 @@ class Contacts:
 
     def fire(self, timer, not_before_ns):
         """The transitions a contact timer makes real."""
-        return self._settled(timer.subject, self._buttons[timer.subject].settle(timer.at_ns), not_before_ns)
+        debouncer = self._buttons[timer.subject]
+        change = debouncer.settle(timer.at_ns)
+        if change is None and debouncer.deadline() is None:  # decided, and back where it was
+            self.chatter[timer.subject] += 1
+        return self._settled(timer.subject, change, not_before_ns)
 
     def safe_until(self):
         """(t_ns, order) of the first edge of the earliest undecided change, or None: nothing after
@@ -220,10 +241,12 @@ class Gestures:
         self._stop_hold = None
         self._chord = {}  # side -> when it went down under a held STOP
         self._both = False  # both sides were down together in this chord
+        self._both_long = False  # ... and held together `selftest_hold` before either was let go
         self._chord_from_ns = None  # the first edge of the chord's first side press
         self._chord_activity_ns = None  # the last chord edge: a STOP in use is not stuck
         self._confirm_until = None  # a STOP press before this confirms the end
         self._taps = []  # the first edges of the STOP taps that may be a call, oldest first
+        self._selftest_armed = False  # a self-test hold made: STOP's release starts it
 
     def new_game(self):
         """A new game begins: no chord, pending confirmation or tap carries over into it."""
@@ -232,6 +255,7 @@ class Gestures:
         self._both = False
         self._chord_from_ns = None
         self._confirm_until = None
+        self._selftest_armed = False
 
     def transition(self, button, down, t_ns, state):
         """A real press (`down`) or release of `button` at `t_ns`: the intents it makes."""
@@ -246,6 +270,7 @@ class Gestures:
         """`button`'s stuck timer fired."""
         self.stuck.add(button)
         self._taps = []
+        self._selftest_armed = False
         return [Stuck(t_ns, button)]
 
     def timers(self):
@@ -311,7 +336,7 @@ class Gestures:
                 return [Unstuck(t_ns, button)]  # a stuck button's release is not a gesture
         if button == STOP:
             return self._stop_down(t_ns, state) if down else self._stop_up(t_ns, state)
-        return self._side_down(button, t_ns, state) if down else self._side_up(button, t_ns)
+        return self._side_down(button, t_ns, state) if down else self._side_up(button, t_ns, state)
 
     def _stop_down(self, t_ns, state):
         confirming = self._confirm_until is not None and t_ns < self._confirm_until
@@ -329,6 +354,11 @@ class Gestures:
     def _stop_up(self, t_ns, state):
         hold_from, since_ns = self._end_hold_from(), self._stop_hold.since_ns if self._stop_hold else None
         self._stop_hold = None
+        if self._selftest_armed:
+            self._selftest_armed = False
+            if state == State.READY and not self._chord:
+                self._taps = []
+                return [SelfTestHold(t_ns)]
         if hold_from is None:
             self._taps = []  # a chord, a confirmation, or a STOP that stopped the clock: no tap
             return []
@@ -357,19 +387,25 @@ class Gestures:
             self._both = True
         else:
             self._chord_from_ns = t_ns
+            self._both_long = False
         self._chord[side] = t_ns
         self._chord_activity_ns = t_ns
         return []
 
-    def _side_up(self, side, t_ns):
+    def _side_up(self, side, t_ns, state):
         since = self._chord.pop(side, None)
         if since is None:
             return []
         self._chord_activity_ns = t_ns
         if self._both:
             if any(s in self._chord for s in SIDES):
+                together_ns = t_ns - max(since, self._chord[other(side)])  # both down, STOP held
+                self._both_long = together_ns >= self.timing.selftest_hold_ms * NS_PER_MS
                 return []  # the chord ends when both sides are let go
             self._both = False
+            if self._both_long and state == State.READY:  # a self-test, once STOP is let go too
+                self._selftest_armed = True
+                return []
             return [BothChord(self._chord_from_ns)]
         held = t_ns - since >= self.timing.correction_hold_ms * NS_PER_MS
         return [Chord(since, side, held)]

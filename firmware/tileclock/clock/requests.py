@@ -57,6 +57,10 @@ class DirectorRequests:
         """The answer to the board's call `call` (its record's seq): `taken` or `done`."""
         self._request(t_ns, by, self.play.answer_call, game, t_ns, call, answer, source)
 
+    def selftest(self, game, t_ns, selftests, source, by=None):
+        """A self-test (`selftests`, a `selftest.SelfTests`): only on a fresh game."""
+        self._request(t_ns, by, selftests.start, game, t_ns, source, by)
+
     def set_scene(
         self, game, t_ns, scene, wall_ms, round, table, times_s, start_ms=None, by=None, source=None,
         speech=None,

@@ -13,6 +13,7 @@ class TimerKind(IntEnum):
     ROUND_START = 3  # the round starts at the instant the director set (`set start=`)
     STUCK = 4  # a button held down too long is a fault (subject: button)
     CHECKPOINT = 5  # a checkpoint record while a side runs
+    SELFTEST = 6  # a self-test moves on: a button not answered in time, the light ends
 
 
 @dataclass(frozen=True, order=True)

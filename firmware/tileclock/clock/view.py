@@ -68,6 +68,8 @@ class View:
     #: adds it, never the core: it is not in any record); and the sides whose panel shows it.
     score_link: tuple | None = None
     code: tuple = ()
+    #: A self-test running or showing its result (`selftest.SelfTestView`), else None.
+    selftest: object = None
 
     def side(self, name):
         return self.A if name == "A" else self.B

@@ -51,6 +51,7 @@ class CommandHandler:
             "ack": self._ack,
             "late": self._late,
             "reopen": self._reopen,
+            "selftest": self._selftest,
             "call": self._call,
             "code": self._code,
         }
@@ -184,6 +185,9 @@ class CommandHandler:
 
     def _reopen(self, now_ns, **asked):
         return self.publish(self.clock.reopen(now_ns, **asked))
+
+    def _selftest(self, now_ns, **asked):
+        return self.publish(self.clock.selftest(now_ns, **asked))
 
     def _adjust(self, now_ns, side, delta_ms, **asked):
         return self.publish(self.clock.adjust(now_ns, side, delta_ms, **asked))

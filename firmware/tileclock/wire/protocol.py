@@ -5,7 +5,7 @@ the CRC-32 (as zlib computes it) of the line's bytes with that field removed,
 in eight lower-case hex digits. Every line stays valid JSON.
 
 A command is one line of ASCII: `status`, `resend FROM [TO]`, `adjust SIDE DELTA_MS*CRC`,
-`round over*CRC`, `new game*CRC`, `late A|B|both*CRC`, `reopen*CRC`, `set KEY=VALUE ...*CRC`, `call taken|done
+`round over*CRC`, `new game*CRC`, `late A|B|both*CRC`, `reopen*CRC`, `selftest*CRC`, `set KEY=VALUE ...*CRC`, `call taken|done
 SEQ*CRC`, `ack SEQ*CRC` or `code GAME BASE TOKEN_A TOKEN_B*CRC` (the hall's score links for game
 GAME, one a side, each shown as a QR code on its own side's panel; `code GAME BASE TOKEN`, one
 token for both, as halls before each side had its own sent it), where CRC is the CRC-32 of the text before `*`. Any command that changes the game
@@ -135,7 +135,7 @@ def _checked_body(line, limits=LIMITS):
 @dataclass(frozen=True)
 class Command:
     """One director's command: `status`, `resend` (first, last), `adjust` (side, delta_ms),
-    `round_over`, `new_game`, `late` (player,), `reopen`, `set` (values,: `set_scene`'s keyword arguments),
+    `round_over`, `new_game`, `late` (player,), `reopen`, `selftest`, `set` (values,: `set_scene`'s keyword arguments),
     `call` (seq, answer), `ack` (seq,) or `code` (game seq, base, (token A, token B)); `by`, who sent it (a
     label), if the line said."""
 
@@ -207,6 +207,8 @@ def _command(name, args, checked):
         return _checked(Command("new_game"), checked, "new game opens the next game", "new game")
     if name == "reopen" and not args:
         return _checked(Command("reopen"), checked, "reopen changes the game", "reopen")
+    if name == "selftest" and not args:  # on a fresh game only (the clock refuses it otherwise)
+        return _checked(Command("selftest"), checked, "selftest takes over the buttons", "selftest")
     if name == "late" and len(args) == 1:
         player = args[0].upper() if args[0].upper() in SIDES else args[0].lower()
         if player not in (*SIDES, "both"):
@@ -226,7 +228,7 @@ def _command(name, args, checked):
         return _checked(Command("set", (values,)), checked, "set changes the game", "set round=3")
     raise CommandError(
         f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS, round over, "
-        "new game, late A|B|both, reopen, set KEY=VALUE..., call taken|done SEQ, ack SEQ, code GAME BASE TOKEN_A TOKEN_B)"
+        "new game, late A|B|both, reopen, selftest, set KEY=VALUE..., call taken|done SEQ, ack SEQ, code GAME BASE TOKEN_A TOKEN_B)"
     )
 
 

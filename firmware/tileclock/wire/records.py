@@ -56,6 +56,7 @@ KINDS = {
     "state": lambda value: value in STATES,
     "run": lambda value: value is None or value in SIDES,
     "call_answer": lambda value: value in ("taken", "done"),
+    "selftest_result": lambda value: value in ("pass", "fail", "cancelled"),
     "time_of_day_2020_to_2100": is_time_of_day,
     "seqs": lambda value: isinstance(value, list) and len(value) == 2 and all(map(_natural, value)),
 }
@@ -113,6 +114,10 @@ class Event:
 def _events(*events):
     return {event.name: event for event in events}
 
+
+_SELFTEST_BUTTON = Obj({"answer_ms": "natural_or_null", "held_ms": "natural_or_null", "chatter": "natural"})
+#: A `selftest` record's buttons: what each answered.
+SELFTEST_BUTTONS = Obj(dict.fromkeys(BUTTONS, _SELFTEST_BUTTON))
 
 #: Where a game sits in the tournament (scene.py): on `new_game`, `end` and `set` records.
 _SCENE = {"round": "natural_or_null", "table": "str_or_null", "wall_ms": "natural_or_null"}
@@ -217,6 +222,13 @@ EVENTS = _events(
     ),
     Event("fault", {"part": "str", "detail": "str"}, {"skipped": "seqs", "lost": "seqs", "pruned": "seqs"}),
     Event("fault_cleared", {"part": "str"}),
+    # the self-test before a round (clock/selftest.py): `result` `pass`, `fail` or `cancelled`; per
+    # button its answer and contact time (null: none) and the chatter seen; `failed`, what failed
+    Event(
+        "selftest",
+        {"result": "selftest_result", "buttons": SELFTEST_BUTTONS, "failed": ListOf("str", 10)},
+        {"source": "str", **_BY},
+    ),
 )
 
 #: Records that start or stop a clock carry `at_ns`, their exact instant, so a restart can rebuild
