@@ -109,6 +109,31 @@ def scenes():
         tap(school_call, "STOP", t_s)
     school_call.advance(45 * 60 * S)
     yield "call_round", school_call.view(45 * 60 * S)
+    # the self-test (docs/player-guide.md): asked for A, then B with A answered, all lit, PASS, FAIL
+    test = GameClock(PROFILES["naspa"])
+    test.new_game(0)
+    test.selftest(S)
+    yield "selftest_a", test.view(2 * S)
+    tap(test, "A", 3)
+    test.advance(4 * S)
+    yield "selftest_b", test.view(4 * S)
+    tap(test, "B", 5)
+    tap(test, "STOP", 6)
+    test.advance(7 * S)
+    yield "selftest_light", test.view(7 * S)
+    test.advance(9 * S)
+    yield "selftest_pass", test.view(9 * S)
+    failed = GameClock(PROFILES["naspa"])
+    failed.new_game(0)
+    failed.selftest(S)
+    failed.advance(11 * S + S // 2)  # A not pressed within 10 s
+    tap(failed, "B", 12)
+    failed.edge("STOP", True, 13 * S)
+    failed.edge("STOP", False, 13 * S + S // 10)
+    failed.edge("STOP", True, 13 * S + S // 10 + 2_000_000)  # a 2 ms pulse: chatter
+    failed.edge("STOP", False, 13 * S + S // 5)
+    failed.advance(20 * S)
+    yield "selftest_fail", failed.view(20 * S)
     # the hall's score link held (the final screen says how to show it), then shown as a QR code
     link = ("HTTP://192.168.1.20:8080/S/12", ("7Q4K2M9X", "7Q4K2M9X"))  # (base, (token A, token B))
     yield "score_link", replace(round_.view(50 * 60 * S + S), score_link=link)
@@ -184,3 +209,11 @@ def test_text_drawn_from_the_cache_is_pixel_for_pixel_pillows(text, size, anchor
     draw_text(ours, (x, y), text, size, fill=fill, anchor=anchor)
     ImageDraw.Draw(pillows).text((x, y), text, font=font(size), fill=fill, anchor=anchor)
     assert ours.tobytes() == pillows.tobytes()
+
+
+def test_the_self_test_lights_every_pixel_of_both_panels_and_asks_in_words_that_fit():
+    for side in "AB":
+        assert set(render(SCENES["selftest_light"], Panel(faces=side)).getdata()) == {1}
+    from tileclock.device.screen.selftest_screen import LARGE
+
+    assert font(LARGE).getlength("PRESS STOP") <= Panel().width

@@ -11,7 +11,8 @@ Each panel faces one player. Layout of the 128x64 panel:
     row 48-63   whose turn it is: a solid white band reading YOUR TURN when
                 this side's clock runs, so it shows across the board
 
-After a game, a panel may show the hall's score link as a QR code instead (`score_screen.py`).
+After a game, a panel may show the hall's score link as a QR code instead (`score_screen.py`);
+before one, a self-test's screens (`selftest_screen.py`).
 
 The pointer at the top left is the turn mark: small, so that after a switch
 it is the first bytes on the bus (gone from one panel, drawn on the other) and
@@ -26,6 +27,7 @@ from PIL import Image, ImageDraw
 from ...clock.state import State
 from ...clock.timecode import format_clock
 from ...clock.view import Hint
+from .selftest_screen import render_selftest
 from .text import BIG, SMALL, draw_text, font
 
 TIME_RIGHT = 100  # the big time's right edge; the penalty sits to its right
@@ -208,6 +210,8 @@ def _draw_pointers(draw, view, panel, shift, theirs=None):
 def render(view, panel, shift=(0, 0)):
     """Draw `view` for `panel`: a mode-"1" image the size of the panel, moved by `shift` pixels."""
     side = panel.faces
+    if view.selftest is not None:
+        return render_selftest(view.selftest, panel, shift)
     if side in view.code and view.score_link is not None and view.hint is None:
         from .score_screen import draw_code  # segno is loaded only once a code is shown
 
