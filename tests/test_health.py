@@ -10,11 +10,13 @@ import pytest
 from conftest import tap
 from fake_sysfs import FakeSysfs
 from hall_helpers import Listener, hall_config, wait_for
+from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config import Config
 from tileclock.device.health import Health, folder_kb, uptime_s, wifi_signal
 from tileclock.device.power import PowerWatch, find_source
 from tileclock.device.timesync import TimeReport
 from tileclock.sim.simulator import Simulator
+from tileclock.wire.protocol import with_crc
 from tileclock.wire.state import MAX_STATE_BYTES, StateError, decode_state
 
 #: /proc/net/wireless as the kernel writes it (net/wireless/wext-proc.c): two lines of headings
@@ -207,5 +209,28 @@ def test_the_state_on_the_broker_says_the_clock_s_health_and_why_it_last_started
     sim.close()
     again = Simulator(config, state_dir=str(tmp_path / "c1"))  # mid-game, on a new boot (its own time)
     wait_for(lambda: again.uplink.pump() or (health() or {}).get("restart") == "power_cut", what="restart")
+    again.close()
+    listener.close()
+
+
+def test_the_state_says_the_last_self_test_until_the_clock_restarts(broker, tmp_path):
+    listener = Listener(broker)
+    config = replace(Config(clock_id="c1"), hall=hall_config(broker, "c1"))
+
+    def selftest():
+        states = listener.payloads("tileclock/c1/state") or [b"{}"]
+        return json.loads(states[-1]).get("selftest", "none")
+
+    sim = Simulator(config, state_dir=str(tmp_path / "c1"))
+    sim.send(with_crc("selftest"), 1 * NS_PER_S)
+    for t_s in (2, 3):  # A and B answer, STOP never does
+        tap(sim, "AB"[t_s - 2], t_s)
+    sim.run_to(20 * NS_PER_S)
+    wait_for(lambda: sim.uplink.pump() or selftest() != "none", what="the self-test in the state")
+    assert selftest() == {"result": "fail", "failed": ["STOP not pressed"]}
+    assert decode_state(listener.payloads("tileclock/c1/state")[-1], "c1")["selftest"]["result"] == "fail"
+    sim.close()
+    again = Simulator(config, state_dir=str(tmp_path / "c1"))  # restarted: never tested since
+    wait_for(lambda: again.uplink.pump() or selftest() == "none", what="forgotten")
     again.close()
     listener.close()

@@ -138,3 +138,16 @@ def test_an_unsealed_command_is_refused_saying_what_a_seal_looks_like():
         unseal(key, "t01", b"pause", 4)
     assert str(caught.value) == "refused: a command without this clock's seal (sig COUNTER MADE MAC COMMAND)"
     assert isinstance(caught.value, WireError) and caught.value.reason == Reason.BAD_COMMAND
+
+
+def test_a_self_test_is_taken_as_said_and_one_out_of_shape_refuses_the_state():
+    said = {"result": "fail", "failed": ["A not pressed", "STOP chatter"]}
+    assert decoded(selftest=said)["selftest"] == said
+    assert "selftest" not in decoded()  # never tested since its start: not said
+    for bad in (
+        {"result": "maybe", "failed": []},
+        {"result": "pass"},
+        "pass",
+        {"result": "fail", "failed": ["x" * 41]},
+    ):
+        assert "selftest" in str(refused(selftest=bad))

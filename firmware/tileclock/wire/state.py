@@ -102,6 +102,8 @@ def _fields(value, clock_id):
         state["time"] = _time(value["time"], bad)
     if value.get("health") is not None:  # said by a clock on the hall (device/health.py)
         state["health"] = _health(value["health"], bad)
+    if value.get("selftest") is not None:  # said by a clock self-tested since its start
+        state["selftest"] = _selftest(value["selftest"], bad)
     if "tls" in value:  # said only by a clock that reaches the broker without TLS
         if value["tls"] is not False:
             bad("tls")
@@ -151,6 +153,20 @@ def _health(item, bad):
     said["wifi"] = _wifi(item.get("wifi"), bad)
     said["power"] = _power(item.get("power"), bad)
     return said
+
+
+def _selftest(item, bad):
+    """The clock's last self-test since its start (clock/selftest.py): `pass` or `fail`, and what
+    failed (a few short phrases: `A not pressed`)."""
+    failed = item.get("failed") if isinstance(item, dict) else None
+    if not (
+        isinstance(failed, list)
+        and item.get("result") in ("pass", "fail")
+        and len(failed) <= 6
+        and all(isinstance(f, str) and len(f) <= 40 for f in failed)
+    ):
+        bad("selftest")
+    return {"result": item["result"], "failed": list(failed)}
 
 
 def _wifi(item, bad):

@@ -40,6 +40,8 @@ class RetainedState:
         self.time_report = None
         #: () -> the clock's health (`health.Health`, read at most every 30 s), or None: not said
         self.health = None
+        #: this run's last self-test (`selftest` record: result, failed), None: none since the start
+        self._selftest = None
         self._restart = None  # why this run started: `recovered`'s reason (None: "start", a fresh game)
         #: False: the uplink reaches the broker without TLS, said in the state (the page shows it)
         self.tls = True
@@ -71,6 +73,9 @@ class RetainedState:
                 self._faults.pop(str(record.get("part")), None)
             if record.get("ev") == "boot":
                 self._restart = "start"  # a run that took no game up (the first, or one ended)
+                self._selftest = None  # passed or failed since its last restart, or never tested
+            elif record.get("ev") == "selftest" and record.get("result") in ("pass", "fail"):
+                self._selftest = {"result": record["result"], "failed": list(record.get("failed") or [])}
             elif record.get("ev") == "recovered":
                 self._restart = str(record.get("reason", "restart"))
             if "board" in record:
@@ -113,6 +118,8 @@ class RetainedState:
             state["time"] = self.time_report()
         if self.health is not None:
             state["health"] = {**self.health(), "restart": self._restart or "start"}
+        if self._selftest is not None:
+            state["selftest"] = self._selftest
         if not self.tls:  # said only when off: a TLS clock's state is as it was
             state["tls"] = False
         text = json.dumps(state, separators=(",", ":"), sort_keys=True)

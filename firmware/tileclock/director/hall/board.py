@@ -82,6 +82,8 @@ class Board:
             "time": self.state.get("time"),
             # the clock's health (device/health.py): version, uptime, card, Wi-Fi, supply, last start
             "health": self.state.get("health"),
+            # its last self-test since its restart (clock/selftest.py), None: never tested
+            "selftest": self.state.get("selftest"),
             # the clock reaches the broker without TLS: its password and commands in the clear
             "in_the_clear": self.state.get("tls") is False,
         }

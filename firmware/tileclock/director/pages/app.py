@@ -16,6 +16,7 @@ page works in a hall with no internet.
     POST /api/round/start  round=N start=HH:MM[:SS] boards=1-8,11   the round, for a time of day, on
                                     those boards (empty: in 10 s, every board): hall/round_control.py
     POST /api/round/over            `round over` to every clock: it stops them (school rule 21)
+    POST /api/selftest              `selftest` to every clock: those on a fresh game self-test
     POST /api/board/CLOCK/clear     clears the clock's retained state and status on the broker
 
 the board's commands, its call's answers and its table's history (`board_routes.py`), and the
@@ -40,7 +41,7 @@ from starlette.routing import Route
 
 from ...wire.labels import is_count
 from ...wire.protocol import is_label
-from .board_routes import board_routes, clock_form, round_step, unwritten, who
+from .board_routes import board_routes, clock_form, round_step, sent, unwritten, who
 from .doors import DirectorGate, RateLimit, SecurityHeaders
 from .guard import origin_ok
 from .live import LiveBoards
@@ -186,6 +187,12 @@ def make_app(hall, allowed_hosts, door="director", limits=None):
             return unwritten(_text, error)
         return _json({"sent": "round over", "round": hall.rounds.current})
 
+    async def selftest_all(request):
+        _form, refused = await _command_form(request)
+        if refused:
+            return refused
+        return await sent(hall, request, _json, _text, "selftest", "selftest", "all")
+
     async def clear(request):
         _form, clock, refused = await clock_form(_command_form, _text, request)
         if refused:
@@ -213,6 +220,7 @@ def make_app(hall, allowed_hosts, door="director", limits=None):
         Route("/api/round", current_round),
         Route("/api/round/start", round_start, methods=["POST"]),
         Route("/api/round/over", round_over, methods=["POST"]),
+        Route("/api/selftest", selftest_all, methods=["POST"]),
         *score_routes(hall, _command_form, _file, _json, _text),
         *board_routes(hall, _command_form, _json, _text),
         Route("/api/board/{clock}/clear", clear, methods=["POST"]),

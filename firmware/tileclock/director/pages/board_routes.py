@@ -5,7 +5,8 @@
     POST /api/board/CLOCK/command    action=adjust side=A|B delta_s=60|-60, action=late player=A|B|both,
                                      action=reopen, action=round_over (the director's end of
                                      this game), action=new_game (only on an ended game: the
-                                     clock refuses otherwise): a command to that clock
+                                     clock refuses otherwise), action=selftest (only on a
+                                     fresh game, likewise): a command to that clock
     GET  /api/board/CLOCK/history    the table's history: the director's actions on file and what
                                      the clock recorded of them
 
@@ -169,10 +170,10 @@ def board_routes(hall, command_form, json_, text):
             if player not in ("A", "B", "both"):
                 return text(400, "late: player A, B or both")
             line, changed = f"late {player}", {"absent": player}
-        elif action in ("reopen", "round_over", "new_game"):
+        elif action in ("reopen", "round_over", "new_game", "selftest"):
             line, changed = action.replace("_", " "), {}  # the command's words: `round over`
         else:
-            return text(400, "action: adjust, late, reopen, round_over or new_game")
+            return text(400, "action: adjust, late, reopen, round_over, new_game or selftest")
         return await sent(hall, request, json_, text, action, line, clock, changed)
 
     async def history(request):

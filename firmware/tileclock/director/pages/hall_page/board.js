@@ -12,7 +12,7 @@ const EVENTS = {boot: "the clock started up", new_game: "new game", start: "firs
   arrived: "late player arrived", adjust: "correction", end: "game over", reopen: "game reopened",
   set: "director's settings", status: "status", checkpoint: "checkpoint", recovered: "clock restarted",
   error: "refused", fault: "FAULT", fault_cleared: "fault cleared", call: "CALL to the director",
-  call_answer: "call answered", round_start: "the round started"};
+  call_answer: "call answered", round_start: "the round started", selftest: "self-test"};
 const STATES = {ready: "ready", running: "playing", paused: "STOPPED", ended: "ended"};
 const REASONS = {stop_hold: "ended by the players", round_over: "round over", overtime_limit: "over the overtime limit",
   absent: "absent", forfeit: "forfeit", restart: "restart", power_cut: "power cut"};

@@ -26,6 +26,12 @@ function wallWords(b) {
   if (t) return (t.synced ? "synchronised, " : "NOT synchronised, ") + (t.offset_us / 1000).toFixed(1) + " ms";
   return sync === null || sync === undefined ? "?" : sync ? "synchronised" : "NOT synchronised";
 }
+// the board's last self-test since its restart (clock/selftest.py), as its state says it
+function selftestWords(b) {
+  const t = b.selftest;
+  if (!t) return "never tested";
+  return t.result === "pass" ? "passed" : "failed: " + (t.failed.join(", ") || "?");
+}
 // [label, value] of a board's health, in the fleet table's order
 function healthFacts(b, usual) {
   const h = b.health;
@@ -39,5 +45,6 @@ function healthFacts(b, usual) {
     ["up", healthSpan(h.up_s) + " (this run " + healthSpan(h.run_s) + ")"],
     ["last start", START_WORDS[h.restart] || "?"],
     ["power", powerWords(b)],
+    ["self-test", selftestWords(b)],
   ];
 }

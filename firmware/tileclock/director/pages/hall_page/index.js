@@ -178,7 +178,8 @@ function drawFleet(boards) {
     [["board", b.board], ["clock", b.clock], ...healthFacts(b, usual)].forEach(([name, value]) => {
       const td = text("td", "", value);
       td.dataset.name = name;
-      if ((name === "version" && b.health.v !== usual) || (name === "power" && value === "power supply too weak")) td.className = "odd";
+      if ((name === "version" && b.health.v !== usual) || (name === "power" && value === "power supply too weak")
+          || (name === "self-test" && value.startsWith("failed"))) td.className = "odd";
       row.append(td);
     });
     return row;
@@ -207,6 +208,8 @@ document.getElementById("start-round").onclick = () => {
 };
 document.getElementById("end-round").onclick = () =>
   post("/api/round/over", {}, "End the round? Every clock stops now.", "End the round");
+document.getElementById("selftest-all").onclick = () =>
+  post("/api/selftest", {}, "Self-test every board? Only boards on a fresh game take it; the panels ask for each button.", "Self-test");
 // Calls to the director: a banner a calling board (calls.js), a sound for each new call, and mute.
 const banners = new CallBanners(document.getElementById("calls"), said => { document.getElementById("sent").textContent = said; });
 let muted = localStorage.getItem("tileclock-muted") === "1", heard = new Set(), audio = null, lastRing = 0;
