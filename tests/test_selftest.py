@@ -142,6 +142,21 @@ def test_a_game_started_while_the_panels_light_cancels_the_test():
     assert made[1]["result"] == "cancelled" and clock.view(at(12)).selftest is None
 
 
+def test_the_first_press_of_a_game_while_the_panels_light_starts_it_and_cancels_the_test():
+    clock = clock_at_zero()
+    edges(clock, *three_held(), *answer_all(8))  # the light runs 10.15 s to 12.15 s
+    made = [r.as_dict() for r in tap(clock, "B", 11.5)]
+    assert [r["ev"] for r in made] == ["start", "selftest"] and made[1]["result"] == "cancelled"
+    assert made[0]["run"] == "A" and made[0]["t_ms"] == 11_500  # the game's start, as ever
+
+
+def test_a_self_test_hold_as_long_as_a_stuck_button_is_a_setting_refused():
+    from tileclock.clock.core import ButtonTiming
+
+    assert ButtonTiming(selftest_hold_ms=10_000).conflict()[0] == "selftest_hold_ms"
+    assert ButtonTiming().conflict() is None
+
+
 def test_the_director_s_selftest_runs_only_on_a_fresh_game():
     clock = clock_at_zero()
     assert clock.selftest(at(1), by="desk") == []

@@ -58,6 +58,11 @@ class ButtonTiming:
         """(key, why) for the first setting the others make useless or unsafe, or None."""
         if self.end_hold_ms >= self.stuck_ms:
             return "end_hold_ms", f"must be shorter than stuck_ms ({self.stuck_ms}): no game could end"
+        if self.selftest_hold_ms >= self.stuck_ms:
+            return (
+                "selftest_hold_ms",
+                f"must be shorter than stuck_ms ({self.stuck_ms}): no self-test could start",
+            )
         if not 2 <= self.call_taps <= 5:
             return (
                 "call_taps",
