@@ -150,6 +150,16 @@ def test_the_first_press_of_a_game_while_the_panels_light_starts_it_and_cancels_
     assert made[0]["run"] == "A" and made[0]["t_ms"] == 11_500  # the game's start, as ever
 
 
+def test_a_self_test_from_the_hall_lights_dark_panels_and_its_presses_answer_it():
+    clock = GameClock(PROFILES["naspa"], dark_after_ms=60_000)
+    clock.new_game(0)
+    assert clock.idle_ns(at(120)) == at(120)  # dark between rounds
+    clock.selftest(at(120), source="hall")
+    assert clock.idle_ns(at(121)) == at(1)  # lit by the test
+    made = edges(clock, *answer_all(122)) + [r.as_dict() for r in clock.advance(at(140))]
+    assert events(made, "selftest")[0]["result"] == "pass" and not events(made, "ignored")
+
+
 def test_a_self_test_hold_as_long_as_a_stuck_button_is_a_setting_refused():
     from tileclock.clock.core import ButtonTiming
 

@@ -89,7 +89,7 @@ class GameClock:
         self.play = Play(rules, timing, self.accounting, self._emit, lambda: self.log.seq, self._start_game)
         self.play.wall, self.play.scene_wall = wall, lambda t_ns: self.scene.wall_ms(t_ns)  # a call's
         self.requests = DirectorRequests(self.play, self._emit)
-        self.selftests = SelfTests(timing, self.contacts, self._emit)
+        self.selftests = SelfTests(timing, self.contacts, self._emit, self._touched)
         self._handlers = {
             TimerKind.RULE: lambda t_ns, due: self.play.rule_due(self.game, t_ns, due),
             TimerKind.ROUND: lambda t_ns, _: self.play.end(self.game, t_ns, "round_over"),
@@ -162,7 +162,8 @@ class GameClock:
     def view(self, t_ns):
         """What the screens show at `t_ns` (call `advance` first for events up to then)."""
         view = readings.view(self.game, self.accounting, self.gestures, t_ns, self.play.calls.shown())
-        return replace(view, selftest=self.selftests.view())
+        test = self.selftests.view()
+        return view if test is None else replace(view, selftest=test)
 
     def contacts_decided_by(self):
         """When every contact change made so far will have been decided, or None if none is undecided."""
@@ -356,10 +357,12 @@ class GameClock:
 
     def _transition(self, t_ns, button, down):
         if self.selftests.take(button, down, t_ns):
-            self.gestures.last_input_ns = t_ns  # the test's presses keep the panels awake
             return
         self._act(self.gestures.transition(button, down, t_ns, self.state))
         self.selftests.check(self.game, t_ns)  # the first press of a game cancels a self-test
+
+    def _touched(self, t_ns):
+        self.gestures.last_input_ns = t_ns  # as a button's input: the panels light, idle from here
 
     def _is_dark(self, t_ns):
         if self.dark_after_ms is None or self._game is None:

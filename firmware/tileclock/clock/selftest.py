@@ -127,10 +127,10 @@ class SelfTests:
     """The clock's self-tests: the one running (or showing its result), started, fed and ended.
 
     A part of `GameClock` (core.py): `contacts` (their chatter counts), `emit(ev, t_ns, **fields)`
-    for the `selftest` record."""
+    for the `selftest` record, `wake(t_ns)` to count an instant as a button's (dark panels light)."""
 
-    def __init__(self, timing, contacts, emit):
-        self.timing, self.contacts, self._emit = timing, contacts, emit
+    def __init__(self, timing, contacts, emit, wake):
+        self.timing, self.contacts, self._emit, self._wake = timing, contacts, emit, wake
         self.current = None
 
     def start(self, game, t_ns, source, by=None):
@@ -143,6 +143,7 @@ class SelfTests:
         self.current = SelfTest(
             t_ns, timing.selftest_wait_ms, timing.selftest_light_ms, self.contacts.chatter, source, by
         )
+        self._wake(t_ns)  # a test from the hall between rounds lights dark panels
 
     def take(self, button, down, t_ns):
         """A real press or release: whether the test took it (then it is never the game's). A press
@@ -150,6 +151,7 @@ class SelfTests:
         test = self.current
         if test is not None and test.asking:
             test.transition(button, down, t_ns)
+            self._wake(t_ns)  # the test's presses keep the panels awake
             return True
         if test is not None and down:
             self.current = None if test.phase == RESULT else test
