@@ -252,3 +252,28 @@ def test_a_stop_held_so_long_it_is_stuck_makes_no_self_test(held_s):
     steps = [(1, "STOP", True), (2, "A", True), (2.05, "B", True), (5.1, "A", False), (5.1, "B", False)]
     made = edges(clock, *steps, (5.1 + held_s, "STOP", False))
     assert [r["ev"] for r in made] == ["fault", "fault_cleared"] and clock.view(at(20)).selftest is None
+
+
+def test_chatter_inside_the_sides_hold_neither_breaks_nor_shortens_the_gesture():
+    clock = clock_at_zero()
+    steps = three_held()
+    steps.insert(3, (3.5, "A", False))  # a 2 ms open pulse on A halfway through the hold: chatter
+    steps.insert(4, (3.502, "A", True))
+    assert edges(clock, *steps) == [] and clock.view(at(7)).selftest.asked == "A"
+
+
+def test_a_new_game_s_hold_opens_a_game_that_can_then_be_self_tested():
+    clock = clock_at_zero()
+    tap(clock, "B", 1)
+    tap(clock, "STOP", 5)
+    edges(clock, (10, "STOP", True), (12.5, "STOP", False), (13, "STOP", True), (13.1, "STOP", False))
+    made = edges(clock, (20, "STOP", True), (23, "STOP", False))  # hold STOP on the ended game
+    assert [r["ev"] for r in made] == ["new_game"] and clock.view(at(24)).selftest is None
+    assert edges(clock, *three_held(t_s=30)) == [] and clock.view(at(37)).selftest.asked == "A"
+
+
+def test_on_dark_panels_the_first_press_only_wakes_them_and_makes_no_self_test():
+    clock = GameClock(PROFILES["naspa"], dark_after_ms=60_000)
+    clock.new_game(0)
+    edges(clock, *three_held(t_s=120))
+    assert clock.view(at(130)).selftest is None  # STOP's press woke the panels: no modifier held
