@@ -47,6 +47,7 @@ def board(n, state, run=None, a=("25:00", 0), b=("25:00", 0), **more):
         "refused": 0,
         "attention": 2,
         "time": {"offset_us": 180, "error_us": 420, "synced": True},
+        "took_start": NOW_MS - 600_000,  # the round's start (ROUND's): each game took it
     }
     made.update(more)
     return made
@@ -189,7 +190,7 @@ def test_the_round_and_each_clocks_time_are_said(server, page):
     opened(page, server)
     status = page.inner_text("#round-status")
     assert status.startswith(
-        "Round 3, from 14:00:00 on 10 boards: 1 not started (Board 5) · 1 called (Board 9)"
+        "Round 3, from 14:00:00 on 10 boards: 1 silent (Board 4) · 1 not started (Board 5) · 1 called (Board 9)"
     )
     assert "2 in overtime (Board 2, Board 11)" in status and "1 ended (Board 6)" in status
     times = page.inner_text("#time-status")

@@ -57,6 +57,7 @@ ROUTES = [
     ("POST", "/api/round/start", "/api/round/start", "round=1", DIRECTOR, SESSION),
     ("POST", "/api/round/over", "/api/round/over", "", DIRECTOR, SESSION),
     ("POST", "/api/selftest", "/api/selftest", "", DIRECTOR, SESSION),
+    ("POST", "/api/round/new-game", "/api/round/new-game", "boards=", DIRECTOR, SESSION),
     ("POST", "/api/round/lock", "/api/round/lock", "round=3", DIRECTOR, SESSION),
     ("POST", "/api/round/unlock", "/api/round/unlock", "round=3", DIRECTOR, SESSION),
     ("GET", "/api/scores", "/api/scores?round=3", "", DIRECTOR, SESSION),

@@ -56,6 +56,9 @@ class ClockLog:
         self.written = 0
         self.duplicates = 0
         self.games = 0  # games that ended
+        #: the newest game that ended (a `Game`), or None: the phones' form shows it, not the
+        #: empty game the clock opened after it
+        self.ended_game = None
         self.faults = {}  # part -> detail, of the clock's faults not yet cleared
         self._game_file = None
         self._file_game = None  # the `Game` whose file is open
@@ -255,6 +258,7 @@ class ClockLog:
         if record["ev"] == "end":
             self.flush()  # the game's file is whole on disk before its row names it
             self.games += 1
+            self.ended_game = game  # its round's game, once the next one is open (the score form)
             self.store.add_result(self._row(game))
 
     def _row(self, game):

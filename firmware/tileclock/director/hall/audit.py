@@ -48,6 +48,8 @@ ANSWERS = ("adjust", "late_start", "reopen", "end", "set", "call_answer", "new_g
 #: an `error` record's `refused` (device/links/hall_seal.py) that says the command never reached
 #: the game it was for: sent while the clock was away (stale), or for a game gone by
 UNDELIVERED = ("stale", "before_game")
+#: the actions to several boards whose answers the round panel shows board by board
+TO_SEVERAL = ("round_start", "round_over", "new_game")
 
 log = logging.getLogger(__name__)
 
@@ -70,9 +72,18 @@ class AuditLog:
         runs = set()
         #: the trail's newest round start (an action to every clock: `resume_round` narrows it)
         self.round_started = None
+        #: the newest action to several boards (`TO_SEVERAL`, sent to `all`), for the round panel
+        self.to_several = None
+        #: action id -> {clock: its answer}, for the actions to several boards (`answers_to`)
+        self._answers = collections.OrderedDict()
         for entry in read(folder):
             if entry.get("id") and entry["action"] == "round_start":
                 self.round_started = entry
+            if entry.get("id") and entry["action"] in TO_SEVERAL and entry.get("clock") == "all":
+                self.to_several = {k: v for k, v in entry.items() if k != "outcomes"}
+                self._keep_answers(entry["id"])
+                for at, line in entry["outcomes"].items():
+                    self._answers[entry["id"]][at] = _said(line)
             if entry.get("id"):
                 self._issue(entry["id"], entry["by"], targets_of(entry.get("clock"), None))
                 runs.add(run_of(entry["id"]))
@@ -127,7 +138,26 @@ class AuditLog:
             with self._lock:
                 self._issue(entry["id"], by, targets_of(clock, targets))
                 self._answered.update((entry["id"], at) for at in away)
+                if action == "round_start":
+                    self.round_started = entry
+                if clock == "all" and action in TO_SEVERAL:
+                    self.to_several = dict(entry, targets=list(targets) if targets is not None else None)
+                    self._keep_answers(entry["id"])
+                    for line in lost:
+                        self._answers[entry["id"]][line["clock"]] = _said(line)
         return entry
+
+    def answers_to(self, action_id):
+        """What each clock answered to the action `action_id` (one to several boards): {clock:
+        {"outcome": applied / refused / not_delivered, "reason", "seq"}}, as each answer came."""
+        with self._lock:
+            return {clock: dict(said) for clock, said in self._answers.get(action_id, {}).items()}
+
+    def _keep_answers(self, action_id):
+        """A place for the answers to `action_id` (the lock held, or in the constructor)."""
+        self._answers[action_id] = {}
+        while len(self._answers) > 20:  # the newest few actions to several boards are enough
+            self._answers.popitem(last=False)
 
     def outcome(self, of, clock, outcome, seq=None, ev=None, reason=None, after=None):
         """Write what became of the action `of` (its id) at `clock`: `applied` (the record `seq`,
@@ -139,6 +169,9 @@ class AuditLog:
         entry = self._outcome_line(issued and issued[0], of, clock, outcome, seq, ev, reason, after)
         with self._file_lock:
             self._append([entry])
+        with self._lock:
+            if of in self._answers:
+                self._answers[of][clock] = _said(entry)
         return entry
 
     def answered(self, clock, record):
@@ -167,6 +200,8 @@ class AuditLog:
             said = {"outcome": "applied", "ev": record["ev"], "after": after}
         entry = self._outcome_line(issued[0], by, clock, seq=record.get("seq"), **said)
         with self._lock:
+            if by in self._answers:  # the round panel hears it now, before its line is on the disk
+                self._answers[by][clock] = _said(entry)
             self._pending += 1
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_queued, name="audit-outcomes", daemon=True)
@@ -254,6 +289,11 @@ class AuditLog:
                 except OSError:
                     self._ended = False  # a part left: the next write ends it first
                 raise
+
+
+def _said(line):
+    """What an outcome line says, as the round panel shows it."""
+    return {key: line.get(key) for key in ("outcome", "reason", "seq")}
 
 
 def _end_last_line(out):

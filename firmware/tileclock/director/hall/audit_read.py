@@ -122,7 +122,7 @@ def concerns(entry, clock, table, board=None):
     """Whether the action `entry` is in the history of `clock` (or of `table`): sent to it, at that
     table, or a round's end, or its start on the boards it names (`board`: this clock's board's
     name, when known; a start not sent to it would read as never answered)."""
-    if entry.get("clock") in (None, "all") and entry.get("action") == "round_start":
+    if entry.get("clock") in (None, "all") and entry.get("action") in ("round_start", "new_game"):
         boards = (entry.get("changed") or {}).get("boards")
         return board is None or not isinstance(boards, list) or str(board) in map(str, boards)
     return (

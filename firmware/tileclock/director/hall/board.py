@@ -33,6 +33,7 @@ class Board:
         self.refusals = 0  # messages of this clock refused (rejects.log has each, with its reason)
         self.last_refusal = None
         self._call = (None, None)  # (the game's last record read, the open call it leaves)
+        self._start = (None, None)  # (the game's last record read, the round start it took)
 
     def refused(self, reason, detail):
         """One more message of this clock refused, for `reason` (a short code)."""
@@ -88,8 +89,21 @@ class Board:
             "in_the_clear": self.state.get("tls") is False,
         }
         board["call"] = self.open_call(log, board["age_ms"], now)
+        board["took_start"] = self.took_start(log)
         board["attention"] = _attention(board)
         return board
+
+    def took_start(self, log):
+        """The round's start (its `start_ms`) this board's game took (a `set` of a round's start
+        applied to it), or None: a game opened after its round's game ended took none."""
+        game = log.game if log else None
+        if game is None or not game.records:
+            return None
+        key = (game.seq, game.records[-1].get("seq"), len(game.records))
+        if self._start[0] != key:
+            taken = [r["start_ms"] for r in game.records if r.get("ev") == "set" and "start_ms" in r]
+            self._start = (key, taken[-1] if taken else None)
+        return self._start[1]
 
     def open_call(self, log, age_ms, now):
         """The board's open call to the director, from its game's records on file (so a restart of

@@ -224,6 +224,11 @@ class HallFeed:
             self.changed.wait_for(lambda: self.version != version, timeout_s)
             return self.version
 
+    def touch(self):
+        """Something the page shows beside the boards changed (a command sent to several boards):
+        every viewer gets a new snapshot."""
+        self._bump()
+
     def _bump(self):
         with self.changed:
             self.version += 1

@@ -101,6 +101,19 @@ class RoundControl:
         self.current = over
         return self.current
 
+    def new_game(self, boards_text="", send=None, record=None):
+        """`new game` to the boards `boards_text` names (empty: every board heard), each by
+        `send(command, clock_id)`, after `record(action, command, changed, clocks)` (as for
+        `start`); a clock refuses it unless its game has ended (or nobody has pressed). Returns the
+        boards and clocks it went to; ValueError before anything is sent."""
+        boards = self._boards(boards_text.strip())
+        sent = {"boards": [b["board"] for b in boards], "clocks": [b["clock"] for b in boards]}
+        if record is not None:
+            record("new_game", "new game", {"boards": sent["boards"]}, sent["clocks"])
+        for board in boards:
+            (send or self.feed.command)("new game", board["clock"])
+        return sent
+
     def _keep(self, current, record, action, command, changed, clocks):
         """Keep `current` (None: nothing to keep) and audit the step, so that a failure leaves
         both true: the round's file is written aside first (Unsaved: nothing audited, changed or

@@ -17,6 +17,8 @@ page works in a hall with no internet.
                                     those boards (empty: in 10 s, every board): hall/round_control.py
     POST /api/round/over            `round over` to every clock: it stops them (school rule 21)
     POST /api/selftest              `selftest` to every clock: those on a fresh game self-test
+    POST /api/round/new-game  boards=1-8,11   `new game` on those boards (empty: every board), each
+                                    answering applied or refused (a game not ended) on the page
     POST /api/board/CLOCK/clear     clears the clock's retained state and status on the broker
 
 the board's commands, its call's answers and its table's history (`board_routes.py`), and the
@@ -86,7 +88,7 @@ def make_app(hall, allowed_hosts, door="director", limits=None):
     `director` (every route) or `players` (the score form, its data and its entry, its script
     and the icon: nothing a phone could use to act as the director); `limits` (doors.AddressLimits)
     rations each address's requests."""
-    live = LiveBoards(hall.feed)
+    live = LiveBoards(hall.feed, getattr(hall, "with_answers", None))
     drawing = _Drawing()
 
     @contextlib.asynccontextmanager
@@ -119,7 +121,7 @@ def make_app(hall, allowed_hosts, door="director", limits=None):
         return EventSourceResponse(live.stream(), ping=KEEPALIVE_S, send_timeout=SEND_S)
 
     async def boards(_request):
-        return _json(await asyncio.to_thread(hall.feed.snapshot))
+        return _json(await asyncio.to_thread(live.snapshot))
 
     async def board_page(request):
         if not is_label(request.path_params["clock"]):
@@ -193,6 +195,20 @@ def make_app(hall, allowed_hosts, door="director", limits=None):
             return refused
         return await sent(hall, request, _json, _text, "selftest", "selftest", "all")
 
+    async def new_games(request):
+        form, refused = await _command_form(request)
+        if refused:
+            return refused
+        boards = form.get("boards", [""])[0]
+        try:
+            sent = await asyncio.to_thread(round_step, hall, request, "new_game", boards)
+        except ValueError as error:
+            return _text(400, str(error))
+        except OSError as error:
+            return unwritten(_text, error)
+        count = len(sent["boards"])
+        return _json({"sent": f"new game on {count} board{'' if count == 1 else 's'}", "new_game": sent})
+
     async def clear(request):
         _form, clock, refused = await clock_form(_command_form, _text, request)
         if refused:
@@ -221,6 +237,7 @@ def make_app(hall, allowed_hosts, door="director", limits=None):
         Route("/api/round/start", round_start, methods=["POST"]),
         Route("/api/round/over", round_over, methods=["POST"]),
         Route("/api/selftest", selftest_all, methods=["POST"]),
+        Route("/api/round/new-game", new_games, methods=["POST"]),
         *score_routes(hall, _command_form, _file, _json, _text),
         *board_routes(hall, _command_form, _json, _text),
         Route("/api/board/{clock}/clear", clear, methods=["POST"]),

@@ -102,7 +102,7 @@ def round_step(hall, request, step, *args):
 
 
 def round_step_as(hall, by, addr, step, *args):
-    """The round's `start` (`*args`: number, start, boards) or `over`, audited: one audit line for
+    """The round's `start` (`*args`: number, start, boards), `over` or `new_game` (`*args`: boards), audited: one audit line for
     the whole round (its number, start and boards: what changed) written before the first command
     leaves, then each command sent with `by=` that line's action id (who: `by`, from `addr`), so
     each clock's answer names it. OSError: nothing was sent; when the round's file failed after
@@ -124,8 +124,13 @@ def round_step_as(hall, by, addr, step, *args):
 
     try:
         if step == "start":
-            return hall.rounds.start(*args, send=send, record=record)
-        return hall.rounds.over(send=send, record=record)
+            done = hall.rounds.start(*args, send=send, record=record)
+        elif step == "new_game":
+            done = hall.rounds.new_game(*args, send=send, record=record)
+        else:
+            done = hall.rounds.over(send=send, record=record)
+        getattr(hall.feed, "touch", lambda: None)()  # the round panel: each board "no answer yet"
+        return done
     except Unsaved as error:
         if line:
             try:

@@ -20,8 +20,10 @@ MAX_VIEWERS = 100
 class LiveBoards:
     """The newest snapshot of `feed`, as one encoded event, and the viewers waiting for the next."""
 
-    def __init__(self, feed):
+    def __init__(self, feed, extra=None):
         self.feed = feed
+        #: `extra(snapshot)`: what the page adds to each snapshot (the newest command's answers)
+        self.extra = extra
         self.chunk = None  # the newest snapshot, as the bytes of one event
         self.serial = 0  # bumped with each new chunk
         self.viewers = 0
@@ -36,13 +38,18 @@ class LiveBoards:
                 # a short wait, so that a shutdown never waits on this thread
                 await anyio.to_thread.run_sync(self.feed.wait_for_change, version, 1.0)
             if version != self.feed.version:
-                snapshot = await anyio.to_thread.run_sync(self.feed.snapshot)
+                snapshot = await anyio.to_thread.run_sync(self.snapshot)
                 version = snapshot["version"]
                 self.chunk = b"data: " + json.dumps(snapshot).encode() + b"\n\n"
                 self.serial += 1
                 async with self._changed:
                     self._changed.notify_all()
                 await asyncio.sleep(1 / MAX_UPDATES_PER_S)  # let changes gather
+
+    def snapshot(self):
+        """The feed's snapshot, with what the page adds to it."""
+        snapshot = self.feed.snapshot()
+        return snapshot if self.extra is None else self.extra(snapshot)
 
     def full(self):
         """Whether one more viewer would be over `MAX_VIEWERS`."""

@@ -8,13 +8,15 @@ and a time limit on each request. In the `director` extra: a clock installs none
 
 import io
 import ipaddress
+import logging
 import socket
 import threading
 import time
 
 import uvicorn
 
-from ...clock.history import view_at
+from ...clock.history import game_scene, view_at
+from ..hall.answers import answered, before_a_round, what_of
 from ..hall.audit import AuditLog
 from ..hall.round_control import RoundControl
 from .app import COMMAND_HEADER, MAX_FORM_BYTES, make_app
@@ -30,6 +32,8 @@ __all__ = [
     "MAX_VIEWERS",
     "HallPage",
 ]
+
+log = logging.getLogger(__name__)
 
 #: connections one address may hold open at the director's door (viewers, pictures, commands);
 #: one more is answered 503
@@ -120,9 +124,33 @@ class HallPage:
     def _answered(self, clock_id, record, _log):
         """A record stored from `clock_id`: if it answers an action on the audit trail, its
         outcome line, queued (the feed's thread never waits on the disk; a disk that refuses it
-        stops nothing: the action then reads as not answered)."""
-        if self.audit is not None:
-            self.audit.answered(clock_id, record)
+        stops nothing: the action then reads as not answered). A refusal of a command to several
+        boards is said on the hall's console too."""
+        if self.audit is None:
+            return
+        outcome = self.audit.answered(clock_id, record)
+        several = self.audit.to_several
+        if outcome and several and outcome["of"] == several["id"] and outcome["outcome"] != "applied":
+            board = self.feed.boards.get(clock_id) if hasattr(self.feed, "boards") else None
+            name = board.as_dict(time.time())["board"] if board is not None else clock_id
+            log.warning(
+                "board %s (clock %s) %s %s: %s",
+                name, clock_id, outcome["outcome"].replace("_", " "), what_of(several), outcome.get("reason"),
+            )  # fmt: skip
+
+    def with_answers(self, snapshot):
+        """`snapshot` (the feed's) with what each board did with the newest command to several
+        boards (`several`, hall/answers.py) and the boards that cannot start a timed round now
+        (`before_round`)."""
+        line = self.audit.to_several if self.audit is not None else None
+        answers = self.audit.answers_to(line["id"]) if line is not None else {}
+        snapshot["several"] = answered(line, answers, snapshot["boards"])
+        snapshot["before_round"] = before_a_round(snapshot["boards"])
+        started = self.audit.round_started if self.audit is not None else None
+        if started is not None and started.get("id"):  # the round's start: what each board did with it
+            answers = self.audit.answers_to(started["id"])
+            snapshot["round_answers"] = {a: said["outcome"] for a, said in answers.items() if a is not None}
+        return snapshot
 
     @property
     def address(self):
@@ -186,7 +214,7 @@ class HallPage:
         (with the pairings) who plays there, by side when that is known."""
         from ..event.score_form import penalties_in_words
 
-        game = self._table_game(table)
+        game = self._table_game(table, round_number)
         facts = {"penalties": penalties_in_words(game.records if game else None)}
         if self.pairings is not None and round_number is not None:
             facts.update(self.pairings.players(round_number, table, _first_side(game)))
@@ -207,14 +235,26 @@ class HallPage:
         except (OSError, ValueError):
             return {}
         return {
-            table: self.pairings.players(round_number, table, _first_side(self._table_game(table)))
+            table: self.pairings.players(
+                round_number, table, _first_side(self._table_game(table, round_number))
+            )
             for table in tables
         }
 
-    def _table_game(self, table):
-        """The game the hall is writing for the clock whose board is `table`, or None."""
+    def _table_game(self, table, round_number=None):
+        """The game of `round_number` (None: the newest) on the clock whose board is `table`, or
+        None: the game the hall is writing, unless nobody has pressed in it yet and the game that
+        ended before it is of that round (after round over the clock opens a new, empty game)."""
         board = next((b for b in self.feed.snapshot()["boards"] if str(b.get("board")) == str(table)), None)
-        return self.game(board["clock"]) if board else None
+        log_ = self.feed.store.log_of(board["clock"]) if board else None
+        if log_ is None:
+            return None
+        game, ended = log_.game, getattr(log_, "ended_game", None)
+        if ended is None or ended is game or _played(game):
+            return game
+        if round_number is not None and game_scene(ended.records).get("round") not in (None, round_number):
+            return game
+        return ended
 
     def panels_png(self, clock_id, at_ms):
         from PIL import Image
@@ -302,6 +342,15 @@ def _loopback(host):
         return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _played(game):
+    """Whether anyone has pressed in `game` (a `Game`, or None), or it has ended."""
+    return game is not None and any(r["ev"] in PLAYED for r in game.records)
+
+
+#: a game's records that say it was played (a fresh game has its `new_game` and `set`s only)
+PLAYED = ("start", "switch", "end", "forfeit", "late_start", "pause", "adjust")
 
 
 def _picture_title(board, game):

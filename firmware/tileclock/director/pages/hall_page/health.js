@@ -24,7 +24,7 @@ function powerWords(b) {
 function wallWords(b) {
   const t = b.time, sync = b.health ? b.health.sync : null;
   if (t) return (t.synced ? "synchronised, " : "NOT synchronised, ") + (t.offset_us / 1000).toFixed(1) + " ms";
-  return sync === null || sync === undefined ? "?" : sync ? "synchronised" : "NOT synchronised";
+  return sync === null || sync === undefined ? "sends no time figures" : sync ? "synchronised (sends no time figures)" : "NOT synchronised";
 }
 // the board's last self-test since its restart (clock/selftest.py), as its state says it
 function selftestWords(b) {

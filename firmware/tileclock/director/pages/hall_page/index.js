@@ -105,24 +105,88 @@ function drawTime(boards) {
   const far = told.filter(b => b.time.synced && (Math.abs(b.time.offset_us) + b.time.error_us) / 1000 > TIME_MS);
   if (far.length) said += " (over " + TIME_MS + " ms: " + far.map(b => "Board " + b.board).join(", ") + ")";
   if (unsynced.length) said += "; not synchronised: " + unsynced.join(", ");
-  if (silent && told.length) said += "; " + plural(silent, "clock") + " not saying";
+  const dumb = boards.filter(b => !b.time).map(b => "Board " + b.board);
+  if (silent) said += (said ? "; " : "Clock times: ") + "sends no time figures: " + dumb.join(", ");
   document.getElementById("time-status").textContent = said;
 }
 let round = null;
+// boards in their natural order: 2 before 10 (as the hall sorts them, board.py's board_order)
+function byBoard(a, b) {
+  const na = /^\d{1,19}$/.test(String(a.board)), nb = /^\d{1,19}$/.test(String(b.board));
+  if (na && nb) return Number(a.board) - Number(b.board) || (a.clock < b.clock ? -1 : 1);
+  if (na !== nb) return na ? -1 : 1;
+  return String(a.board) < String(b.board) ? -1 : String(a.board) > String(b.board) ? 1 : (a.clock < b.clock ? -1 : 1);
+}
+// where a board of the round is: silent, called, not started, playing (stopped, in overtime), ended
+// this round (its game ended, or it has opened its next game since)
+function roundKey(b, answers) {
+  if (!b.online) return "silent";
+  if (b.call) return "called";
+  if (b.took_start === round.start_ms) {
+    if (b.state === "ended") return "ended";
+    if (b.state === "ready" || !b.state) return "not started";
+    return overtime(b) ? "in overtime" : b.state === "paused" ? "stopped" : "playing";
+  }
+  // its game took no start of this round: one opened after the round's game ended, or it never took the start
+  return answers[b.clock] === "applied" ? "ended" : "not started";
+}
+const ROUND_KEYS = ["silent", "not started", "called", "in overtime", "stopped", "playing", "ended"];
 function drawRound(boards) {
   const holder = document.getElementById("round-status");
+  drawAnswers(snapshot.several);
+  drawBefore(snapshot.before_round);
   if (!round) return;
-  const mine = boards.filter(b => round.clocks.includes(b.clock)), groups = {};
+  const answers = snapshot.round_answers || {};
+  const mine = boards.filter(b => round.clocks.includes(b.clock)).sort(byBoard), groups = {};
   const name = b => "Board " + b.board;
   for (const b of mine) {
-    const key = b.call ? "called" : b.state === "ended" ? "ended" : overtime(b) ? "in overtime" :
-      (b.state === "ready" || !b.state) ? "not started" : b.state === "paused" ? "stopped" : "playing";
+    const key = roundKey(b, answers);
     (groups[key] = groups[key] || []).push(b);
   }
-  const parts = ["not started", "called", "in overtime", "stopped", "playing", "ended"].filter(k => groups[k]).map(k =>
+  const parts = ROUND_KEYS.filter(k => groups[k]).map(k =>
     groups[k].length + " " + k + (k === "playing" || k === "stopped" ? "" : " (" + groups[k].map(name).join(", ") + ")"));
   holder.replaceChildren(text("b", "", "Round " + round.round + (round.over_ms ? ", round over sent" : ", from " + round.start) +
     " on " + plural(round.boards.length, "board") + ": "), text("span", "", parts.join(" · ") || "no board heard from"));
+}
+// what each board did with the newest command to several boards, as each answer comes
+const ANSWER_ORDER = ["refused", "not delivered", "offline", "no answer yet", "applied"];
+function answerWords(a) {
+  if (a.state === "refused") return "REFUSED: " + a.reason;
+  return a.state + (a.state === "not delivered" && a.reason ? ": " + a.reason : "");
+}
+function drawAnswers(several) {
+  const holder = document.getElementById("answers"), banner = document.getElementById("round-refused");
+  holder.hidden = !several;
+  if (!several) { banner.hidden = true; return; }
+  const counts = ANSWER_ORDER.filter(k => several.counts[k]).map(k => several.counts[k] + " " + k);
+  const head = text("p", "answers-head", several.what + ": " + (counts.join(" · ") || "no board"));
+  const list = document.createElement("ul");
+  for (const a of several.boards) {
+    const item = text("li", "answer a-" + a.state.replaceAll(" ", "-"), "Board " + a.board + ": " + answerWords(a));
+    item.dataset.clock = a.clock;
+    item.dataset.state = a.state;
+    list.append(item);
+  }
+  holder.replaceChildren(head, list);
+  const refused = several.boards.filter(a => a.state === "refused");
+  banner.hidden = !(several.action === "round_start" && refused.length);
+  if (banner.hidden) return;
+  const reasons = {};
+  refused.forEach(a => (reasons[a.reason] = reasons[a.reason] || []).push("Board " + a.board));
+  const said = Object.entries(reasons).map(([why, names]) => names.join(", ") + ": " + why).join("; ");
+  const fix = several.fixes.length ? " Fix: " + several.fixes.join("; ") + "." : "";
+  banner.querySelector(".what").textContent = "Round " + several.round + " did NOT start on " +
+    plural(refused.length, "board") + " (" + said + ")." + fix;
+  banner.dataset.boards = refused.map(a => a.board).join(", ");
+}
+// before a round: the boards that cannot start a timed round as they are
+function drawBefore(before) {
+  const holder = document.getElementById("before-round");
+  const idle = !round || round.over_ms;
+  const cannot = before ? before.cannot : [];
+  holder.hidden = !(idle && cannot.length);
+  if (!holder.hidden) holder.textContent = "Cannot start a timed round now: " +
+    cannot.map(c => "Board " + c.board + " (" + c.why + ")").join(", ");
 }
 async function loadRound() {
   const answer = await fetch("/api/round");
@@ -210,6 +274,13 @@ document.getElementById("end-round").onclick = () =>
   post("/api/round/over", {}, "End the round? Every clock stops now.", "End the round");
 document.getElementById("selftest-all").onclick = () =>
   post("/api/selftest", {}, "Self-test every board? Only boards on a fresh game take it; the panels ask for each button.", "Self-test");
+function newGames(boards) {
+  post("/api/round/new-game", {boards},
+       "New game on " + (boards ? "boards " + boards : "every board") + "? A board whose game has not ended refuses it.",
+       "New game on " + (boards ? "boards " + boards : "every board"));
+}
+document.getElementById("new-games").onclick = () => newGames(document.getElementById("boards").value.trim());
+document.getElementById("new-games-refused").onclick = () => newGames(document.getElementById("round-refused").dataset.boards);
 // Calls to the director: a banner a calling board (calls.js), a sound for each new call, and mute.
 const banners = new CallBanners(document.getElementById("calls"), said => { document.getElementById("sent").textContent = said; });
 let muted = localStorage.getItem("tileclock-muted") === "1", heard = new Set(), audio = null, lastRing = 0;

@@ -12,7 +12,7 @@
   var only = params.get("board"); // one board (its clock id or board name), large
   var boards = new Map(); // clock id -> {state, skew}: each clock's own offset (its Pi's wall clock)
   var offline = new Map(); // clock id -> since when it is offline (ms; 0: since before the page opened)
-  var linked = { broker: false, bridge: true };
+  var linked = { broker: false, bridge: true, ever: false };
   var staleSince = null; // when the viewer stopped receiving (ms), or null
 
   function el(tag, cls, text) {
@@ -134,7 +134,9 @@
     main.replaceChildren.apply(main, nodes);
     var note = document.getElementById("note");
     if (stale()) {
-      note.textContent = !linked.broker
+      note.textContent = !linked.broker && !linked.ever
+        ? "Connecting to the hall\u2026"
+        : !linked.broker
         ? "Not receiving: the connection to the hall is lost (trying again). Times shown are stale."
         : "Not receiving: the hall's broker is out of reach. Times shown are stale.";
     } else if (!list.length) {
@@ -221,6 +223,7 @@
   });
   client.on("connect", function () {
     linked.broker = true;
+    linked.ever = true;
     setStale();
     client.subscribe([ROOT + "/+/public", ROOT + "/+/status", BRIDGE], { qos: 0 });
   });

@@ -1,0 +1,142 @@
+"""The page says what the clocks did (issue 41, points 1 and 2): a round's start, round over and a
+new game on several boards, answered board by board on the round panel as each answer comes,
+through a real mosquitto to simulated clocks; a start that boards refused is a banner naming them,
+the reason and the fix; a new game on the boards chosen, confirmed once on the page and audited."""
+
+from hall_helpers import pages_question, wait_for
+from test_round_control import hall  # noqa: F401  (the fixture: three clocks, the hall, its page)
+from tileclock.device.timesync import system_wall
+from tileclock.director.hall import audit_read
+from tileclock.director.hall.answers import answered, before_a_round
+
+
+def records(clocks, clock, ev):
+    clocks.pump()
+    return [r for r in clocks.sims[clock].journal.records() if r["ev"] == ev]
+
+
+def answer_of(page, clock):
+    return page.locator(f'#answers li[data-clock="{clock}"]')
+
+
+def test_a_start_two_clocks_refuse_is_said_board_by_board_with_the_fix(hall, page):  # noqa: F811
+    clocks, feed, server = hall
+    # c2's game has ended (its director's round over); c3's wall clock is not synchronised
+    feed.command("round over", "c2")
+    wait_for(lambda: records(clocks, "c2", "end"), what="c2's game to end")
+    sim = clocks.sims["c3"]
+    sim.daemon.commands.wall = system_wall(sim.time, sim.parts.wall, synced=lambda: False)
+    page.goto(server.address)
+    page.locator(".board").nth(2).wait_for()
+    wait_for(lambda: "Board c2 (its game has begun or ended" in page.inner_text("#before-round"),
+             what="the ended board flagged before the round")  # fmt: skip
+    # the simulated clocks send no chrony figures: said, not left blank
+    assert "sends no time figures: Board c1, Board c2, Board c3" in page.inner_text("#time-status")
+    page.fill("#round", "3")
+    page.click("#start-round")
+    pages_question(page)
+    # the answers come in board by board, in board order
+    for clock in ("c1", "c2", "c3"):
+        wait_for(lambda clock=clock: records(clocks, clock, "set") or records(clocks, clock, "error"),
+                 what=f"{clock}'s answer")  # fmt: skip
+    wait_for(lambda: "no answer yet" not in page.inner_text("#answers"), what="every answer on the page")
+    items = page.locator("#answers li")
+    assert items.all_inner_texts() == [
+        "Board c1: applied",
+        "Board c2: REFUSED: set start: only on a fresh game (ended): start a new game first",
+        "Board c3: REFUSED: set start: this clock does not know the time of day (its clock is not synchronised)",
+    ]
+    assert page.inner_text("#answers .answers-head").endswith("2 refused · 1 applied")
+    banner = page.locator("#round-refused")
+    assert banner.is_visible()
+    said = banner.inner_text()
+    assert said.startswith("Round 3 did NOT start on 2 boards (Board c2: set start: only on a fresh game")
+    assert "open a new game on it" in said and "time is not synchronised" in said
+    status = page.inner_text("#round-status")
+    assert "1 not started (Board c1)" not in status  # c1 waits for its start; c2 and c3 never took it
+    assert "3 not started (Board c1, Board c2, Board c3)" in status
+    # the trail has one line for the start and an outcome for each clock
+    (line,) = [e for e in audit_read.read(feed.store.outdir) if e["action"] == "round_start"]
+    server.audit.flush(5)
+    (line,) = [e for e in audit_read.read(feed.store.outdir) if e["action"] == "round_start"]
+    assert {c: o["outcome"] for c, o in line["outcomes"].items()} == {
+        "c1": "applied",
+        "c2": "refused",
+        "c3": "refused",
+    }
+    # the fix from the banner: a new game on the boards that refused, confirmed once
+    page.click("#new-games-refused")
+    question = pages_question(page)
+    assert question.startswith("New game on boards c2, c3?")
+    wait_for(lambda: records(clocks, "c2", "new_game") and records(clocks, "c3", "error")[1:],
+             what="c2 and c3 to answer the new game")  # fmt: skip
+    wait_for(lambda: "no answer yet" not in page.inner_text("#answers")
+             and page.inner_text("#answers .answers-head").startswith("new game"), what="the new game's answers")  # fmt: skip
+    assert items.all_inner_texts() == [
+        "Board c2: applied",
+        "Board c3: REFUSED: new game: only on an ended game (ready): end it first (round over)",
+    ]
+    assert banner.is_hidden()  # the newest command is the new game: its refusal is not a start's
+    server.audit.flush(5)
+    (opened,) = [e for e in audit_read.read(feed.store.outdir) if e["action"] == "new_game"]
+    assert opened["clock"] == "all" and opened["changed"] == {"boards": ["c2", "c3"]}
+    assert records(clocks, "c2", "new_game")[-1]["by"] == opened["id"]
+
+
+def test_round_over_then_a_new_game_on_every_board_from_the_page(hall, page):  # noqa: F811
+    clocks, feed, server = hall
+    page.goto(server.address)
+    page.locator(".board").nth(2).wait_for()
+    page.fill("#round", "4")
+    page.click("#start-round")
+    pages_question(page)
+    wait_for(lambda: all(records(clocks, c, "set") for c in ("c1", "c2", "c3")), what="every start taken")
+    page.click("#end-round")
+    pages_question(page)
+    wait_for(lambda: all(records(clocks, c, "end") for c in ("c1", "c2", "c3")), what="every game ended")
+    wait_for(lambda: page.locator('#answers li[data-state="applied"]').count() == 3
+             and "round over" in page.inner_text("#answers .answers-head"), what="round over answered")  # fmt: skip
+    wait_for(lambda: "3 ended (Board c1, Board c2, Board c3)" in page.inner_text("#round-status"),
+             what="the round panel: every board ended")  # fmt: skip
+    page.click("#new-games")
+    assert pages_question(page).startswith("New game on every board?")
+    wait_for(lambda: all(records(clocks, c, "new_game")[1:] for c in ("c1", "c2", "c3")), what="new games")
+    wait_for(lambda: page.locator('#answers li[data-state="applied"]').count() == 3
+             and page.inner_text("#answers .answers-head").startswith("new game"), what="the new games answered")  # fmt: skip
+    # the boards opened their next game: still "ended" this round, never "not started"
+    wait_for(lambda: "3 ended (Board c1, Board c2, Board c3)" in page.inner_text("#round-status"),
+             what="ended this round after the new games")  # fmt: skip
+    server.audit.flush(5)
+    (opened,) = [e for e in audit_read.read(feed.store.outdir) if e["action"] == "new_game"]
+    assert opened["changed"] == {"boards": ["c1", "c2", "c3"]}
+
+
+def boards(*specs):
+    return [
+        {"board": name, "clock": f"k{name}", "online": online, "state": state, "time": time}
+        for name, online, state, time in specs
+    ]
+
+
+def test_answers_are_in_board_order_and_a_silent_board_is_offline():
+    line = {"id": "x_1", "action": "round_start", "changed": {"round": 2, "start": "14:00:00"},
+            "targets": ["k10", "k2", "k3"]}  # fmt: skip
+    shown = boards(("10", True, "ready", None), ("2", False, "ready", None), ("3", True, "ready", None))
+    said = answered(line, {"k3": {"outcome": "applied", "reason": None, "seq": 9}}, shown)
+    assert [(b["board"], b["state"]) for b in said["boards"]] == [
+        ("2", "offline"),
+        ("3", "applied"),
+        ("10", "no answer yet"),
+    ]
+    assert said["what"] == "round 2's start at 14:00:00"
+
+
+def test_before_a_round_names_what_cannot_start_a_timed_round():
+    unsynced = {"synced": False, "offset_us": 0, "error_us": 0}
+    shown = boards(("1", True, "ended", None), ("2", True, "ready", unsynced), ("3", False, "ended", None))
+    before = before_a_round(shown)
+    assert [(c["board"], c["why"]) for c in before["cannot"]] == [
+        ("1", "its game has begun or ended: new game first"),
+        ("2", "its clock's time is not synchronised"),
+    ]
+    assert before["no_time_figures"] == ["1"]
