@@ -159,7 +159,9 @@ def test_viewers_past_the_cap_are_told_to_come_back(page, monkeypatch):
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
         connection.request("GET", "/events")
         response = connection.getresponse()
-        assert response.status == 200 and response.readline().startswith(b"data: ")
+        # each event: its id (the snapshot's age in ms, live.py), then its data
+        assert response.status == 200 and response.readline().startswith(b"id: ")
+        assert response.readline().startswith(b"data: ")
         streams.append(connection)
     status, text = request(server, "GET", "/events", {"Host": "127.0.0.1"})
     assert status == 503 and "too many viewers" in text

@@ -7,6 +7,7 @@ tests/golden/page-*.png, and commit them with the change.
 """
 
 import io
+import json
 import os
 import time
 
@@ -236,3 +237,25 @@ def test_the_page_looks_as_its_golden(server, page):
     changed = ImageChops.difference(shot, golden).convert("L").point(lambda v: 255 if v > 40 else 0)
     share = changed.histogram()[255] / (shot.size[0] * shot.size[1])
     assert share <= TOLERANCE, f"{path}: {share:.2%} of the pixels differ; see the module docstring"
+
+
+def test_a_page_opened_later_counts_from_when_the_snapshot_was_taken(server, page):
+    """The live stream hands a new viewer the snapshot it has (live.py): its event's id is how old
+    it is, so a page opened 8 s after it was taken counts a running clock and a silence from then
+    (it showed a clock 8 s off, and 'last record 17 s ago' for a board silent 92 s)."""
+    from tileclock.director.pages.live import LiveBoards
+
+    now = [10.0]
+    live = LiveBoards(None, clock=lambda: now[0])
+    live.chunk, live.made = b'data: {"version": 1}\n\n', 10.0
+    now[0] = 18.0
+    assert live.aged() == b'id: 8000\ndata: {"version": 1}\n\n'
+    snapshot = {"version": 1, "connected": True, "down": None, "alerts": [], "boards": HALL}
+    body = "id: 8000\ndata: " + json.dumps(snapshot) + "\n\nretry: 600000\n\n"
+    page.route("**/events", lambda route: route.fulfill(
+        status=200, headers={"Content-Type": "text/event-stream"}, body=body))  # fmt: skip
+    opened(page, server)
+    one = page.locator('.board[data-clock="clock-1"] .side[data-side="A"] .time')
+    assert one.inner_text() == "12:22"  # 12:31 at 748.4 s used, its record 1.5 s + 8 s old
+    silent = page.locator('.board[data-clock="clock-4"]').inner_text()
+    assert "2 min 18 s ago" in silent  # 130 s + 8 s

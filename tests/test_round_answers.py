@@ -140,3 +140,21 @@ def test_before_a_round_names_what_cannot_start_a_timed_round():
         ("2", "its clock's time is not synchronised"),
     ]
     assert before["no_time_figures"] == ["1"]
+
+
+def test_the_phone_form_shows_the_rounds_game_not_the_new_empty_one(hall):  # noqa: F811
+    """After round over the clock opens a new, empty game: the score form of its table still shows
+    the game that ended (its penalties), not the empty one ("Side A: no time penalty")."""
+    clocks, feed, server = hall
+    feed.command("round over", "c1")
+    wait_for(lambda: records(clocks, "c1", "end"), what="c1's game to end")
+    wait_for(
+        lambda: server.game("c1") and server.game("c1").records[-1]["ev"] == "end", what="the end on file"
+    )
+    ended = server.table_facts("c1")["penalties"]
+    assert not any("has not ended" in line for line in ended)
+    feed.command("new game", "c1")
+    wait_for(lambda: records(clocks, "c1", "new_game")[1:], what="c1's next game")
+    wait_for(lambda: server.game("c1").records[0]["seq"] == records(clocks, "c1", "new_game")[-1]["seq"],
+             what="the new game on file")  # fmt: skip
+    assert server.table_facts("c1")["penalties"] == ended  # still the round's game

@@ -8,6 +8,7 @@ however busy the hall and however many viewers (it was a snapshot and a serialis
 
 import asyncio
 import json
+import time
 
 import anyio
 
@@ -20,8 +21,10 @@ MAX_VIEWERS = 100
 class LiveBoards:
     """The newest snapshot of `feed`, as one encoded event, and the viewers waiting for the next."""
 
-    def __init__(self, feed, extra=None):
+    def __init__(self, feed, extra=None, clock=time.monotonic):
         self.feed = feed
+        self.clock = clock
+        self.made = None  # when the newest chunk's snapshot was taken (`clock`, s)
         #: `extra(snapshot)`: what the page adds to each snapshot (the newest command's answers)
         self.extra = extra
         self.chunk = None  # the newest snapshot, as the bytes of one event
@@ -39,6 +42,7 @@ class LiveBoards:
                 await anyio.to_thread.run_sync(self.feed.wait_for_change, version, 1.0)
             if version != self.feed.version:
                 snapshot = await anyio.to_thread.run_sync(self.snapshot)
+                self.made = self.clock()
                 version = snapshot["version"]
                 self.chunk = b"data: " + json.dumps(snapshot).encode() + b"\n\n"
                 self.serial += 1
@@ -50,6 +54,12 @@ class LiveBoards:
         """The feed's snapshot, with what the page adds to it."""
         snapshot = self.feed.snapshot()
         return snapshot if self.extra is None else self.extra(snapshot)
+
+    def aged(self):
+        """The newest chunk, its event's id the snapshot's age in ms: a viewer who opens the page
+        later counts the running clocks (and a silent board's silence) from when it was taken."""
+        age_ms = 0 if self.made is None else max(0, int((self.clock() - self.made) * 1000))
+        return b"id: %d\n" % age_ms + self.chunk
 
     def full(self):
         """Whether one more viewer would be over `MAX_VIEWERS`."""
@@ -65,7 +75,7 @@ class LiveBoards:
                     await self._wait(seen)
                     continue
                 seen = self.serial
-                yield self.chunk
+                yield self.aged()
         finally:
             self.viewers -= 1
 

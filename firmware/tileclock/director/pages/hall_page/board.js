@@ -123,7 +123,7 @@ const banners = new CallBanners(document.getElementById("calls"), said => {
 let calling = null;  // this board's open call as last shown: its history is read again as it changes
 new EventSource("/events").onmessage = event => {
   const boards = JSON.parse(event.data).boards, board = boards.find(b => b.clock === clock);
-  banners.update(board ? [board] : [], Date.now());
+  banners.update(board ? [board] : [], Date.now() - (Number(event.lastEventId) || 0));
   if (board && board.health) {
     document.getElementById("health").replaceChildren(...healthFacts(board, usualVersion(boards)).flatMap(([name, value]) =>
       [Object.assign(document.createElement("dt"), {textContent: name}), Object.assign(document.createElement("dd"), {textContent: value})]));

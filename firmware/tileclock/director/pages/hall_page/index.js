@@ -249,7 +249,9 @@ function drawFleet(boards) {
     return row;
   }));
 }
-function take(data) { snapshot = data; receivedAt = Date.now(); draw(); drawCalls(); drawFleet(data.boards); }
+// `aged`: how old the snapshot already was when it came (its event's id, live.py): a page opened
+// later counts from when it was taken, never from when it arrived
+function take(data, aged) { snapshot = data; receivedAt = Date.now() - (aged || 0); draw(); drawCalls(); drawFleet(data.boards); }
 setInterval(draw, 250);  // the running clocks tick between updates
 async function post(path, body, question, yes) {
   if (!await ask(question, yes)) return;
@@ -326,4 +328,4 @@ function drawCalls() {
 showMute();
 setInterval(() => { banners.tick(); ringIfDue(); }, 1000);  // the waits count up between updates
 // the hall's updates, once every script above is in place
-new EventSource("/events").onmessage = event => take(JSON.parse(event.data));
+new EventSource("/events").onmessage = event => take(JSON.parse(event.data), Number(event.lastEventId) || 0);
