@@ -158,3 +158,27 @@ def test_the_phone_form_shows_the_rounds_game_not_the_new_empty_one(hall):  # no
     wait_for(lambda: server.game("c1").records[0]["seq"] == records(clocks, "c1", "new_game")[-1]["seq"],
              what="the new game on file")  # fmt: skip
     assert server.table_facts("c1")["penalties"] == ended  # still the round's game
+
+
+def test_a_boards_page_names_the_board_and_shows_its_correction_live(hall, page):  # noqa: F811
+    """A board's page asks about the board, not its clock id, and its lower half (the records, the
+    corrections, the panels' slider) follows the clock's answer without a reload, in the buttons'
+    own words (+1:00, never +60 s)."""
+    clocks, feed, server = hall
+    feed.command("round over", "c1")  # a correction is taken on a stopped or ended game
+    wait_for(lambda: records(clocks, "c1", "end"), what="c1's game to end")
+    wait_for(
+        lambda: server.game("c1") and server.game("c1").records[-1]["ev"] == "end", what="the end on file"
+    )
+    page.goto(server.address + "board/c1")
+    page.locator("#title", has_text="Board c1").wait_for()
+    before = page.locator("#records tr").count()
+    page.click("#actions button:text-is('A +1:00')")
+    assert pages_question(page) == "A +1:00 on Board c1?"
+    wait_for(lambda: records(clocks, "c1", "adjust") or records(clocks, "c1", "error"), what="c1's answer")
+    assert records(clocks, "c1", "adjust"), records(clocks, "c1", "error")
+    page.locator("#corrections li", has_text="A +1:00").wait_for()
+    wait_for(lambda: page.locator("#records tr").count() > before, what="the records table to grow")
+    assert "+1:00" in page.locator("#records tr.ev-adjust").inner_text()
+    slider = page.locator("#at")
+    assert slider.get_attribute("max") == str(records(clocks, "c1", "adjust")[-1]["t_ms"])

@@ -284,3 +284,16 @@ def test_each_board_counts_right_whatever_its_pi_s_wall_clock_says(browser, view
     page.evaluate("tileclockViewer.draw()")
     assert [shown(page, c) for c in ("synced", "ahead", "behind")] == [("18:59", "20:00")] * 3
     page.context.close()
+
+
+def test_a_page_that_never_connected_says_connecting_not_lost(browser, viewers_broker):
+    """Before its first connection the spectators' page says it is connecting: "the connection to
+    the hall is lost" is for a connection it had (the broker's WebSocket here refused each time)."""
+    context = browser.new_context(viewport=SCENE, bypass_csp=True)
+    page = context.new_page()
+    page.route_web_socket("**/*", lambda socket: socket.close())
+    page.goto(viewers_broker.address)
+    note = page.locator("#note")
+    note.filter(has_text="Connecting to the hall").wait_for()
+    assert "lost" not in note.inner_text()
+    context.close()

@@ -1,6 +1,13 @@
 "use strict";
 const clock = decodeURIComponent(location.pathname.split("/").pop());
 const base = "/api/board/" + encodeURIComponent(clock);
+let boardName = null;  // the board's name, once known: every question names the board, not its clock id
+function named() { return boardName ? "Board " + boardName : "clock " + clock; }
+// a correction as the buttons say it: +1:00, −0:30
+function signed(ms) {
+  const s = Math.round(Math.abs(ms) / 1000);
+  return (ms < 0 ? "−" : "+") + Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
+}
 function clockTime(ms) {
   const s = Math.floor(ms / 1000);
   return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0") + "." + String(ms % 1000).padStart(3, "0");
@@ -20,7 +27,7 @@ function details(r) {
   const out = [];
   if (r.player) out.push("player " + r.player);
   if (r.button) out.push("button " + r.button);
-  if (r.delta_ms) out.push((r.delta_ms > 0 ? "+" : "−") + Math.abs(r.delta_ms) / 1000 + " s");
+  if (r.delta_ms) out.push(signed(r.delta_ms));
   if (r.reason) out.push(REASONS[r.reason] || r.reason.replaceAll("_", " "));
   if (r.source) out.push("from the " + (r.source === "serial" ? "director's line" : r.source));
   if (r.by) out.push("by " + r.by);
@@ -41,6 +48,8 @@ async function load() {
   const answer = await fetch(base);
   if (!answer.ok) { document.getElementById("title").textContent = "No game from clock " + clock + " yet"; return; }
   const game = await answer.json();
+  boardName = game.board;
+  loadedSeq = game.records[game.records.length - 1].seq;
   const opened = game.records.find(r => r.ev === "new_game") || {};
   document.getElementById("title").textContent = "Board " + game.board +
     (opened.round ? ", round " + opened.round : "") + (opened.table ? ", table " + opened.table : "");
@@ -49,13 +58,13 @@ async function load() {
   document.getElementById("clock-facts").replaceChildren(...Object.entries(facts).flatMap(([name, value]) =>
     [Object.assign(document.createElement("dt"), {textContent: name}), Object.assign(document.createElement("dd"), {textContent: value})]));
   const slider = document.getElementById("at");
+  const atEnd = Number(slider.value) >= Number(slider.max);  // a director looking back stays there
   slider.max = game.end_ms;
-  slider.value = game.end_ms;
   slider.oninput = () => show(slider.value);
-  show(game.end_ms);
+  if (atEnd) { slider.value = game.end_ms; show(game.end_ms); }
   document.getElementById("corrections").replaceChildren(...(game.corrections.length ? game.corrections.map(c => {
     const item = document.createElement("li");
-    item.textContent = clockTime(c.t_ms) + ": " + c.player + " " + (c.delta_ms > 0 ? "+" : "") + c.delta_ms / 1000 + " s";
+    item.textContent = clockTime(c.t_ms) + ": " + c.player + " " + signed(c.delta_ms);
     return item;
   }) : [Object.assign(document.createElement("li"), {textContent: "none"})]));
   if (game.picture) {
@@ -76,6 +85,12 @@ async function load() {
   });
   document.getElementById("records").replaceChildren(...rows);
 }
+let loadedSeq = null, reloading = null;
+// the game's records, corrections, panels and history again as the board's newest record moves on
+function reload() {
+  if (reloading) return;
+  reloading = setTimeout(() => { reloading = null; load(); history(); }, 300);
+}
 load();
 async function send(path, body, question, yes) {
   if (!await ask(question, yes)) return;
@@ -86,8 +101,8 @@ async function send(path, body, question, yes) {
 }
 document.querySelectorAll("#actions button").forEach(button => {
   const {question, ...form} = button.dataset;  // the question is the page's, never sent
-  button.onclick = () => send("/command", form, (question || button.textContent) + " on clock " + clock + "?",
-                              button.textContent + " on " + clock);
+  button.onclick = () => send("/command", form, (question || button.textContent) + " on " + named() + "?",
+                              button.textContent + " on " + named());
 });
 // what became of an action: the clock's record of it, its refusal, or no answer (docs/hall.md)
 function took(o) {
@@ -128,13 +143,15 @@ new EventSource("/events").onmessage = event => {
     document.getElementById("health").replaceChildren(...healthFacts(board, usualVersion(boards)).flatMap(([name, value]) =>
       [Object.assign(document.createElement("dt"), {textContent: name}), Object.assign(document.createElement("dd"), {textContent: value})]));
   }
+  if (board) boardName = board.board;
+  if (board && loadedSeq !== null && board.seq !== null && board.seq !== loadedSeq) reload();
   const now = board && board.call ? board.call.seq + board.call.state : null;
   if (now !== calling) { calling = now; history(); }
 };
 setInterval(() => banners.tick(), 1000);  // the wait counts up between updates
 history();
 document.getElementById("clear").onclick = async () => {
-  if (!await ask("Clear clock " + clock + "'s retained state on the broker? It publishes a new one with its next record.", "Clear " + clock)) return;
+  if (!await ask("Clear the retained state of " + named() + " (clock " + clock + ") on the broker? It publishes a new one with its next record.", "Clear " + named())) return;
   const answer = await fetch(base + "/clear", {method: "POST", headers: commandHeaders()});
   document.getElementById("cleared").textContent = answer.ok ? "cleared" : await answer.text();
 };
