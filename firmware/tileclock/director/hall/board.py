@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from ...clock.calls import Calls
 from ..follow.clocklog import shown
+from .ends import latest_end, rules_of
 
 #: a call's time of day may be this far behind the clock's own count of its wait (the count is in
 #: whole records; chrony keeps the clocks within milliseconds of this laptop)
@@ -34,6 +35,7 @@ class Board:
         self.last_refusal = None
         self._call = (None, None)  # (the game's last record read, the open call it leaves)
         self._start = (None, None)  # (the game's last record read, the round start it took)
+        self._rules = (None, None)  # (the game, the rules it is played under)
 
     def refused(self, reason, detail):
         """One more message of this clock refused, for `reason` (a short code)."""
@@ -90,6 +92,10 @@ class Board:
         }
         board["call"] = self.open_call(log, board["age_ms"], now)
         board["took_start"] = self.took_start(log)
+        game = log.game if log else None
+        if self._rules[0] is not game:  # read once a game
+            self._rules = (game, rules_of(game))
+        board["latest_end_ms"] = latest_end(self._rules[1], board, int(now * 1000), board["took_start"])
         board["attention"] = _attention(board)
         return board
 

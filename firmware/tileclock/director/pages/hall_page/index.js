@@ -84,6 +84,8 @@ function card(b) {
   if (!b.online) node.append(text("div", "heard", b.age_ms === null ? "never heard from" :
     "its clock went silent; last record " + ago(b.age_ms + Date.now() - receivedAt) + " ago"));
   if (b.waiting) node.append(text("div", "heard", "waiting for " + plural(b.waiting, "record") + " (asked again)"));
+  if (b.latest_end_ms) node.append(text("div", "heard ends", "ends by " + dayTime(b.latest_end_ms) + " at the latest" +
+    (b.state === "paused" ? " (later, while its clock is not running)" : "")));
   const off = timeOff(b);
   if (off) node.append(text("div", "time-off", off));
   if (powerWords(b) === "power supply too weak") node.append(text("div", "faults power", "Board " + b.board + ": power supply too weak"));
@@ -147,6 +149,24 @@ function drawRound(boards) {
     groups[k].length + " " + k + (k === "playing" || k === "stopped" ? "" : " (" + groups[k].map(name).join(", ") + ")"));
   holder.replaceChildren(text("b", "", "Round " + round.round + (round.over_ms ? ", round over sent" : ", from " + round.start) +
     " on " + plural(round.boards.length, "board") + ": "), text("span", "", parts.join(" · ") || "no board heard from"));
+  const ends = document.getElementById("round-ends"), said = round.over_ms ? "" : roundEnds(round, mine);
+  ends.hidden = !said;
+  ends.textContent = said;
+}
+// the time of day on this laptop, 15:42
+function dayTime(ms) { return new Date(ms).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", hour12: false}); }
+// when the round ends at the latest: the last of its boards still in play (hall/ends.py), which are last
+function roundEnds(round, mine) {
+  const timed = mine.filter(b => b.latest_end_ms), open = mine.filter(b => !b.latest_end_ms && b.state && b.state !== "ended");
+  if (!timed.length) return "";
+  const last = Math.max(...timed.map(b => b.latest_end_ms));
+  const lastBoards = timed.filter(b => b.latest_end_ms >= last - 60000).sort(byBoard).slice(0, 5).map(b => "Board " + b.board);
+  let said = "Round " + round.round + " ends by " + dayTime(last) + " at the latest: " + lastBoards.join(", ") +
+    (lastBoards.length === 1 ? " will be last" : " will be the last");
+  const stopped = timed.filter(b => b.state === "paused").map(b => "Board " + b.board);
+  if (stopped.length) said += "; later while stopped: " + stopped.join(", ");
+  if (open.length) said += "; no latest end known for " + open.sort(byBoard).map(b => "Board " + b.board).join(", ");
+  return said;
 }
 // what each board did with the newest command to several boards, as each answer comes
 const ANSWER_ORDER = ["refused", "not delivered", "offline", "no answer yet", "applied"];
