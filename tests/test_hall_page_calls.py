@@ -114,10 +114,10 @@ def test_a_call_rings_on_the_page_and_is_answered_from_it(hall, page):
     assert page.evaluate("window.rang") == 3  # and again 30 s and 60 s after, while nobody takes it
 
     page.click("#mute")  # muted, and kept muted across a reload
-    assert page.inner_text("#mute") == "Sound off"
+    assert page.inner_text("#mute") == "Sound is off"
     page.reload()
     page.locator("#mute").wait_for()
-    assert page.inner_text("#mute") == "Sound off"
+    assert page.inner_text("#mute") == "Sound is off"
 
     banner.locator("button.take").click()
     wait_for(answered(clocks, "taken"), what="the clock to take the answer")
@@ -150,7 +150,7 @@ def test_a_muted_page_says_so_where_a_call_shows_and_does_not_ring(hall, page):
     assert note.bounding_box()["y"] < page.locator('.call[data-clock="c1"]').bounding_box()["y"]
     assert page.evaluate("window.rang") is None  # it did not ring
     page.click("#unmute")
-    assert note.is_hidden() and page.inner_text("#mute") == "Sound on"
+    assert note.is_hidden() and page.inner_text("#mute") == "Sound is on"
 
 
 def test_banners_stay_in_place_by_board_and_each_answer_goes_to_its_own_board(hall, page):

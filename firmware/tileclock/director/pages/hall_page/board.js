@@ -111,15 +111,31 @@ function took(o) {
   if (o.state === "refused") return "REFUSED: " + o.reason;
   return o.state + (o.reason ? ": " + o.reason : "");
 }
+// an action on the audit trail in a director's words (its protocol fields stay in audit.log)
+function actionWords(a) {
+  const c = a.changed || {}, boards = Array.isArray(c.boards) ? " on boards " + c.boards.join(", ") : "";
+  switch (a.action) {
+    case "round_start": return "round " + c.round + " starts at " + c.start + boards;
+    case "round_over": return "round over" + (c.round ? " (round " + c.round + ")" : "");
+    case "new_game": return "new game" + boards;
+    case "call": return "call " + c.call + ": " + (c.answer === "taken" ? "taken (on the way)" : "done");
+    case "adjust": return "correction: " + c.side + " " + signed(c.delta_ms);
+    case "late": return "late start: " + (c.absent === "both" ? "both players" : "player " + c.absent);
+    case "reopen": return "game reopened";
+    case "clear": return "retained state cleared";
+    default: return a.action.replaceAll("_", " ") + " " + Object.entries(c).map(([k, v]) => k + " " + v).join(", ");
+  }
+}
 async function history() {
   const answer = await fetch(base + "/history");
   if (!answer.ok) return;
   const data = await answer.json();
   document.getElementById("actions-on-file").replaceChildren(...data.actions.map(a => {
     const row = document.createElement("tr");
-    const what = a.action + " " + Object.entries(a.changed || {}).map(([k, v]) => k + " " + v).join(", ");
+    const what = actionWords(a);
     const before = a.before ? "A " + a.before.A + ", B " + a.before.B : "";
-    [a.at.replace("T", " "), a.by, a.addr || "", what, a.command || "", before, took(a.outcome)].forEach(v => cell(row, v));
+    const command = (a.command || "").replace(/ by=\S+$/, "");  // its action id: the clock's record names it
+    [a.at.replace("T", " "), a.by, a.addr || "", what, command, before, took(a.outcome)].forEach(v => cell(row, v));
     if (a.outcome && a.outcome.state === "refused") row.className = "refused";
     return row;
   }));

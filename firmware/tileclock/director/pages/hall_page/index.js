@@ -309,7 +309,8 @@ let muted = localStorage.getItem("tileclock-muted") === "1", heard = new Set(), 
 const muteButton = document.getElementById("mute");
 // the state is said where a call shows: a muted page never looks as if it would ring
 function showMute() {
-  muteButton.textContent = muted ? "Sound off" : "Sound on";
+  muteButton.textContent = muted ? "Sound is off" : "Sound is on";  // a state, never read as an action
+  muteButton.title = muted ? "click to turn the calls' sound on" : "click to mute the calls' sound";
   muteButton.setAttribute("aria-pressed", String(muted));
   muteButton.classList.toggle("muted", muted);
   document.getElementById("sound-off").hidden = !(muted && banners.shown.size);
