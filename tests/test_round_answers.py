@@ -3,6 +3,8 @@ new game on several boards, answered board by board on the round panel as each a
 through a real mosquitto to simulated clocks; a start that boards refused is a banner naming them,
 the reason and the fix; a new game on the boards chosen, confirmed once on the page and audited."""
 
+import os
+
 from hall_helpers import pages_question, wait_for
 from test_round_control import hall  # noqa: F401  (the fixture: three clocks, the hall, its page)
 from tileclock.device.timesync import system_wall
@@ -182,3 +184,31 @@ def test_a_boards_page_names_the_board_and_shows_its_correction_live(hall, page)
     assert "+1:00" in page.locator("#records tr.ev-adjust").inner_text()
     slider = page.locator("#at")
     assert slider.get_attribute("max") == str(records(clocks, "c1", "adjust")[-1]["t_ms"])
+
+
+def test_an_answers_outcome_is_on_the_disk_before_its_record_is_acknowledged(hall):  # noqa: F811
+    """The hall acknowledges a clock's record to the broker only once the audit trail's outcome of
+    the action it answers is on the disk: a hall killed in between gets the record again, never
+    an applied action left reading "no answer yet" for ever."""
+    clocks, feed, server = hall
+    answering, seen = {}, []  # the message ids of records that answer an action; what each ack saw
+    guarded, ack = feed._guarded, feed.connection.client.ack
+
+    def spying_guarded(message):
+        if b'"by":"' in bytes(message.payload) and message.topic.endswith("/records"):
+            answering[message.mid] = message.topic.split("/")[1]
+        return guarded(message)
+
+    def spying_ack(mid, qos):
+        if mid in answering:
+            text = open(os.path.join(feed.store.outdir, "audit.log"), encoding="ascii").read()
+            seen.append((answering[mid], f'"clock":"{answering[mid]}","outcome"' in text))
+        return ack(mid, qos)
+
+    feed._guarded, feed.connection.client.ack = spying_guarded, spying_ack
+    line = server.audit.record("new_game", "test", None, "new game", "all", None, {}, answered=True,
+                               targets=["c1", "c2", "c3"])  # fmt: skip
+    for clock in ("c1", "c2", "c3"):
+        feed.command(line["command"], clock)
+    wait_for(lambda: (clocks.pump(), len(seen) >= 3)[-1], what="the three answers acknowledged")
+    assert sorted(seen) == [("c1", True), ("c2", True), ("c3", True)]

@@ -20,7 +20,8 @@ a command to an offline clock is lost, commands are never kept for a clock away)
 the command as stale or made before its game began (a command it got late, or a replay: it never
 reached the game it was for). A clock's later answer to an action not delivered is never written
 as applied. The clocks' answers are queued and written by a thread of their own, their syncs
-shared. An action with no outcome line had no answer (yet).
+shared; the hall's page has the feed wait for them (`flush`) before it acknowledges the records
+that answered, so a kill in between leaves the records to come again, not an answer lost. An action with no outcome line had no answer (yet).
 
 Reading it back (the page, a table's history, this trail's own start) is `hall/audit_read.py`.
 """

@@ -94,6 +94,7 @@ class HallFeed:
         self.version = 0
         self.changed = threading.Condition()
         self._listeners = list(listeners)
+        self._before_ack = []  # (listener, durable) pairs: `subscribe_before_ack`
         #: `players(round, table)`: who plays there, from the pairings (event/players.py), if given
         self.players = players
         #: the director's client on the broker (`connection.py`): paho's thread only queues what arrives
@@ -141,6 +142,15 @@ class HallFeed:
                 self.disk.hold(message)
                 continue
             done.append(message)
+        # what must be on the disk before the broker forgets the records (the audit trail's outcomes
+        # of the director's actions these answer: a kill after the acknowledgement loses nothing)
+        before_ack = list(self._before_ack)
+        for listener, _ in before_ack:
+            for item in stored:
+                listener(*item)
+        for _, made_durable in before_ack:
+            if made_durable is not None:
+                made_durable()
         # the store has written every line (flushed): now the broker may forget them
         for message in done:
             if message.qos > 0:
@@ -162,6 +172,14 @@ class HallFeed:
         """No more calls to `listener` (nothing if it was not subscribed)."""
         if listener in self._listeners:
             self._listeners.remove(listener)
+        self._before_ack = [pair for pair in self._before_ack if pair[0] != listener]
+
+    def subscribe_before_ack(self, listener, durable=None):
+        """Call `listener(clock_id, record, log)` for each record taken, once its batch is on disk
+        and before the broker's copies are acknowledged, then `durable()` (what it queued made
+        durable: the audit trail's outcome lines), so a hall killed after the acknowledgement has
+        what they wrote, and one killed before gets the records again."""
+        self._before_ack.append((listener, durable))
 
     def run(self, should_stop=lambda: False):
         """Step until `should_stop()`."""

@@ -42,6 +42,8 @@ MAX_CONNECTIONS = DIRECTOR_LIMITS["connections"]
 MAX_PHONE_CONNECTIONS = 1000
 #: connections at once at the director's door, every address together, where it asks for a login
 MAX_DIRECTOR_CONNECTIONS = 1000
+#: the most the feed waits for the audit trail's outcome lines before it acknowledges their records
+OUTCOME_S = 5.0
 #: how long the server has to start listening
 START_S = 10.0
 
@@ -117,8 +119,13 @@ class HallPage:
             except OSError:
                 self.door.close()
                 raise
-        subscribe = getattr(feed, "subscribe", None)  # (a stand-in feed of a test may have none)
-        if subscribe is not None:  # the clocks' answers to its actions
+        # the clocks' answers to its actions, their outcome lines on the disk before the broker's
+        # copies of the records are acknowledged (a stand-in feed of a test may have neither way)
+        before_ack = getattr(feed, "subscribe_before_ack", None)
+        subscribe = getattr(feed, "subscribe", None)
+        if before_ack is not None:
+            before_ack(self._answered, self._outcomes_durable)
+        elif subscribe is not None:
             subscribe(self._answered)
 
     def _answered(self, clock_id, record, _log):
@@ -137,6 +144,11 @@ class HallPage:
                 "board %s (clock %s) %s %s: %s",
                 name, clock_id, outcome["outcome"].replace("_", " "), what_of(several), outcome.get("reason"),
             )  # fmt: skip
+
+    def _outcomes_durable(self):
+        """The outcome lines queued so far on the disk (at once when none is queued)."""
+        if self.audit is not None:
+            self.audit.flush(OUTCOME_S)
 
     def with_answers(self, snapshot):
         """`snapshot` (the feed's) with what each board did with the newest command to several
