@@ -297,3 +297,23 @@ def test_a_page_that_never_connected_says_connecting_not_lost(browser, viewers_b
     note.filter(has_text="Connecting to the hall").wait_for()
     assert "lost" not in note.inner_text()
     context.close()
+
+
+def test_a_rounds_start_time_says_began_once_it_has_passed(browser, viewers_broker):
+    """A board waiting for its round shows STARTS 14:00:05; once that time has passed by its
+    clock (nobody has pressed yet), ROUND BEGAN, never a start still to come."""
+    page = open_page(browser, viewers_broker, "")
+    state = json.loads(running_state("c9", 1, AT_MS))
+    state.update(state="ready", run=None, start_ms=AT_MS + 5_000)
+    for side in "AB":
+        state[side]["runs"] = False
+    page.evaluate(
+        "([c, s]) => tileclockViewer.take('tileclock/' + c + '/public', s, false)", ["c9", json.dumps(state)]
+    )
+    page.evaluate("tileclockViewer.draw()")
+    starts = page.locator("section.board .starts")
+    assert starts.inner_text().startswith("STARTS ")
+    page.clock.set_fixed_time((AT_MS + 6_000) / 1000)
+    page.evaluate("tileclockViewer.draw()")
+    assert starts.inner_text().startswith("ROUND BEGAN ")
+    page.context.close()

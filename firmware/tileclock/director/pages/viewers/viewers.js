@@ -82,12 +82,15 @@
     return "";
   }
 
-  // A round set to start at a time of day, while the game waits for it: that time, the viewer's own.
-  function startWord(state) {
+  // A round set to start at a time of day, while the game waits for it: that time, the viewer's own;
+  // once it has passed by the clock's own time (the board's skew), the round has begun
+  function startWord(entry) {
+    var state = entry.state;
     if (state.state !== "ready" || state.start_ms === null) return "";
     var at = new Date(state.start_ms);
     var pad = function (n) { return String(n).padStart(2, "0"); };
-    return "STARTS " + pad(at.getHours()) + ":" + pad(at.getMinutes()) + ":" + pad(at.getSeconds());
+    var began = Date.now() - entry.skew.value() >= state.start_ms;
+    return (began ? "ROUND BEGAN " : "STARTS ") + pad(at.getHours()) + ":" + pad(at.getMinutes()) + ":" + pad(at.getSeconds());
   }
 
   function classOf(word) {
@@ -104,7 +107,7 @@
     title.href = "?board=" + encodeURIComponent(state.clock);
     head.appendChild(title);
     if (state.round !== null) head.appendChild(el("span", "round", "Round " + state.round));
-    var starts = startWord(state);
+    var starts = startWord(entry);
     if (starts) head.appendChild(el("span", "starts", starts));
     if (word) head.appendChild(el("span", classOf(word), word));
     card.appendChild(head);
@@ -165,7 +168,7 @@
     if (state.round !== null) middle.appendChild(el("div", "round", "Round " + state.round));
     var word = status(entry);
     if (word) middle.appendChild(el("div", classOf(word), word));
-    var called = callWord(state) || startWord(state);
+    var called = callWord(state) || startWord(entry);
     if (called) middle.appendChild(el("div", state.call ? "call call-" + state.call : "starts", called));
     bar.appendChild(middle);
     bar.appendChild(sideNode(entry, "B", params.get("b")));
