@@ -259,3 +259,17 @@ def test_a_page_opened_later_counts_from_when_the_snapshot_was_taken(server, pag
     assert one.inner_text() == "12:22"  # 12:31 at 748.4 s used, its record 1.5 s + 8 s old
     silent = page.locator('.board[data-clock="clock-4"]').inner_text()
     assert "2 min 18 s ago" in silent  # 130 s + 8 s
+
+
+def test_a_calls_banner_is_one_line_high(server, page):
+    """A call's banner is as tall as its words (it was twice as tall: seven calls pushed every
+    board below the fold), its answers in reach on the same line."""
+    opened(page, server)
+    banner = page.locator('#calls .call[data-clock="clock-9"]')
+    height = banner.bounding_box()["height"]
+    line = banner.locator(".what").bounding_box()["height"]
+    assert height < 2 * line, (height, line)
+    top = banner.bounding_box()["y"]
+    for button in ("take", "done"):
+        box = banner.locator(f"button.{button}").bounding_box()
+        assert top <= box["y"] and box["y"] + box["height"] <= top + height
