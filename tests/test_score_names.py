@@ -91,8 +91,9 @@ def test_a_phone_sees_the_players_names_on_its_form(named, browser):
     page = context.new_page()
     page.goto(f"{server.address.rstrip('/')}/S/1/A/{book.issue(3, '1', 'A')}")
     page.locator("#label_a").filter(has_text="Diaz").wait_for()
-    assert page.inner_text("#label_a") == f"{DAN} (side A)'s score (yours)"
-    assert page.inner_text("#label_b") == f"{ANN} (side B)'s score"
+    # the side first, then who plays it: division A never reads as side A (it read `(#4, A) (side A)`)
+    assert page.inner_text("#label_a") == "Side A's score: Diaz, Dan (#4, division A) (yours)"
+    assert page.inner_text("#label_b") == "Side B's score: Anderson, Ann (#1, division A)"
     context.close()
 
 

@@ -7,6 +7,8 @@ function say(text, refused) {
   answer.textContent = text;
   answer.className = refused ? "refused" : "";
 }
+// `Name (#3, A)` (TSH's number and division) as the form says it: `Name (#3, division A)`
+function inWords(name) { return name.replace(/ \(#(\d+), ([^)]+)\)$/, " (#$1, division $2)"); }
 async function load() {
   const response = await fetch(api);
   if (!response.ok) { say(await response.text(), true); document.getElementById("form").hidden = true; return; }
@@ -19,8 +21,9 @@ async function load() {
   }
   for (const s of ["A", "B"]) {
     const name = (game.players || {})[s];
+    // the side first, then who plays it: a division called A never reads as side A
     document.getElementById("label_" + s.toLowerCase()).textContent =
-      (name ? name + " (side " + s + ")" : "Side " + s) + "'s score" + (s === game.side ? " (yours)" : "");
+      "Side " + s + "'s score" + (name ? ": " + inWords(name) : "") + (s === game.side ? " (yours)" : "");
   }
   if (!game.players && (game.seats || []).length) {
     const choice = document.getElementById("seat_a");
