@@ -71,8 +71,9 @@ def measure_poll(window_s):
     return {"poll_wakeups_per_s": wakeups, "poll_cpu_percent": cpu}
 
 
-def run(quick=False, state_dir=None, progress=None):
-    """Every figure, as a dict with at least `KEYS` (and the comparisons and details)."""
+def run(quick=False, state_dir=None, progress=None, speech=None):
+    """Every figure, as a dict with at least `KEYS` (and the comparisons and details); `speech`:
+    the sides the measured service speaks to (`--speech`), None for none."""
     idle_s, presses, poll_s, minutes, games, inputs = PLANS["quick" if quick else "full"]
     progress = progress or Progress(6)
     progress.phase(
@@ -96,7 +97,8 @@ def run(quick=False, state_dir=None, progress=None):
         f"the service: tileclock run --simulate; {idle_s} s with A running, then {presses:,} presses"
     )
     figures["load_average"] = os.getloadavg()[0]  # other work on this machine shows in the latencies
-    figures.update(measure_service(idle_s, presses, progress, state_dir))
+    figures.update(measure_service(idle_s, presses, progress, state_dir, speech=speech))
+    figures["speech"] = speech or ""
     progress.phase(f"beside it: a copy of lgpio's 0.5 ms alert loop, {poll_s} s")
     figures.update(measure_poll(poll_s))
     progress.phase("history and a flooded line: start-up on 1,000 games, export, replay, 500 resend 0")
@@ -105,12 +107,12 @@ def run(quick=False, state_dir=None, progress=None):
     return figures
 
 
-def main(quick=False, as_json=False, state_dir=None, wiring=None):
+def main(quick=False, as_json=False, state_dir=None, wiring=None, speech=None):
     """`tileclock bench`: the figures, as a table or (`as_json`) one JSON object; `wiring`: the
-    wirings to price instead (`--wiring`)."""
+    wirings to price instead (`--wiring`); `speech`: the sides the service speaks to (`--speech`)."""
     if wiring:
         return main_wirings(wiring, quick, as_json, state_dir)
-    figures = run(quick=quick, state_dir=state_dir)
+    figures = run(quick=quick, state_dir=state_dir, speech=speech)
     if as_json:  # every figure, and beside them each target and whether it was met
         print(json.dumps(dict(figures, targets=targets(figures))))
     else:

@@ -138,11 +138,13 @@ def measure_service(
     every_s=PRESS_EVERY_S,
     hold_s=PRESS_HOLD_S,
     wiring=None,
+    speech=None,
 ):
     """Run `tileclock run --simulate` as a service and measure it; returns figures and details.
 
     The presses come `every_s` apart, each held `hold_s`; the panels are wired as `wiring` says
-    (device/wiring.py; None: the config's default)."""
+    (device/wiring.py; None: the config's default); `speech`: the sides that hear ("A", "B",
+    "AB"; None: speech off), espeak-ng and aplay then run beside the loop as on a Pi."""
     config = parse_config({"screens": {"wiring": wiring}} if wiring else {})
     scratch = tempfile.mkdtemp(prefix="tileclock-bench-", dir=pick_state_parent(state_parent))
     kind, source, _ = procstat.filesystem(scratch)
@@ -158,6 +160,7 @@ def measure_service(
             "[buttons]\nmin_turn_ms = 0  # measure latency, not the collision rule\n"
             f'[serial]\nport = "{os.ttyname(clock_end)}"\n[screens]\ni2c_hz = {i2c_hz}\n'
             + (f'wiring = "{wiring}"\n' if wiring else "")
+            + (f'[speech]\nsides = "{speech}"\n' if speech else "")
         )
     script, presses_at = press_script(idle_s, presses, every_s, hold_s)
     script_path = os.path.join(scratch, "presses.txt")

@@ -91,7 +91,7 @@ def cmd_bench(args):
         folder_to_write(args.state_dir, "--state-dir")
     from ..bench.run import main as bench_main
 
-    return bench_main(args.quick, args.json, args.state_dir, args.wiring)
+    return bench_main(args.quick, args.json, args.state_dir, args.wiring, args.speech)
 
 
 def cmd_hall_bench(args):

@@ -353,6 +353,11 @@ def build_parser():
         choices=[*WIRINGS, "all"],
         help="instead, price the panels' wiring: the same presses for each one named (repeat it, or all)",
     )
+    bench.add_argument(
+        "--speech",
+        choices=["A", "B", "AB"],
+        help="the measured service speaks to these sides (espeak-ng and aplay beside the loop), to compare",
+    )
     bench.set_defaults(run=cmd_bench)
 
     hall_bench = commands.add_parser(
