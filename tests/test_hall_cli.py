@@ -183,7 +183,10 @@ def test_the_hall_is_opened_with_its_players_and_score_links_wired_in(tmp_path):
     bare = open_hall("127.0.0.1", port, None, str(tmp_path / "bare"), "127.0.0.1:0")
     try:
         assert bare.feed.players is None and bare.links is None and bare.page.links is None
-        assert bare.feed._listeners == [bare.page._answered]  # the page's audit trail only
+        # the page's audit trail only, its outcomes on the disk before the records are acknowledged
+        assert bare.feed._listeners == [] and [listener for listener, _ in bare.feed._before_ack] == [
+            bare.page._answered
+        ]
     finally:
         bare.close()
 

@@ -7,7 +7,7 @@ from test_hall_page import hall  # noqa: F401 - the fixture: three clocks, the f
 from tileclock.clock.timecode import NS_PER_S
 
 
-def test_the_fleet_table_flags_another_version_and_a_weak_supply(hall, page):  # noqa: F811
+def test_the_fleet_table_flags_another_version_and_a_weak_supply(hall, page):  # noqa: F811  (the fixtures imported from their module)
     clocks, feed, server = hall
     odd = clocks.sims["c3"]
     odd.health.version, odd.health._at = "0.0.9", None  # an older card, read again at once

@@ -253,7 +253,7 @@ def test_a_page_opened_later_counts_from_when_the_snapshot_was_taken(server, pag
     snapshot = {"version": 1, "connected": True, "down": None, "alerts": [], "boards": HALL}
     body = "id: 8000\ndata: " + json.dumps(snapshot) + "\n\nretry: 600000\n\n"
     page.route("**/events", lambda route: route.fulfill(
-        status=200, headers={"Content-Type": "text/event-stream"}, body=body))  # fmt: skip
+        status=200, headers={"Content-Type": "text/event-stream"}, body=body))  # fmt: skip  # laid out by hand, the way it reads best
     opened(page, server)
     one = page.locator('.board[data-clock="clock-1"] .side[data-side="A"] .time')
     assert one.inner_text() == "12:22"  # 12:31 at 748.4 s used, its record 1.5 s + 8 s old

@@ -23,7 +23,7 @@ def cell(page, clock):
     return page.locator(f'#fleet-rows tr[data-clock="{clock}"] td[data-name="self-test"]')
 
 
-def test_every_board_self_tested_from_the_page_and_the_fleet_says_how_each_did(hall, page):  # noqa: F811
+def test_every_board_self_tested_from_the_page_and_the_fleet_says_how_each_did(hall, page):  # noqa: F811  (the fixtures imported from their module)
     clocks, feed, server = hall
     fresh(clocks, "c1")
     fresh(clocks, "c2")  # c3 plays on: it refuses the self-test
@@ -56,7 +56,7 @@ def test_every_board_self_tested_from_the_page_and_the_fleet_says_how_each_did(h
     assert record["result"] == "pass" and record["source"] == "hall" and record["by"]
 
 
-def test_a_board_s_own_page_self_tests_that_board_alone(hall, page):  # noqa: F811
+def test_a_board_s_own_page_self_tests_that_board_alone(hall, page):  # noqa: F811  (the fixtures imported from their module)
     clocks, feed, server = hall
     fresh(clocks, "c1")
     fresh(clocks, "c2")

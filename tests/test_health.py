@@ -60,7 +60,7 @@ def test_the_health_is_read_at_most_every_thirty_seconds_and_says_the_supply(tmp
     health = Health(
         str(root), str(journal), watch, monotonic=lambda: now[0], synced=lambda: True, version="0.1.0",
         start=walks.append,
-    )  # fmt: skip
+    )  # fmt: skip  # laid out by hand, the way it reads best
     said = health()
     assert said["journal_kb"] is None and len(walks) == 1  # never walked on the loop's thread
     walks.pop()()  # the walk, on its own thread

@@ -21,7 +21,7 @@ def answer_of(page, clock):
     return page.locator(f'#answers li[data-clock="{clock}"]')
 
 
-def test_a_start_two_clocks_refuse_is_said_board_by_board_with_the_fix(hall, page):  # noqa: F811
+def test_a_start_two_clocks_refuse_is_said_board_by_board_with_the_fix(hall, page):  # noqa: F811  (the fixtures imported from their module)
     clocks, feed, server = hall
     # c2's game has ended (its director's round over); c3's wall clock is not synchronised
     feed.command("round over", "c2")
@@ -31,7 +31,7 @@ def test_a_start_two_clocks_refuse_is_said_board_by_board_with_the_fix(hall, pag
     page.goto(server.address)
     page.locator(".board").nth(2).wait_for()
     wait_for(lambda: "Board c2 (its game has begun or ended" in page.inner_text("#before-round"),
-             what="the ended board flagged before the round")  # fmt: skip
+             what="the ended board flagged before the round")  # fmt: skip  # laid out by hand, the way it reads best
     # the simulated clocks send no chrony figures: said, not left blank
     assert "sends no time figures: Board c1, Board c2, Board c3" in page.inner_text("#time-status")
     page.fill("#round", "3")
@@ -40,7 +40,7 @@ def test_a_start_two_clocks_refuse_is_said_board_by_board_with_the_fix(hall, pag
     # the answers come in board by board, in board order
     for clock in ("c1", "c2", "c3"):
         wait_for(lambda clock=clock: records(clocks, clock, "set") or records(clocks, clock, "error"),
-                 what=f"{clock}'s answer")  # fmt: skip
+                 what=f"{clock}'s answer")  # fmt: skip  # laid out by hand, the way it reads best
     wait_for(lambda: "no answer yet" not in page.inner_text("#answers"), what="every answer on the page")
     items = page.locator("#answers li")
     assert items.all_inner_texts() == [
@@ -71,9 +71,9 @@ def test_a_start_two_clocks_refuse_is_said_board_by_board_with_the_fix(hall, pag
     question = pages_question(page)
     assert question.startswith("New game on boards c2, c3?")
     wait_for(lambda: records(clocks, "c2", "new_game") and records(clocks, "c3", "error")[1:],
-             what="c2 and c3 to answer the new game")  # fmt: skip
+             what="c2 and c3 to answer the new game")  # fmt: skip  # laid out by hand, the way it reads best
     wait_for(lambda: "no answer yet" not in page.inner_text("#answers")
-             and page.inner_text("#answers .answers-head").startswith("new game"), what="the new game's answers")  # fmt: skip
+             and page.inner_text("#answers .answers-head").startswith("new game"), what="the new game's answers")  # fmt: skip  # laid out by hand, the way it reads best
     assert items.all_inner_texts() == [
         "Board c2: applied",
         "Board c3: REFUSED: new game: only on an ended game (ready): end it first (round over)",
@@ -85,7 +85,7 @@ def test_a_start_two_clocks_refuse_is_said_board_by_board_with_the_fix(hall, pag
     assert records(clocks, "c2", "new_game")[-1]["by"] == opened["id"]
 
 
-def test_round_over_then_a_new_game_on_every_board_from_the_page(hall, page):  # noqa: F811
+def test_round_over_then_a_new_game_on_every_board_from_the_page(hall, page):  # noqa: F811  (the fixtures imported from their module)
     clocks, feed, server = hall
     page.goto(server.address)
     page.locator(".board").nth(2).wait_for()
@@ -97,17 +97,17 @@ def test_round_over_then_a_new_game_on_every_board_from_the_page(hall, page):  #
     pages_question(page)
     wait_for(lambda: all(records(clocks, c, "end") for c in ("c1", "c2", "c3")), what="every game ended")
     wait_for(lambda: page.locator('#answers li[data-state="applied"]').count() == 3
-             and "round over" in page.inner_text("#answers .answers-head"), what="round over answered")  # fmt: skip
+             and "round over" in page.inner_text("#answers .answers-head"), what="round over answered")  # fmt: skip  # laid out by hand, the way it reads best
     wait_for(lambda: "3 ended (Board c1, Board c2, Board c3)" in page.inner_text("#round-status"),
-             what="the round panel: every board ended")  # fmt: skip
+             what="the round panel: every board ended")  # fmt: skip  # laid out by hand, the way it reads best
     page.click("#new-games")
     assert pages_question(page).startswith("New game on every board?")
     wait_for(lambda: all(records(clocks, c, "new_game")[1:] for c in ("c1", "c2", "c3")), what="new games")
     wait_for(lambda: page.locator('#answers li[data-state="applied"]').count() == 3
-             and page.inner_text("#answers .answers-head").startswith("new game"), what="the new games answered")  # fmt: skip
+             and page.inner_text("#answers .answers-head").startswith("new game"), what="the new games answered")  # fmt: skip  # laid out by hand, the way it reads best
     # the boards opened their next game: still "ended" this round, never "not started"
     wait_for(lambda: "3 ended (Board c1, Board c2, Board c3)" in page.inner_text("#round-status"),
-             what="ended this round after the new games")  # fmt: skip
+             what="ended this round after the new games")  # fmt: skip  # laid out by hand, the way it reads best
     server.audit.flush(5)
     (opened,) = [e for e in audit_read.read(feed.store.outdir) if e["action"] == "new_game"]
     assert opened["changed"] == {"boards": ["c1", "c2", "c3"]}
@@ -122,7 +122,7 @@ def boards(*specs):
 
 def test_answers_are_in_board_order_and_a_silent_board_is_offline():
     line = {"id": "x_1", "action": "round_start", "changed": {"round": 2, "start": "14:00:00"},
-            "targets": ["k10", "k2", "k3"]}  # fmt: skip
+            "targets": ["k10", "k2", "k3"]}  # fmt: skip  # laid out by hand, the way it reads best
     shown = boards(("10", True, "ready", None), ("2", False, "ready", None), ("3", True, "ready", None))
     said = answered(line, {"k3": {"outcome": "applied", "reason": None, "seq": 9}}, shown)
     assert [(b["board"], b["state"]) for b in said["boards"]] == [
@@ -144,7 +144,7 @@ def test_before_a_round_names_what_cannot_start_a_timed_round():
     assert before["no_time_figures"] == ["1"]
 
 
-def test_the_phone_form_shows_the_rounds_game_not_the_new_empty_one(hall):  # noqa: F811
+def test_the_phone_form_shows_the_rounds_game_not_the_new_empty_one(hall):  # noqa: F811  (the fixtures imported from their module)
     """After round over the clock opens a new, empty game: the score form of its table still shows
     the game that ended (its penalties), not the empty one ("Side A: no time penalty")."""
     clocks, feed, server = hall
@@ -158,11 +158,11 @@ def test_the_phone_form_shows_the_rounds_game_not_the_new_empty_one(hall):  # no
     feed.command("new game", "c1")
     wait_for(lambda: records(clocks, "c1", "new_game")[1:], what="c1's next game")
     wait_for(lambda: server.game("c1").records[0]["seq"] == records(clocks, "c1", "new_game")[-1]["seq"],
-             what="the new game on file")  # fmt: skip
+             what="the new game on file")  # fmt: skip  # laid out by hand, the way it reads best
     assert server.table_facts("c1")["penalties"] == ended  # still the round's game
 
 
-def test_a_boards_page_names_the_board_and_shows_its_correction_live(hall, page):  # noqa: F811
+def test_a_boards_page_names_the_board_and_shows_its_correction_live(hall, page):  # noqa: F811  (the fixtures imported from their module)
     """A board's page asks about the board, not its clock id, and its lower half (the records, the
     corrections, the panels' slider) follows the clock's answer without a reload, in the buttons'
     own words (+1:00, never +60 s)."""
@@ -186,7 +186,7 @@ def test_a_boards_page_names_the_board_and_shows_its_correction_live(hall, page)
     assert slider.get_attribute("max") == str(records(clocks, "c1", "adjust")[-1]["t_ms"])
 
 
-def test_an_answers_outcome_is_on_the_disk_before_its_record_is_acknowledged(hall):  # noqa: F811
+def test_an_answers_outcome_is_on_the_disk_before_its_record_is_acknowledged(hall):  # noqa: F811  (the fixtures imported from their module)
     """The hall acknowledges a clock's record to the broker only once the audit trail's outcome of
     the action it answers is on the disk: a hall killed in between gets the record again, never
     an applied action left reading "no answer yet" for ever."""
@@ -207,7 +207,7 @@ def test_an_answers_outcome_is_on_the_disk_before_its_record_is_acknowledged(hal
 
     feed._guarded, feed.connection.client.ack = spying_guarded, spying_ack
     line = server.audit.record("new_game", "test", None, "new game", "all", None, {}, answered=True,
-                               targets=["c1", "c2", "c3"])  # fmt: skip
+                               targets=["c1", "c2", "c3"])  # fmt: skip  # laid out by hand, the way it reads best
     for clock in ("c1", "c2", "c3"):
         feed.command(line["command"], clock)
     wait_for(lambda: (clocks.pump(), len(seen) >= 3)[-1], what="the three answers acknowledged")

@@ -36,7 +36,7 @@ def test_under_school_rules_the_round_limit_from_the_round_start():
     assert latest_end(SCHOOL, board("running", "12:00", "9:00"), NOW_MS) is None  # no start taken
 
 
-def test_the_round_panel_says_when_the_round_ends_at_the_latest(hall, page):  # noqa: F811
+def test_the_round_panel_says_when_the_round_ends_at_the_latest(hall, page):  # noqa: F811  (the fixtures imported from their module)
     clocks, feed, server = hall
     page.goto(server.address)
     page.locator(".board").nth(2).wait_for()

@@ -51,7 +51,7 @@ def test_the_sample_has_tsh_s_shape_and_every_round_is_the_t_files():
     assert [d.name for d in divisions] == ["A", "B"]
     assert [p.name for p in divisions[0].players] == [
         "Anderson, Ann", "Brown, Bob", "Chen, Carol", "Diaz, Dan", "Evans, Eve", "Fox, Fay",
-    ]  # fmt: skip
+    ]  # fmt: skip  # laid out by hand, the way it reads best
     assert [p.number for p in divisions[1].players] == [1, 2, 3, 4, 5]
     from_t = [read_tsh(path) for path in TSH_FILES]
     for number in (1, 2, 3):
@@ -134,7 +134,7 @@ def test_boards_are_the_tables_and_p12_says_who_went_first(tmp_path):
         "not-newt", "empty", "bad-json", "deep", "deeper", "unterminated", "nan", "long-number",
         "not-object", "trailing", "no-divisions", "empty-divisions", "player-not-object", "binary",
     ],
-)  # fmt: skip
+)  # fmt: skip  # laid out by hand, the way it reads best
 def test_what_is_not_tsh_s_tourney_js_is_one_line_naming_the_file(tmp_path, content, said):
     path = _write(tmp_path, content)
     with pytest.raises(PairingsError) as raised:

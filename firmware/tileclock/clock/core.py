@@ -308,7 +308,7 @@ class GameClock:
     def set_scene(
         self, t_ns, wall_ms=None, round=None, table=None, times_s=None, start_ms=None, by=None, source=None,
         speech=None,
-    ):  # fmt: skip
+    ):  # fmt: skip  # laid out by hand, the way it reads best
         """A director's `set` (scene.py): the time of day at `t_ns`, round, table, starting times,
         and the round's start (`start_ms`: this game, while nobody has pressed), who hears the
         clock (`speech`: "A", "B", "AB" or "", said by the record for the device's voice); a `set` record."""

@@ -64,7 +64,7 @@ class DirectorRequests:
     def set_scene(
         self, game, t_ns, scene, wall_ms, round, table, times_s, start_ms=None, by=None, source=None,
         speech=None,
-    ):  # fmt: skip
+    ):  # fmt: skip  # laid out by hand, the way it reads best
         """A `set` taken by `scene` (a `Scene`): starting times for `game` while nobody has pressed,
         and the round's start at the time of day `start_ms`; a `set` record says what was set, for
         which game and the way it came (`source`; an `error` record why a start cannot be taken)."""

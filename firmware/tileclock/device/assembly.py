@@ -329,8 +329,9 @@ class RunningClock:
         """Let go of the uplink, the pins, the port, the voice and the journal."""
         if self.uplink is not None:
             self.uplink.close()  # says `offline` while the journal is still open
-        if self.daemon.speaker is not None:
-            self.daemon.speaker.close()
+        speaker = getattr(getattr(self, "daemon", None), "speaker", None)  # (a start that failed early: none)
+        if speaker is not None:
+            speaker.close()
         self.board.close()
         self.link.close()
         self.journal.close()

@@ -72,7 +72,7 @@ CARD_ID = "board-{}"
 #: what hall-setup --cards writes on every card itself: not for --card-base to set
 CARD_KEYS = (
     "board", "clock_id", "hall", "hall_port", "hall_password", "hall_key", "hall_ca", "hall_ca_cert", "time_server"
-)  # fmt: skip
+)  # fmt: skip  # laid out by hand, the way it reads best
 #: boards hall-setup --cards writes a card for at most (a hall's boards, with room to spare)
 MAX_BOARDS = 500
 

@@ -143,7 +143,7 @@ class HallPage:
             log.warning(
                 "board %s (clock %s) %s %s: %s",
                 name, clock_id, outcome["outcome"].replace("_", " "), what_of(several), outcome.get("reason"),
-            )  # fmt: skip
+            )  # fmt: skip  # laid out by hand, the way it reads best
 
     def _outcomes_durable(self):
         """The outcome lines queued so far on the disk (at once when none is queued)."""
