@@ -173,7 +173,11 @@ def test_the_cards_chrony_lines_are_hall_setups_chrony_clock_conf(tmp_path):
         clock_conf("192.168.4.1")
     )
     include = (Path(__file__).parent.parent / "hw/image/root/etc/chrony/conf.d/tileclock.conf").read_text()
-    assert lines(include) == ["include /etc/tileclock/chrony*.conf"]  # a pattern: none there is no error
+    # a pattern (none there is no error), after the stand-alone card's makestep: chrony keeps the
+    # last one it reads, so the hall's "makestep 0.1 -1" in the included file wins
+    assert lines(include) == ["makestep 1 3", "include /etc/tileclock/chrony*.conf"]
+    finish = (Path(__file__).parent.parent / "hw/image/finish.sh").read_text()
+    assert "s|^makestep .*|#" in finish  # Debian's own, read after conf.d, taken out of chrony.conf
     packages = (Path(__file__).parent.parent / "hw/image/packages.txt").read_text()
     listed = {word for line in packages.splitlines() for word in line.split("#")[0].split()[1:]}
     assert "chrony" in listed and "systemd-timesyncd" not in listed

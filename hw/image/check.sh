@@ -3,6 +3,11 @@
 # -M raspi3b (the Pi 3 B's SoC, SD card, and the device tree from the card) and as -M virt, with
 # a settings file put on its firmware partition, and read the result from the serial console:
 # first boot done, the service up, doctor's report, a scripted game's records read back.
+# The -M virt boot is a hall's clock (issue 42): its settings file is board 7's as `tileclock
+# hall-setup --cards` writes it (clock id, password, command key, CA, time server), against a hall
+# on this machine (hw/image/check_hall.py: hall-setup's mosquitto with TLS, a time server, the
+# director's feed), reached over QEMU's user network at 10.0.2.2: the clock must connect with TLS,
+# follow that time server (chronyd -p shows which makestep wins) and take a sealed round start.
 #
 #   hw/image/check.sh [IMAGE.img.xz] [MACHINE...]     # default: the newest in hw/image/out;
 #                                                     # raspi3b, virt, virt+cut (a power cut first)
@@ -11,6 +16,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
 OUTDIR=$HERE/out
 IMAGE=${1:-$(ls -t "$OUTDIR"/tileclock-*-arm64.img.xz 2>/dev/null | head -1)}
 shift || true
@@ -34,15 +40,22 @@ command -v qemu-system-aarch64 >/dev/null || missing+=(qemu-system-arm)
 command -v mcopy >/dev/null || missing+=(mtools)
 command -v sfdisk >/dev/null || missing+=(fdisk)
 command -v fdtget >/dev/null || missing+=(device-tree-compiler)
+[ -x /usr/sbin/mosquitto ] || command -v mosquitto >/dev/null || missing+=(mosquitto)
 if [ "${#missing[@]}" -gt 0 ]; then
   [ "$(id -u)" = 0 ] || die "needs Debian's ${missing[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# the hall's side runs this checkout's tileclock (hall-setup, the director's feed): its venv
+PY=${TILECLOCK_PYTHON:-$SRC/.venv/bin/python}
+[ -x "$PY" ] || make -C "$SRC" .venv/.installed >/dev/null || die "no venv for the hall's side (make .venv/.installed)"
+
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tileclock-check.XXXXXX")
 QEMU_PID=
+HALL_PID=
 cleanup() {
   [ -z "$QEMU_PID" ] || kill "$QEMU_PID" 2>/dev/null || true
+  [ -z "$HALL_PID" ] || kill "$HALL_PID" 2>/dev/null || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -99,7 +112,14 @@ boot_one() {
   say "== -M $name"
   cp --sparse=always "$WORK/pristine.img" "$WORK/card.img"
   truncate -s 4G "$WORK/card.img" # an SD card's size is a power of 2 for QEMU; the data partition grows into it
-  mcopy -o -i "$(fat)" "$WORK/settings.txt" ::/tileclock-settings.txt
+  local settings=$WORK/settings.txt hall=""
+  if [ "$name" = virt ]; then
+    # a hall's clock: board 7's card as hall-setup writes it, the hall on this machine
+    hall=$WORK/hall
+    "$PY" "$HERE/check_hall.py" prepare "$hall" || die "-M virt: the hall's files could not be made"
+    settings=$hall/settings.txt
+  fi
+  mcopy -o -i "$(fat)" "$settings" ::/tileclock-settings.txt
   kver=$(mdir -b -i "$(fat)" ::/ | sed -n 's|.*/vmlinuz-\(.*\)|\1|p' | head -1)
   [ -n "$kver" ] || die "no vmlinuz on the firmware partition"
   mcopy -o -i "$(fat)" "::/vmlinuz-$kver" "::/initrd.img-$kver" "::/cmdline.txt" "$WORK/"
@@ -119,38 +139,67 @@ boot_one() {
     args+=(-M raspi3b -dtb "$WORK/bcm2837-rpi-3-b.dtb" -drive "file=$WORK/card.img,if=sd,format=raw"
       -serial "file:$OUTDIR/check-$machine-uart1.log")
   else
-    args+=(-M virt -cpu cortex-a53 -smp 2 -m 1G -nic none
-      -drive "file=$WORK/card.img,if=none,format=raw,id=card" -device virtio-blk-device,drive=card)
+    args+=(-M virt -cpu cortex-a53 -smp 2 -m 1G)
+    # the hall's boot on QEMU's user network (this machine is 10.0.2.2 there); the others on none
+    if [ -n "$hall" ]; then args+=(-netdev user,id=hall -device virtio-net-device,netdev=hall); else args+=(-nic none); fi
+    args+=(-drive "file=$WORK/card.img,if=none,format=raw,id=card" -device virtio-blk-device,drive=card)
   fi
   [ "$name" = "$machine" ] || cut_first_boot "$machine" "$log" "${log%.log}-first.log"
   : >"$log"
   started=$(date +%s)
   load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  local hall_rc="" hall_log=$OUTDIR/check-hall.log
+  if [ -n "$hall" ]; then
+    "$PY" "$HERE/check_hall.py" serve "$hall" --timeout "$TIMEOUT_S" >"$hall_log" 2>&1 &
+    HALL_PID=$!
+  fi
   nice -n "$NICE" qemu-system-aarch64 "${args[@]}" &
   QEMU_PID=$!
   while :; do
     now=$(date +%s)
+    # the hall's side done (its verdict in its log): the guest is kept running until it is
+    if [ -n "$HALL_PID" ] && ! kill -0 "$HALL_PID" 2>/dev/null; then
+      wait "$HALL_PID" && hall_rc=0 || hall_rc=$?
+      HALL_PID=
+    fi
+    if [ -n "$result" ]; then
+      [ -z "$HALL_PID" ] && break
+    fi
     # the console ends its lines with CR LF
     if [ -z "$ready" ] && grep -aq "TILECLOCK-CHECK service active" "$log"; then
       ready=$((now - started))
     fi
     line=$(tr -d '\r' <"$log" | grep -a -m1 -E "TILECLOCK-CHECK (pass|FAIL)$" || true)
-    if [ -n "$line" ]; then
+    if [ -n "$line" ] && [ -z "$result" ]; then
       result=${line##*TILECLOCK-CHECK }
-      break
+      [ -z "$HALL_PID" ] && break
     fi
-    kill -0 "$QEMU_PID" 2>/dev/null || { result="qemu stopped"; break; }
-    [ $((now - started)) -lt "$TIMEOUT_S" ] || { result="no verdict after $TIMEOUT_S s"; break; }
+    kill -0 "$QEMU_PID" 2>/dev/null || { result=${result:-qemu stopped}; break; }
+    [ $((now - started)) -lt "$TIMEOUT_S" ] || { result=${result:-no verdict after $TIMEOUT_S s}; break; }
     sleep 2
   done
   kill "$QEMU_PID" 2>/dev/null || true
   wait "$QEMU_PID" 2>/dev/null || true
   QEMU_PID=
+  if [ -n "$HALL_PID" ]; then
+    kill "$HALL_PID" 2>/dev/null || true
+    wait "$HALL_PID" 2>/dev/null || true
+    HALL_PID=
+  fi
   grep -a -E "TILECLOCK-CHECK|tileclock-(firstboot|grow)" "$log" | tr -d '\r' |
     sed 's/^.*\(TILECLOCK-CHECK\|tileclock-firstboot\|tileclock-grow\)/\1/'
   say "-M $name: $result; the self-check saw the service ready ${ready:-never} s after power-on (host clock; nice $NICE;" \
     "this machine's load average $load_before at power-on, $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
+  if [ -n "$hall" ]; then
+    grep -a '^HALL ' "$hall_log" || true
+    say "-M $name: the hall's side: ${hall_rc:-not done}; the hall clock's boot took $(($(date +%s) - started)) s in all"
+  fi
   [ "$result" = pass ] || die "-M $name: $result (console: $log)"
+  if [ -n "$hall" ]; then
+    [ "$hall_rc" = 0 ] || die "-M $name: the hall did not see the clock take its sealed round start (log: $hall_log)"
+    tr -d '\r' <"$log" | grep -aq "TILECLOCK-CHECK time source: 10.0.2.2$" ||
+      die "-M $name: the clock does not follow the hall's time server 10.0.2.2 (console: $log)"
+  fi
   grep -aq "first boot done" "$log" || die "-M $name: the first boot did not finish"
   # the guest's own figure: its uptime when the service said READY=1 (the console line above comes
   # later, after the data partition has grown); the host's, when that line was seen

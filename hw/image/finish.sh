@@ -61,6 +61,11 @@ finish_root() {
   # the image's files: systemd units, first boot, fstab, firmware defaults, the I2C hook
   tar -C "$HERE/root" --owner=0 --group=0 -cf - . | tar -C "$root" --no-overwrite-dir -xf -
   cp --remove-destination /etc/resolv.conf "$root/etc/resolv.conf"
+  # chrony keeps the last makestep it reads: Debian's "makestep 1 3", after its confdir, would
+  # override the hall's "makestep 0.1 -1"; the image's conf.d/tileclock.conf sets it instead
+  sed -i 's|^makestep .*|# makestep: in /etc/chrony/conf.d/tileclock.conf (tileclock image), read first|' \
+    "$root/etc/chrony/chrony.conf"
+  ! grep -q '^makestep' "$root/etc/chrony/chrony.conf" || die "chrony.conf still sets makestep"
 
   say "tileclock $VERSION into /opt/tileclock/venv (pip under qemu-user-static)"
   cp "$wheel" "$root/tmp/"
