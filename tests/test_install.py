@@ -186,6 +186,11 @@ def test_systemd_verifies_the_unit(pi, tmp_path):
         and "ProtectSystem=strict" in unit
         and "NoNewPrivileges=yes" in unit
     )
+    # the service reads adjtimex (is the clock synchronised?): ProtectClock= would have seccomp kill
+    # it for that, as the image's hall boot showed; no capability lets it set the clock
+    settings = [line.strip() for line in unit.splitlines()]
+    assert "ProtectClock=yes" not in settings and "CapabilityBoundingSet=" in settings
+    assert "SystemCallFilter=adjtimex clock_adjtime clock_adjtime64" in settings
     # the venv is not built in a dry run: point ExecStart at a program that exists here, change nothing else
     checked = tmp_path / "check" / "tileclock.service"
     checked.parent.mkdir()
