@@ -172,7 +172,8 @@ boot_one() {
     line=$(tr -d '\r' <"$log" | grep -a -m1 -E "TILECLOCK-CHECK (pass|FAIL)$" || true)
     if [ -n "$line" ] && [ -z "$result" ]; then
       result=${line##*TILECLOCK-CHECK }
-      [ -z "$HALL_PID" ] && break
+      # a failed self-check ends the boot; a passed one waits for the hall's verdict too
+      [ -z "$HALL_PID" ] || [ "$result" != pass ] && break
     fi
     kill -0 "$QEMU_PID" 2>/dev/null || { result=${result:-qemu stopped}; break; }
     [ $((now - started)) -lt "$TIMEOUT_S" ] || { result=${result:-no verdict after $TIMEOUT_S s}; break; }

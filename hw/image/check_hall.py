@@ -26,6 +26,7 @@ import contextlib
 import io
 import os
 import re
+import signal
 import socket
 import struct
 import subprocess
@@ -170,6 +171,8 @@ def serve(work, timeout_s):
     from tileclock.wire.seal import read_keys
 
     hall = work / "hall"
+    # the check's end (SIGTERM) ends the broker too: it runs in a session of its own
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     stop = threading.Event()
     serve_time(stop)
     broker, port = broker_up(work)
