@@ -206,7 +206,10 @@ def serve(work, timeout_s):
         raise RuntimeError(f"no {what} after {timeout_s} s")
 
     try:
-        shown = wait(lambda: (b := board()) and b["online"] and b, f"{CLOCK} online")
+        # online (its status) and heard from as board 7 (its records), as the page needs to start it
+        shown = wait(
+            lambda: (b := board()) and b["online"] and b["board"] == str(BOARD) and b, f"{CLOCK} online"
+        )
         tls = "in the clear" if shown["in_the_clear"] else "TLS"
         say(f"{CLOCK} online ({tls}) {time.monotonic() - started:.0f} s after the hall started")
         if shown["in_the_clear"]:
@@ -215,9 +218,13 @@ def serve(work, timeout_s):
         start_ms, sent, took = None, 0.0, None
         while took is None:
             if time.monotonic() - sent >= RETRY_S:
-                start_ms = rounds.start(1, "", str(BOARD))["start_ms"]  # sealed by the feed: --keys
                 sent = time.monotonic()
-                say(f"sent: set round=1 start={start_ms}, sealed with {CLOCK}'s key")
+                try:
+                    start_ms = rounds.start(1, "", str(BOARD))["start_ms"]  # sealed by the feed: --keys
+                except ValueError as error:  # the page's refusal (a board not heard from): again
+                    say(f"the page refused the start: {error}")
+                else:
+                    say(f"sent: set round=1 start={start_ms}, sealed with {CLOCK}'s key")
             for record in list(records):
                 if record.get("ev") == "set" and record.get("start_ms") == start_ms:
                     took = record
