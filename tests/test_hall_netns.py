@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
@@ -25,6 +26,9 @@ from test_hall_chaos import adjusts, every_record_once
 from tileclock.bench import netns as netns_module
 from tileclock.bench.fault_proxy import FaultProxy
 from tileclock.device.config import Config, HallConfig
+from tileclock.director.hall import audit_read
+from tileclock.director.hall.audit import AuditLog
+from tileclock.director.pages.board_routes import act_as, board_of
 from tileclock.sim.simulator import Simulator
 
 
@@ -210,3 +214,79 @@ def test_a_one_way_fault_lets_the_group_send_and_nothing_come_back(netns):
     finally:
         for sock in (client, peer, server):
             sock.close()
+
+
+#: the page marks a board silent within this of its link going down: the broker's will, sent at
+#: 1.5 keep-alives without a word (the clocks here: 5 s, the real clock's least), and one more
+#: keep-alive for mosquitto's own check and a loaded machine (seen: 10.9 s)
+SILENT_WITHIN_S = 2.5 * 5
+#: and clears it within this of the link's return (the clock's reconnect back-off, then its status)
+CLEARED_WITHIN_S = 10
+
+
+def outcomes(folder, action_id):
+    """{clock: outcome} of the action `action_id` on the audit trail in `folder` ({}: no answer yet)."""
+    entry = next(e for e in audit_read.read(str(folder)) if e.get("id") == action_id)
+    return {clock: line["outcome"] for clock, line in entry["outcomes"].items()}
+
+
+def test_commands_into_a_link_down_are_applied_at_most_once_and_the_page_marks_it_silent(
+    link, broker, tmp_path
+):
+    links, group, proxy = link
+    folder = tmp_path / "records"
+    feed = director(broker, folder)
+    trail = AuditLog(str(folder))
+    feed.subscribe(lambda clock, record, _log: trail.answered(clock, record))
+    hall = SimpleNamespace(feed=feed, audit=trail)
+    clocks = GroupClocks(links, group, proxy, tmp_path)
+
+    def online(clock):
+        return board_of(hall, clock)["online"]
+
+    def stepping(predicate):
+        def step():
+            clocks.pump()
+            feed.step(0.02)
+            return predicate()
+
+        return step
+
+    try:
+        clocks.play(2)
+        for clock in ("c1", "c2"):
+            clocks.t[clock] += 1
+            tap(clocks.sims[clock], "STOP", clocks.t[clock])  # stopped: the director may adjust it
+        settle(feed, clocks, "the first records through the link")
+        assert online("c1") and online("c2")
+        links.down(group)
+        down_at = time.monotonic()
+        # at once, the board still online on the page: sent, no answer yet
+        early = act_as(hall, "page-t", None, "adjust", "adjust A -60000", "c1", {"side": "A"})
+        assert outcomes(folder, early["id"]) == {}
+        wait_for(stepping(lambda: not online("c2")), timeout_s=SILENT_WITHIN_S + 5, what="c2 silent")
+        marked_s = time.monotonic() - down_at
+        assert marked_s <= SILENT_WITHIN_S, marked_s
+        # a command to a clock the page shows silent: not delivered, on the trail with its line
+        away = act_as(hall, "page-t", None, "adjust", "adjust B -30000", "c2", {"side": "B"})
+        assert outcomes(folder, away["id"]) == {"c2": "not_delivered"}
+        links.up(group)
+        up_at = time.monotonic()
+        wait_for(stepping(lambda: online("c1") and online("c2")), timeout_s=CLEARED_WITHIN_S + 5, what="back")
+        cleared_s = time.monotonic() - up_at
+        assert cleared_s <= CLEARED_WITHIN_S, cleared_s
+        # a command after it is back: applied, once
+        after = act_as(hall, "page-t", None, "adjust", "adjust A -30000", "c2", {"side": "A"})
+        wait_for(stepping(lambda: trail.flush(0) and outcomes(folder, after["id"])), what="c2's answer")
+        settle(feed, clocks, "the records made through the outage", timeout_s=20)
+        trail.flush(5)
+        every_record_once(feed, clocks)
+        assert outcomes(folder, after["id"]) == {"c2": "applied"}
+        assert outcomes(folder, away["id"]) == {"c2": "not_delivered"}  # never applied after all
+        assert outcomes(folder, early["id"]) in ({}, {"c1": "applied"}, {"c1": "not_delivered"})
+        assert len(adjusts(clocks, "c1")) == (outcomes(folder, early["id"]) == {"c1": "applied"})
+        assert len(adjusts(clocks, "c2")) == 1  # the one sent after, not the one into the outage
+        print(f"silent marked after {marked_s:.1f} s, cleared {cleared_s:.1f} s after the link's return")
+    finally:
+        clocks.close()
+        feed.close()
