@@ -192,7 +192,17 @@ def test_the_chaos_benchmarks_table_has_a_row_a_case_and_says_n_a_for_a_missing_
         "attempts_peak_per_s": 3.0,
         "hall_cpu_percent": 1.2,
         "hall_rss_mb": 37.0,
+        "silent_marked_max_s": 21.0,
+        "silent_cleared_max_s": None,
+        "commands": 3,
+        "applied": 1,
+        "applied_twice": 0,
+        "not_delivered": 1,
+        "refused": 0,
+        "unanswered": 1,
+        "trail_wrong": 0,
     }
     lines = _table({case: figures for case in CASES}).splitlines()
     assert [line.split()[0] for line in lines[1:]] == list(CASES)
-    assert lines[1].split() == ["stalls", "20", "1,200", "0", "0", "7.8", "n/a", "11.8", "3", "1", "37"]
+    first = ["stalls", "20", "1,200", "0", "0", "7.8", "n/a", "11.8", "3", "1", "37"]
+    assert lines[1].split() == [*first, "21.0", "n/a", "3", "1", "0", "1", "0", "1", "0"]

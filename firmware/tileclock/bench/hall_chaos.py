@@ -21,7 +21,17 @@ links, as a hall's Wi-Fi makes them: nothing is closed, packets just stop, and t
 broker find out by their keep-alives and TCP's timeouts. The cases are then (b) `group_cut`, one
 group's link down; (c) `ap_reboot`, every link down, then all up again within a second; (e)
 `one_way`, a blackhole route to each group: its packets arrive, nothing comes back, not even TCP's
-acks.
+acks; and (d) `laptop_sleeps` as without namespaces.
+
+Into each fault (g) a director's command goes from the page as its script sends it (an adjust, to
+the first board away): one as the fault begins, one halfway through it, one once it is over. Its
+figures: what the audit trail says became of them (applied, not delivered, refused, no answer
+yet), `applied_twice` (a command taken more than once by its clock: must be 0) and `trail_wrong`
+(the trail saying applied where the clock's journal has not exactly one record of it, or the other
+way round: must be 0). The clocks play on, so an adjust is most often refused (running): the
+trail's answer, from the clock. And the page's silent-board marking, from the page's snapshot
+(`/api/boards`, read every 0.25 s): of the boards away, how many the page showed silent, the
+longest it took after the fault began, and the longest until each was online again after it.
 
 After each case's fault: the time until each board's records made before the fault's end are on
 file at the hall (catch-up, p50/p99/max over boards), the connection attempts a second at the
@@ -30,6 +40,8 @@ records lost and duplicated so far (every clock's journal against the hall's gam
 `count_on_disk` counts). The quick plan shortens every fault (its figures say so).
 """
 
+import http.client
+import json
 import os
 import secrets
 import shutil
@@ -37,9 +49,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from urllib.parse import urlencode
 
+from ..director.hall import audit_read
 from ..director.hall.broker import LocalBroker, free_port
+from ..director.pages.app import COMMAND_HEADER
+from ..director.records.history import read_records
 from . import procstat
 from .fault_proxy import FaultProxy, peak_rate
 from .hall import Director, count_on_disk, journaled
@@ -52,9 +69,11 @@ from .service import pick_state_parent
 #: point's reboot, s asleep, s one group is cut off)
 PLANS = {"full": (200, 4, 10.0, 30, 120, 20, 60, 300), "quick": (8, 2, 10.0, 10, 15, 20, 15, 20)}
 #: the namespaced cases' plans: the quick one a check of under a minute of faults
-NETNS_PLANS = {"full": (200, 4, 10.0, 30, 120, 20, 60, 300), "quick": (8, 2, 10.0, 5, 10, 20, 0, 10)}
+NETNS_PLANS = {"full": (200, 4, 10.0, 30, 120, 20, 60, 300), "quick": (8, 2, 10.0, 5, 10, 20, 10, 10)}
 CASES = ("stalls", "group_cut", "ap_reboot", "one_way", "laptop_sleeps")
-NETNS_CASES = ("group_cut", "ap_reboot", "one_way")
+#: the cases made on the namespaces' links
+LINK_CASES = ("group_cut", "ap_reboot", "one_way")
+NETNS_CASES = (*LINK_CASES, "laptop_sleeps")
 #: the longest a case's catch-up is waited for
 CATCH_UP_LIMIT_S = 300
 
@@ -163,6 +182,105 @@ def catch_up(hall, since, progress, what):
     return list(caught.values()), lost, duplicated, len(keys)
 
 
+def _page(hall, method, path, form=None):
+    """The hall's page asked as its own script asks it (JSON back); None if it did not answer (the
+    laptop asleep) or refused."""
+    host = f"127.0.0.1:{hall.director.web_port}"
+    body = urlencode(form) if form else None
+    headers = {"Host": host, "Origin": f"http://{host}", COMMAND_HEADER: "1"}
+    if body:
+        headers["Content-Type"] = "application/x-www-form-urlencoded"
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", hall.director.web_port, timeout=5)
+        connection.request(method, path, body, headers)
+        answer = connection.getresponse()
+        text = answer.read()
+        connection.close()
+    except (OSError, http.client.HTTPException):
+        return None
+    return json.loads(text) if answer.status == 200 else None
+
+
+class SilentWatch:
+    """The page's snapshot (`/api/boards`, as the page reads it) every `every_s` in a thread of its
+    own: when each board was first shown silent (offline) and online again."""
+
+    def __init__(self, hall, every_s=0.25):
+        self.hall, self.every_s = hall, every_s
+        self.shown = {}  # clock -> whether online, as last seen
+        self.changes = []  # (monotonic time, clock, online)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="silent-watch", daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def _run(self):
+        while not self._stop.wait(self.every_s):
+            answer = _page(self.hall, "GET", "/api/boards")
+            if not answer:
+                continue
+            now = time.monotonic()
+            for board in answer.get("boards", []):
+                clock, online = board["clock"], board.get("online", True)
+                if self.shown.get(clock, True) != online:
+                    self.changes.append((now, clock, online))
+                self.shown[clock] = online
+
+    def delays(self, clocks, since, online):
+        """For each of `clocks`, s from `since` until the page first showed it `online` (or not),
+        None for a board never shown so."""
+        first = {}
+        for at, clock, shown in self.changes:
+            if at >= since and shown == online and clock in clocks:
+                first.setdefault(clock, at - since)
+        return [first.get(clock) for clock in clocks]
+
+    def close(self):
+        self._stop.set()
+        self._thread.join()
+
+
+def command(hall, clock, side="A", delta_s=-60):
+    """A director's adjust to `clock`, sent from the page as its script sends it; its action id
+    on the audit trail (None: the page did not take it)."""
+    form = {"action": "adjust", "side": side, "delta_s": delta_s}
+    answer = _page(hall, "POST", f"/api/board/{clock}/command", form)
+    return answer and answer.get("id")
+
+
+def commands_figures(hall, sent):
+    """What became of the actions `sent` ({id: clock}), from the audit trail and the clocks'
+    journals: applied (once), twice (applied more than once: never), not delivered, refused, no
+    answer yet; and whether every one was applied at most once."""
+    trail = {e["id"]: e for e in audit_read.read(hall.director.records) if e.get("id") in sent}
+    counts = dict.fromkeys(("applied", "not_delivered", "refused", "unanswered"), 0)
+    twice = wrong = 0
+    for action, clock in sent.items():
+        taken = [r for r in read_records(os.path.join(hall.clocks_dir, clock)) if r.get("by") == action]
+        taken = [r for r in taken if r["ev"] != "error"]
+        outcome = (trail.get(action, {}).get("outcomes", {}).get(clock) or {}).get("outcome", "unanswered")
+        counts[outcome] += 1
+        twice += len(taken) > 1
+        # the trail true to the clock: applied is one record taken, anything else none
+        wrong += (outcome == "applied") != (len(taken) == 1)
+    return {"commands": len(sent), **counts, "applied_twice": twice, "trail_wrong": wrong}
+
+
+def _answers(hall, sent, timeout_s=20):
+    """Wait (up to `timeout_s`) until the last action `sent` has its answer on the audit trail."""
+    if not sent:
+        return
+    last = list(sent)[-1]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        entry = next((e for e in audit_read.read(hall.director.records) if e.get("id") == last), None)
+        if entry and entry["outcomes"]:
+            return
+        time.sleep(0.25)
+
+
 def _link_fault(hall, case, on):
     """Case `case`'s fault made (`on`) or ended on the groups' links; returns how far apart in
     time (s) the links were set."""
@@ -180,7 +298,7 @@ def _link_fault(hall, case, on):
 
 def _fault(hall, case, on, plan):
     """Make (`on`) or end case `case`'s fault on every group."""
-    if hall.links is not None and case in NETNS_CASES:
+    if hall.links is not None and case in LINK_CASES:
         return _link_fault(hall, case, on)
     if case == "stalls":
         for proxy in hall.proxies:
@@ -215,6 +333,10 @@ def run(plan, folder, progress, links=None):
     )
     hall = ChaosHall(folder, clocks_dir, clocks, groups, speed, links)
     watcher = reaper(hall)
+    silent = SilentWatch(hall).start()
+    first, count = split(clocks, groups)[0]
+    cut_group = [f"clock-{n}" for n in range(1 + first, 1 + first + count)]
+    every_clock = [f"clock-{n}" for n in range(1, clocks + 1)]
     results = {}
     try:
         progress.phase(f"steady play, {steady_s} s")
@@ -222,14 +344,31 @@ def run(plan, folder, progress, links=None):
         catch_up(hall, time.monotonic(), progress, "steady")
         for case in NETNS_CASES if links else CASES:
             progress.phase(f"{case}: {lasts[case]} s")
+            away = cut_group if case == "group_cut" else every_clock
+            target, sent = away[0], {}
+
+            def send(target=target, sent=sent):
+                action = command(hall, target)
+                if action:
+                    sent[action] = target
+
             _fault(hall, case, True, plan)
-            time.sleep(lasts[case])
+            began = time.monotonic()
+            send()  # (g) a command into the fault, as it begins
+            time.sleep(lasts[case] / 2)
+            send()  # and one halfway through it (the page may show the board silent by then)
+            time.sleep(max(0.0, lasts[case] - (time.monotonic() - began)))
             spread = _fault(hall, case, False, plan)
             ended = time.monotonic()
             cpu_before, _ = _hall_usage(hall.director.process.pid)
             times, lost, duplicated, records = catch_up(hall, ended, progress, case)
             cpu_after, rss_mb = _hall_usage(hall.director.process.pid)
             took = max(time.monotonic() - ended, 1e-3)
+            send()  # and one once it is over
+            _answers(hall, sent)
+            marked = silent.delays(away, began, online=False)
+            cleared = silent.delays(away, ended, online=True)
+            shown = [d for d in marked if d is not None]
             results[case] = {
                 "fault_s": lasts[case],
                 "records": records,
@@ -243,11 +382,19 @@ def run(plan, folder, progress, links=None):
                 "attempts_after": sum(1 for p in hall.proxies for t in p.accepts if t >= ended),
                 "hall_cpu_percent": 100 * (cpu_after - cpu_before) / took,
                 "hall_rss_mb": rss_mb,
+                # the page's silent-board marking: of the boards away, how many it showed silent,
+                # the longest it took, and the longest until shown online again after the fault
+                "silent_shown": len(shown),
+                "boards_away": len(away),
+                "silent_marked_max_s": max(shown, default=None),
+                "silent_cleared_max_s": max((d for d in cleared if d is not None), default=None),
+                **commands_figures(hall, sent),
             }
             if spread is not None:
                 results[case]["links_back_within_s"] = spread
             progress.say(f"{case}: {results[case]}")
     finally:
+        silent.close()
         hall.close()
         shutil.rmtree(clocks_dir, ignore_errors=True)
         watcher.kill()  # all it would end is ended
@@ -268,6 +415,15 @@ def _table(results):
         ("attempts_peak_per_s", "{:g}"),
         ("hall_cpu_percent", "{:.0f}"),
         ("hall_rss_mb", "{:.0f}"),
+        ("silent_marked_max_s", "{:.1f}"),
+        ("silent_cleared_max_s", "{:.1f}"),
+        ("commands", "{}"),
+        ("applied", "{}"),
+        ("applied_twice", "{}"),
+        ("not_delivered", "{}"),
+        ("refused", "{}"),
+        ("unanswered", "{}"),
+        ("trail_wrong", "{}"),
     ]
     lines = ["  ".join(name for name, _ in columns)]
     for case, figures in results.items():
@@ -281,7 +437,6 @@ def main(quick=False, as_json=False, clocks=None, processes=None, speed=None, ou
     """`tileclock hall-bench --chaos`: each case's figures, as a table or one JSON object.
     `processes` is the number of groups (one proxy and one Fleet process each; with `netns`, one
     namespace each too)."""
-    import json
 
     kind = "quick" if quick else "full"
     planned_clocks, planned_groups, planned_speed, *phases = (NETNS_PLANS if netns else PLANS)[kind]
