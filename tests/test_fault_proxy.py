@@ -205,4 +205,4 @@ def test_the_chaos_benchmarks_table_has_a_row_a_case_and_says_n_a_for_a_missing_
     lines = _table({case: figures for case in CASES}).splitlines()
     assert [line.split()[0] for line in lines[1:]] == list(CASES)
     first = ["stalls", "20", "1,200", "0", "0", "7.8", "n/a", "11.8", "3", "1", "37"]
-    assert lines[1].split() == [*first, "21.0", "n/a", "3", "1", "0", "1", "0", "1", "0"]
+    assert lines[1].split() == [*first, "21.0", "n/a", "3", "1", "0", "1", "0", "1", "0", "n/a", "n/a"]

@@ -13,7 +13,11 @@ director's laptop. The cases, in this order (issue 39's point 2):
   then every group back at the same moment;
 - `one_way`: (e) the clocks can send, but nothing from the broker (acks, commands) arrives, for
   `fault_s`;
-- `laptop_sleeps`: (d) broker and hall frozen (SIGSTOP) for `sleep_s`, then woken (SIGCONT).
+- `laptop_sleeps`: (d) broker and hall frozen (SIGSTOP) for `sleep_s`, then woken (SIGCONT);
+- `bridge_cut`: (f) the spectators' broker's bridge to the hall's broker (through a proxy of its
+  own) cut for `fault_s`: a spectator (MQTT over WebSockets, as the pages) notes when the bridge
+  said down (the pages then say STALE, `spectators_stale_after_s`) and, after, when it said up and
+  the first fresh public state came (`spectators_fresh_after_s`).
 
 With `--netns` (root; netns.py) each group is also a network namespace of its own, its Fleet
 process's sockets in it, reaching its proxy over a veth link, and the outages are made on the
@@ -21,7 +25,7 @@ links, as a hall's Wi-Fi makes them: nothing is closed, packets just stop, and t
 broker find out by their keep-alives and TCP's timeouts. The cases are then (b) `group_cut`, one
 group's link down; (c) `ap_reboot`, every link down, then all up again within a second; (e)
 `one_way`, a blackhole route to each group: its packets arrive, nothing comes back, not even TCP's
-acks; and (d) `laptop_sleeps` as without namespaces.
+acks; and (d) `laptop_sleeps` and (f) `bridge_cut` as without namespaces.
 
 Into each fault (g) a director's command goes from the page as its script sends it (an adjust, to
 the first board away): one as the fault begins, one halfway through it, one once it is over. Its
@@ -55,8 +59,10 @@ from urllib.parse import urlencode
 
 from ..director.hall import audit_read
 from ..director.hall.broker import LocalBroker, free_port
+from ..director.hall.viewers_broker import ViewersBroker
 from ..director.pages.app import COMMAND_HEADER
 from ..director.records.history import read_records
+from ..wire.topics import BRIDGE_TOPIC, VIEWERS
 from . import procstat
 from .fault_proxy import FaultProxy, peak_rate
 from .hall import Director, count_on_disk, journaled
@@ -70,10 +76,10 @@ from .service import pick_state_parent
 PLANS = {"full": (200, 4, 10.0, 30, 120, 20, 60, 300), "quick": (8, 2, 10.0, 10, 15, 20, 15, 20)}
 #: the namespaced cases' plans: the quick one a check of under a minute of faults
 NETNS_PLANS = {"full": (200, 4, 10.0, 30, 120, 20, 60, 300), "quick": (8, 2, 10.0, 5, 10, 20, 10, 10)}
-CASES = ("stalls", "group_cut", "ap_reboot", "one_way", "laptop_sleeps")
+CASES = ("stalls", "group_cut", "ap_reboot", "one_way", "laptop_sleeps", "bridge_cut")
 #: the cases made on the namespaces' links
 LINK_CASES = ("group_cut", "ap_reboot", "one_way")
-NETNS_CASES = (*LINK_CASES, "laptop_sleeps")
+NETNS_CASES = (*LINK_CASES, "laptop_sleeps", "bridge_cut")
 #: the longest a case's catch-up is waited for
 CATCH_UP_LIMIT_S = 300
 
@@ -83,14 +89,20 @@ class ChaosHall:
 
     def __init__(self, folder, clocks_dir, clocks, groups, speed, links=None):
         ids = [f"clock-{n}" for n in range(1, clocks + 1)]
-        users = {name: secrets.token_urlsafe(12) for name in ["director", *ids]}
+        users = {name: secrets.token_urlsafe(12) for name in ["director", VIEWERS, *ids]}
         self.folder, self.clocks_dir = folder, clocks_dir
         self.broker = LocalBroker(os.path.join(folder, "broker"), users).start()
         self.proxies, self.fleets, self.director = [], [], None
+        self.bridge = self.viewers = self.spectator = None
         self.frozen = False
         self.links = links
         try:
             self.director = Director(folder, self.broker.port, users["director"], free_port()).start()
+            # the spectators' broker, its bridge to the hall's through a proxy of its own (f)
+            self.bridge = FaultProxy(("127.0.0.1", self.broker.port), seed=99).start()
+            viewers_dir = os.path.join(folder, "viewers")
+            self.viewers = ViewersBroker(viewers_dir, self.bridge.port, users[VIEWERS]).start()
+            self.spectator = Spectator(self.viewers.port)
             for number, (first, count) in enumerate(split(clocks, groups)):
                 group = links.groups[number] if links else None
                 host = group.root_addr if group else "127.0.0.1"
@@ -122,9 +134,48 @@ class ChaosHall:
             fleet.quit()
         for proxy in self.proxies:
             proxy.close()
+        if self.spectator is not None:
+            self.spectator.close()
+        if self.viewers is not None:
+            self.viewers.stop()
+        if self.bridge is not None:
+            self.bridge.close()
         if self.director is not None:
             self.director.stop()
         self.broker.stop()
+
+
+class Spectator:
+    """A spectator's page as its script reads the spectators' broker (MQTT over WebSockets): when
+    the bridge said it was down ("0": the pages say STALE) and up, and when each public state came."""
+
+    def __init__(self, port):
+        import paho.mqtt.client as mqtt
+
+        self.bridge = []  # (monotonic time, up)
+        self.states = []  # monotonic times of the public states (not retained ones)
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, transport="websockets")
+        topics = [(BRIDGE_TOPIC, 0), ("tileclock/+/public", 0)]
+        self.client.on_connect = lambda c, u, f, r, p: c.subscribe(topics)
+        self.client.on_message = self._message
+        self.client.connect_async("127.0.0.1", port)
+        self.client.loop_start()
+
+    def _message(self, client, userdata, message):
+        now = time.monotonic()
+        if message.topic == BRIDGE_TOPIC:
+            self.bridge.append((now, message.payload == b"1"))
+        elif message.payload and not message.retain:
+            self.states.append(now)
+
+    def first(self, since, up=None):
+        """s from `since` to the first bridge notice `up` (or, `up` None, the first state) after it."""
+        times = [t for t, said in self.bridge if said == up] if up is not None else self.states
+        return next((t - since for t in times if t >= since), None)
+
+    def close(self):
+        self.client.loop_stop()
+        self.client.disconnect()
 
 
 _REAPER = """
@@ -146,7 +197,7 @@ def reaper(hall):
     """A watcher process for a kill this process cannot catch (SIGKILL): once this process is gone
     it ends the broker, the hall and the clocks' processes (woken first, were they frozen), and
     removes the clocks' state. The Fleet processes also end by themselves when their stdin closes."""
-    pids = [hall.broker.process.pid, hall.director.process.pid]
+    pids = [hall.broker.process.pid, hall.director.process.pid, hall.viewers.process.pid]
     pids += [fleet.process.pid for fleet in hall.fleets]
     command = [sys.executable, "-c", _REAPER, str(os.getpid()), hall.clocks_dir, *map(str, pids)]
     return subprocess.Popen(command, start_new_session=True)
@@ -317,6 +368,11 @@ def _fault(hall, case, on, plan):
                 proxy.restore()
     elif case == "laptop_sleeps":
         hall.freeze(on)
+    elif case == "bridge_cut":
+        if on:
+            hall.bridge.cut()
+        else:
+            hall.bridge.restore()
 
 
 def run(plan, folder, progress, links=None):
@@ -325,6 +381,7 @@ def run(plan, folder, progress, links=None):
     clocks, groups, speed, steady_s, fault_s, outage_s, sleep_s, group_cut_s = plan
     lasts = {"stalls": fault_s, "one_way": fault_s, "ap_reboot": outage_s, "laptop_sleeps": sleep_s}
     lasts["group_cut"] = group_cut_s
+    lasts["bridge_cut"] = fault_s
     memory = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     clocks_dir = tempfile.mkdtemp(prefix="tileclock-hall-chaos-clocks-", dir=memory or folder)
     where = " in namespaces, each" if links else ""
@@ -344,8 +401,8 @@ def run(plan, folder, progress, links=None):
         catch_up(hall, time.monotonic(), progress, "steady")
         for case in NETNS_CASES if links else CASES:
             progress.phase(f"{case}: {lasts[case]} s")
-            away = cut_group if case == "group_cut" else every_clock
-            target, sent = away[0], {}
+            away = cut_group if case == "group_cut" else [] if case == "bridge_cut" else every_clock
+            target, sent = (away or every_clock)[0], {}
 
             def send(target=target, sent=sent):
                 action = command(hall, target)
@@ -390,6 +447,13 @@ def run(plan, folder, progress, links=None):
                 "silent_cleared_max_s": max((d for d in cleared if d is not None), default=None),
                 **commands_figures(hall, sent),
             }
+            if case == "bridge_cut":  # the spectators' pages: STALE, then fresh again
+                deadline = time.monotonic() + 60
+                while hall.spectator.first(ended) is None and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                results[case]["spectators_stale_after_s"] = hall.spectator.first(began, up=False)
+                results[case]["spectators_bridge_back_s"] = hall.spectator.first(ended, up=True)
+                results[case]["spectators_fresh_after_s"] = hall.spectator.first(ended)
             if spread is not None:
                 results[case]["links_back_within_s"] = spread
             progress.say(f"{case}: {results[case]}")
@@ -424,11 +488,13 @@ def _table(results):
         ("refused", "{}"),
         ("unanswered", "{}"),
         ("trail_wrong", "{}"),
+        ("spectators_stale_after_s", "{:.1f}"),
+        ("spectators_fresh_after_s", "{:.1f}"),
     ]
     lines = ["  ".join(name for name, _ in columns)]
     for case, figures in results.items():
         row = {"case": case, **figures}
-        cells = [("n/a" if row[name] is None else form.format(row[name])) for name, form in columns]
+        cells = [("n/a" if row.get(name) is None else form.format(row[name])) for name, form in columns]
         lines.append("  ".join(cells))
     return "\n".join(lines)
 
