@@ -75,7 +75,8 @@ def test_a_round_from_the_clocks_through_the_phones_into_tsh_s_t_file(broker, br
         want = {}
         for table, (clock, script, score_a, score_b) in GAMES.items():
             config = Config(clock_id=clock, board=table, rules="naspa", hall=hall_config(broker, clock))
-            sim = Simulator(config, state_dir=str(tmp_path / clock))
+            # no panel frames drawn between presses, as `tileclock sim --script` runs one
+            sim = Simulator(config, refresh_on_ticks=False, state_dir=str(tmp_path / clock))
             sims.append(sim)
             _play(sim, script + END.format(t="50:00", t2="50:03.5"))
             records = sim.journal.records()
@@ -105,10 +106,12 @@ def test_a_round_from_the_clocks_through_the_phones_into_tsh_s_t_file(broker, br
                 page.fill("#score_b", str(score_b))
                 page.click("button[type=submit]")
                 page.locator("#answer").filter(has_text="Entered").wait_for()
+                if side == "B":
+                    assert "Both sides agree" in page.inner_text("#answer")
                 context.close()
 
         queue = hall.tsh_queue
-        assert queue.step() == ""
+        assert queue.step() == ""  # the hall's pass, called now rather than waited for (every 10 s)
         assert {queue.state(3)["tables"][f"table {t}"]["tsh"] for t in GAMES} == {"queued"}
         model = TshModel(str(tsh))
         model.run_queue()
@@ -129,7 +132,8 @@ def test_a_round_from_the_clocks_through_the_phones_into_tsh_s_t_file(broker, br
         page.fill("#round", "3")
         page.click("#show")
         for table in GAMES:
-            page.locator(f"tr[data-table='{table}']").filter(has_text="in TSH").wait_for()
+            page.locator(f"tr[data-table='{table}']").filter(has_text="TSH: in TSH").wait_for()
+        assert "TSH's queue" not in page.inner_text("#state")  # no failure of the queue shown
         context.close()
     finally:
         stepping.stop()
