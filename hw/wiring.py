@@ -34,7 +34,7 @@ HEADER = {
     23: "GPIO11", 24: "GPIO8", 25: "GND", 26: "GPIO7", 27: "ID_SD", 28: "ID_SC", 29: "GPIO5",
     30: "GND", 31: "GPIO6", 32: "GPIO12", 33: "GPIO13", 34: "GND", 35: "GPIO19", 36: "GPIO16",
     37: "GPIO26", 38: "GPIO20", 39: "GND", 40: "GPIO21",
-}  # fmt: skip
+}  # fmt: skip  # a table, one pin a line
 
 
 def _pin_xy(x0, y0, pitch, pin):
@@ -62,10 +62,10 @@ def draw():
         x, y = _pin_xy(x0, y0, pitch, pin)
         used = pin in colours
         d.ellipse((x - 8, y - 8, x + 8, y + 8), outline=(0, 0, 0), width=2 if used else 1,
-                  fill=colours.get(pin, (245, 245, 245)))  # fmt: skip
+                  fill=colours.get(pin, (245, 245, 245)))  # fmt: skip  # the drawing call as the eye reads it
         free = name == "GND" and not used
         text = (f"{pin} {name}" + (" free" if free else "")) if pin % 2 == 0 else (
-            ("free " if free else "") + f"{name} {pin}")  # fmt: skip
+            ("free " if free else "") + f"{name} {pin}")  # fmt: skip  # the drawing call as the eye reads it
         width = d.textlength(text, font=small)
         place = (x - 14 - width, y - 7) if pin % 2 else (x + 14, y - 7)
         d.text(place, text, font=small, fill=(0, 0, 0) if used else (140, 140, 140))
