@@ -301,6 +301,11 @@ class GameClock:
         """A director's self-test (selftest.py): only on a fresh game, as the buttons' gesture."""
         return self._submit(t_ns, self._on_game, self.requests.selftest, self.selftests, source, by)
 
+    def take_over(self, t_ns, taken, source="serial", by=None):
+        """A spare takes over a dead clock's game where the hall's copy of its records ends
+        (`taken`, a `spare.Handover`), stopped: only on a fresh game; a `takeover` record."""
+        return self._submit(t_ns, self._on_game, self.requests.take_over, taken, source, by)
+
     def answer_call(self, t_ns, call, answer, source="serial", by=None):
         """The director's answer to the board's call `call`, `taken` or `done`; refused if not open."""
         return self._submit(t_ns, self._on_game, self.requests.answer_call, call, answer, source, by)

@@ -270,6 +270,11 @@ def apply_record(game, record, t_ns, rules):
         game.end_seq = record["seq"]
     elif ev == "reopen":
         game.reopen(t_ns)
+    elif ev == "takeover":  # a spare took this game over from a dead clock (spare.py)
+        used = {side: record[side]["used_ms"] * NS_PER_MS for side in SIDES}
+        limits = {side: record["limit_ms"][side] * NS_PER_MS for side in SIDES}
+        late = {side: record[side].get("late_pen", 0) for side in SIDES}
+        game.take_over(t_ns, used, limits, late, record.get("first"))
     elif ev == "round_start":
         game.round_start_at, game.round_start_ns = None, t_ns
     if ev == "set" and record.get("applies") == "this" and "start_at_ns" in record:

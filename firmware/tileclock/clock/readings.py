@@ -11,8 +11,9 @@ from .view import View
 
 def balanced(game, t_ns):
     """Whether `game`'s books balance at `t_ns`: both sides' time and the stopped time, less the
-    time charged to both at once, make the time since it opened."""
+    time charged to both at once, make the time since it opened (and what a spare took over)."""
     books = game.used_ns("A", t_ns) + game.used_ns("B", t_ns) + game.stopped_ns(t_ns) - game.shared_ns(t_ns)
+    books -= game.carried_ns
     return books == t_ns - game.t0_ns
 
 

@@ -9,15 +9,17 @@ clock's own record answers "who gave B a minute, and when" (docs/protocol.md).
 """
 
 from ..wire.records import SIDES
+from . import spare
 from .play import Refused
 from .state import State
 from .timecode import NS_PER_MS, NS_PER_S
+from .view import Notice
 
 # `Refused` is play.py's; it is named here too for readers of the requests.
 __all__ = ["DirectorRequests", "Refused"]
 
 #: the records that name who asked for the request that made them
-ASKED = ("adjust", "late_start", "reopen", "end", "set", "call_answer", "error")
+ASKED = ("adjust", "late_start", "reopen", "end", "set", "call_answer", "error", "takeover")
 
 
 class DirectorRequests:
@@ -52,6 +54,15 @@ class DirectorRequests:
     def reopen(self, game, t_ns, source, by=None):
         """An ended game (not a forfeit) goes back to stopped, exactly as it was."""
         self._request(t_ns, by, self.play.reopen, game, t_ns, source)
+
+    def take_over(self, game, t_ns, taken, source, by=None):
+        """A spare takes over a dead clock's game (`taken`, a `spare.Handover`): only on a fresh game."""
+        self._request(t_ns, by, self._take_over, game, t_ns, taken, source)
+
+    def _take_over(self, game, t_ns, taken, source):
+        spare.take_over(game, t_ns, taken)
+        game.notice = Notice("takeover")
+        self._emit("takeover", t_ns, **spare.record_fields(taken), source=source)
 
     def answer_call(self, game, t_ns, call, answer, source, by=None):
         """The answer to the board's call `call` (its record's seq): `taken` or `done`."""

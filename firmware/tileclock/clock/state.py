@@ -7,7 +7,8 @@ buttons mean is `gestures.py`'s.
 The books: every instant of a game is charged to one side, to both (both players
 late, under rules where absence runs the clock), or to neither (stopped, or an
 absence that runs no game clock). So `used A + used B + stopped - shared` is
-always exactly the time since the game opened.
+always exactly the time since the game opened (plus, on a spare that took a game over,
+the time its sides used on the dead clock: `carried_ns`).
 """
 
 from dataclasses import dataclass, field
@@ -74,6 +75,8 @@ class GameState:
     notice: object = None
     #: the seq of its `new_game`: the game's name (the hall's score link names the game by it)
     seq: int | None = None
+    #: time charged to the sides on another clock before this one took the game over (spare.py)
+    carried_ns: int = 0
 
     @classmethod
     def new(cls, t0_ns, start_ns):
@@ -177,6 +180,15 @@ class GameState:
         self.end_reason = reason
         if lost is not None:
             self.lost, self.lost_reason = lost, lost_reason
+
+    def take_over(self, t_ns, used_ns, allowance_ns, late_pen, first):
+        """From `t_ns` the game stands, stopped, where another clock's ended: each side's time
+        used and limit (`{side: ns}`), late-start penalty, and who played first (clock/spare.py)."""
+        self.charge(set(), t_ns, State.PAUSED)
+        self.used, self.allowance_ns, self.late_pen = dict(used_ns), dict(allowance_ns), dict(late_pen)
+        self.carried_ns = sum(used_ns.values())  # the books balance (readings.balanced)
+        self.first = first
+        self.round_start_ns = t_ns  # its round started on the other clock; a round limit counts from here
 
     def reopen(self, t_ns):
         """An ended game (not a forfeit) goes back to stopped, as it was."""

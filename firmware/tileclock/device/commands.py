@@ -13,6 +13,7 @@ that asked, not journaled; resends are streamed by the link, merged; and the
 
 import json
 
+from ..clock.spare import Handover
 from ..clock.timecode import ms
 from ..wire.protocol import CommandError, frame, parse_command
 from ..wire.records import SIDES
@@ -52,6 +53,7 @@ class CommandHandler:
             "late": self._late,
             "reopen": self._reopen,
             "selftest": self._selftest,
+            "takeover": self._takeover,
             "call": self._call,
             "code": self._code,
         }
@@ -188,6 +190,11 @@ class CommandHandler:
 
     def _selftest(self, now_ns, **asked):
         return self.publish(self.clock.selftest(now_ns, **asked))
+
+    def _takeover(self, now_ns, clock, seq, game, sides, first, run, **asked):
+        used, limits, late = ({side: sides[side][i] for side in SIDES} for i in range(3))
+        taken = Handover(clock, seq, game, used, limits, late, first, run)
+        return self.publish(self.clock.take_over(now_ns, taken, **asked))
 
     def _adjust(self, now_ns, side, delta_ms, **asked):
         return self.publish(self.clock.adjust(now_ns, side, delta_ms, **asked))

@@ -136,7 +136,7 @@ def _checked_body(line, limits=LIMITS):
 class Command:
     """One director's command: `status`, `resend` (first, last), `adjust` (side, delta_ms),
     `round_over`, `new_game`, `late` (player,), `reopen`, `selftest`, `set` (values,: `set_scene`'s keyword arguments),
-    `call` (seq, answer), `ack` (seq,) or `code` (game seq, base, (token A, token B)); `by`, who sent it (a
+    `call` (seq, answer), `takeover` (clock, seq, game, sides, first, run), `ack` (seq,) or `code` (game seq, base, (token A, token B)); `by`, who sent it (a
     label), if the line said."""
 
     name: str
@@ -223,13 +223,44 @@ def _command(name, args, checked):
         return _checked(
             _code(args), checked, "code gives the players a link", "code 12 HTTP://H/S/3 TOKENA TOKENB"
         )
+    if name == "takeover":
+        return _checked(
+            _takeover(args), checked, "takeover takes up a game", "takeover clock-12 811 790 A=..."
+        )
     if name == "set":
         values = _set_values(args)
         return _checked(Command("set", (values,)), checked, "set changes the game", "set round=3")
     raise CommandError(
         f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS, round over, "
-        "new game, late A|B|both, reopen, selftest, set KEY=VALUE..., call taken|done SEQ, ack SEQ, code GAME BASE TOKEN_A TOKEN_B)"
+        "new game, late A|B|both, reopen, selftest, set KEY=VALUE..., call taken|done SEQ, ack SEQ, code GAME BASE TOKEN_A TOKEN_B, "
+        "takeover CLOCK SEQ GAME A=... B=...)"
     )
+
+
+_TAKEOVER_SIDE = re.compile(r"(\d{1,9}):(\d{1,9}):(\d{1,4})")
+
+
+def _takeover(args):
+    """`takeover CLOCK SEQ GAME A=USED:LIMIT:LATE B=USED:LIMIT:LATE [first=A|B] [run=A|B]`: a
+    spare takes up the dead clock CLOCK's game GAME (its `new_game`'s seq) from its record SEQ,
+    each side's time used and limit (ms) and late-start penalty, who played first and whose clock
+    ran; as (clock, seq, game, {side: (used_ms, limit_ms, late_pen)}, first, run)."""
+    usage = "usage: takeover CLOCK SEQ GAME A=USED_MS:LIMIT_MS:LATE_PEN B=... [first=A|B] [run=A|B]"
+    if len(args) < 5 or not is_label(args[0]) or not (args[1].isdigit() and args[2].isdigit()):
+        raise CommandError(usage)
+    sides, picks = {}, {"first": None, "run": None}
+    for word in args[3:]:
+        key, _, value = word.partition("=")
+        side = _TAKEOVER_SIDE.fullmatch(value)
+        if key.upper() in SIDES and side and key.upper() not in sides:
+            sides[key.upper()] = tuple(int(part) for part in side.groups())
+        elif key.lower() in picks and value.upper() in SIDES:
+            picks[key.lower()] = value.upper()
+        else:
+            raise CommandError(usage)
+    if set(sides) != set(SIDES):
+        raise CommandError(usage)
+    return Command("takeover", (args[0], int(args[1]), int(args[2]), sides, picks["first"], picks["run"]))
 
 
 def _checked(command, checked, what, example):

@@ -171,6 +171,13 @@ EVENTS = _events(
     Event("adjust", {"player": "side", "delta_ms": "int"}, {"source": "str", **_BY}),
     Event("end", {"reason": "str", "summary": SUMMARY}, {"supersedes": "natural", **_SCENE, **_BY}),
     Event("reopen", {"source": "str"}, {"reopens": "natural", **_BY}),
+    # a spare took over a dead clock's game (clock/spare.py): the clock, its newest record's seq
+    # the game continues from, `from_game` (its `new_game`'s seq there), each side's limit
+    Event(
+        "takeover",
+        {"from": "label", "from_seq": "natural", "from_game": "natural", "limit_ms": "sides_ms"},
+        {"first": "run", "was_running": "run", "source": "str", **_BY},
+    ),
     # the board calls the director (its id: this record's seq), and the director's answers to it
     # `wall_ms`: the time of day of the call (when the clock knows one): its waiting time counts from
     # it, so one outside 2020-2100 (forged, or an unset wall clock's) refuses the record
@@ -235,7 +242,7 @@ EVENTS = _events(
 #: the game to the nanosecond from the journal.
 TRANSITIONS = (
     "new_game", "start", "switch", "resume", "pause", "late_start", "arrived", "forfeit", "end", "reopen", "recovered",
-    "round_start",
+    "round_start", "takeover",
 )  # fmt: skip  # one line reads as the list it is
 
 #: Instants a record may carry (`at_ns` on `TRANSITIONS`, `mono_ns` on a game's origin), checked on any record.

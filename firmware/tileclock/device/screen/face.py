@@ -64,6 +64,8 @@ def notice_text(notice):
     `CALL DONE` once the director has closed a call."""
     if notice.kind == "call_done":
         return "CALL DONE"
+    if notice.kind == "takeover":  # a spare took a dead clock's game over, stopped
+        return "TAKEN OVER"
     if notice.kind == "correction":
         sign = "-" if notice.delta_s < 0 else "+"
         return f"{notice.side} {sign}{format_clock(abs(notice.delta_s))}"

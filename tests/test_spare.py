@@ -1,0 +1,121 @@
+"""A spare clock takes over a dead clock's game (issue 40 point 4): where the hall's copy of the
+dead clock's records ends, to the millisecond, stopped; its records say from which clock and seq."""
+
+import json
+
+import pytest
+
+from tileclock.clock.core import GameClock
+from tileclock.clock.rules import PROFILES
+from tileclock.clock.spare import NoGame, command, handover
+from tileclock.clock.state import State
+from tileclock.wire.protocol import MAX_COMMAND, frame, parse_command, unframe, with_crc
+from tileclock.wire.records import encode
+from tileclock.wire.seal import MAX_SEALED
+
+NS_PER_S = 10**9
+RULES = PROFILES["naspa"]
+
+
+def as_read(records):
+    """Records as the hall reads them off the wire: framed, decoded, checked."""
+    return [unframe(frame(encode(record))) for record in records]
+
+
+def press(clock, button, t_ns):
+    return clock.edge(button, True, t_ns) + clock.edge(button, False, t_ns + 40_000_000)
+
+
+def dead_clock_game():
+    """A game on `clock-12`: B late 61.5 s, a correction, turns into overtime for A; then the
+    clock dies with A's clock running (its last record a checkpoint). Its records, as read."""
+    clock = GameClock(RULES, checkpoint_ms=1000)
+    made = clock.new_game(1 * NS_PER_S, {"boot_id": "b1"})
+    made += clock.late_start(2 * NS_PER_S, "B")
+    t = 63_500_000_123
+    made += press(clock, "A", t)  # B arrives: B's clock runs
+    t += 60 * NS_PER_S + 7_777_777
+    made += press(clock, "B", t)
+    t += 3 * NS_PER_S
+    made += press(clock, "STOP", t)
+    made += clock.adjust(t + NS_PER_S, "A", -60_000)
+    t += 2 * NS_PER_S
+    made += press(clock, "B", t)  # resumes: A runs
+    t += 26 * 60 * NS_PER_S + 345_678_901  # into overtime
+    made += clock.advance(t)
+    return as_read(made)
+
+
+def test_the_spare_stands_exactly_where_the_dead_clocks_records_end():
+    records = dead_clock_game()
+    last = records[-1]
+    assert last["state"] == "running" and last["run"] == "A" and last["A"]["shown"].startswith("-")
+    taken = handover("clock-12", records, RULES)
+    line = with_crc(command(taken) + " by=director-1")
+    assert len(line) <= MAX_COMMAND and len(line) + MAX_SEALED - MAX_COMMAND <= MAX_SEALED
+    parsed = parse_command(line.encode())
+    game = next(r for r in records if r["ev"] == "new_game")["seq"]
+    assert parsed.name == "takeover" and parsed.args[:3] == ("clock-12", last["seq"], game)
+
+    spare = GameClock(RULES, first_seq=500)
+    spare.new_game(900 * NS_PER_S, {"boot_id": "s1"})
+    at = 1000 * NS_PER_S
+    (record,) = as_read(spare.take_over(at, taken, source="hall", by="director-1"))
+    assert record["ev"] == "takeover" and record["from"] == "clock-12" and record["from_seq"] == last["seq"]
+    assert record["from_game"] == game and record["was_running"] == "A" and record["by"] == "director-1"
+    # stopped, each side's time used, shown and penalty as the dead clock's last record: to the ms
+    assert record["state"] == "paused" and record["run"] is None
+    for side in "AB":
+        assert record[side] == last[side], side
+    assert spare.balanced(at)
+    view = spare.view(at)
+    assert view.state == State.PAUSED and view.notice.kind == "takeover"
+    # the time the dead clock was down is no one's: a minute later the sides still read the same
+    later = at + 60 * NS_PER_S
+    spare.advance(later)
+    assert [spare.used_ns(side, later) // 1_000_000 for side in "AB"] == [last[s]["used_ms"] for s in "AB"]
+    # the game goes on: A presses (B runs), STOP, and the round is over; the end holds both parts
+    press(spare, "A", later)
+    press(spare, "STOP", later + 5 * NS_PER_S)
+    ended = [r for r in as_read(spare.round_over(later + 6 * NS_PER_S)) if r["ev"] == "end"]
+    summary = ended[-1]["summary"]
+    assert summary["A"]["used_ms"] == last["A"]["used_ms"]
+    assert summary["B"]["used_ms"] == last["B"]["used_ms"] + 5000
+    assert summary["B"]["late_pen"] == last["B"].get("late_pen", 0)
+    assert summary["A"]["start_ms"] == RULES.time_s * 1000 and summary["stopped_ms"] >= 0
+
+
+def test_a_takeover_is_refused_on_a_game_in_play_and_taken_once():
+    taken = handover("clock-12", dead_clock_game(), RULES)
+    spare = GameClock(RULES)
+    spare.new_game(0, {"boot_id": "s1"})
+    press(spare, "A", NS_PER_S)  # the spare's own game has started
+    (error,) = as_read(spare.take_over(2 * NS_PER_S, taken))
+    assert error["ev"] == "error" and "fresh game" in error["detail"]
+    fresh = GameClock(RULES)
+    fresh.new_game(0, {"boot_id": "s2"})
+    fresh.take_over(NS_PER_S, taken)
+    (again,) = as_read(fresh.take_over(2 * NS_PER_S, taken))  # a taken-over game is in play
+    assert again["ev"] == "error"
+
+
+def test_an_ended_game_has_nothing_to_take_over():
+    clock = GameClock(RULES)
+    made = clock.new_game(0, {"boot_id": "b"}) + press(clock, "A", NS_PER_S)
+    made += clock.round_over(2 * NS_PER_S)
+    with pytest.raises(NoGame):
+        handover("clock-3", as_read(made), RULES)
+
+
+def test_a_spare_restarted_after_a_takeover_takes_up_the_game_taken_over():
+    records = dead_clock_game()
+    taken = handover("clock-12", records, RULES)
+    spare = GameClock(RULES, checkpoint_ms=1000)
+    made = spare.new_game(0, {"boot_id": "s1"}) + spare.take_over(NS_PER_S, taken)
+    journal = [json.loads(json.dumps(r)) for r in as_read(made)]
+    again = GameClock(RULES, checkpoint_ms=1000)
+    again.recover(journal, 5 * NS_PER_S, {"boot_id": "s1"})
+    assert [again.used_ns(side, 5 * NS_PER_S) // 1_000_000 for side in "AB"] == [
+        records[-1][s]["used_ms"] for s in "AB"
+    ]
+    assert again.state == State.PAUSED and again.balanced(5 * NS_PER_S)
