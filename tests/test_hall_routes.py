@@ -52,6 +52,7 @@ ROUTES = [
     ("GET", "/api/board/{clock}/history", "/api/board/c1/history", "", DIRECTOR, SESSION),
     ("POST", "/api/board/{clock}/command", "/api/board/c1/command", "action=new_game", DIRECTOR, SESSION),
     ("POST", "/api/board/{clock}/call", "/api/board/c1/call", "call=1&answer=taken", DIRECTOR, SESSION),
+    ("POST", "/api/board/{clock}/move", "/api/board/c1/move", "to=c2", DIRECTOR, SESSION),
     ("POST", "/api/board/{clock}/clear", "/api/board/c1/clear", "", DIRECTOR, SESSION),
     ("GET", "/api/round", "/api/round", "", DIRECTOR, SESSION),
     ("POST", "/api/round/start", "/api/round/start", "round=1", DIRECTOR, SESSION),

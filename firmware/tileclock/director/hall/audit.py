@@ -45,7 +45,18 @@ __all__ = ["AuditLog", "session_label"]
 #: an action's id as the file may hold it: who asked (and the hall's run), `_`, a count
 ACTION_ID = re.compile(r"([A-Za-z0-9][A-Za-z0-9_-]*)_([0-9]{1,14})")
 #: the clock's records that answer an action sent with its id (docs/protocol.md: `by`)
-ANSWERS = ("adjust", "late_start", "reopen", "end", "set", "call_answer", "new_game", "selftest", "error")
+ANSWERS = (
+    "adjust",
+    "late_start",
+    "reopen",
+    "end",
+    "set",
+    "call_answer",
+    "new_game",
+    "selftest",
+    "takeover",
+    "error",
+)
 #: an `error` record's `refused` (device/links/hall_seal.py) that says the command never reached
 #: the game it was for: sent while the clock was away (stale), or for a game gone by
 UNDELIVERED = ("stale", "before_game")

@@ -21,11 +21,13 @@ import re
 
 from starlette.routing import Route
 
+from ...clock.spare import command as takeover_command
 from ...wire.labels import is_count
 from ...wire.protocol import is_label
 from ..hall.action_ids import with_id
 from ..hall.audit_read import concerns, read, table_history
 from ..hall.round_control import Unsaved
+from ..hall.spare import move
 
 #: a correction from the page: whole seconds, at most 10 minutes either way (the clock's own limit)
 MAX_DELTA_S = 600
@@ -181,6 +183,27 @@ def board_routes(hall, command_form, json_, text):
             return text(400, "action: adjust, late, reopen, round_over, new_game or selftest")
         return await sent(hall, request, json_, text, action, line, clock, changed)
 
+    async def move_game(request):
+        """Move the game of the dead clock the path names to the spare `to` (spare.py): its
+        `takeover` sent to the spare, audited as `move`; 409 saying why not."""
+        form, clock, refused = await clock_form(command_form, text, request)
+        if refused:
+            return refused
+        spare = one(form, "to")
+        if not is_label(spare):
+            return text(400, "move: to, the spare clock's id")
+
+        def check():
+            boards = {b["clock"]: b for b in hall.feed.snapshot()["boards"]}
+            games = {clock_id: hall.game(clock_id) for clock_id in set(boards) | {clock}}
+            return move(games, boards, clock, spare)
+
+        taken, why = await asyncio.to_thread(check)
+        if taken is None:  # never audited nor sent
+            return text(409, why)
+        changed = {"from": clock, "to": spare, "game": taken.game, "seq": taken.seq}
+        return await sent(hall, request, json_, text, "move", takeover_command(taken), spare, changed)
+
     async def history(request):
         clock = request.path_params["clock"]
         if not is_label(clock):
@@ -200,6 +223,7 @@ def board_routes(hall, command_form, json_, text):
         Route("/api/board/{clock}/call", answer_call, methods=["POST"]),
         Route("/api/board/{clock}/command", command, methods=["POST"]),
         Route("/api/board/{clock}/history", history),
+        Route("/api/board/{clock}/move", move_game, methods=["POST"]),
     ]
 
 

@@ -1,0 +1,48 @@
+"""Moving a dead clock's game to a spare (issue 40 point 4; docs/director-guide.md, "A spare
+clock"): what the hall checks before it sends the spare its `takeover` (clock/spare.py).
+
+The game is computed from the hall's own copy of the dead clock's records (the store's game of
+it), so it ends where the hall heard the dead clock last. Refused: a dead clock with no game in
+play there (none, or ended), a spare that is not online or is in a game (its game is not fresh),
+and a game some clock has taken over already (its `takeover` record is in that clock's game).
+"""
+
+from ...clock.history import game_rules
+from ...clock.spare import NoGame, handover
+
+
+def taken_by(games, clock, game_seq):
+    """The clock whose game (`games`: {clock id: its current `Game` or None}) took over `clock`'s
+    game `game_seq`, or None."""
+    for other, game in games.items():
+        for record in game.records if game else ():
+            if record["ev"] == "takeover" and (record["from"], record["from_game"]) == (clock, game_seq):
+                return other
+    return None
+
+
+def move(games, boards, clock, spare):
+    """(the `takeover` `Handover`, None) for moving `clock`'s game to `spare`, or (None, why not).
+
+    `games`: {clock id: its current game in the hall's store (a `history.Game`) or None};
+    `boards`: {clock id: its board as the page shows it (`online`, `state`)}."""
+    if spare == clock:
+        return None, "not sent: a game cannot move to the clock it is on"
+    game = games.get(clock)
+    if game is None:
+        return None, f"not sent: the hall holds no game of clock {clock}"
+    board = boards.get(spare)
+    if board is None or not board.get("online", False):
+        return None, f"not sent: clock {spare} is not online"
+    if board.get("state") != "ready":
+        return (
+            None,
+            f"not sent: clock {spare} is in a game ({board.get('state')}): start a new game on it first",
+        )
+    other = taken_by(games, clock, game.seq)
+    if other is not None:
+        return None, f"not sent: clock {clock}'s game {game.seq} was taken over by clock {other} already"
+    try:
+        return handover(clock, game.records, game_rules(game.first)), None
+    except (NoGame, KeyError, ValueError) as error:
+        return None, f"not sent: {error}"
