@@ -35,6 +35,10 @@ def die(clocks, clock):
 
 def test_a_dead_clocks_game_moves_to_a_spare_exact_to_the_ms_and_is_scored_once(hall):
     clocks = hall.clocks
+    clocks.end_game("c1")  # round 3's game at table 12 opens on c1
+    hall.feed.command("set round=3 table=12", "c1")
+    wait_for(lambda: any(r["ev"] == "set" for r in hall.clock_records("c1")), what="c1's set")
+    clocks.open_game("c1")
     clocks.end_game("c2")  # c2 is the spare: its game over, a fresh one open
     clocks.open_game("c2")
     for t_s in (1.234, 9.871, 14.002):  # c1 plays on: B, A, B each press, A's clock runs
@@ -70,11 +74,13 @@ def test_a_dead_clocks_game_moves_to_a_spare_exact_to_the_ms_and_is_scored_once(
     clocks.t["c2"] += 7
     clocks.end_game("c2")
     clocks.pump()
-    wait_for(lambda: len(rows(hall)) == 2, what="the spare's two games in results.csv")
+    wait_for(lambda: len(rows(hall)) == 3, what="c1's first game and the spare's two in results.csv")
     row = rows(hall)[-1]
     assert int(row["A_used_ms"]) == last["A"]["used_ms"]
     assert int(row["B_used_ms"]) > last["B"]["used_ms"]
-    assert not [r for r in rows(hall) if r["clock"] == "c1"]
+    moved = next(r for r in dead if r["ev"] == "new_game" and r.get("table") == "12")["seq"]
+    assert not [r for r in rows(hall) if r["clock"] == "c1" and int(r["game_seq"]) == moved]
+    assert (row["clock"], row["round"], row["table"]) == ("c2", "3", "12")  # the pairing's row
     (move,) = [e for e in read(hall.folder) if e["action"] == "move"]
     assert move["changed"]["from"] == "c1" and move["clock"] == "c2"
 

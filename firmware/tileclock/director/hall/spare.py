@@ -7,7 +7,7 @@ play there (none, or ended), a spare that is not online or is in a game (its gam
 and a game some clock has taken over already (its `takeover` record is in that clock's game).
 """
 
-from ...clock.history import game_rules
+from ...clock.history import game_rules, game_scene
 from ...clock.spare import NoGame, handover
 
 
@@ -21,11 +21,12 @@ def taken_by(games, clock, game_seq):
     return None
 
 
-def move(games, boards, clock, spare):
+def move(games, boards, clock, spare, sent=None):
     """(the `takeover` `Handover`, None) for moving `clock`'s game to `spare`, or (None, why not).
 
     `games`: {clock id: its current game in the hall's store (a `history.Game`) or None};
-    `boards`: {clock id: its board as the page shows it (`online`, `state`)}."""
+    `boards`: {clock id: its board as the page shows it (`online`, `state`)}; `sent`: {(clock,
+    game seq): spare} of the moves this hall has sent (their `takeover` may not be back yet)."""
     if spare == clock:
         return None, "not sent: a game cannot move to the clock it is on"
     game = games.get(clock)
@@ -39,10 +40,18 @@ def move(games, boards, clock, spare):
             None,
             f"not sent: clock {spare} is in a game ({board.get('state')}): start a new game on it first",
         )
-    other = taken_by(games, clock, game.seq)
+    other = (sent or {}).get((clock, game.seq)) or taken_by(games, clock, game.seq)
     if other is not None:
         return None, f"not sent: clock {clock}'s game {game.seq} was taken over by clock {other} already"
     try:
         return handover(clock, game.records, game_rules(game.first)), None
     except (NoGame, KeyError, ValueError) as error:
         return None, f"not sent: {error}"
+
+
+def scene_command(game):
+    """The `set` that gives a spare the round and table of `game` (the dead clock's), so its row
+    in results.csv and the sheet is matched to the same pairing; None if the game had neither."""
+    scene = game_scene(game.records)
+    words = [f"{key}={scene[key]}" for key in ("round", "table") if scene.get(key) is not None]
+    return "set " + " ".join(words) if words else None

@@ -27,7 +27,7 @@ from ...wire.protocol import is_label
 from ..hall.action_ids import with_id
 from ..hall.audit_read import concerns, read, table_history
 from ..hall.round_control import Unsaved
-from ..hall.spare import move
+from ..hall.spare import move, scene_command
 
 #: a correction from the page: whole seconds, at most 10 minutes either way (the clock's own limit)
 MAX_DELTA_S = 600
@@ -183,6 +183,8 @@ def board_routes(hall, command_form, json_, text):
             return text(400, "action: adjust, late, reopen, round_over, new_game or selftest")
         return await sent(hall, request, json_, text, action, line, clock, changed)
 
+    moves = {}  # (dead clock, game seq) -> spare: the moves sent by this page (spare.py)
+
     async def move_game(request):
         """Move the game of the dead clock the path names to the spare `to` (spare.py): its
         `takeover` sent to the spare, audited as `move`; 409 saying why not."""
@@ -196,13 +198,22 @@ def board_routes(hall, command_form, json_, text):
         def check():
             boards = {b["clock"]: b for b in hall.feed.snapshot()["boards"]}
             games = {clock_id: hall.game(clock_id) for clock_id in set(boards) | {clock}}
-            return move(games, boards, clock, spare)
+            return move(games, boards, clock, spare, moves) + (games.get(clock),)
 
-        taken, why = await asyncio.to_thread(check)
+        taken, why, game = await asyncio.to_thread(check)
         if taken is None:  # never audited nor sent
             return text(409, why)
+        scene = scene_command(game)
+        if scene:  # the dead clock's round and table first: the spare's row matches the same pairing
+            try:
+                await asyncio.to_thread(act, hall, request, "set", scene, spare, {"from": clock})
+            except OSError as error:
+                return unwritten(text, error)
         changed = {"from": clock, "to": spare, "game": taken.game, "seq": taken.seq}
-        return await sent(hall, request, json_, text, "move", takeover_command(taken), spare, changed)
+        answer = await sent(hall, request, json_, text, "move", takeover_command(taken), spare, changed)
+        if answer.status_code == 200:  # a second move before the spare's answer is back: refused
+            moves[(clock, taken.game)] = spare
+        return answer
 
     async def history(request):
         clock = request.path_params["clock"]

@@ -19,7 +19,7 @@ const EVENTS = {boot: "the clock started up", new_game: "new game", start: "firs
   arrived: "late player arrived", adjust: "correction", end: "game over", reopen: "game reopened",
   set: "director's settings", status: "status", checkpoint: "checkpoint", recovered: "clock restarted",
   error: "refused", fault: "FAULT", fault_cleared: "fault cleared", call: "CALL to the director",
-  call_answer: "call answered", round_start: "the round started", selftest: "self-test"};
+  call_answer: "call answered", round_start: "the round started", selftest: "self-test", takeover: "taken over from a dead clock"};
 const STATES = {ready: "ready", running: "playing", paused: "STOPPED", ended: "ended"};
 const REASONS = {stop_hold: "ended by the players", round_over: "round over", overtime_limit: "over the overtime limit",
   absent: "absent", forfeit: "forfeit", restart: "restart", power_cut: "power cut"};
@@ -170,4 +170,16 @@ document.getElementById("clear").onclick = async () => {
   if (!await ask("Clear the retained state of " + named() + " (clock " + clock + ") on the broker? It publishes a new one with its next record.", "Clear " + named())) return;
   const answer = await fetch(base + "/clear", {method: "POST", headers: commandHeaders()});
   document.getElementById("cleared").textContent = answer.ok ? "cleared" : await answer.text();
+};
+// a dead clock's game moved to a spare (docs/director-guide.md, "A spare clock"): the hall refuses a
+// spare not online or in a game, and a game taken over already
+document.getElementById("move").onclick = async () => {
+  const spare = document.getElementById("spare").value.trim();
+  if (!spare) return;
+  if (!await ask("Move clock " + clock + "'s game to clock " + spare + "? The spare takes it up stopped, where the hall's copy of " +
+                 clock + "'s records ends; the time " + clock + " was dead is not given back (use a correction).",
+                 "Move to " + spare)) return;
+  const answer = await fetch(base + "/move", {method: "POST", headers: commandHeaders(), body: new URLSearchParams({to: spare})});
+  document.getElementById("moved").textContent = answer.ok ? "sent: " + (await answer.json()).sent : await answer.text();
+  setTimeout(history, 1500);
 };
