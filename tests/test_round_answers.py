@@ -74,10 +74,12 @@ def test_a_start_two_clocks_refuse_is_said_board_by_board_with_the_fix(hall, pag
              what="c2 and c3 to answer the new game")  # fmt: skip  # laid out by hand, the way it reads best
     wait_for(lambda: "no answer yet" not in page.inner_text("#answers")
              and page.inner_text("#answers .answers-head").startswith("new game"), what="the new game's answers")  # fmt: skip  # laid out by hand, the way it reads best
-    assert items.all_inner_texts() == [
+    answered = [
         "Board c2: applied",
         "Board c3: REFUSED: new game: only on an ended game (ready): end it first (round over)",
     ]
+    # the list is drawn as each answer comes: waited for whole (the head may come first)
+    wait_for(lambda: items.all_inner_texts() == answered, what=f"the page's answers {answered}")
     assert banner.is_hidden()  # the newest command is the new game: its refusal is not a start's
     server.audit.flush(5)
     (opened,) = [e for e in audit_read.read(feed.store.outdir) if e["action"] == "new_game"]
