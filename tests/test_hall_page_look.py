@@ -9,6 +9,7 @@ tests/golden/page-*.png, and commit them with the change.
 import io
 import json
 import os
+import re
 import time
 
 import pytest
@@ -172,7 +173,9 @@ def test_words_a_newcomer_reads(server, page):
     # a silent clock looks different, and says how long it has been silent
     silent = page.locator('.board[data-clock="clock-4"]')
     assert silent.locator(".badge").inner_text().startswith("SILENT")
-    assert "went silent" in silent.inner_text() and "2 min 10 s" in silent.inner_text()
+    # the page ages the snapshot by the seconds since it came (a loaded machine: a few of them)
+    assert "went silent" in silent.inner_text()
+    assert re.search(r"last record 2 min 1\d s ago", silent.inner_text()), silent.inner_text()
     assert silent.evaluate("e => getComputedStyle(e).borderTopStyle") == "dashed"
     # a call: its banner leads the page, with the board, its players, the clock and the wait, and
     # each answer names the board it goes to
