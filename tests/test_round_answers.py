@@ -30,7 +30,7 @@ def test_a_start_two_clocks_refuse_is_said_board_by_board_with_the_fix(hall, pag
     sim.daemon.commands.wall = system_wall(sim.time, sim.parts.wall, synced=lambda: False)
     page.goto(server.address)
     page.locator(".board").nth(2).wait_for()
-    wait_for(lambda: "Board c2 (its game has begun or ended" in page.inner_text("#before-round"),
+    wait_for(lambda: (clocks.pump(), "Board c2 (its game has begun or ended" in page.inner_text("#before-round"))[-1],
              what="the ended board flagged before the round")  # fmt: skip  # laid out by hand, the way it reads best
     # the simulated clocks send no chrony figures: said, not left blank
     assert "sends no time figures: Board c1, Board c2, Board c3" in page.inner_text("#time-status")
@@ -41,7 +41,10 @@ def test_a_start_two_clocks_refuse_is_said_board_by_board_with_the_fix(hall, pag
     for clock in ("c1", "c2", "c3"):
         wait_for(lambda clock=clock: records(clocks, clock, "set") or records(clocks, clock, "error"),
                  what=f"{clock}'s answer")  # fmt: skip  # laid out by hand, the way it reads best
-    wait_for(lambda: "no answer yet" not in page.inner_text("#answers"), what="every answer on the page")
+    wait_for(
+        lambda: (clocks.pump(), "no answer yet" not in page.inner_text("#answers"))[-1],
+        what="every answer on the page",
+    )
     items = page.locator("#answers li")
     assert items.all_inner_texts() == [
         "Board c1: applied",
@@ -72,14 +75,17 @@ def test_a_start_two_clocks_refuse_is_said_board_by_board_with_the_fix(hall, pag
     assert question.startswith("New game on boards c2, c3?")
     wait_for(lambda: records(clocks, "c2", "new_game") and records(clocks, "c3", "error")[1:],
              what="c2 and c3 to answer the new game")  # fmt: skip  # laid out by hand, the way it reads best
-    wait_for(lambda: "no answer yet" not in page.inner_text("#answers")
-             and page.inner_text("#answers .answers-head").startswith("new game"), what="the new game's answers")  # fmt: skip  # laid out by hand, the way it reads best
+    wait_for(lambda: (clocks.pump(), "no answer yet" not in page.inner_text("#answers")
+             and page.inner_text("#answers .answers-head").startswith("new game"))[-1], what="the new game's answers")  # fmt: skip  # laid out by hand, the way it reads best
     answered = [
         "Board c2: applied",
         "Board c3: REFUSED: new game: only on an ended game (ready): end it first (round over)",
     ]
     # the list is drawn as each answer comes: waited for whole (the head may come first)
-    wait_for(lambda: items.all_inner_texts() == answered, what=f"the page's answers {answered}")
+    wait_for(
+        lambda: (clocks.pump(), items.all_inner_texts() == answered)[-1],
+        what=f"the page's answers {answered}",
+    )
     assert banner.is_hidden()  # the newest command is the new game: its refusal is not a start's
     server.audit.flush(5)
     (opened,) = [e for e in audit_read.read(feed.store.outdir) if e["action"] == "new_game"]
@@ -98,17 +104,17 @@ def test_round_over_then_a_new_game_on_every_board_from_the_page(hall, page):  #
     page.click("#end-round")
     pages_question(page)
     wait_for(lambda: all(records(clocks, c, "end") for c in ("c1", "c2", "c3")), what="every game ended")
-    wait_for(lambda: page.locator('#answers li[data-state="applied"]').count() == 3
-             and "round over" in page.inner_text("#answers .answers-head"), what="round over answered")  # fmt: skip  # laid out by hand, the way it reads best
-    wait_for(lambda: "3 ended (Board c1, Board c2, Board c3)" in page.inner_text("#round-status"),
+    wait_for(lambda: (clocks.pump(), page.locator('#answers li[data-state="applied"]').count() == 3
+             and "round over" in page.inner_text("#answers .answers-head"))[-1], what="round over answered")  # fmt: skip  # laid out by hand, the way it reads best
+    wait_for(lambda: (clocks.pump(), "3 ended (Board c1, Board c2, Board c3)" in page.inner_text("#round-status"))[-1],
              what="the round panel: every board ended")  # fmt: skip  # laid out by hand, the way it reads best
     page.click("#new-games")
     assert pages_question(page).startswith("New game on every board?")
     wait_for(lambda: all(records(clocks, c, "new_game")[1:] for c in ("c1", "c2", "c3")), what="new games")
-    wait_for(lambda: page.locator('#answers li[data-state="applied"]').count() == 3
-             and page.inner_text("#answers .answers-head").startswith("new game"), what="the new games answered")  # fmt: skip  # laid out by hand, the way it reads best
+    wait_for(lambda: (clocks.pump(), page.locator('#answers li[data-state="applied"]').count() == 3
+             and page.inner_text("#answers .answers-head").startswith("new game"))[-1], what="the new games answered")  # fmt: skip  # laid out by hand, the way it reads best
     # the boards opened their next game: still "ended" this round, never "not started"
-    wait_for(lambda: "3 ended (Board c1, Board c2, Board c3)" in page.inner_text("#round-status"),
+    wait_for(lambda: (clocks.pump(), "3 ended (Board c1, Board c2, Board c3)" in page.inner_text("#round-status"))[-1],
              what="ended this round after the new games")  # fmt: skip  # laid out by hand, the way it reads best
     server.audit.flush(5)
     (opened,) = [e for e in audit_read.read(feed.store.outdir) if e["action"] == "new_game"]
@@ -182,7 +188,10 @@ def test_a_boards_page_names_the_board_and_shows_its_correction_live(hall, page)
     wait_for(lambda: records(clocks, "c1", "adjust") or records(clocks, "c1", "error"), what="c1's answer")
     assert records(clocks, "c1", "adjust"), records(clocks, "c1", "error")
     page.locator("#corrections li", has_text="A +1:00").wait_for()
-    wait_for(lambda: page.locator("#records tr").count() > before, what="the records table to grow")
+    wait_for(
+        lambda: (clocks.pump(), page.locator("#records tr").count() > before)[-1],
+        what="the records table to grow",
+    )
     assert "+1:00" in page.locator("#records tr.ev-adjust").inner_text()
     slider = page.locator("#at")
     assert slider.get_attribute("max") == str(records(clocks, "c1", "adjust")[-1]["t_ms"])
