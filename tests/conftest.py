@@ -4,6 +4,8 @@ fixtures (Debian's chromium, once), the hypothesis profiles, and the markers set
 import inspect
 import io
 import os
+import shutil
+import uuid
 
 import pytest
 from hypothesis import settings
@@ -34,6 +36,20 @@ def examples(wanted, cap=EXAMPLES_CAP):
     (`make test-slow`), at most `cap` otherwise (EXAMPLES_CAP, or fewer for a test whose every
     example starts a clock), so `make test` stays quick."""
     return wanted if PROFILE == "slow" else min(wanted, cap)
+
+
+def pytest_configure(config):
+    """The run's name, for what its workers share (tournament.py's round, played once): set by
+    the controller before it starts the workers, which inherit it."""
+    os.environ.setdefault("TILECLOCK_TEST_RUN", uuid.uuid4().hex)
+
+
+def pytest_unconfigure(config):
+    """The controller (or a run without workers) removes what the run's workers shared."""
+    if not hasattr(config, "workerinput"):
+        from tournament import run_folder
+
+        shutil.rmtree(run_folder(), ignore_errors=True)
 
 
 # --- the markers, set on each test from what it uses (pyproject.toml lists them)

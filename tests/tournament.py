@@ -5,8 +5,11 @@ and written where `tileclock collect` would put it (`board-N/game-SEQ.log`, the 
 Every game ends with the two steps a director makes (hold STOP 2 s, release, press STOP).
 """
 
+import fcntl
 import io
 import os
+import shutil
+import tempfile
 from contextlib import redirect_stdout
 
 from tileclock.cli import main
@@ -70,7 +73,38 @@ def play(folder, board, script, rules="naspa", game_seq_name=None):
 
 
 def play_round(folder, tables=ROUND_3):
-    """Play every table of `tables`; returns the folder of records."""
+    """Play every table of `tables` into `folder`; returns its folder of records. Round 3 itself
+    is played once a test run and copied (five games cost seconds of CPU, and seven test modules
+    on each of four workers ask for it)."""
+    if tables is not ROUND_3:
+        return _play_all(folder, tables)
+    shutil.copytree(_round_3_once(), folder, dirs_exist_ok=True)
+    return os.path.join(folder, "records")
+
+
+def _play_all(folder, tables):
     for table, (_what, rules, script) in tables.items():
         play(folder, table, script, rules)
     return os.path.join(folder, "records")
+
+
+def run_folder():
+    """This test run's folder beside the workers' (tests/conftest.py names the run, and removes
+    the folder when it ends)."""
+    run = os.environ.get("TILECLOCK_TEST_RUN") or f"pid-{os.getpid()}"
+    return os.path.join(tempfile.gettempdir(), f"tileclock-tests-{run}")
+
+
+def _round_3_once():
+    """Round 3 played by whichever worker asks first, the others waiting on its lock."""
+    cache = os.path.join(run_folder(), "round-3")
+    if os.path.isdir(cache):
+        return cache
+    os.makedirs(run_folder(), exist_ok=True)
+    with open(cache + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.isdir(cache):
+            staging = tempfile.mkdtemp(dir=run_folder())
+            _play_all(staging, ROUND_3)
+            os.rename(staging, cache)  # whole or not at all: a worker killed midway leaves no half
+    return cache
