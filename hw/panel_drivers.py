@@ -24,7 +24,7 @@ import random
 from PIL import Image, ImageDraw, ImageFont
 
 from tileclock.clock.view import SideView, View
-from tileclock.device.config import PanelConfig
+from tileclock.device.config_schema import PanelConfig
 from tileclock.device.hardware.oled import RecordingBus
 from tileclock.device.hardware.screens import open_device
 from tileclock.device.screen.face import render

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS
-from tileclock.device.config import HallConfig
+from tileclock.device.config_schema import HallConfig
 from tileclock.director.pages.web import COMMAND_HEADER, HallPage
 from tileclock.wire.protocol import unframe
 

@@ -13,7 +13,7 @@ from tileclock.clock.history import split_games, view_at
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.journal import Journal
 from tileclock.device.screen.face import top_left_text
 from tileclock.sim.simulator import Simulator

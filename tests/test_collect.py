@@ -13,7 +13,7 @@ from conftest import tap
 from hall_helpers import wait_for
 from tileclock.cli import main
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.journal import Journal
 from tileclock.director.follow.collect import ClockFeed, snapshot
 from tileclock.director.follow.store import RecordStore

@@ -14,7 +14,7 @@ from cable import Cable, Plug
 from hall_helpers import wait_for
 from test_collect import GAME, journal_of
 from tileclock.cli import main
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.director.follow.collect import ClockFeed, scene_hello, snapshot
 from tileclock.director.follow.store import RecordStore

@@ -10,7 +10,7 @@ from conftest import tap
 from test_collect import FakeClock
 from tileclock.cli import main
 from tileclock.clock.timecode import NS_PER_S, parse_clock
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.director.follow.collect import ClockFeed, scene_hello
 from tileclock.director.follow.start_times import StartTimes

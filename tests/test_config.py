@@ -2,7 +2,8 @@
 
 import pytest
 
-from tileclock.device.config import Config, ConfigError, load_config, parse_config, with_times
+from tileclock.device.config import ConfigError, load_config, parse_config, with_times
+from tileclock.device.config_schema import Config
 
 
 def test_an_empty_config_gives_the_defaults():

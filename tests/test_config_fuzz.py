@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from conftest import examples
 from tileclock.clock.core import ButtonTiming
-from tileclock.device.config import Config, ConfigError, HallConfig, PanelConfig, load_config, parse_config
+from tileclock.device.config import ConfigError, load_config, parse_config
+from tileclock.device.config_schema import Config, HallConfig, PanelConfig
 from tileclock.device.screen.idle import IdlePolicy
 
 KEYS = (

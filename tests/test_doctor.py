@@ -126,7 +126,7 @@ def test_speech_without_its_engine_or_a_sound_card_is_a_problem_only_when_a_side
     from dataclasses import replace
 
     from tileclock.clock.speech import SpeechSetting
-    from tileclock.device.config import Config
+    from tileclock.device.config_schema import Config
     from tileclock.device.doctor.speech import check_speech
 
     off, on = Config(), replace(Config(), speech=SpeechSetting(frozenset("B")))

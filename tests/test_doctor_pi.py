@@ -10,7 +10,8 @@ import pytest
 
 from test_doctor import FakeSMBus, by_what, fake_commands
 from tileclock.device import doctor
-from tileclock.device.config import Config, HallConfig, load_config
+from tileclock.device.config import load_config
+from tileclock.device.config_schema import Config, HallConfig
 from tileclock.device.doctor import FAIL, OK, WARN, run_checks
 from tileclock.device.doctor.pi import boot_settings, check_boot, check_clock_id, check_config_mode
 from tileclock.device.identity import hardware_clock_id

@@ -16,7 +16,7 @@ from gpiozero.pins.mock import MockFactory
 
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.assembly import RunningClock, simulated_parts
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.buttons import ButtonBoard
 from tileclock.device.hardware.virtual import VirtualFactory, VirtualTime
 from tileclock.device.loop import DEADLINE_GRACE_NS

@@ -215,7 +215,7 @@ def test_the_panels_show_ready_with_the_id_and_hall_or_the_first_failure_in_a_fe
 
 def test_the_verdict_is_not_sent_to_a_panel_doctor_found_silent_but_is_to_the_other():
     # An absent I2C panel costs the bus's timeout at every try: doctor has tried it once already.
-    from tileclock.device.config import Config
+    from tileclock.device.config_schema import Config
     from tileclock.device.doctor import FAIL, OK, Check
 
     checks = [Check(OK, "panel wiring", "x"), Check(FAIL, "panel B", "nothing answers at 0x3D")]
@@ -239,7 +239,7 @@ def test_the_verdict_is_not_sent_to_a_panel_doctor_found_silent_but_is_to_the_ot
 def test_doctor_on_debians_kernel_reads_the_i2c_speed_from_the_running_tree_not_dtparam_lines(tmp_path):
     # The image's config.txt is raspi-firmware's (upstream_kernel=1, no dtparam lines: they do
     # nothing on mainline trees); Pi OS's checks would call a working card broken.
-    from tileclock.device.config import Config
+    from tileclock.device.config_schema import Config
     from tileclock.device.doctor import FAIL, OK, WARN
     from tileclock.device.doctor.pi import check_boot
 
@@ -264,7 +264,7 @@ def test_doctor_on_debians_kernel_reads_the_i2c_speed_from_the_running_tree_not_
 
 
 def test_doctor_names_the_serial_number_as_the_ids_source_on_debians_kernel_too(tmp_path):
-    from tileclock.device.config import Config
+    from tileclock.device.config_schema import Config
     from tileclock.device.doctor.pi import clock_id
     from tileclock.device.identity import hardware_clock_id
 

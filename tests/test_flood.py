@@ -16,7 +16,7 @@ from cable import Plug
 from conftest import charged, tap, used_at_switches
 from tileclock.bench.history import make_history, sample_game
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal
 from tileclock.sim.simulator import Simulator

@@ -242,7 +242,7 @@ def test_the_edge_reader_is_named_in_proc_so_its_wake_ups_can_be_counted(chip, b
 def test_doctor_names_the_program_that_holds_a_buttons_line(chip, tmp_path):
     """Another program holds STOP's line: the clock cannot start, and doctor says which program,
     from the consumer label of its request and the processes with a line request open."""
-    from tileclock.device.config import Config
+    from tileclock.device.config_schema import Config
     from tileclock.device.doctor import FAIL, WARN, check_buttons
     from tileclock.device.hardware.gpio_holders import line_holders
 

@@ -11,7 +11,7 @@ from conftest import BROKER_USERS, tap
 from hall_helpers import hall_config, wait_for
 from tileclock.bench.hall import count_on_disk
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.director.hall.feed import HallFeed
 from tileclock.director.records.history import iter_records, read_records
 from tileclock.sim.simulator import Simulator

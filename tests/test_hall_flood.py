@@ -14,7 +14,7 @@ from conftest import tap
 from hall_helpers import Listener, hall_config, wait_for
 from tileclock.bench.history import make_history, sample_game
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.links.resends import STREAM_NS, Resends
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import unframe, unframe_any

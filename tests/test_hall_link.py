@@ -14,7 +14,7 @@ import paho.mqtt.client as mqtt
 from conftest import BROKER_USERS, tap
 from hall_helpers import Listener, hall_config, wait_for
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import with_crc
 
@@ -253,7 +253,7 @@ def test_the_broker_gone_is_a_fault_and_an_alert_never_a_stop(broker, tmp_path, 
 
 def test_without_a_hall_section_the_clock_loads_no_network_client():
     code = (
-        "import sys; from tileclock.device.config import Config; from tileclock.sim.simulator import Simulator;"
+        "import sys; from tileclock.device.config_schema import Config; from tileclock.sim.simulator import Simulator;"
         "sim = Simulator(Config()); assert sim.uplink is None; sim.close();"
         "assert 'paho' not in sys.modules, 'paho loaded'"
     )

@@ -25,7 +25,7 @@ from test_hall import Clocks, director, settle
 from test_hall_chaos import adjusts, every_record_once
 from tileclock.bench import netns as netns_module
 from tileclock.bench.fault_proxy import FaultProxy
-from tileclock.device.config import Config, HallConfig
+from tileclock.device.config_schema import Config, HallConfig
 from tileclock.director.hall import audit_read
 from tileclock.director.hall.audit import AuditLog
 from tileclock.director.pages.board_routes import act_as, board_of

@@ -16,7 +16,8 @@ from conftest import BROKER_USERS, tap
 from hall_helpers import hall_config, wait_for
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS
-from tileclock.device.config import Config, ConfigError, parse_config
+from tileclock.device.config import ConfigError, parse_config
+from tileclock.device.config_schema import Config
 from tileclock.device.links.hall_seal import CommandSeal
 from tileclock.device.timesync import system_wall
 from tileclock.director.hall.audit import AuditLog

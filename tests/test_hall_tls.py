@@ -26,7 +26,7 @@ from test_mistakes import run
 from tileclock.cli import main
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.director.hall.broker import INSTALL_HINT, LocalBroker, free_port, mosquitto_binary
 from tileclock.director.hall.feed import HallFeed
 from tileclock.director.hall.tls import BROKER_KEY, CA_KEY, local_tls, make_tls
@@ -217,7 +217,7 @@ def test_the_spectators_bridge_reaches_a_tls_only_hall_broker(tls_broker, tmp_pa
 
 
 def test_the_page_and_doctor_say_so_where_tls_is_off(tmp_path):
-    from tileclock.device.config import HallConfig
+    from tileclock.device.config_schema import HallConfig
     from tileclock.device.doctor import FAIL, OK, WARN
     from tileclock.device.doctor.host import check_hall_tls
 

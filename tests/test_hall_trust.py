@@ -14,7 +14,7 @@ from conftest import BROKER_USERS
 from hall_helpers import wait_for
 from test_hall import Clocks, director, settle
 from tileclock.bench.hall import count_on_disk
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.director.follow import clocklog
 from tileclock.director.follow.store import RecordStore
 from tileclock.director.hall import disk as hall_disk

@@ -6,7 +6,7 @@ import re
 
 from PIL import Image
 
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 
 HW = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hw")
 

@@ -5,7 +5,8 @@ import os
 import pytest
 
 from tileclock.device.assembly import RunningClock, device_parts, simulated_parts
-from tileclock.device.config import Config, ConfigError, parse_config
+from tileclock.device.config import ConfigError, parse_config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.identity import ID_FILE, board_serial, hardware_clock_id, is_label, stored_clock_id
 from tileclock.sim.simulator import Simulator

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from tileclock.device.config import Config, load_config
+from tileclock.device.config import load_config
+from tileclock.device.config_schema import Config
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTALL = os.path.join(HERE, "systemd", "install.sh")

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from conftest import charged, examples, tap, used_at_switches
 from tileclock.bench.history import make_history, sample_game
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal, writeback
 from tileclock.device.journal.reader import JournalReader

@@ -8,7 +8,7 @@ import os
 from conftest import tap
 from tileclock.bench.history import make_history, sample_game
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal
 from tileclock.device.journal.reader import JournalReader

@@ -9,7 +9,7 @@ import pytest
 from cable import Plug
 from conftest import tap
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import unframe, unframe_any, with_crc
 

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import tap
 from test_journal import ended_games
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.journal.retention import Retention
 from tileclock.director.follow.resend import FIRST_WAIT_S, MAX_WAIT_S, ResendPlan
 from tileclock.director.follow.store import Rejected, clock_of

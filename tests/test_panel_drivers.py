@@ -7,7 +7,7 @@ import os
 import pytest
 from PIL import Image
 
-from tileclock.device.config import PanelConfig
+from tileclock.device.config_schema import PanelConfig
 from tileclock.device.hardware.oled import RecordingBus
 from tileclock.device.hardware.screens import open_device
 

@@ -9,7 +9,7 @@ from PIL import Image
 from conftest import tap
 from test_screens import SCENES
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.oled import PagedSSD1306, RecordingBus
 from tileclock.device.hardware.screens import PanelOutput
 from tileclock.device.screen.idle import IdlePolicy

@@ -14,7 +14,7 @@ from conftest import tap
 from tileclock.clock.core import GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config, HallConfig
+from tileclock.device.config_schema import Config, HallConfig
 from tileclock.device.journal import Journal
 from tileclock.device.links.hall import HallLink
 from tileclock.device.links.hall_grace import DOWN_GRACE_S, GRACE_MARGIN_S

@@ -11,7 +11,7 @@ from fake_sysfs import FakeSysfs
 from tileclock.cli import main
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device import power
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.doctor import OK, WARN
 from tileclock.device.doctor.power import check_power
 from tileclock.device.power import FirmwareFlags, HwmonAlarm, PowerWatch, ReadAhead, find_source, read_state

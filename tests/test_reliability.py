@@ -6,7 +6,7 @@ import pytest
 
 from conftest import events, tap
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal
 from tileclock.device.journal.reader import JournalReader

@@ -15,7 +15,7 @@ import pytest
 from hall_helpers import hall_config, pages_question, wait_for
 from test_hall import Clocks, director, settle
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.timesync import virtual_wall
 from tileclock.director.hall import audit, audit_read

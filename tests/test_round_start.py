@@ -15,7 +15,7 @@ from conftest import events, tap
 from tileclock.clock.core import GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.timesync import parse_tracking, virtual_wall
 from tileclock.sim.simulator import Simulator

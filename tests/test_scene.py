@@ -8,7 +8,7 @@ from cable import Plug
 from test_link import command, records, tap
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import open_journal
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import with_crc

@@ -8,7 +8,7 @@ import pytest
 from conftest import tap
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import RunningClock, simulated_parts
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.sim.simulator import Simulator
 from tileclock.sim.terminal import frame_to_text, screen_text, status_text

@@ -13,7 +13,7 @@ import random
 import pytest
 
 from tileclock.clock.rules import PROFILES
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal
 from tileclock.sim.simulator import Simulator

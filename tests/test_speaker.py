@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from conftest import events, tap
 from tileclock.clock.speech import SpeechSetting, Utterance
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.speaker import Espeak, Speaker, SpeechQueue, espeak_command
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import unframe

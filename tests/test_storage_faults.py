@@ -20,7 +20,7 @@ import pytest
 
 from conftest import charged, events, tap, used_at_switches
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.doctor import FAIL, OK, check_state_dir
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.journal import Journal

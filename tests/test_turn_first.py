@@ -12,7 +12,7 @@ from PIL import Image, ImageDraw
 from conftest import tap
 from panel_ram import ControllerRAM
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.hardware.oled import PagedSH1106, PagedSSD1306, RecordingBus, pack_pages, pi_i2c
 from tileclock.device.screen.face import turn_marks
 from tileclock.device.screen.text import Panel

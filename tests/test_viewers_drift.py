@@ -14,7 +14,7 @@ from conftest import BROKER_USERS
 from hall_helpers import Spectator, wait_for
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.links.hall_public import PublicScene, public_text
 from tileclock.device.links.hall_state import RetainedState
 from tileclock.director.hall.viewers_broker import PAGES

@@ -18,7 +18,7 @@ from conftest import BROKER_USERS, tap
 from hall_helpers import hall_config, wait_for
 from tileclock.clock.timecode import NS_PER_MS
 from tileclock.device.assembly import SIM_EPOCH_NS
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.sim.simulator import Simulator
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")

@@ -14,7 +14,7 @@ import pytest
 
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device import wakers
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.device.journal import Journal
 from tileclock.device.wakers import FdWaker
 from tileclock.director.records.history import iter_records

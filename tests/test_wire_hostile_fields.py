@@ -13,7 +13,7 @@ import pytest
 from conftest import BROKER_USERS
 from hall_helpers import Listener, wait_for
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.director.hall.audit import AuditLog, read
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.decoder import Reason, WireError

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.config import Config
+from tileclock.device.config_schema import Config
 from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import CommandError, parse_command, with_crc
 from tileclock.wire.seal import SealError, seal, unseal

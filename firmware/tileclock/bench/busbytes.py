@@ -14,7 +14,7 @@ import random
 import sys
 from collections import Counter
 
-from ..device.config import Config
+from ..device.config_schema import Config
 from ..device.hardware.oled import RecordingBus, pack_pages, pi_i2c
 from ..device.wiring import bus_ns
 from ..sim.script import parse_script

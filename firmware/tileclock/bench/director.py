@@ -27,7 +27,7 @@ import tty
 from dataclasses import replace
 
 from ..clock.timecode import NS_PER_S
-from ..device.config import Config
+from ..device.config_schema import Config
 from ..device.hardware.virtual import VirtualTime
 from ..device.identity import ID_FILE
 from ..device.journal import Journal

@@ -17,7 +17,7 @@ from ..wire.protocol import frame, unframe
 
 def sample_game(minutes=50, turn_s=20):
     """The records (dicts) of one whole game, from its `boot` to its `end`, made by the real clock."""
-    from ..device.config import Config
+    from ..device.config_schema import Config
     from ..device.hardware.virtual import VirtualTime
     from ..sim.simulator import Simulator
 

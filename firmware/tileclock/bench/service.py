@@ -14,7 +14,8 @@ import threading
 import time
 
 from ..clock.timecode import NS_PER_MS, NS_PER_S
-from ..device.config import Config, parse_config
+from ..device.config import parse_config
+from ..device.config_schema import Config
 from ..device.timings import load as load_timings
 from ..device.timings import load_boot
 from ..device.wiring import bus_ns, bus_time_ns

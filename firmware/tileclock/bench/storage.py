@@ -262,7 +262,7 @@ def measure_card_writes(progress, scratch, hours=1, turn_s=20):
     if os.geteuid() != 0 or not shutil.which("mkfs.ext4"):
         progress.say("card writes: not measured (mounting a loop filesystem needs root and mkfs.ext4)")
         return {}
-    from ..device.config import Config
+    from ..device.config_schema import Config
     from ..device.hardware.virtual import VirtualTime
     from ..device.journal import Journal
     from ..sim.simulator import Simulator

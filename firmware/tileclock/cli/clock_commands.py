@@ -4,7 +4,8 @@ import os
 import sys
 from dataclasses import replace
 
-from ..device.config import Config, ConfigError, load_config, with_times
+from ..device.config import ConfigError, load_config, with_times
+from ..device.config_schema import Config
 from ..sim.script import ScriptError, parse_script
 from .paths import file_to_write, folder_to_make, folder_to_write
 

@@ -18,7 +18,7 @@ import time
 from dataclasses import replace
 
 from ..clock.timecode import NS_PER_S
-from ..device.config import Config, HallConfig
+from ..device.config_schema import Config, HallConfig
 from ..device.hardware.virtual import VirtualTime
 from .simulator import Simulator
 

@@ -12,7 +12,8 @@ from .checks import FAIL, OK, WARN, Check, ask
 
 
 def check_config(path):
-    from ..config import Config, ConfigError, load_config
+    from ..config import ConfigError, load_config
+    from ..config_schema import Config
 
     if not os.path.exists(path):
         return Config(), Check(

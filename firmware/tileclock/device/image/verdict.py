@@ -11,7 +11,8 @@ import time
 
 from PIL import Image
 
-from ..config import Config, load_config
+from ..config import load_config
+from ..config_schema import Config
 from ..doctor import FAIL, report, run_checks
 from ..identity import hardware_clock_id
 from ..screen.text import HEIGHT, WIDTH, draw_text
