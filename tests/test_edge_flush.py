@@ -19,7 +19,7 @@ from tileclock.device.assembly import RunningClock, simulated_parts
 from tileclock.device.config_schema import Config
 from tileclock.device.hardware.buttons import ButtonBoard
 from tileclock.device.hardware.virtual import VirtualFactory, VirtualTime
-from tileclock.device.loop import DEADLINE_GRACE_NS
+from tileclock.device.reactor import DEADLINE_GRACE_NS
 from tileclock.wire.protocol import unframe
 
 S, MS = NS_PER_S, NS_PER_MS
@@ -56,8 +56,8 @@ def behind(chip, monkeypatch):
     monkeypatch.setattr(GpiodFactory, "_read_edges", lambda factory: None)
     clock = clock_on(lambda: GpiodFactory(chip=chip.path, gpiod=chip.module, revision=PI_3B))
     try:
-        clock.daemon.post_edge("B", True, 1 * S)  # B starts A
-        clock.daemon.post_edge("B", False, 1 * S + 80 * MS)
+        clock.daemon.inbox.post_edge("B", True, 1 * S)  # B starts A
+        clock.daemon.inbox.post_edge("B", False, 1 * S + 80 * MS)
         clock.daemon.pump(1 * S + 100 * MS)
         yield clock
     finally:
@@ -68,8 +68,8 @@ def test_an_edge_still_in_the_chip_when_the_loop_wakes_at_a_deadline_counts_from
     chip, behind
 ):
     daemon = behind.daemon
-    deadline = daemon.next_deadline()  # A's next displayed second
-    assert deadline == 2 * S and daemon.deadline_grace_ns == 0 and behind.clock.game.run == "A"
+    deadline = daemon.reactor.next_deadline()  # A's next displayed second
+    assert deadline == 2 * S and daemon.reactor.deadline_grace_ns == 0 and behind.clock.game.run == "A"
     chip.press(17, t_ns=deadline - 1 * MS)  # A ends its turn a millisecond before the loop wakes
     daemon.pump(deadline)
     chip.release(17, t_ns=deadline + 80 * MS)
@@ -83,7 +83,7 @@ def test_a_release_4_9_ms_after_a_press_still_in_the_chip_at_the_5_ms_deadline_i
     daemon = behind.daemon
     chip.press(17, t_ns=int(2.5 * S))
     daemon.pump(int(2.5 * S) + 1 * MS)  # the loop has the press; the clock waits 5 ms to tell a glitch
-    deadline = daemon.next_deadline()
+    deadline = daemon.reactor.next_deadline()
     assert deadline == int(2.5 * S) + 5 * MS  # buttons.min_press_ms
     chip.release(17, t_ns=int(2.5 * S) + int(4.9 * MS))  # let go, still in the chip at the deadline
     daemon.pump(deadline)
@@ -121,16 +121,16 @@ def test_after_a_deadline_the_loop_waits_for_late_edges_only_behind_pins_that_ca
     clock = clock_on(factory)
     try:
         daemon = clock.daemon
-        daemon.post_edge("B", True, 1 * S)  # B starts A: A's next second is a deadline
-        daemon.post_edge("B", False, 1 * S + 80 * MS)
+        daemon.inbox.post_edge("B", True, 1 * S)  # B starts A: A's next second is a deadline
+        daemon.inbox.post_edge("B", False, 1 * S + 80 * MS)
         daemon.pump(1 * S + 100 * MS)
-        deadline = daemon.next_deadline()
-        daemon.inputs = Sleeps(daemon.inputs)
+        deadline = daemon.reactor.next_deadline()
+        daemon.reactor.inputs = Sleeps(daemon.reactor.inputs)
         turns = iter((False, True))
         daemon.run_forever(now_ns=lambda: deadline - 3 * MS, should_stop=lambda: next(turns), boot=False)
     finally:
         clock.close()
-    assert daemon.inputs.timeouts == [pytest.approx((3 * MS + grace_ns) / S, abs=1e-9)]
+    assert daemon.reactor.inputs.timeouts == [pytest.approx((3 * MS + grace_ns) / S, abs=1e-9)]
 
 
 def flush_waits_for_a_post_in_flight(press, flush, pressing_thread, board_posts):

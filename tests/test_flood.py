@@ -87,7 +87,7 @@ def test_resend_0_asked_hundreds_of_times_costs_one_pass_and_presses_go_first(pl
         sim.run_to(int((t + 1) * S))  # the resend streams on at the loop's own pace
         got += drain(plug)
     for _ in range(400):  # let the stream finish
-        deadline = sim.daemon.next_deadline()
+        deadline = sim.daemon.reactor.next_deadline()
         time.set(deadline)
         sim.daemon.pump(deadline)
         got += drain(plug)

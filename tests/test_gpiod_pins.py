@@ -74,16 +74,16 @@ def test_a_press_is_charged_from_its_kernel_stamp_however_late_the_loop_takes_it
     clock = GameClock(PROFILES["naspa"])
     daemon = Daemon(clock)
     factory = GpiodFactory(chip=chip.path, gpiod=chip.module, revision=PI_3B)
-    board = ButtonBoard(PINS, daemon.post_edge, pin_factory=factory)
+    board = ButtonBoard(PINS, daemon.inbox.post_edge, pin_factory=factory)
     try:
         daemon.boot(0)
         chip.press(22, t_ns=1_000_000_000)  # B starts A
         chip.release(22, t_ns=1_080_000_000)
         chip.press(17, t_ns=7_500_000_123)  # A ends its turn
         chip.release(17, t_ns=7_600_000_000)
-        taken = [daemon.inputs.get(timeout=5) for _ in range(4)]
+        taken = [daemon.reactor.inputs.get(timeout=5) for _ in range(4)]
         for edge in taken:
-            daemon.inputs.put(edge)
+            daemon.reactor.inputs.put(edge)
         daemon.pump(9_000_000_000)  # the loop gets round to them a second and a half later
     finally:
         board.close()

@@ -49,12 +49,12 @@ def test_the_hall_uplink_offers_every_method_of_a_link():
 
 def test_a_registered_wake_source_wakes_the_loop_and_can_move_or_go_away(sim):
     sim.catch_up(NS_PER_S)
-    before = sim.daemon.next_deadline()
+    before = sim.daemon.reactor.next_deadline()
     when = [sim.time() + 1000]
-    sim.daemon.register_wake(lambda: when[0])
-    assert sim.daemon.next_deadline() == sim.time() + 1000 and (before is None or before > when[0])
+    sim.daemon.reactor.register_wake(lambda: when[0])
+    assert sim.daemon.reactor.next_deadline() == sim.time() + 1000 and (before is None or before > when[0])
     when[0] = None  # nothing to wake for any more: the loop's own deadline again
-    assert sim.daemon.next_deadline() == before
+    assert sim.daemon.reactor.next_deadline() == before
 
 
 class WakingLink:
@@ -98,9 +98,9 @@ def test_the_loop_asks_each_of_its_links_when_to_wake_and_looks_no_further():
     daemon = Daemon(clock, links=[link])
     daemon.boot(100)
     deadlines = [when for when in (clock.next_deadline(), 107) if when is not None]
-    assert daemon.next_deadline() == min(deadlines) and link.asked[-1] == 100
+    assert daemon.reactor.next_deadline() == min(deadlines) and link.asked[-1] == 100
     daemon.pump(200)
-    assert daemon.next_deadline() <= 207 and link.asked[-1] == 200
+    assert daemon.reactor.next_deadline() <= 207 and link.asked[-1] == 200
 
 
 def test_the_serial_link_asks_for_a_wake_soon_while_a_resend_streams_and_later_while_lines_wait(sim):
@@ -143,7 +143,7 @@ def test_the_hall_link_asks_for_its_grace_wake_as_any_part_does_with_no_timer_of
 
 
 def test_the_buttons_and_the_serial_port_are_the_edge_source_and_the_descriptor_the_loop_expects(sim):
-    assert isinstance(sim.board, EdgeSource) and sim.daemon.flush_edges == sim.board.flush_edges
+    assert isinstance(sim.board, EdgeSource) and sim.daemon.reactor.flush_edges == sim.board.flush_edges
     assert isinstance(sim.link, Readable) and sim.link.seal is None  # the cable takes unsealed commands
 
 
@@ -155,7 +155,7 @@ def test_data_on_a_registered_descriptor_wakes_the_running_loop():
         def fileno(self):
             return read_end
 
-    daemon.register_fd(Port())
+    daemon.reactor.register_fd(Port())
     read, stop = queue.SimpleQueue(), threading.Event()
 
     def on_wake():  # the loop's wake reads what came, as the serial link's pump would
@@ -171,7 +171,7 @@ def test_data_on_a_registered_descriptor_wakes_the_running_loop():
         assert read.get(timeout=5) == b"status\n"
     finally:
         stop.set()
-        daemon.wake(0)
+        daemon.inbox.wake(0)
         loop.join(timeout=5)
         os.close(read_end)
         os.close(write_end)
@@ -183,10 +183,10 @@ def test_a_registered_signal_does_its_action_and_wakes_the_loop():
     done = []
     previous = signal.getsignal(signal.SIGUSR1)
     try:
-        daemon.register_signal(signal.SIGUSR1, lambda: done.append(True))
+        daemon.reactor.register_signal(signal.SIGUSR1, lambda: done.append(True))
         os.kill(os.getpid(), signal.SIGUSR1)
         assert done == [True]
-        _, button, _ = daemon.inputs.get(timeout=5)
+        _, button, _ = daemon.reactor.inputs.get(timeout=5)
         assert button is None  # a bare wake-up: the loop goes round and sees what the action did
     finally:
         signal.signal(signal.SIGUSR1, previous)

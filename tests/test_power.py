@@ -150,7 +150,7 @@ def test_a_press_s_wake_never_waits_for_a_check(watched):
     pump, check = sim.daemon.pump, sim.power.check
 
     def pumped(now_ns, taken=None):
-        waking[:] = [sim.daemon.inputs.qsize() + (taken is not None)]  # the edges this wake takes
+        waking[:] = [sim.daemon.reactor.inputs.qsize() + (taken is not None)]  # the edges this wake takes
         pump(now_ns, taken)
 
     sim.daemon.pump = pumped

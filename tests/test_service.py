@@ -155,7 +155,7 @@ def test_a_script_thread_woken_late_keeps_each_press_whole_and_the_gaps_between(
     pressed = []
     service = Service.__new__(Service)  # the script thread alone: no parts
     service._stop = clock
-    service.daemon = SimpleNamespace(wake=lambda t_ns: None)
+    service.daemon = SimpleNamespace(inbox=SimpleNamespace(wake=lambda t_ns: None))
     service.running = SimpleNamespace(
         started_ns=clock.now_ns, press=lambda button, down: pressed.append((button, down, clock.now_ns))
     )

@@ -80,7 +80,7 @@ def test_no_press_waits_for_speech():
     sim = sim_with(lambda u, t: None)
     speaker = Speaker(sim.clock, BOTH, say, threaded=True)
     sim.daemon.speaker = speaker
-    sim.daemon.register_wake(speaker.next_wake_ns)
+    sim.daemon.reactor.register_wake(speaker.next_wake_ns)
     tap(sim, "B", 0)
     assert started.wait(timeout=30)  # the worker is saying the first utterance, and stuck there
     for t in range(1, 40):

@@ -235,7 +235,9 @@ class RunningClock:
             speaker=self._speaker(config, speech),
         )
         self.daemon.commands.wall = wall
-        self.daemon.register_fd(self.link)  # a command on the serial line wakes the loop (run_forever)
+        self.daemon.reactor.register_fd(
+            self.link
+        )  # a command on the serial line wakes the loop (run_forever)
         self.started_ns = None  # when `boot` started it
 
     def _speaker(self, config, speech):

@@ -1,43 +1,36 @@
 """The clock's one loop: inputs in, records out, screens refreshed; it sleeps until something can change.
 
 Its parts are handed to it at construction (its links as a list, its panels), and whatever may
-wake it registers with it: a timer (`register_wake`; each link and panel is asked when it must
-wake, through its `parts` Protocol, never by a look inside it), a file descriptor (`register_fd`:
-the serial link's port), a signal (`register_signal`). Pin backends post edges into its inbox
-from their own threads (and, where they can, hand over every edge stamped so far when the loop
-wakes: the `EdgeSource`'s `flush_edges`); everything else happens on the loop's thread, in time
-order. The same `Daemon` serves the service on a Pi (real monotonic time, `run_forever`) and the
-simulator (virtual time, driven step by step through `pump`).
+wake it registers with its `reactor.Reactor`: the loop's own timers, and each link's and panel's,
+asked when it must wake through its `parts` Protocol, never by a look inside it. Pin backends
+post edges into its inbox from their own threads; everything else happens on the loop's thread,
+in time order. The same `Daemon` serves the service on a Pi (real monotonic time, `run_forever`)
+and the simulator (virtual time, driven step by step through `pump`).
 """
 
 from __future__ import annotations
 
-import queue
-import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..clock.core import GameClock
-from ..clock.timecode import NS_PER_MS, NS_PER_S
+from ..clock.timecode import NS_PER_S
 from ..wire.records import Record
 from .commands import CommandHandler
 from .journal import Journal
-from .parts import EdgeSource, Link, Readable, Screen, WakeSource, Watch
+from .parts import EdgeSource, Link, Screen, WakeSource, Watch
+from .reactor import Reactor
 from .screen.face import fault_text
 from .timings import WakeTimings
-from .wakers import FdWaker, Inbox
+from .wakers import Inbox
 
 if TYPE_CHECKING:  # made only when needed (see `_send_panels`)
     from concurrent.futures import ThreadPoolExecutor
 
     from .speaker import Speaker
 
-#: How long after a deadline the loop wakes when its pin backend cannot hand over its edges on
-#: demand (gpiozero's lgpio and RPi.GPIO factories), so that an edge stamped just before the
-#: deadline (still on its way from the backend's thread) is applied first, not taken late.
-DEADLINE_GRACE_NS = 2 * NS_PER_MS
 #: How often a part that stopped answering is tried again.
 RETRY_NS = NS_PER_S
 #: Records that do not make a wake urgent for the panels (see `refresh`)
@@ -98,12 +91,12 @@ class Daemon:
         #: a `WakeTimings` to note where each wake's time goes (the benchmark), or None
         self.timings = timings
         self.boot_info = boot_info
-        #: what other threads hand the loop (`wakers.Inbox`): the pin backend posts its edges there
+        #: what other threads hand the loop (`wakers.Inbox`): the pin backend posts its edges there,
+        #: the service its wake-ups and a script's command lines (`post_edge`, `wake`, `post_command`)
         self.inbox = inbox if inbox is not None else Inbox()
-        self.inputs = self.inbox.inputs
-        #: () -> None: the pin backend (`edges`, a `parts.EdgeSource`) posts every edge it has stamped
-        #: so far, or None if it cannot (then the loop wakes `DEADLINE_GRACE_NS` after each deadline)
-        self.flush_edges = edges.flush_edges if edges is not None else None
+        #: what wakes the loop, and when (`reactor.Reactor`): the inbox, its timers, descriptors and
+        #: signals; the pin backend (`edges`, a `parts.EdgeSource`) flushes its edges at each wake
+        self.reactor = Reactor(self.inbox, edges.flush_edges if edges is not None else None)
         self.wakeups = 0
         self.frames: dict[str, object] = {}
         self._faulty: set[str] = set()
@@ -112,47 +105,15 @@ class Daemon:
         self.heartbeat_ns = heartbeat_ns
         self._writers: ThreadPoolExecutor | None = None  # other buses' panel writers (made when needed)
         self._acted = False  # this wake made a record other than a checkpoint (a press, most often)
-        #: what may wake the loop with no input: each a () -> the next instant it must wake, or None
-        #: (`register_wake`); the loop knows none of them beyond that
-        self._wake_sources: list[WakeSource] = []
-        self._fd_parts: list[Readable] = []  # parts whose descriptor wakes the loop (`register_fd`)
+        # the wake sources of the loop and its parts: the clock's deadline, a part at fault retried,
+        # the commands' error budget, the watchdog, the panels' idle change, each link's and watch's
+        # own; the reactor knows none of them beyond that
         own = (clock.next_deadline, self._retry_due, self.commands.due_ns, self._heartbeat_due)
         askers = (*map(self._asking, self.links), *map(self._asking, self.watches))  # each its own
         for source in (*own, self._panels_due, *askers):
-            self.register_wake(source)
+            self.reactor.register_wake(source)
         if speaker is not None:
-            self.register_wake(speaker.next_wake_ns)  # 5:00 and 1:00 left, said as they come
-
-    def register_wake(self, source: WakeSource) -> None:
-        """Have the loop wake by `source()` (an instant in ns, or None for no need) whenever it
-        sleeps: a timer of a part, asked again at every sleep, so it may move or go away."""
-        self._wake_sources.append(source)
-
-    def register_fd(self, part: Readable) -> None:
-        """Have the loop wake when `part`'s descriptor (a `parts.Readable`: the serial link's port)
-        has data, while it runs (`run_forever`: a `wakers.FdWaker` waits on it)."""
-        self._fd_parts.append(part)
-
-    def register_signal(self, signum: int, action: Callable[[], object]) -> None:
-        """On signal `signum`, call `action()` and wake the loop (e.g. SIGTERM: stop); installed now."""
-
-        def handle(_signum, _frame):
-            action()
-            self.wake(time.monotonic_ns())
-
-        signal.signal(signum, handle)
-
-    def post_edge(self, button: str, down: bool, t_ns: int) -> None:
-        """A raw button edge, from any thread."""
-        self.inbox.post_edge(button, down, t_ns)
-
-    def wake(self, t_ns: int) -> None:
-        """Wake the loop (from any thread) without an edge, e.g. when the serial line has data."""
-        self.inbox.wake(t_ns)
-
-    def post_command(self, line: bytes, t_ns: int) -> None:
-        """A director's command line (bytes) from any thread (a script's `send`), answered on the next wake."""
-        self.inbox.post_command(line, t_ns)
+            self.reactor.register_wake(speaker.next_wake_ns)  # 5:00 and 1:00 left, said as they come
 
     def boot(self, now_ns: int) -> None:
         """Take up the journal's last game where it stopped (or open the first game), and show it."""
@@ -167,13 +128,6 @@ class Daemon:
         self._publish_journal_notes(now_ns)
         self.refresh(now_ns)
         self._settle(now_ns)
-
-    def next_deadline(self) -> int | None:
-        """The next instant the loop must wake without an input: the earliest its wake sources ask
-        (the clock's deadline, a part at fault retried, the commands' error budget, the watchdog, the
-        panels' idle change, each link's own, any registered with `register_wake`)."""
-        due = [when for when in (source() for source in self._wake_sources) if when is not None]
-        return min(due) if due else None
 
     def _asking(self, part: Link | Watch) -> WakeSource:
         """A wake source that asks `part` when it must wake, counted from the loop's last wake."""
@@ -203,15 +157,7 @@ class Daemon:
         every edge stamped up to `now_ns` is applied at its own stamp in this wake."""
         self.wakeups += 1
         self._last_pump_ns = now_ns
-        if self.flush_edges is not None:
-            self.flush_edges()
-        edges = [taken] if taken is not None else []
-        while True:
-            try:
-                edges.append(self.inputs.get_nowait())
-            except queue.Empty:
-                break
-        edges.sort(key=lambda edge: edge[0])
+        edges = self.reactor.take_inputs(taken)
         self._acted = False
         if self.timings:
             self.timings.begin(edges)
@@ -377,12 +323,6 @@ class Daemon:
         made += self.commands.follow_up(now_ns)
         return made + self.commands.score_code.changed  # a new score link shows, with no record
 
-    @property
-    def deadline_grace_ns(self) -> int:
-        """How long after a deadline the loop wakes: at once when the pin backend can flush its edges
-        (they are taken at the wake), else `DEADLINE_GRACE_NS` for them to arrive on their own."""
-        return 0 if self.flush_edges is not None else DEADLINE_GRACE_NS
-
     def run_forever(
         self,
         now_ns: Callable[[], int] = time.monotonic_ns,
@@ -390,30 +330,10 @@ class Daemon:
         on_wake: Callable[[], None] | None = None,
         boot: bool = True,
     ) -> None:
-        """The service's loop: sleep until the next edge, the next deadline, or data on a registered
-        descriptor (each watched by a `wakers.FdWaker` while it runs)."""
-        wakers = [FdWaker(part, self.wake) for part in self._fd_parts]
-        try:
-            if boot:
-                self.boot(now_ns())
-            while not should_stop():
-                deadline = self.next_deadline()
-                if deadline is None:
-                    timeout = None
-                else:
-                    timeout = max(0, deadline + self.deadline_grace_ns - now_ns()) / NS_PER_S
-                try:
-                    taken = self.inputs.get(timeout=timeout)
-                except queue.Empty:
-                    taken = None
-                self.pump(now_ns(), taken)
-                for waker in wakers:
-                    waker.loop_woke()  # it has read what was waiting: watch the descriptor again
-                if on_wake:
-                    on_wake()
-        finally:
-            for waker in wakers:
-                waker.stop()
+        """The service's loop: `boot` (unless told not to), then a `pump` at every wake, the reactor
+        sleeping between them until the next edge, the next deadline, or data on a registered
+        descriptor; until `should_stop()`, `on_wake()` after each."""
+        self.reactor.run(self.pump, now_ns, should_stop, on_wake, start=self.boot if boot else None)
 
 
 def _send_each(send: Callable[[Screen], None], outputs: Sequence[Screen]) -> None:

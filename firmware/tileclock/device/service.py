@@ -55,7 +55,7 @@ class Service:
         """
         self.running.boot()
         for signum in (signal.SIGTERM, signal.SIGINT):
-            self.daemon.register_signal(signum, self._stop.set)  # the loop wakes, and stops
+            self.daemon.reactor.register_signal(signum, self._stop.set)  # the loop wakes, and stops
         self.notifier.ready()  # the clock has booted: its first game is on the screens
         # Everything made so far (the libraries, the parts, the recovered game) lives as long as the
         # process: kept out of the collector's full passes, which would otherwise walk some 28,000
@@ -75,7 +75,7 @@ class Service:
     def stop(self):
         """Stop keeping time (from any thread): the loop wakes and `run` returns."""
         self._stop.set()
-        self.daemon.wake(time.monotonic_ns())
+        self.daemon.inbox.wake(time.monotonic_ns())
 
     def _after_wake(self):
         interval = self.notifier.watchdog_interval_ns
@@ -97,7 +97,7 @@ class Service:
             if self._stop.wait(pace.wait_s(t_ns, now_ns())):
                 return
             if button == "send":
-                self.daemon.post_command(down.encode("ascii"), now_ns())  # a command line
+                self.daemon.inbox.post_command(down.encode("ascii"), now_ns())  # a command line
             elif button == "power":
                 self.running.set_power(down)  # simulated parts' flags (--simulate)
             else:

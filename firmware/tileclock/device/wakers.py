@@ -2,7 +2,7 @@
 
 The pin backend's thread posts edges into the `Inbox`; paho's thread and a
 script's post wake-ups and command lines there. A part with a file descriptor
-(the serial link's port) is registered with the loop (`Daemon.register_fd`),
+(the serial link's port) is registered with the loop (`Reactor.register_fd`),
 which runs an `FdWaker` on it while it runs: a thread that blocks on the
 descriptor and a pipe, with no timeout, and wakes the loop when data comes.
 """

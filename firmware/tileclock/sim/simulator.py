@@ -54,7 +54,7 @@ class Simulator(RunningClock):
     def ticks(self, t_ns):
         """Let the clock run up to (not including) `t_ns`, waking at each of its deadlines;
         yields after each wake."""
-        while (deadline := self.daemon.next_deadline()) is not None and deadline < t_ns:
+        while (deadline := self.daemon.reactor.next_deadline()) is not None and deadline < t_ns:
             self.time.set(deadline)
             self.daemon.pump(deadline)
             self._read_port()

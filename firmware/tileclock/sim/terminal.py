@@ -200,7 +200,7 @@ def run_interactive(config, stdin=None, stdout=None):
                 lines = screen_text(sim.daemon.frames, sim.view(), held, size.columns, size.lines)
                 stdout.write("\x1b[H" + "\r\n".join(line + "\x1b[K" for line in lines) + "\x1b[J")
             stdout.flush()
-            due = [t for t, _ in releases] + [sim.daemon.next_deadline() or now + NS_PER_S]
+            due = [t for t, _ in releases] + [sim.daemon.reactor.next_deadline() or now + NS_PER_S]
             timeout = max(0, min(due) - now) / NS_PER_S
             ready, _, _ = select.select([fd, wake_read], [], [], timeout)
             now = time.monotonic_ns() - start

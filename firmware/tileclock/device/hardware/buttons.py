@@ -85,7 +85,7 @@ class ButtonBoard:
 
     def __init__(self, pins, post, pin_factory=None):
         self.pin_factory = pin_factory  # closed with the board (None: gpiozero's shared default, left open)
-        #: () -> None that posts every edge the pins have stamped so far (see `Daemon.flush_edges`),
+        #: () -> None that posts every edge the pins have stamped so far (see `Reactor.flush_edges`),
         #: or None behind gpiozero's own factories (lgpio, RPi.GPIO), which cannot
         self.flush_edges = getattr(pin_factory, "flush_edges", None)
         self.buttons = {}
