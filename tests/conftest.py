@@ -20,7 +20,7 @@ pytest_plugins = ["pytester"]
 
 #: The most examples a hypothesis test runs in `make test` (and `make mutation`), whatever it asks
 #: for with `examples(N)`; `make test-slow` (the `slow` profile) runs each such test's whole N.
-EXAMPLES_CAP = 100
+EXAMPLES_CAP = 50
 # No per-example deadline: the properties are about behaviour, and a loaded machine is slow.
 settings.register_profile("tileclock", deadline=None)
 # `make test-slow`: the hypothesis tests that ask for more than EXAMPLES_CAP run them all
@@ -33,8 +33,9 @@ settings.load_profile(PROFILE)
 
 def examples(wanted, cap=EXAMPLES_CAP):
     """`max_examples` for a hypothesis test that wants `wanted`: all of them in the `slow` profile
-    (`make test-slow`), at most `cap` otherwise (EXAMPLES_CAP, or fewer for a test whose every
-    example starts a clock), so `make test` stays quick."""
+    (`make test-slow`), at most `cap` otherwise (EXAMPLES_CAP; fewer for a test whose every
+    example starts a clock, more for one that counts what its examples reached), so `make test`
+    stays quick."""
     return wanted if PROFILE == "slow" else min(wanted, cap)
 
 

@@ -52,10 +52,10 @@ def send(sim, plug, lines, t_s):
 
 
 @pytest.fixture(
-    params=[pytest.param(8, id="800-records"), pytest.param(20, id="2000-records", marks=pytest.mark.slow)]
+    params=[pytest.param(4, id="400-records"), pytest.param(20, id="2000-records", marks=pytest.mark.slow)]
 )
 def history(request, tmp_path):
-    """A clock whose journal holds the records of earlier games: 8 games (some 800 records) in
+    """A clock whose journal holds the records of earlier games: 4 games (some 400 records) in
     `make test`, 20 (some 2,000) in `make test-slow`."""
     state = str(tmp_path / "state")
     made = make_history(state, request.param, sample_game(minutes=10))

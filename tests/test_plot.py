@@ -17,15 +17,15 @@ from tileclock.cli import main
 from tileclock.director.records.gamefiles import load_games
 from tileclock.director.records.history import read_records, split_games
 from tileclock.director.records.plot import figure, game_svg, picture
-from tournament import ROUND_3, play
+from tournament import ROUND_3, play_round
 
 pytest.importorskip("matplotlib")
 
 
 @pytest.fixture(scope="module")
 def games(tmp_path_factory):
-    folder = str(tmp_path_factory.mktemp("plots"))
-    paths = {table: play(folder, table, script, rules) for table, (_, rules, script) in ROUND_3.items()}
+    records = play_round(str(tmp_path_factory.mktemp("plots")))
+    paths = {table: os.path.join(records, f"board-{table}", "game-1.log") for table in ROUND_3}
     return {table: split_games(read_records(path))[0] for table, path in paths.items()}, paths
 
 

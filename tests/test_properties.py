@@ -239,7 +239,7 @@ def test_every_record_shows_the_time_and_penalty_the_rules_give():
 
     # derandomized: the shares below are of one fixed run, so a run of bad luck cannot fail the
     # steering (200 examples under make test's cap once gave 1 late penalty in 20 school starts)
-    @settings(max_examples=examples(300), deadline=None, derandomize=True)
+    @settings(max_examples=examples(300, cap=100), deadline=None, derandomize=True)  # the shares need 100
     @given(GAMES)
     def check(game):
         _, records, _ = play(*game)
