@@ -1,9 +1,9 @@
 """The `tileclock` command: the entry point that parses a command line and runs its handler.
 
-The arguments of every command: parser.py (with options.py, the pieces they share). The handlers
-live beside this file, by whom they serve (`clock_commands`, `director_commands`, and the
-director's longer commands `hall`, `sheet` and `scores`); each loads the layer it needs only when
-it runs. Which errors are the user's (one line) and which are bugs (a traceback): errors.py.
+The arguments of every command: parser.py, the director's commands' in director_arguments.py
+(with options.py, the pieces they share). The handlers live beside this file, by whom they serve
+(`clock_commands`, `director_commands`, and the director's longer commands `hall`, `sheet` and
+`scores`); each loads the layer it needs only when it runs. Which errors are the user's (one line) and which are bugs (a traceback): errors.py.
 """
 
 import os
