@@ -142,7 +142,7 @@ def hall_args(*argv):
 def test_the_director_s_password_never_has_to_be_on_the_command_line(tmp_path, capsys):
     """A password in argv is read by every user of the machine (/proc/PID/cmdline): a file, the
     environment, or a prompt; the old `--password VALUE` still works, with a warning."""
-    from tileclock.cli.hall import director_password
+    from tileclock.cli.hall_checks import director_password
 
     secret = tmp_path / "director"
     secret.write_text("from-file\n")

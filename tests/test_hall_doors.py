@@ -405,7 +405,7 @@ HOSTILE_PASSWORD_FILES = {
 @pytest.mark.parametrize("text", HOSTILE_PASSWORD_FILES.values(), ids=HOSTILE_PASSWORD_FILES.keys())
 def test_a_hostile_page_password_file_is_refused_at_the_start_never_taken(tmp_path, text):
     from tileclock.cli.errors import UsageError
-    from tileclock.cli.hall import page_password
+    from tileclock.cli.hall_checks import page_password
     from tileclock.director.hall.page_password import password_matches
 
     path = tmp_path / "page.passwd"

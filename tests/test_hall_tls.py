@@ -381,7 +381,7 @@ def test_a_cards_hall_ca_becomes_its_tls_ca_and_a_file_that_is_no_ca_is_refused(
 
 def test_tileclock_hall_names_a_wrong_ca_or_a_port_without_tls_before_it_starts(tls_broker, broker, tmp_path):
     from tileclock.cli.errors import UsageError
-    from tileclock.cli.hall import reach
+    from tileclock.cli.hall_checks import reach
 
     reach("127.0.0.1", tls_broker.port, tls_broker.ca_file)  # the right CA: through
     other = str(make_tls(tmp_path / "another-hall")["tileclock-ca.pem"])

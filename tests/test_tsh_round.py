@@ -14,7 +14,7 @@ from hall_helpers import hall_page, page_json, wait_for
 from test_hall_page_guard import Feed
 from tileclock.cli import main
 from tileclock.cli.errors import UsageError
-from tileclock.cli.hall import hall_round
+from tileclock.cli.hall_checks import hall_round
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.event.hall_pairings import HallPairings
 from tileclock.director.event.pairings import read_tsh

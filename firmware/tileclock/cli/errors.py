@@ -125,3 +125,9 @@ def _one_line(text):
     """`text` on one line: a control character (a newline in a file's name) shown escaped, as
     Python writes it, so an error is always one line whatever names it was given."""
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
+def why(error):
+    """An error's words for a one-line message: an OSError's own (its strerror), else its text,
+    else its kind."""
+    return getattr(error, "strerror", None) or str(error) or type(error).__name__
