@@ -179,7 +179,8 @@ def test_attempts_a_second_at_the_peak():
 
 
 def test_the_chaos_benchmarks_table_has_a_row_a_case_and_says_n_a_for_a_missing_figure():
-    from tileclock.bench.hall_chaos import CASES, _table
+    from tileclock.bench.chaos_report import table
+    from tileclock.bench.hall_chaos import CASES
 
     figures = {
         "fault_s": 20,
@@ -202,7 +203,7 @@ def test_the_chaos_benchmarks_table_has_a_row_a_case_and_says_n_a_for_a_missing_
         "unanswered": 1,
         "trail_wrong": 0,
     }
-    lines = _table({case: figures for case in CASES}).splitlines()
+    lines = table({case: figures for case in CASES}).splitlines()
     assert [line.split()[0] for line in lines[1:]] == list(CASES)
     first = ["stalls", "20", "1,200", "0", "0", "7.8", "n/a", "11.8", "3", "1", "37"]
     assert lines[1].split() == [*first, "21.0", "n/a", "3", "1", "0", "1", "0", "1", "0", "n/a", "n/a"]

@@ -42,31 +42,31 @@ file at the hall (catch-up, p50/p99/max over boards), the connection attempts a 
 peak at the proxies after it, the hall's CPU (% of one core) and peak RSS over the catch-up, and
 records lost and duplicated so far (every clock's journal against the hall's game files, as
 `count_on_disk` counts). The quick plan shortens every fault (its figures say so).
+
+Here the plans, each case's fault and the run; the hall the cases run on: chaos_hall.py; what
+they measure, and the table: chaos_report.py.
 """
 
-import http.client
 import json
 import os
-import secrets
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-from urllib.parse import urlencode
 
-from ..director.hall import audit_read
-from ..director.hall.broker import LocalBroker, free_port
-from ..director.hall.viewers_broker import ViewersBroker
-from ..director.pages.app import COMMAND_HEADER
-from ..director.records.history import read_records
-from ..wire.topics import BRIDGE_TOPIC, VIEWERS
-from . import procstat
-from .fault_proxy import FaultProxy, peak_rate
-from .hall import Director, count_on_disk, journaled
-from .hall_clocks import FleetProcess, split
+from .chaos_hall import ChaosHall, reaper
+from .chaos_report import (
+    SilentWatch,
+    catch_up,
+    command,
+    commands_figures,
+    hall_usage,
+    table,
+    wait_for_answers,
+)
+from .fault_proxy import peak_rate
+from .hall_clocks import split
 from .hall_report import quantile
 from .run import Progress
 from .service import pick_state_parent
@@ -80,256 +80,6 @@ CASES = ("stalls", "group_cut", "ap_reboot", "one_way", "laptop_sleeps", "bridge
 #: the cases made on the namespaces' links
 LINK_CASES = ("group_cut", "ap_reboot", "one_way")
 NETNS_CASES = (*LINK_CASES, "laptop_sleeps", "bridge_cut")
-#: the longest a case's catch-up is waited for
-CATCH_UP_LIMIT_S = 300
-
-
-class ChaosHall:
-    """mosquitto, `tileclock hall`, and `groups` Fleet processes each behind its own FaultProxy."""
-
-    def __init__(self, folder, clocks_dir, clocks, groups, speed, links=None):
-        ids = [f"clock-{n}" for n in range(1, clocks + 1)]
-        users = {name: secrets.token_urlsafe(12) for name in ["director", VIEWERS, *ids]}
-        self.folder, self.clocks_dir = folder, clocks_dir
-        self.broker = LocalBroker(os.path.join(folder, "broker"), users).start()
-        self.proxies, self.fleets, self.director = [], [], None
-        self.bridge = self.viewers = self.spectator = None
-        self.frozen = False
-        self.links = links
-        try:
-            self.director = Director(folder, self.broker.port, users["director"], free_port()).start()
-            # the spectators' broker, its bridge to the hall's through a proxy of its own (f)
-            self.bridge = FaultProxy(("127.0.0.1", self.broker.port), seed=99).start()
-            viewers_dir = os.path.join(folder, "viewers")
-            self.viewers = ViewersBroker(viewers_dir, self.bridge.port, users[VIEWERS]).start()
-            self.spectator = Spectator(self.viewers.port)
-            for number, (first, count) in enumerate(split(clocks, groups)):
-                group = links.groups[number] if links else None
-                host = group.root_addr if group else "127.0.0.1"
-                proxy = FaultProxy(("127.0.0.1", self.broker.port), seed=number, host=host).start()
-                self.proxies.append(proxy)
-                prefix = links.command(group, []) if group else ()
-                fleet = FleetProcess(
-                    folder, clocks_dir, number, proxy.port, users, count, 1 + first, speed, host, prefix
-                )
-                self.fleets.append(fleet.start())
-            for fleet in self.fleets:
-                fleet.expect("playing")
-        except BaseException:
-            self.close()
-            raise
-
-    def freeze(self, frozen):
-        """The director's laptop asleep (SIGSTOP to broker and hall) or woken (SIGCONT)."""
-        sig = signal.SIGSTOP if frozen else signal.SIGCONT
-        for process in (self.broker.process, self.director.process):
-            process.send_signal(sig)
-        self.frozen = frozen
-
-    def close(self):
-        """Everything it started, stopped: also after a failure or a kill (SIGTERM, Ctrl-C)."""
-        if self.frozen:
-            self.freeze(False)
-        for fleet in self.fleets:
-            fleet.quit()
-        for proxy in self.proxies:
-            proxy.close()
-        if self.spectator is not None:
-            self.spectator.close()
-        if self.viewers is not None:
-            self.viewers.stop()
-        if self.bridge is not None:
-            self.bridge.close()
-        if self.director is not None:
-            self.director.stop()
-        self.broker.stop()
-
-
-class Spectator:
-    """A spectator's page as its script reads the spectators' broker (MQTT over WebSockets): when
-    the bridge said it was down ("0": the pages say STALE) and up, and when each public state came."""
-
-    def __init__(self, port):
-        import paho.mqtt.client as mqtt
-
-        self.bridge = []  # (monotonic time, up)
-        self.states = []  # monotonic times of the public states (not retained ones)
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, transport="websockets")
-        topics = [(BRIDGE_TOPIC, 0), ("tileclock/+/public", 0)]
-        self.client.on_connect = lambda c, u, f, r, p: c.subscribe(topics)
-        self.client.on_message = self._message
-        self.client.connect_async("127.0.0.1", port)
-        self.client.loop_start()
-
-    def _message(self, client, userdata, message):
-        now = time.monotonic()
-        if message.topic == BRIDGE_TOPIC:
-            self.bridge.append((now, message.payload == b"1"))
-        elif message.payload and not message.retain:
-            self.states.append(now)
-
-    def first(self, since, up=None):
-        """s from `since` to the first bridge notice `up` (or, `up` None, the first state) after it."""
-        times = [t for t, said in self.bridge if said == up] if up is not None else self.states
-        return next((t - since for t in times if t >= since), None)
-
-    def close(self):
-        self.client.loop_stop()
-        self.client.disconnect()
-
-
-_REAPER = """
-import os, shutil, signal, sys, time
-parent, folder, pids = int(sys.argv[1]), sys.argv[2], [int(p) for p in sys.argv[3:]]
-while os.getppid() == parent:
-    time.sleep(0.5)
-for pid in pids:
-    for sig in (signal.SIGCONT, signal.SIGKILL):
-        try:
-            os.kill(pid, sig)
-        except OSError:
-            pass
-shutil.rmtree(folder, ignore_errors=True)
-"""
-
-
-def reaper(hall):
-    """A watcher process for a kill this process cannot catch (SIGKILL): once this process is gone
-    it ends the broker, the hall and the clocks' processes (woken first, were they frozen), and
-    removes the clocks' state. The Fleet processes also end by themselves when their stdin closes."""
-    pids = [hall.broker.process.pid, hall.director.process.pid, hall.viewers.process.pid]
-    pids += [fleet.process.pid for fleet in hall.fleets]
-    command = [sys.executable, "-c", _REAPER, str(os.getpid()), hall.clocks_dir, *map(str, pids)]
-    return subprocess.Popen(command, start_new_session=True)
-
-
-def _hall_usage(pid):
-    """(CPU seconds, peak RSS MB) of the hall's process now."""
-    return procstat.cpu_seconds(pid) or 0.0, procstat.peak_rss_mb(pid) or 0.0
-
-
-def catch_up(hall, since, progress, what):
-    """Wait until every board's records journaled by now are on file at the hall; returns each
-    board's catch-up time (s after `since`) and the lost/duplicated counts when all were in."""
-    keys, _ = journaled(hall.clocks_dir)
-    wanted = {}
-    for clock, seq in keys:
-        wanted.setdefault(clock, set()).add(seq)
-    caught = {}
-    deadline = time.monotonic() + CATCH_UP_LIMIT_S
-    stored = {}
-    while len(caught) < len(wanted) and time.monotonic() < deadline:
-        stored = count_on_disk(hall.director.records)
-        now = time.monotonic()
-        for clock, seqs in wanted.items():
-            if clock not in caught and all((clock, seq) in stored for seq in seqs):
-                caught[clock] = now - since
-        time.sleep(0.25)
-    if len(caught) < len(wanted):
-        progress.say(f"{what}: {len(wanted) - len(caught)} boards not caught up in {CATCH_UP_LIMIT_S} s")
-    stored = count_on_disk(hall.director.records)
-    lost = sum(1 for key in keys if key not in stored)
-    duplicated = sum(1 for n in stored.values() if n > 1)
-    return list(caught.values()), lost, duplicated, len(keys)
-
-
-def _page(hall, method, path, form=None):
-    """The hall's page asked as its own script asks it (JSON back); None if it did not answer (the
-    laptop asleep) or refused."""
-    host = f"127.0.0.1:{hall.director.web_port}"
-    body = urlencode(form) if form else None
-    headers = {"Host": host, "Origin": f"http://{host}", COMMAND_HEADER: "1"}
-    if body:
-        headers["Content-Type"] = "application/x-www-form-urlencoded"
-    try:
-        connection = http.client.HTTPConnection("127.0.0.1", hall.director.web_port, timeout=5)
-        connection.request(method, path, body, headers)
-        answer = connection.getresponse()
-        text = answer.read()
-        connection.close()
-    except (OSError, http.client.HTTPException):
-        return None
-    return json.loads(text) if answer.status == 200 else None
-
-
-class SilentWatch:
-    """The page's snapshot (`/api/boards`, as the page reads it) every `every_s` in a thread of its
-    own: when each board was first shown silent (offline) and online again."""
-
-    def __init__(self, hall, every_s=0.25):
-        self.hall, self.every_s = hall, every_s
-        self.shown = {}  # clock -> whether online, as last seen
-        self.changes = []  # (monotonic time, clock, online)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="silent-watch", daemon=True)
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def _run(self):
-        while not self._stop.wait(self.every_s):
-            answer = _page(self.hall, "GET", "/api/boards")
-            if not answer:
-                continue
-            now = time.monotonic()
-            for board in answer.get("boards", []):
-                clock, online = board["clock"], board.get("online", True)
-                if self.shown.get(clock, True) != online:
-                    self.changes.append((now, clock, online))
-                self.shown[clock] = online
-
-    def delays(self, clocks, since, online):
-        """For each of `clocks`, s from `since` until the page first showed it `online` (or not),
-        None for a board never shown so."""
-        first = {}
-        for at, clock, shown in self.changes:
-            if at >= since and shown == online and clock in clocks:
-                first.setdefault(clock, at - since)
-        return [first.get(clock) for clock in clocks]
-
-    def close(self):
-        self._stop.set()
-        self._thread.join()
-
-
-def command(hall, clock, side="A", delta_s=-60):
-    """A director's adjust to `clock`, sent from the page as its script sends it; its action id
-    on the audit trail (None: the page did not take it)."""
-    form = {"action": "adjust", "side": side, "delta_s": delta_s}
-    answer = _page(hall, "POST", f"/api/board/{clock}/command", form)
-    return answer and answer.get("id")
-
-
-def commands_figures(hall, sent):
-    """What became of the actions `sent` ({id: clock}), from the audit trail and the clocks'
-    journals: applied (once), twice (applied more than once: never), not delivered, refused, no
-    answer yet; and whether every one was applied at most once."""
-    trail = {e["id"]: e for e in audit_read.read(hall.director.records) if e.get("id") in sent}
-    counts = dict.fromkeys(("applied", "not_delivered", "refused", "unanswered"), 0)
-    twice = wrong = 0
-    for action, clock in sent.items():
-        taken = [r for r in read_records(os.path.join(hall.clocks_dir, clock)) if r.get("by") == action]
-        taken = [r for r in taken if r["ev"] != "error"]
-        outcome = (trail.get(action, {}).get("outcomes", {}).get(clock) or {}).get("outcome", "unanswered")
-        counts[outcome] += 1
-        twice += len(taken) > 1
-        # the trail true to the clock: applied is one record taken, anything else none
-        wrong += (outcome == "applied") != (len(taken) == 1)
-    return {"commands": len(sent), **counts, "applied_twice": twice, "trail_wrong": wrong}
-
-
-def _answers(hall, sent, timeout_s=20):
-    """Wait (up to `timeout_s`) until the last action `sent` has its answer on the audit trail."""
-    if not sent:
-        return
-    last = list(sent)[-1]
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        entry = next((e for e in audit_read.read(hall.director.records) if e.get("id") == last), None)
-        if entry and entry["outcomes"]:
-            return
-        time.sleep(0.25)
 
 
 def _link_fault(hall, case, on):
@@ -417,12 +167,12 @@ def run(plan, folder, progress, links=None):
             time.sleep(max(0.0, lasts[case] - (time.monotonic() - began)))
             spread = _fault(hall, case, False, plan)
             ended = time.monotonic()
-            cpu_before, _ = _hall_usage(hall.director.process.pid)
+            cpu_before, _ = hall_usage(hall.director.process.pid)
             times, lost, duplicated, records = catch_up(hall, ended, progress, case)
-            cpu_after, rss_mb = _hall_usage(hall.director.process.pid)
+            cpu_after, rss_mb = hall_usage(hall.director.process.pid)
             took = max(time.monotonic() - ended, 1e-3)
             send()  # and one once it is over
-            _answers(hall, sent)
+            wait_for_answers(hall, sent)
             marked = silent.delays(away, began, online=False)
             cleared = silent.delays(away, ended, online=True)
             shown = [d for d in marked if d is not None]
@@ -466,39 +216,6 @@ def run(plan, folder, progress, links=None):
     return results
 
 
-def _table(results):
-    columns = [
-        ("case", "{}"),
-        ("fault_s", "{:g}"),
-        ("records", "{:,}"),
-        ("lost", "{}"),
-        ("duplicated", "{}"),
-        ("catch_up_p50_s", "{:.1f}"),
-        ("catch_up_p99_s", "{:.1f}"),
-        ("catch_up_max_s", "{:.1f}"),
-        ("attempts_peak_per_s", "{:g}"),
-        ("hall_cpu_percent", "{:.0f}"),
-        ("hall_rss_mb", "{:.0f}"),
-        ("silent_marked_max_s", "{:.1f}"),
-        ("silent_cleared_max_s", "{:.1f}"),
-        ("commands", "{}"),
-        ("applied", "{}"),
-        ("applied_twice", "{}"),
-        ("not_delivered", "{}"),
-        ("refused", "{}"),
-        ("unanswered", "{}"),
-        ("trail_wrong", "{}"),
-        ("spectators_stale_after_s", "{:.1f}"),
-        ("spectators_fresh_after_s", "{:.1f}"),
-    ]
-    lines = ["  ".join(name for name, _ in columns)]
-    for case, figures in results.items():
-        row = {"case": case, **figures}
-        cells = [("n/a" if row.get(name) is None else form.format(row[name])) for name, form in columns]
-        lines.append("  ".join(cells))
-    return "\n".join(lines)
-
-
 def main(quick=False, as_json=False, clocks=None, processes=None, speed=None, out=None, netns=False):
     """`tileclock hall-bench --chaos`: each case's figures, as a table or one JSON object.
     `processes` is the number of groups (one proxy and one Fleet process each; with `netns`, one
@@ -528,7 +245,7 @@ def main(quick=False, as_json=False, clocks=None, processes=None, speed=None, ou
     if as_json:
         print(json.dumps(results))
         return 0
-    print(_table(results))
+    print(table(results))
     print(
         f"(machine: {os.cpu_count()} cores, load average {load_before:.1f} before the run; {plan[0]} clocks "
         f"in {plan[1]} groups{' in namespaces' if netns else ''} at {plan[2]:g} times real time; the {kind} plan; lost and duplicated "
