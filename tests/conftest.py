@@ -11,7 +11,7 @@ import pytest
 from hypothesis import settings
 
 from tileclock.cli import main
-from tileclock.clock.gestures import ButtonTiming
+from tileclock.clock.button_timing import ButtonTiming
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.wire.protocol import unframe
 

@@ -7,8 +7,8 @@ three times within 2 s. It never acts on the game, and passes through no other g
 import pytest
 
 from conftest import events, tap
+from tileclock.clock.button_timing import ButtonTiming
 from tileclock.clock.core import GameClock
-from tileclock.clock.gestures import ButtonTiming
 from tileclock.clock.history import split_games, view_at
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S

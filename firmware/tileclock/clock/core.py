@@ -9,7 +9,8 @@ tick by tick.
 It is assembled from parts, each with one concern:
 
 - `state.GameState`: one game's state, replaced whole at each new game (or at a take-up);
-- `gestures.Gestures`: debounced edges turned into intents (holds, chords, stuck buttons);
+- `contacts.Contacts`: raw edges made real presses and releases; `gestures.Gestures`: those
+  turned into `intents` (holds, chords, stuck buttons); both timed by `button_timing.ButtonTiming`;
 - `accounting.Accounting`: time against the rules (penalties, what falls due, the summary);
 - `play.Play`: what intents, due events and requests do to the game, and the records that say so;
 - `requests.DirectorRequests`: the director's requests, from adjust to a call's answer (`calls`);
@@ -28,8 +29,11 @@ from functools import partial
 from ..wire.records import SIDES
 from . import readings
 from .accounting import Accounting
+from .button_timing import ButtonTiming
+from .contacts import Contacts
 from .due import due_timers
-from .gestures import BothChord, ButtonTiming, Chord, Contacts, Gestures, SelfTestHold
+from .gestures import Gestures
+from .intents import BothChord, Chord, SelfTestHold
 from .play import Play, Refused
 from .record_log import RecordLog
 from .recovery import take_up

@@ -1,15 +1,28 @@
 """Gestures: debounced button edges turned into what the player or director means (intents).
 
 Holds, chords, taps (the call to the director), the end's confirmation, glitches, wake
-presses and stuck buttons live here; what an intent does to the game is the clock's business
-(`core.py`).
+presses and stuck buttons live here, timed by `button_timing.ButtonTiming`; the intents are
+intents.py's, the real presses and releases contacts.py's, and what an intent does to the game
+is the clock's business (`core.py`).
 The gestures are tabled in docs/rules.md.
 """
 
 from dataclasses import dataclass
 
-from ..wire.records import BUTTONS, SIDES
-from .debounce import Debouncer
+from ..wire.records import SIDES
+from .intents import (
+    BothChord,
+    CallDirector,
+    Chord,
+    ConfirmEnd,
+    Ignored,
+    SelfTestHold,
+    SidePress,
+    StopHoldRelease,
+    StopPress,
+    Stuck,
+    Unstuck,
+)
 from .state import State, other
 from .timecode import NS_PER_MS
 from .timers import Timer, TimerKind
@@ -18,215 +31,11 @@ from .view import Hint
 STOP = "STOP"
 
 
-@dataclass(frozen=True)
-class ButtonTiming:
-    """How presses are told apart: settings of the clock, not of a rulebook."""
-
-    #: Accepted so that older configs load; no longer used: since CLOCK_RULES §10 one window,
-    #: `min_press_ms`, tells a change from bounce and chatter in both directions.
-    bounce_ms: int = 20
-    #: The glitch window: a contact must stay closed this long to be a press, and open this long to
-    #: be a release (each still counts from its first edge); shorter pulses are chatter.
-    min_press_ms: int = 5
-    #: A side's press ends its turn only once its clock has run this long (collisions).
-    min_turn_ms: int = 250
-    #: Hold STOP this long on a stopped clock, then release, to end (or start) a game.
-    end_hold_ms: int = 2000
-    #: After that, a STOP press within this long confirms the end.
-    confirm_end_ms: int = 5000
-    #: Tap STOP this many times within `call_window_ms`, on a clock already stopped (fresh,
-    #: stopped or ended), to call the director; a tap is let go before `end_hold_ms`.
-    call_taps: int = 3
-    call_window_ms: int = 2000
-    #: STOP must have been held this long before a side's press for the two to be a chord.
-    chord_after_ms: int = 500
-    #: In a correction, a side held at least this long takes time off instead of adding it.
-    correction_hold_ms: int = 1000
-    #: The size of one correction.
-    correction_ms: int = 60_000
-    #: A button held down longer than this is stuck: a fault, and its release does nothing.
-    stuck_ms: int = 10_000
-    #: On a fresh game, hold STOP, then both sides together this long, and let all go: a self-test
-    #: (selftest.py); shorter, the same chord is both players late.
-    selftest_hold_ms: int = 3000
-    #: In a self-test, each button asked must be pressed, and let go, within this long.
-    selftest_wait_ms: int = 10_000
-    #: In a self-test, every pixel of both panels is lit this long.
-    selftest_light_ms: int = 2000
-
-    def conflict(self):
-        """(key, why) for the first setting the others make useless or unsafe, or None."""
-        if self.end_hold_ms >= self.stuck_ms:
-            return "end_hold_ms", f"must be shorter than stuck_ms ({self.stuck_ms}): no game could end"
-        if self.selftest_hold_ms >= self.stuck_ms:
-            return (
-                "selftest_hold_ms",
-                f"must be shorter than stuck_ms ({self.stuck_ms}): no self-test could start",
-            )
-        if not 2 <= self.call_taps <= 5:
-            return (
-                "call_taps",
-                "expected 2 to 5 (one tap would make any STOP press on a stopped clock a call)",
-            )
-        least = 2 * self.call_taps * self.min_press_ms  # each press and release lasts the glitch window
-        if not least <= self.call_window_ms <= self.confirm_end_ms:
-            return "call_window_ms", (
-                f"expected {least} (room for {self.call_taps} taps) to confirm_end_ms ({self.confirm_end_ms}):"
-                " taps further apart are no one deliberate gesture"
-            )
-        return None
-
-
-# --- intents: each says what was meant, and when
-
-
-@dataclass(frozen=True)
-class SidePress:
-    """A side's button went down, as a press on its own."""
-
-    t_ns: int
-    side: str
-
-
-@dataclass(frozen=True)
-class StopPress:
-    """STOP went down: a running clock stops."""
-
-    t_ns: int
-
-
-@dataclass(frozen=True)
-class StopHoldRelease:
-    """On an ended game, STOP was held `end_hold` and let go: a new game."""
-
-    t_ns: int
-
-
-@dataclass(frozen=True)
-class CallDirector:
-    """On a stopped, fresh or ended clock, STOP was tapped `call_taps` times within `call_window`:
-    call the director (dated at the last tap's release)."""
-
-    t_ns: int
-
-
-@dataclass(frozen=True)
-class ConfirmEnd:
-    """STOP pressed to confirm the end the panels asked about."""
-
-    t_ns: int
-
-
-@dataclass(frozen=True)
-class Chord:
-    """STOP held, and `side` tapped (or `held` long) and let go: a late start or a correction.
-
-    Dated at the first edge of the side's press (CLOCK_RULES §10), though known only at its release.
-    """
-
-    t_ns: int
-    side: str
-    held: bool
-
-
-@dataclass(frozen=True)
-class BothChord:
-    """STOP held, and both sides pressed together and let go: both late, or reopen an ended game.
-
-    Dated at the first edge of the first side's press.
-    """
-
-    t_ns: int
-
-
-@dataclass(frozen=True)
-class SelfTestHold:
-    """On a fresh game, STOP held, both sides held together `selftest_hold` and all let go: a
-    self-test (dated at STOP's release, when all three are up)."""
-
-    t_ns: int
-
-
-@dataclass(frozen=True)
-class Ignored:
-    """A press that means nothing here, and why."""
-
-    t_ns: int
-    button: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Stuck:
-    """`button` has been held down too long: a fault; its release will mean nothing."""
-
-    t_ns: int
-    button: str
-
-
-@dataclass(frozen=True)
-class Unstuck:
-    """A stuck `button` was let go."""
-
-    t_ns: int
-    button: str
-
-
 @dataclass
 class _StopHold:
     since_ns: int
     began_stopped: bool  # a STOP that stopped a running clock never makes a gesture
     used: bool = False  # a chord or a press was made during this hold
-
-
-class Contacts:
-    """The three contacts: raw edges in, presses and releases that really happened out.
-
-    Debounce decides whether a change happened (never when): a press or a release is real only
-    once its contact has held the new level for the glitch window (`min_press`), and is dated at
-    its first edge (debounce.py). Until then the contact is *unsettled*: `safe_until()` says from
-    when the clock must not act on anything else, so a change is never applied after something
-    that happened after its first edge. Nothing here depends on the game: that is `Gestures`'s part.
-    """
-
-    def __init__(self, timing):
-        window_ns = timing.min_press_ms * NS_PER_MS
-        self._buttons = {name: Debouncer(window_ns) for name in BUTTONS}
-        #: pulses each contact made that came back before the glitch window (chatter), ever
-        self.chatter = dict.fromkeys(BUTTONS, 0)
-
-    def edge(self, button, down, t_ns, not_before_ns, order):
-        """One raw edge (`order`: its place among all edges): the (button, down, t_ns, order)
-        transitions it makes real (often none)."""
-        return self._settled(button, self._buttons[button].edge(down, t_ns, order), not_before_ns)
-
-    def timers(self):
-        """Each unsettled contact's deadline: when its change is decided (or found to be chatter)."""
-        for name, debouncer in self._buttons.items():
-            if debouncer.deadline() is not None:
-                yield Timer(debouncer.deadline(), TimerKind.SETTLE, name)
-
-    def fire(self, timer, not_before_ns):
-        """The transitions a contact timer makes real."""
-        debouncer = self._buttons[timer.subject]
-        change = debouncer.settle(timer.at_ns)
-        if change is None and debouncer.deadline() is None:  # decided, and back where it was
-            self.chatter[timer.subject] += 1
-        return self._settled(timer.subject, change, not_before_ns)
-
-    def safe_until(self):
-        """(t_ns, order) of the first edge of the earliest undecided change, or None: nothing after
-        it may be acted on yet (an input at its very instant only if it came before it)."""
-        unsettled = [d.unsettled for d in self._buttons.values() if d.unsettled is not None]
-        return min(unsettled, default=None)
-
-    @staticmethod
-    def _settled(button, change, not_before_ns):
-        if change is None:
-            return []
-        down, t_ns, order = change
-        # an edge stamped before what is already done (delivered late) is taken at that instant
-        return [(button, down, max(t_ns, not_before_ns), order)]
 
 
 class Gestures:

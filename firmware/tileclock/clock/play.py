@@ -11,8 +11,8 @@ from copy import copy
 from ..wire.records import SIDES, is_time_of_day
 from .accounting import FORFEITS
 from .calls import Calls
-from .gestures import (
-    STOP,
+from .gestures import STOP
+from .intents import (
     BothChord,
     CallDirector,
     Chord,

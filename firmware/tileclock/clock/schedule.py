@@ -35,7 +35,7 @@ class Schedule:
         self._queue = []
 
     def run(self, t_ns, contacts, timers, fire, transition):
-        """Take everything up to `t_ns`: `contacts` (a `gestures.Contacts`) make button changes,
+        """Take everything up to `t_ns`: `contacts` (a `contacts.Contacts`) make button changes,
         each applied as `transition(t, button, down)`; `timers()` the game's `Timer`s from
         `done_ns`, each handed to `fire(timer)` when due."""
         while True:
