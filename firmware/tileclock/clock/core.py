@@ -14,8 +14,10 @@ It is assembled from parts, each with one concern:
 - `accounting.Accounting`: time against the rules (penalties, what falls due, the summary);
 - `play.Play`: what intents, due events and requests do to the game, and the records that say so;
 - `requests.DirectorRequests`: the director's requests, from adjust to a call's answer (`calls`);
-- `schedule.Schedule`: inputs in time order; `record_log.RecordLog`: the records made; `due`,
-  `readings`: what falls due with no input, and the queries, as plain functions;
+- `timeline.Timeline`: how far the clock has been taken, and everything up to an instant in time
+  order (`schedule.Schedule`), each handed to the part it concerns;
+- `record_log.RecordLog`: the records made; `due`, `readings`: what falls due with no input, and
+  the queries, as plain functions;
 - `selftest.SelfTests`: the self-test before a round (its presses never the game's);
 - `recovery.take_up`: the journal's last game, a pure function of its records (history.rebuild).
 
@@ -24,26 +26,23 @@ the game and wires them. The gestures are tabled in docs/rules.md.
 """
 
 from dataclasses import replace
-from functools import partial
 
 from ..wire.records import SIDES
 from . import readings
 from .accounting import Accounting
 from .button_timing import ButtonTiming
 from .contacts import Contacts
-from .due import due_timers
 from .gestures import Gestures
-from .intents import BothChord, Chord, SelfTestHold
-from .play import Play, Refused
+from .play import Play
 from .record_log import RecordLog
 from .recovery import take_up
 from .requests import DirectorRequests
 from .scene import Scene
-from .schedule import Schedule
 from .selftest import SelfTests
 from .state import GameState, State, other
 from .timecode import NS_PER_MS, NS_PER_S, ms
-from .timers import TimerKind, earliest
+from .timeline import Timeline
+from .timers import earliest
 from .view import Notice, SideView, View
 
 # The names other layers import from here.
@@ -81,7 +80,6 @@ class GameClock:
         self.start_ns = {side: times_s.get(side, rules.time_s) * NS_PER_S for side in SIDES}
         #: the director's settings: time of day, round, table, starting times (`set`)
         self.scene = Scene()
-        self.now_ns = None
         self._game = None
         #: the kernel's id of the boot this process runs in, if known: new games carry it, so a
         #: restart knows a game's origin without reading back to the `boot` before it
@@ -89,19 +87,15 @@ class GameClock:
         #: (seq, why) of each record `recover` could not play back, and left out
         self.unplayable = []
         self.log = RecordLog(self.accounting, first_seq)
-        self.schedule = Schedule()
         self.play = Play(rules, timing, self.accounting, self._emit, lambda: self.log.seq, self._start_game)
         self.play.wall, self.play.scene_wall = wall, lambda t_ns: self.scene.wall_ms(t_ns)  # a call's
         self.requests = DirectorRequests(self.play, self._emit)
         self.selftests = SelfTests(timing, self.contacts, self._emit, self._touched)
-        self._handlers = {
-            TimerKind.RULE: lambda t_ns, due: self.play.rule_due(self.game, t_ns, due),
-            TimerKind.ROUND: lambda t_ns, _: self.play.end(self.game, t_ns, "round_over"),
-            TimerKind.ROUND_START: lambda t_ns, _: self.play.round_start(self.game, t_ns),
-            TimerKind.STUCK: lambda t_ns, button: self._act(self.gestures.mark_stuck(button, t_ns)),
-            TimerKind.CHECKPOINT: lambda t_ns, _: self._emit("checkpoint", t_ns),
-            TimerKind.SELFTEST: lambda t_ns, _: self.selftests.fire(t_ns),
-        }
+        self.timeline = Timeline(
+            self.contacts, self.gestures, self.selftests, self.play, self.accounting, self._emit,
+            game=lambda: self.game, last_t_ns=lambda: self.log.last_t_ns,
+            checkpoint_ms=lambda: self.checkpoint_ms,
+        )  # fmt: skip  # the parts, then what it reads of the clock as it goes
 
     @property
     def game(self):
@@ -111,6 +105,11 @@ class GameClock:
         return self._game
 
     # ---------------------------------------------------------------- queries
+
+    @property
+    def now_ns(self):
+        """The last instant the clock has taken (it never goes back), None before the first game."""
+        return self.timeline.now_ns
 
     @property
     def state(self):
@@ -175,7 +174,7 @@ class GameClock:
 
     def next_deadline(self):
         """The next instant anything changes without an input: a record, a displayed digit, a hint."""
-        timer = earliest(self._timers())
+        timer = earliest(self.timeline.timers())
         return readings.next_deadline(
             self.game, self.accounting, self.gestures, self.contacts, timer, self.now_ns
         )
@@ -195,7 +194,7 @@ class GameClock:
             t_ns = max(t_ns, self.now_ns)
         if boot is not None:
             self.boot_id = boot.get("boot_id")
-        self.now_ns = t_ns
+        self.timeline.now_ns = t_ns
         self._start_game(t_ns, boot)
         return self._flush()
 
@@ -205,18 +204,12 @@ class GameClock:
         An edge stamped before an instant the clock has already processed is
         taken at that instant: the clock never goes back in time.
         """
-        t_ns = self._catch_up(t_ns)
-        order = self.schedule.next_order()  # edges at one instant are taken in the order they came
-        for button_, down_, at, order_ in self.contacts.edge(
-            button, down, t_ns, self.schedule.done_ns, order
-        ):
-            self.schedule.put(at, self._transition, button_, down_, order=order_)
-        self._process(t_ns)
+        self.timeline.edge(button, down, t_ns)
         return self._flush()
 
     def advance(self, t_ns):
         """Run the clock on to `t_ns`: overtime, penalty steps and forfeits, each at its instant."""
-        self._catch_up(t_ns)
+        self.timeline.catch_up(t_ns)
         return self._flush()
 
     def status(self, t_ns):
@@ -254,8 +247,9 @@ class GameClock:
             )
             return self.new_game(now_ns, boot) if taken is None else self._go_on(taken, now_ns, boot)
         except Exception as error:  # noqa: BLE001 - no journal may stop the clock
-            self.log, self.schedule, self.scene = RecordLog(self.accounting, seq), Schedule(), Scene()
-            self.now_ns, self.unplayable = None, []
+            self.log, self.scene = RecordLog(self.accounting, seq), Scene()
+            self.timeline.reset()
+            self.unplayable = []
             made = self.new_game(now_ns, boot)
             detail = (
                 f"the last game could not be taken up ({type(error).__name__} {error}): a new game "
@@ -268,12 +262,13 @@ class GameClock:
         self._game, self.scene, self.unplayable = taken.game, taken.scene, taken.unplayable
         self.boot_id, self.log.seq = boot.get("boot_id"), max(self.log.seq, taken.next_seq)
         self.gestures.new_game()
-        self.now_ns = self.log.last_t_ns = self.schedule.done_ns = taken.last_ns
+        timeline = self.timeline
+        timeline.now_ns = self.log.last_t_ns = timeline.schedule.done_ns = taken.last_ns
         self.gestures.last_input_ns = now_ns
         if taken.same_boot:  # penalties and forfeits that fell due while down; no checkpoints
-            self._catch_up(max(now_ns, self.now_ns), checkpoints=False)
+            timeline.catch_up(max(now_ns, self.now_ns), checkpoints=False)
         else:
-            self.now_ns = self.schedule.done_ns = now_ns
+            timeline.now_ns = timeline.schedule.done_ns = now_ns
         self._emit("boot", self.now_ns, **boot)
         self.game.notice = Notice("recovered", uncertain_s=taken.uncertain_s)
         self._emit(
@@ -326,49 +321,15 @@ class GameClock:
 
     # ------------------------------------------------------------- game state
 
-    def _catch_up(self, t_ns, checkpoints=True):
-        """Take the clock on to `t_ns` (never back): fire what fell due and apply what waited
-        (with no `checkpoints`: none for time nobody was there); returns the instant used."""
-        if self._game is None:
-            raise ClockError("no game yet: call new_game first")
-        t_ns = max(t_ns, self.now_ns)
-        self.now_ns = t_ns
-        self._process(t_ns, checkpoints)
-        return t_ns
-
     def _submit(self, t_ns, action, *args, **kwargs):
         """Apply `action` at `t_ns`, in time order with everything else; returns the records made
         (those of an input held back behind a press still being told from a glitch come later)."""
-        t_ns = self._catch_up(t_ns)
-        self.schedule.put(t_ns, action, *args, **kwargs)
-        self._process(t_ns)
+        self.timeline.submit(t_ns, action, *args, **kwargs)
         return self._flush()
-
-    def _process(self, t_ns, checkpoints=True):
-        """Everything up to `t_ns`, in time order (see schedule.py)."""
-        timers = partial(self._timers, checkpoints)
-        self.schedule.run(t_ns, self.contacts, timers, self._fire, self._transition)
-
-    def _fire(self, timer):
-        self._handlers[timer.kind](timer.at_ns, timer.subject)
-        self.selftests.check(self.game, timer.at_ns)  # a round's start cancels a self-test
-
-    def _timers(self, checkpoints=True):
-        """The game's time-driven work from where it has been taken to (see due.py)."""
-        done_ns, last_ns = self.schedule.done_ns, self.log.last_t_ns
-        every_ms = self.checkpoint_ms if checkpoints else None
-        yield from due_timers(self.game, done_ns, self.accounting, self.gestures, every_ms, last_ns)
-        yield from self.selftests.timers()
 
     def _on_game(self, t_ns, action, *args):
         action(self.game, t_ns, *args)
         self.selftests.check(self.game, t_ns)  # a director's late start cancels a self-test
-
-    def _transition(self, t_ns, button, down):
-        if self.selftests.take(button, down, t_ns):
-            return
-        self._act(self.gestures.transition(button, down, t_ns, self.state))
-        self.selftests.check(self.game, t_ns)  # the first press of a game cancels a self-test
 
     def _touched(self, t_ns):
         self.gestures.last_input_ns = t_ns  # as a button's input: the panels light, idle from here
@@ -382,7 +343,7 @@ class GameClock:
     def _start_game(self, t_ns, boot=None, **asked):
         start_ns, scene = self.scene.open_game(t_ns, self.start_ns)
         self._game = GameState.new(t_ns, start_ns)
-        self.schedule.done_ns = t_ns
+        self.timeline.schedule.done_ns = t_ns
         self.gestures.new_game()
         self.gestures.last_input_ns = t_ns
         if boot is not None:
@@ -401,25 +362,6 @@ class GameClock:
             **self.play.calls.carried(),
             **asked,  # a director's `new game`: the way it came, who asked
         )
-
-    def _act(self, intents):
-        for intent in intents:
-            if isinstance(intent, Chord | BothChord):
-                intent = self._dated_in_order(intent)
-            try:
-                if isinstance(intent, SelfTestHold):
-                    self.selftests.start(self.game, intent.t_ns, "buttons")
-                    continue
-                self.play.intent(self.game, intent)
-            except Refused as why:
-                self._emit("error", intent.t_ns, detail=str(why))
-
-    def _dated_in_order(self, chord):
-        """A chord is known at its release but takes effect at its first edge (CLOCK_RULES §10), dated
-        no earlier than the last record; what falls due after that instant fires at its own instant."""
-        t_ns = max(chord.t_ns, self.log.last_t_ns)
-        self.schedule.done_ns = min(self.schedule.done_ns, t_ns)
-        return replace(chord, t_ns=t_ns)
 
     # ---------------------------------------------------------------- records
 

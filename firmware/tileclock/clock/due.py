@@ -1,6 +1,6 @@
 """What falls due with no input: rule events (overtime, penalties, forfeits), the round's end, a
-stuck button, a checkpoint, as `Timer`s from the parts that know of them. `GameClock` (core.py)
-fires them in time order; what a rule event does to the game is play.py's.
+stuck button, a checkpoint, as `Timer`s from the parts that know of them. The clock's `Timeline`
+(timeline.py) fires them in time order; what a rule event does to the game is play.py's.
 """
 
 from .state import State

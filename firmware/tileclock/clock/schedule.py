@@ -1,5 +1,5 @@
 """The clock's schedule: inputs waiting to be applied in time order, and how far the game has
-been taken. A part of `GameClock` (core.py), which owns it; it holds no game state.
+been taken. A part of the clock's `Timeline` (timeline.py), which owns it; it holds no game state.
 
 Everything up to an instant is taken in time order: contact timers first (they only make inputs),
 then the game's timers and the waiting inputs, never past a press still pending (a timer first on
