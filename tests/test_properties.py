@@ -238,8 +238,10 @@ def test_every_record_shows_the_time_and_penalty_the_rules_give():
     reached = Counter()
 
     # derandomized: the shares below are of one fixed run, so a run of bad luck cannot fail the
-    # steering (200 examples under make test's cap once gave 1 late penalty in 20 school starts)
-    @settings(max_examples=examples(300, cap=100), deadline=None, derandomize=True)  # the shares need 100
+    # steering (200 examples under make test's cap once gave 1 late penalty in 20 school starts).
+    # But any change to the strategies or this source draws another run: 100 examples once gave 0
+    # late penalties in 7 school late starts; 200 give enough of each share for any draw
+    @settings(max_examples=examples(300, cap=200), deadline=None, derandomize=True)
     @given(GAMES)
     def check(game):
         _, records, _ = play(*game)
