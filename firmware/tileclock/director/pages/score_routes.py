@@ -141,49 +141,50 @@ def score_routes(hall, command_form, file, json_, text):
         await _outcome(hall, line, "applied")
         return json_(_table_state(book, round_number, table))
 
+    async def round_and_table(request):
+        """A director's form for a round's table: (form, round, table, None), or a refusal last
+        (a 400 naming the field, or the form's own)."""
+        form, refused = await command_form(request)
+        if refused:
+            return None, None, None, refused
+        number, table = _round_number(one(form, "round")), request.path_params["table"]
+        if number is None:
+            return form, None, None, text(400, ROUND_WANTED)
+        if not is_label(table):
+            return form, None, None, text(400, "table: a short label")
+        return form, number, table, None
+
     async def director_page(_request):
         return off() if book is None else file("scores.html")
 
     async def director_state(request):
         if book is None:
             return off()
-        number = request.query_params.get("round", "")
-        if not is_count(number) or not 1 <= int(number) <= 99:
-            return text(400, "round: a number from 1 to 99")
-        return json_(await asyncio.to_thread(_round_state, hall, book, int(number)))
+        number = _round_number(request.query_params.get("round", ""))
+        if number is None:
+            return text(400, ROUND_WANTED)
+        return json_(await asyncio.to_thread(_round_state, hall, book, number))
 
     async def director_entry(request):
         if book is None:
             return off()
-        form, refused = await command_form(request)
+        form, number, table, refused = await round_and_table(request)
         if refused:
             return refused
-        number = one(form, "round")
-        if not is_count(number) or not 1 <= int(number) <= 99:
-            return text(400, "round: a number from 1 to 99")
-        table = request.path_params["table"]
-        if not is_label(table):
-            return text(400, "table: a short label")
-        return await entered(form, int(number), table, "director", *who(request))
+        return await entered(form, number, table, "director", *who(request))
 
     async def link(request):
         if book is None:
             return off()
-        form, refused = await command_form(request)
+        form, number, table, refused = await round_and_table(request)
         if refused:
             return refused
-        number = one(form, "round")
-        if not is_count(number) or not 1 <= int(number) <= 99:
-            return text(400, "round: a number from 1 to 99")
-        table = request.path_params["table"]
-        if not is_label(table):
-            return text(400, "table: a short label")
         side = (one(form, "side") or "").upper()
         if side not in ("", "A", "B"):
             return text(400, "side: A or B (none: both sides)")
         sides = (side,) if side else ("A", "B")
         try:
-            made = await asyncio.to_thread(new_links, hall, request, int(number), table_key(table), sides)
+            made = await asyncio.to_thread(new_links, hall, request, number, table_key(table), sides)
         except EntryRefused as error:
             return text(400, str(error))
         except OSError as error:  # the audit trail or the tokens file: nothing was sent or changed
@@ -201,18 +202,16 @@ def score_routes(hall, command_form, file, json_, text):
         form, refused = await command_form(request)
         if refused:
             return refused
-        number = one(form, "round")
-        if not is_count(number) or not 1 <= int(number) <= 99:
-            return text(400, "round: a number from 1 to 99")
+        number = _round_number(one(form, "round"))
+        if number is None:
+            return text(400, ROUND_WANTED)
         by, addr = who(request)
         try:
-            await asyncio.to_thread(
-                hall.audit.record, action, by, addr, None, None, None, {"round": int(number)}
-            )
-            await asyncio.to_thread(apply, int(number))
+            await asyncio.to_thread(hall.audit.record, action, by, addr, None, None, None, {"round": number})
+            await asyncio.to_thread(apply, number)
         except OSError as error:
             return unwritten(text, error, not_done)
-        return json_({done: int(number)})
+        return json_({done: number})
 
     async def lock(request):
         return await round_lock(request, "lock", lambda n: book.lock_round(n), "locked", "not locked")
@@ -232,6 +231,15 @@ def score_routes(hall, command_form, file, json_, text):
         Route("/api/round/lock", lock, methods=["POST"]),
         Route("/api/round/unlock", unlock, methods=["POST"]),
     ]
+
+
+#: what a round field must be, said when it is not
+ROUND_WANTED = "round: a number from 1 to 99"
+
+
+def _round_number(value):
+    """A round's number from a form or query field (1 to 99), or None."""
+    return int(value) if is_count(value) and 1 <= int(value) <= 99 else None
 
 
 async def _outcome(hall, line, outcome, reason=None):
