@@ -29,7 +29,7 @@ from ..config import ConfigError, parse_config
 
 # the lines and their checks (settings_lines.py), here too for the card's boot and its tests
 from .settings_lines import KEYS as KEYS
-from .settings_lines import MAX_BYTES, MAX_CA_BYTES, SettingsError
+from .settings_lines import MAX_BYTES, MAX_CA_BYTES, SettingsError, pem_certificate
 from .settings_lines import Settings as Settings
 from .settings_lines import parse_settings as parse_settings
 
@@ -124,8 +124,6 @@ def read_hall_ca(boot, name):
     """The hall's CA certificate (PEM bytes) from the file `name` on the partition `boot`, checked
     as one (a regular file, under MAX_CA_BYTES, read by Python's ssl as a CA); SettingsError
     otherwise, naming the file. The CA is public: it is left where it is."""
-    import ssl
-
     where = os.path.join(boot, name)
     try:
         fd = os.open(where, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -141,13 +139,7 @@ def read_hall_ca(boot, name):
         data = file.read(MAX_CA_BYTES + 1)
     if len(data) > MAX_CA_BYTES:  # grown since the fstat
         raise SettingsError(f"hall_ca = {name}: not a certificate file (under {MAX_CA_BYTES} bytes)")
-    try:
-        ssl.create_default_context(cadata=data.decode("ascii"))
-    except (UnicodeDecodeError, ssl.SSLError, ValueError):
-        raise SettingsError(
-            f"hall_ca = {name}: not a PEM certificate (hall-setup's tileclock-ca.pem)"
-        ) from None
-    return data
+    return pem_certificate(data, f"hall_ca = {name}: not a PEM certificate (hall-setup's tileclock-ca.pem)")
 
 
 def wpa_conf(settings):

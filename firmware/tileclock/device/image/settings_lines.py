@@ -153,8 +153,6 @@ def _check(key, value, number):
 
 def _ca_line(value, where):
     """The PEM bytes of a `hall_ca_cert` line (base64 of the CA file), checked by Python's ssl."""
-    import ssl
-
     shown = f"{where} = {value[:24]!r}{'...' if len(value) > 24 else ''}"
     if not _BASE64.fullmatch(value):
         raise SettingsError(f"{shown}: base64 on one line (hall-setup --cards writes it)")
@@ -164,12 +162,17 @@ def _ca_line(value, where):
         raise SettingsError(f"{shown}: not base64 (hall-setup --cards writes it)") from None
     if len(data) > MAX_CA_BYTES:
         raise SettingsError(f"{where}: {len(data)} bytes: a CA certificate is under {MAX_CA_BYTES}")
+    return pem_certificate(data, f"{shown}: not a PEM certificate in base64 (hall-setup's tileclock-ca.pem)")
+
+
+def pem_certificate(data, refusal):
+    """`data` if Python's ssl takes it as a CA's PEM certificate; else SettingsError(`refusal`)."""
+    import ssl  # only a hall's card has one to check: the first boot does not pay for ssl otherwise
+
     try:
         ssl.create_default_context(cadata=data.decode("ascii"))
     except (UnicodeDecodeError, ssl.SSLError, ValueError):
-        raise SettingsError(
-            f"{shown}: not a PEM certificate in base64 (hall-setup's tileclock-ca.pem)"
-        ) from None
+        raise SettingsError(refusal) from None
     return data
 
 
