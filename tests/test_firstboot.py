@@ -15,14 +15,13 @@ from tileclock.device.image.boot import main
 from tileclock.device.image.settings import (
     REJECTED_NAME,
     SETTINGS_NAME,
-    Settings,
     SettingsError,
     apply_settings,
     config_toml,
-    parse_settings,
     rejection_reason,
     wpa_conf,
 )
+from tileclock.device.image.settings_lines import Settings, parse_settings
 from tileclock.device.image.verdict import draw, refused_verdict, short_verdict, show, silent_panels
 
 TEMPLATE = (Path(__file__).parent.parent / "systemd" / "config.toml").read_text()
@@ -177,7 +176,7 @@ def test_a_refused_file_is_named_beside_it_on_the_card_and_on_the_panels_until_i
 
 
 def test_the_example_on_the_card_is_a_valid_stand_alone_file_naming_every_key():
-    from tileclock.device.image.settings import KEYS
+    from tileclock.device.image.settings_lines import KEYS
 
     text = (EXAMPLE / "tileclock-settings.example.txt").read_bytes()
     assert parse_settings(text) == Settings()

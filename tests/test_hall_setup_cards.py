@@ -15,7 +15,8 @@ import pytest
 from hall_helpers import wait_for
 from tileclock.cli import main
 from tileclock.device.config import parse_config
-from tileclock.device.image.settings import SETTINGS_NAME, apply_settings, parse_settings
+from tileclock.device.image.settings import SETTINGS_NAME, apply_settings
+from tileclock.device.image.settings_lines import parse_settings
 from tileclock.director.hall.broker import INSTALL_HINT, free_port, mosquitto_binary
 from tileclock.director.hall.setup import read_keys_file
 
@@ -163,7 +164,8 @@ def _listening(port):
 
 def test_the_cards_chrony_lines_are_hall_setups_chrony_clock_conf(tmp_path):
     # the image writes them at first boot (no install.sh on a card): the same source and step
-    from tileclock.device.image.settings import Settings, chrony_conf
+    from tileclock.device.image.settings import chrony_conf
+    from tileclock.device.image.settings_lines import Settings
     from tileclock.director.hall.timeserver import clock_conf
 
     def lines(text):

@@ -6,7 +6,7 @@ import importlib.util
 import struct
 from pathlib import Path
 
-from tileclock.device.image.settings import parse_settings
+from tileclock.device.image.settings_lines import parse_settings
 from tileclock.director.hall.setup import read_keys_file
 
 HERE = Path(__file__).parent.parent / "hw" / "image" / "check_hall.py"

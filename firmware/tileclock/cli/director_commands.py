@@ -249,7 +249,7 @@ def read_card_base(path):
     """The lines every card shares (`hall-setup --card-base`: Wi-Fi, rules, panels...), checked by
     the card's own parser and holding none of the lines hall-setup writes for each card; a
     BrokerError naming the file otherwise."""
-    from ..device.image.settings import SettingsError, parse_settings
+    from ..device.image.settings_lines import SettingsError, parse_settings
     from ..director.hall.broker import BrokerError
     from ..director.hall.setup import CARD_KEYS
 
@@ -274,7 +274,7 @@ def read_card_base(path):
 def _card_check(text):
     """A card's settings file as hall-setup wrote it, read by the card's own parser: a BrokerError
     (never written) if the card would refuse it."""
-    from ..device.image.settings import SettingsError, parse_settings
+    from ..device.image.settings_lines import SettingsError, parse_settings
     from ..director.hall.broker import BrokerError
 
     try:

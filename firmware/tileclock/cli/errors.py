@@ -39,7 +39,7 @@ def user_errors():
     """The errors that are the user's to mend (this module's docstring): one line, never a
     traceback. Imported when an error is met, not at start-up: the clock's own start is timed."""
     from ..device.config import ConfigError
-    from ..device.image.settings import SettingsError
+    from ..device.image.settings_lines import SettingsError
     from ..director.event.entries import EntryRefused
     from ..director.event.score_tokens import TokensRefused
     from ..director.event.tfile import PairingsError

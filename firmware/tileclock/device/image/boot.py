@@ -18,7 +18,6 @@ from . import verdict
 from .settings import (
     REJECTED_NAME,
     SETTINGS_NAME,
-    Settings,
     SettingsError,
     apply_settings,
     config_toml,
@@ -27,6 +26,7 @@ from .settings import (
     remove,
     write_whole,
 )
+from .settings_lines import Settings
 
 
 def arguments(argv):

@@ -28,10 +28,7 @@ from ...wire.segments import fsync_dir, replace_file
 from ..config import ConfigError, parse_config
 
 # the lines and their checks (settings_lines.py), here too for the card's boot and its tests
-from .settings_lines import KEYS as KEYS
-from .settings_lines import MAX_BYTES, MAX_CA_BYTES, SettingsError, pem_certificate
-from .settings_lines import Settings as Settings
-from .settings_lines import parse_settings as parse_settings
+from .settings_lines import MAX_BYTES, MAX_CA_BYTES, SettingsError, parse_settings, pem_certificate
 
 SETTINGS_NAME = "tileclock-settings.txt"
 REJECTED_NAME = "tileclock-settings.rejected.txt"
