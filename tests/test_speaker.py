@@ -127,3 +127,76 @@ def test_a_directors_set_turns_speech_on_and_off_and_is_recorded(sim, tmp_path):
         out / "t000010000-B.txt"
     ).read_text() == "twenty five minutes left\n"  # B asked; A's ask at 30 unheard
     assert sim("0 send set speech=C\n1 until\n")[-2]["ev"] == "error"
+
+
+def test_a_directors_speech_setting_outlives_a_restart_a_power_cut_and_new_games(tmp_path):
+    """The config names no side; the director's `set speech=B` holds after the service restarts,
+    after a power cut and in the games after it (each `new_game` says it), until set again."""
+    from test_scene import end_game
+    from tileclock.clock.timecode import NS_PER_S
+    from tileclock.device.assembly import open_journal
+    from tileclock.device.hardware.virtual import VirtualTime
+    from tileclock.wire.protocol import with_crc
+
+    state, heard, time = str(tmp_path / "state"), [], VirtualTime()
+
+    def start(boot_id, clock_time):
+        say = lambda utterance, t_ns: heard.append(utterance.side)  # noqa: E731 - who hears
+        return Simulator(Config(), journal=open_journal(state), time=clock_time, boot_id=boot_id, speech=say)
+
+    def made(sim):
+        return [unframe(line) for line in sim.serial_lines()]
+
+    first = start("boot-1", time)
+    first.send(with_crc("set speech=B"), 1 * NS_PER_S)
+    tap(first, "B", 2)  # A's clock starts: B hears it
+    assert heard and set(heard) == {"B"}
+    first.close()
+
+    heard.clear()
+    again = start("boot-1", time)  # the service restarted; the Pi did not
+    tap(again, "A", 10)  # B's clock runs
+    tap(again, "A", 12)  # A asks for its time (B's runs): A has no speech, so nothing for A
+    tap(again, "B", 14)  # A's runs
+    assert heard == []  # a turn's end is not said
+    tap(again, "B", 16)  # B asks for its time
+    assert heard and set(heard) == {"B"}
+    end_game(again, 20)
+    again.set_button("STOP", True, 30 * NS_PER_S)  # hold STOP on the ended game: a new game
+    again.set_button("STOP", False, int(32.5 * NS_PER_S))
+    again.run_to(33 * NS_PER_S)
+    assert events(made(again), "new_game")[-1]["speech"] == "B"
+    again.close()
+
+    heard.clear()
+    cut = start("boot-2", VirtualTime())  # a power cut, in the new game: still B
+    tap(cut, "B", 1)
+    assert heard and set(heard) == {"B"}
+    cut.send(with_crc("set speech=off"), 3 * NS_PER_S)
+    cut.close()
+
+    heard.clear()
+    off = start("boot-2", cut.time)  # off holds too: the config's setting would be no different
+    tap(off, "A", 5)
+    tap(off, "B", 6)
+    assert heard == []
+    off.close()
+
+
+def test_the_configs_speech_holds_until_a_director_sets_it(tmp_path):
+    """No `set speech=` recorded: a restart speaks to the config's sides, and new games carry nothing."""
+    from tileclock.device.assembly import open_journal
+
+    state, heard = str(tmp_path / "state"), []
+    config = replace(Config(), speech=SpeechSetting(frozenset("A")))
+
+    def start():
+        return Simulator(config, journal=open_journal(state), speech=lambda u, t: heard.append(u.side))
+
+    start().close()
+    sim = start()
+    tap(sim, "B", 1)
+    assert heard and set(heard) == {"A"}
+    records = [unframe(line) for line in sim.serial_lines()]
+    assert all("speech" not in r for r in events(records, "new_game", "set"))
+    sim.close()

@@ -91,15 +91,13 @@ class DirectorRequests:
                     "set start: this clock does not know the time of day (its clock is not synchronised)"
                 )
         fields, this_times = scene.set(
-            t_ns, game.t0_ns, game.state == State.READY, wall_ms, round, table, times_s
+            t_ns, game.t0_ns, game.state == State.READY, wall_ms, round, table, times_s, speech
         )
         game.give_start_times({side: s * NS_PER_S for side, s in (this_times or {}).items()})
         if start_ms is not None:
             fields.update(
                 _round_start_at(game, t_ns, wall_ms if wall_ms is not None else scene.wall_ms(t_ns), start_ms)
             )
-        if speech is not None:
-            fields["speech"] = speech  # the device's voice follows it (device/speaker.py)
         self._emit("set", t_ns, **fields, **({"source": source} if source else {}))
 
     def _request(self, t_ns, by, action, *args):

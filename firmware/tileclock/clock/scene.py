@@ -10,6 +10,11 @@ current game while it is still `ready` (nobody has pressed yet), otherwise to
 the next game; round and table then stay for the games after it, until set
 again; starting times are for that one game. The `set` record says which
 (`applies`: `this` or `next`).
+
+Who hears the clock (`set speech=`) changes at once, whatever the game's state, and stays for
+the games after it until set again, like the round and the table: each `new_game` says it while
+a director's setting holds, so a restart or a power cut keeps it (the config's `[speech]` holds
+only until a director first sets it).
 """
 
 from dataclasses import dataclass
@@ -35,6 +40,9 @@ class Scene:
         self.next_round = None
         self.next_table = None
         self.next_times_s = None  # {side: s} for the next game only
+        #: who hears the clock as a director's newest `set speech=` said ("A", "B", "AB" or ""),
+        #: or None: the config's [speech] sides (none set since the journal began)
+        self.speech = None
         self.game = GameScene()
         self._origin_exact = False  # the game's start is an instant of this boot's monotonic clock
 
@@ -51,7 +59,10 @@ class Scene:
             start_ns = dict(start_ns, **{side: s * NS_PER_S for side, s in times.items()})
         self.game = GameScene(self.next_round, self.next_table, self.wall_ms(t0_ns))
         self._origin_exact = True
-        return start_ns, self.record_fields(t0_ns)
+        fields = self.record_fields(t0_ns)
+        if self.speech is not None:  # carried into each game, so a restart finds it in the last one
+            fields["speech"] = self.speech
+        return start_ns, fields
 
     def record_fields(self, t_ns):
         """What `new_game` and `end` records say of the game's scene, at `t_ns`."""
@@ -66,7 +77,7 @@ class Scene:
             "wall_end_ms": self.wall_ms(t_ns),
         }
 
-    def set(self, t_ns, t0_ns, ready, wall_ms=None, round=None, table=None, times_s=None):
+    def set(self, t_ns, t0_ns, ready, wall_ms=None, round=None, table=None, times_s=None, speech=None):
         """Take a director's `set` at monotonic `t_ns`; the game opened at `t0_ns` and is `ready`
         or not. Returns the `set` record's fields and the starting times for this game (or None)."""
         fields = {"applies": "this" if ready else "next"}
@@ -88,6 +99,8 @@ class Scene:
                 this_times = dict(times_s)
             else:
                 self.next_times_s = dict(times_s)
+        if speech is not None:
+            self.speech = fields["speech"] = speech  # at once, this game or not (the device's voice)
         return fields, this_times
 
     def rebuild(self, records, boot_id, same_boot):
@@ -111,6 +124,7 @@ class Scene:
         if ev == "new_game":
             self.game = GameScene(record.get("round"), record.get("table"), record.get("wall_ms"))
             self.next_times_s, this_times = None, None
+            self.speech = record.get("speech")  # a director's setting the game opened with, if any
         elif ev == "set":
             self._replay_set(record, this_boot)
             if record.get("applies") == "this" and "time_ms" in record:
@@ -124,6 +138,7 @@ class Scene:
                 self.game.wall_start_ms = record["start_wall_ms"]
         self.next_round = record.get("round", self.next_round)
         self.next_table = record.get("table", self.next_table)
+        self.speech = record.get("speech", self.speech)
         if record.get("applies") == "this":
             self.game.round, self.game.table = self.next_round, self.next_table
         elif "time_ms" in record:

@@ -242,12 +242,11 @@ class RunningClock:
 
     def _speaker(self, config, speech):
         """The clock's voice (speaker.py): `speech` (a `say(utterance, t_ns)`: the simulator's WAV
-        files) on the loop's thread, else espeak-ng and aplay on a thread of its own for the sides
-        the config names; None when no side hears."""
+        files) on the loop's thread, else espeak-ng and aplay on a thread of its own (started at the
+        first utterance) for the sides the config names, or a director's `set speech=` since: made
+        even when the config names none, so that a director can turn speech on."""
         if speech is not None:
             return Speaker(self.clock, config.speech, speech, threaded=False)
-        if not config.speech.sides:
-            return None
         return Speaker(self.clock, config.speech, Espeak(config.speech.rate, config.speech.volume))
 
     def boot(self):

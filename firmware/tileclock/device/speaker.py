@@ -182,24 +182,26 @@ class Speaker:
 
     def __init__(self, clock, setting, say, threaded=True):
         self.clock = clock
-        self.sides = setting.sides
+        self._configured = setting.sides
         self._say = say
         self.failing = None
         self.spoken = 0
         self._due_ns = None  # when the running side's display next reaches 5:00 or 1:00
         self._queue = SpeechQueue() if threaded else None
         self._stop = threading.Event()
-        self._worker = None
-        if threaded:
-            self._worker = threading.Thread(target=self._serve, name="speech", daemon=True)
-            self._worker.start()
+        self._worker = None  # started at the first utterance: a clock nobody hears runs no thread
+
+    @property
+    def sides(self):
+        """The sides that hear: a director's newest `set speech=` (the clock's scene keeps it, through
+        restarts and power cuts: clock/scene.py), else the config's."""
+        directed = self.clock.scene.speech
+        return self._configured if directed is None else parse_sides(directed)
 
     # --------------------------------------------------------- on the loop's thread, never waiting
 
     def note(self, record):
         """A record the clock made: say what it calls for."""
-        if record.ev == "set" and "speech" in record.extra:  # a director's `set speech=`
-            self.sides = parse_sides(record.extra["speech"])
         t0_ns = self.clock.t0_ns
         for item in merged(said(record.as_dict(), self.sides)):
             self._give(item, t0_ns + item.t_ms * NS_PER_MS)
@@ -232,6 +234,9 @@ class Speaker:
 
     def _give(self, item, t_ns):
         if self._queue is not None:
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._serve, name="speech", daemon=True)
+                self._worker.start()
             self._queue.put(_Timed(item, t_ns))
         else:
             self._speak(item, t_ns)

@@ -153,6 +153,8 @@ EVENTS = _events(
             "call_taken": "bool",
             "call_wall_ms": "time_of_day_2020_to_2100",
             **_SCENE,
+            # who hears the clock, while a director's `set speech=` holds (clock/scene.py)
+            "speech": "speech_sides",
             "source": "str",  # a director's `new game`: the way it came, and who asked
             **_BY,
         },
