@@ -140,6 +140,13 @@ def test_an_unsealed_command_is_refused_saying_what_a_seal_looks_like():
     assert isinstance(caught.value, WireError) and caught.value.reason == Reason.BAD_COMMAND
 
 
+def test_who_hears_the_clock_is_taken_as_said_and_anything_else_refuses_the_state():
+    assert [decoded(speech=said)["speech"] for said in ("", "A", "B", "AB")] == ["", "A", "B", "AB"]
+    assert "speech" not in decoded()  # an older clock: not said
+    for bad in ("BA", "C", "off", 1, ["A"]):
+        assert "speech" in str(refused(speech=bad))
+
+
 def test_a_self_test_is_taken_as_said_and_one_out_of_shape_refuses_the_state():
     said = {"result": "fail", "failed": ["A not pressed", "STOP chatter"]}
     assert decoded(selftest=said)["selftest"] == said

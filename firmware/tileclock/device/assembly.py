@@ -314,6 +314,7 @@ class RunningClock:
         )
         if self.parts.time_report is not None:
             link.report_time(self.parts.time_report)
+        link.report_speech("".join(sorted(config.speech.sides)))
         health = Health(
             root=config.power_root,
             journal_dir=self.journal.directory,

@@ -104,6 +104,10 @@ def _fields(value, clock_id):
         state["health"] = _health(value["health"], bad)
     if value.get("selftest") is not None:  # said by a clock self-tested since its start
         state["selftest"] = _selftest(value["selftest"], bad)
+    if value.get("speech") is not None:  # who hears the clock (clock/scene.py), said by a newer clock
+        if value["speech"] not in ("", "A", "B", "AB"):
+            bad("speech")
+        state["speech"] = value["speech"]
     if "tls" in value:  # said only by a clock that reaches the broker without TLS
         if value["tls"] is not False:
             bad("tls")

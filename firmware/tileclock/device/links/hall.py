@@ -109,6 +109,11 @@ class HallLink:
         `timesync.TimeReport`'s figures (chrony's), or None."""
         self._state.time_report = report
 
+    def report_speech(self, configured):
+        """Say on the state topic who hears the clock: `configured`, the config's [speech] sides
+        ("A", "B", "AB" or ""), until a director's `set speech=` in the records says otherwise."""
+        self._state.speech_configured = configured
+
     def report_health(self, health):
         """Say the clock's health on the state topic: `health()` gives `health.Health`'s dict."""
         self._state.health = health

@@ -87,6 +87,8 @@ class Board:
             "health": self.state.get("health"),
             # its last self-test since its restart (clock/selftest.py), None: never tested
             "selftest": self.state.get("selftest"),
+            # who hears the clock through an earphone ("A", "B", "AB", "" none), None: not said
+            "speech": self.state.get("speech"),
             # the clock reaches the broker without TLS: its password and commands in the clear
             "in_the_clear": self.state.get("tls") is False,
         }
