@@ -6,7 +6,8 @@
                                      action=reopen, action=round_over (the director's end of
                                      this game), action=new_game (only on an ended game: the
                                      clock refuses otherwise), action=selftest (only on a
-                                     fresh game, likewise): a command to that clock
+                                     fresh game, likewise), action=speech sides=A|B|AB|off (who
+                                     hears the clock: `set speech=`, at once): a command to that clock
     GET  /api/board/CLOCK/history    the table's history: the director's actions on file and what
                                      the clock recorded of them
 
@@ -34,6 +35,8 @@ MAX_DELTA_S = 600
 #: the most actions a table's history lists (the newest)
 HISTORY = 200
 _SECONDS = re.compile(r"[+-]?\d{1,4}")
+#: who may hear the clock, as the page sends it and `set speech=` takes it (exactly: no `ba`, no `b`)
+SPEECH_SIDES = ("A", "B", "AB", "off")
 
 
 def who(request):
@@ -177,10 +180,15 @@ def board_routes(hall, command_form, json_, text):
             if player not in ("A", "B", "both"):
                 return text(400, "late: player A, B or both")
             line, changed = f"late {player}", {"absent": player}
+        elif action == "speech":
+            sides = one(form, "sides")
+            if sides not in SPEECH_SIDES:
+                return text(400, "speech: sides A, B, AB or off")
+            line, changed = f"set speech={sides}", {"speech": sides}
         elif action in ("reopen", "round_over", "new_game", "selftest"):
             line, changed = action.replace("_", " "), {}  # the command's words: `round over`
         else:
-            return text(400, "action: adjust, late, reopen, round_over, new_game or selftest")
+            return text(400, "action: adjust, late, speech, reopen, round_over, new_game or selftest")
         return await sent(hall, request, json_, text, action, line, clock, changed)
 
     moves = {}  # (dead clock, game seq) -> spare: the moves sent by this page (spare.py)

@@ -77,6 +77,8 @@ def _set_words(record):
         )
     if "wall_ms" in record:
         words.append(f"time of day {_time_of_day(record['wall_ms'])}")
+    if "speech" in record:  # who hears the clock from then on
+        words.append(f"speech {record['speech'] or 'off'}")
     return "set " + ", ".join(words)
 
 

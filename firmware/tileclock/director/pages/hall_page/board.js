@@ -99,11 +99,21 @@ async function send(path, body, question, yes) {
   setTimeout(history, 1500);
   setTimeout(history, 5000);  // the clock's answer: did it take
 }
-document.querySelectorAll("#actions button").forEach(button => {
+document.querySelectorAll("#actions button, #speech button").forEach(button => {
   const {question, ...form} = button.dataset;  // the question is the page's, never sent
   button.onclick = () => send("/command", form, (question || button.textContent) + " on " + named() + "?",
                               button.textContent + " on " + named());
 });
+// who hears the clock, as its state says it ("A", "B", "AB", "" none; null: an older clock says nothing)
+function speechWords(sides) {
+  return {"": "off", A: "side A hears", B: "side B hears", AB: "both sides hear"}[sides] || "not said by this clock";
+}
+function showSpeech(sides) {
+  document.getElementById("speech-now").textContent = speechWords(sides);
+  document.querySelectorAll("#speech button").forEach(button => {
+    button.setAttribute("aria-pressed", String(sides !== null && sides !== undefined && (button.dataset.sides === "off" ? "" : button.dataset.sides) === sides));
+  });
+}
 // what became of an action: the clock's record of it, its refusal, or no answer (docs/hall.md)
 function took(o) {
   if (!o) return "";
@@ -122,6 +132,7 @@ function actionWords(a) {
     case "adjust": return "correction: " + c.side + " " + signed(c.delta_ms);
     case "late": return "late start: " + (c.absent === "both" ? "both players" : "player " + c.absent);
     case "reopen": return "game reopened";
+    case "speech": return "speech: " + speechWords(c.speech === "off" ? "" : c.speech);
     case "clear": return "retained state cleared";
     default: return a.action.replaceAll("_", " ") + " " + Object.entries(c).map(([k, v]) => k + " " + v).join(", ");
   }
@@ -159,7 +170,7 @@ new EventSource("/events").onmessage = event => {
     document.getElementById("health").replaceChildren(...healthFacts(board, usualVersion(boards)).flatMap(([name, value]) =>
       [Object.assign(document.createElement("dt"), {textContent: name}), Object.assign(document.createElement("dd"), {textContent: value})]));
   }
-  if (board) boardName = board.board;
+  if (board) { boardName = board.board; showSpeech(board.speech); }
   if (board && loadedSeq !== null && board.seq !== null && board.seq !== loadedSeq) reload();
   const now = board && board.call ? board.call.seq + board.call.state : null;
   if (now !== calling) { calling = now; history(); }
