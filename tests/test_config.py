@@ -138,6 +138,7 @@ def test_speech_is_off_unless_the_config_turns_it_on_for_a_side():
     config = parse_config({"speech": {"sides": "B", "rate": 140, "volume": 120}})
     assert config.speech == SpeechSetting(frozenset("B"), 140, 120)
     assert parse_config({"speech": {"sides": "AB"}}).speech.sides == {"A", "B"}
+    assert parse_config({"speech": {"large": "B"}}).speech == SpeechSetting(large=frozenset("B"))
 
 
 @pytest.mark.parametrize(
@@ -149,6 +150,8 @@ def test_speech_is_off_unless_the_config_turns_it_on_for_a_side():
         ({"volume": 300}, "speech.volume = 300: expected 0 to 200"),
         ({"volume": "loud"}, "speech.volume = 'loud': expected a whole number"),
         ({"voice": "en"}, "unknown key speech.voice = 'en'"),
+        ({"large": "b"}, "speech.large = 'b': expected A, B, AB or nothing"),
+        ({"large": True}, "speech.large = True: expected a string in quotes"),
     ],
 )
 def test_a_bad_speech_setting_names_its_key_and_value(section, message):

@@ -21,7 +21,7 @@ from test_panel_bus import random_frame
 from tileclock.clock.core import GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_S
-from tileclock.device.screen.face import MARK_ROOM, TIME_RIGHT, render
+from tileclock.device.screen.face import MARK_ROOM, TIME_RIGHT, band_text, render
 from tileclock.device.screen.text import BIG, SMALL, Panel, draw_text, font
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
@@ -152,6 +152,62 @@ def test_frames_match_the_golden_pngs(name, side):
         frame.save(path)
     golden = Image.open(path).convert("1")
     assert frame.tobytes() == golden.tobytes(), f"{path} differs; see the module docstring"
+
+
+#: the scenes drawn on the large-digits face too (`Panel.large`), each a golden `large_NAME-SIDE.png`
+LARGE_SCENES = ("ready", "running", "overtime", "paused", "called", "lost_on_time", "round_left", "hint")
+
+
+@pytest.mark.parametrize("name", LARGE_SCENES)
+@pytest.mark.parametrize("side", ["A", "B"])
+def test_large_digit_frames_match_the_golden_pngs(name, side):
+    frame = render(SCENES[name], Panel(faces=side, large=True))
+    path = os.path.join(GOLDEN, f"large_{name}-{side}.png")
+    if os.environ.get("TILECLOCK_REGOLD"):
+        frame.save(path)
+    golden = Image.open(path).convert("1")
+    assert frame.tobytes() == golden.tobytes(), f"{path} differs; see the module docstring"
+
+
+def lit_rows(frame, top, bottom):
+    """The rows from `top` to `bottom` (inclusive) with a lit pixel."""
+    return [y for y in range(top, bottom + 1) if any(frame.getpixel((x, y)) for x in range(frame.width))]
+
+
+@pytest.mark.parametrize("name", LARGE_SCENES)
+@pytest.mark.parametrize("side", ["A", "B"])
+def test_the_large_face_shows_its_own_time_bigger_the_turn_and_overtime_unmistakable(name, side):
+    view = SCENES[name]
+    large, normal = (render(view, Panel(faces=side, large=large)) for large in (True, False))
+    mine = view.side(side).shown
+    over = mine.startswith("-")
+    field = [[large.getpixel((x, y)) for x in range(large.width)] for y in range(13, 47)]
+    if over:  # overtime: the time's field is lit, the digits cut out of it
+        assert all(row[0] and row[-1] for row in field)
+    else:  # the digits: taller than the normal face's 24 px, and wider than its time's
+        tall = lit_rows(large, 12, 47)
+        assert tall[-1] - tall[0] + 1 >= 30 > 24
+        columns = [x for x in range(large.width) if any(large.getpixel((x, y)) for y in range(13, 47))]
+        assert columns[-1] - columns[0] + 1 > font(BIG).getlength(mine)
+    band = [large.getpixel((x, 60)) for x in (0, large.width - 1)]
+    solid = band_text(view, side)[1]  # the normal face's band, word for word
+    assert band == [solid, solid] and (view.state != "running" or solid == (view.run == side))
+    corner = (0, 0, MARK_ROOM, 12)  # the turn mark at the top left (or the top line's start), as ever
+    assert large.crop(corner).tobytes() == normal.crop(corner).tobytes()
+    assert large.getpixel((0, 6)) == (view.run == side)  # the mark's left edge: text never starts on it
+
+
+def test_a_clock_whose_config_names_a_side_large_draws_that_panel_large():
+    from tileclock.clock.speech import SpeechSetting
+    from tileclock.device.config_schema import Config
+    from tileclock.sim.simulator import Simulator
+
+    config = replace(Config(), speech=SpeechSetting(large=frozenset("B")))
+    sim = Simulator(config)
+    try:
+        assert [output.panel.large for output in sim.panels] == [False, True]
+    finally:
+        sim.close()
 
 
 @pytest.mark.parametrize("name", ["call_round", "round_overtime"])

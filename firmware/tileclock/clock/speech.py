@@ -27,11 +27,13 @@ _TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
 @dataclass(frozen=True)
 class SpeechSetting:
     """Which sides hear the clock (`sides`: a subset of A, B), the voice's speed (words a minute)
-    and loudness (0-200, espeak-ng's amplitude)."""
+    and loudness (0-200, espeak-ng's amplitude); `large`: the sides whose panel shows the
+    large-digits face, for low vision (device/screen/face.py)."""
 
     sides: frozenset = frozenset()
     rate: int = 140
     volume: int = 100
+    large: frozenset = frozenset()
 
 
 def parse_sides(text):

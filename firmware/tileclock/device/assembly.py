@@ -197,7 +197,12 @@ class RunningClock:
         )
         self.panels = [
             PanelOutput(
-                Panel(faces=spec.faces), None, spec.contrast, config.idle, _opener(parts, spec), bus_of(spec)
+                Panel(faces=spec.faces, large=spec.faces in config.speech.large),
+                None,
+                spec.contrast,
+                config.idle,
+                _opener(parts, spec),
+                bus_of(spec),
             )
             for spec in config.panels
         ]

@@ -262,14 +262,16 @@ SPEECH_VOLUME = (0, 200)
 
 
 def _speech(section):
-    """[speech]: `sides` ("A", "B", "AB" or ""), `rate` (words a minute), `volume` (0-200)."""
+    """[speech]: `sides` ("A", "B", "AB" or ""), `rate` (words a minute), `volume` (0-200);
+    `large` (sides, as `sides`): the panels that show the large-digits face."""
     values = {}
-    if "sides" in section:
-        text = _take(section, "sides", str, "speech")
-        try:
-            values["sides"] = parse_sides(text)
-        except ValueError as error:
-            raise ConfigError(f"speech.sides = {text!r}: {error}") from None
+    for key in ("sides", "large"):
+        if key in section:
+            text = _take(section, key, str, "speech")
+            try:
+                values[key] = parse_sides(text)
+            except ValueError as error:
+                raise ConfigError(f"speech.{key} = {text!r}: {error}") from None
     for key, (low, high) in (("rate", SPEECH_RATE), ("volume", SPEECH_VOLUME)):
         if key in section:
             values[key] = _take(section, key, int, "speech")

@@ -11,6 +11,15 @@ Each panel faces one player. Layout of the 128x64 panel:
     row 48-63   whose turn it is: a solid white band reading YOUR TURN when
                 this side's clock runs, so it shows across the board
 
+The large-digits face (`Panel.large`, for a player with low vision: `[speech] large` in the
+config) shows this side's own time only, as big as the panel's width allows (35 px digits, 31 px
+from -10:00 on), the opponent's time left out:
+
+    row  0-11   alert or state (left), the turn mark beside it as above; this side's penalty
+                and the open call (right)
+    row 12-47   this side's time; in overtime a solid white field with the digits cut out of it
+    row 48-63   the same band: solid, reading YOUR TURN, when this side's clock runs
+
 After a game, a panel may show the hall's score link as a QR code instead (`score_screen.py`);
 before one, a self-test's screens (`selftest_screen.py`).
 
@@ -38,6 +47,10 @@ POINTER = ((0, 2), (5, 6), (0, 10))
 CALL_LINE = 10
 #: how far the top left text moves right when this side's turn mark is beside it
 MARK_ROOM = 8
+#: the large-digits face's font sizes, largest first: the first whose time fits the panel's width
+LARGE_SIZES = (50, 44, 40, BIG)
+#: the rows of the large face's time field (filled in overtime)
+LARGE_FIELD = (12, 47)
 
 
 STATE_WORDS = {State.READY: "READY", State.PAUSED: "STOPPED", State.RUNNING: "", State.ENDED: "FINAL"}
@@ -218,6 +231,8 @@ def render(view, panel, shift=(0, 0)):
         from .score_screen import draw_code  # segno is loaded only once a code is shown
 
         return draw_code(view, panel)
+    if panel.large:
+        return _render_large(view, panel, shift)
     mine = view.side(side)
     image = Image.new("1", (panel.width, panel.height), 0)
     draw = ImageDraw.Draw(image)
@@ -234,10 +249,54 @@ def render(view, panel, shift=(0, 0)):
     if mine.pen:
         draw_text(image, (panel.width - 1 + dx, 46 + dy), f"-{mine.pen}", SMALL, anchor="rs")
 
-    text, solid = band_text(view, side)
+    _draw_band(image, draw, view, panel, shift)
+    return image
+
+
+def _draw_band(image, draw, view, panel, shift):
+    dx, dy = shift
+    text, solid = band_text(view, panel.faces)
     if solid:
         draw.rectangle((0, BAND_TOP + 1 + dy, panel.width - 1, panel.height - 1), fill=1)
     draw_text(
         image, (panel.width // 2 + dx, BAND_TOP + 8 + dy), text, SMALL, fill=0 if solid else 1, anchor="mm"
     )
+
+
+def large_size(shown, width):
+    """The font size of the large face's time `shown`: the largest of `LARGE_SIZES` it fits
+    `width` pixels in (less a pixel each side)."""
+    return next((size for size in LARGE_SIZES if font(size).getlength(shown) <= width - 2), LARGE_SIZES[-1])
+
+
+def _render_large(view, panel, shift):
+    """The large-digits face (see the module's docstring): own time only, the turn as ever (the
+    pointer at the top left, the band), overtime a solid field behind the digits."""
+    side = panel.faces
+    mine = view.side(side)
+    image = Image.new("1", (panel.width, panel.height), 0)
+    draw = ImageDraw.Draw(image)
+    dx, dy = shift
+    small = font(SMALL)
+    right = " ".join(word for word in (call_mark_text(view), f"-{mine.pen}" if mine.pen else None) if word)
+    room = (MARK_ROOM if view.run == side else 0) + (6 + small.getlength(right) if right else 0)
+    left = _fit(top_left_text(view), panel.width - room, small)
+    draw_text(image, (dx + (MARK_ROOM if view.run == side else 0), dy), left, SMALL)
+    if right:
+        draw_text(image, (panel.width - 1 + dx, dy), right, SMALL, anchor="ra")
+    if view.run == side:  # the turn mark alone: no opponent's time here to point at
+        draw.polygon([(dx + x, dy + y) for x, y in POINTER], fill=1)
+    over = mine.shown.startswith("-")  # overtime: the field lit, the digits dark in it
+    if over:
+        draw.rectangle((0, LARGE_FIELD[0] + dy, panel.width - 1, LARGE_FIELD[1] + dy), fill=1)
+    size = large_size(mine.shown, panel.width)
+    draw_text(
+        image,
+        (panel.width // 2 + dx, LARGE_FIELD[1] + dy),
+        mine.shown,
+        size,
+        fill=0 if over else 1,
+        anchor="ms",
+    )
+    _draw_band(image, draw, view, panel, shift)
     return image

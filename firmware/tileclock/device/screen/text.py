@@ -17,11 +17,13 @@ BIG, SMALL = 34, 12  # font sizes: 34 px gives 24 px tall digits
 
 @dataclass(frozen=True)
 class Panel:
-    """One screen: which side it faces, and how it is mounted."""
+    """One screen: which side it faces, and how it is mounted; `large`: the large-digits face, for
+    a player with low vision (face.py)."""
 
     faces: str = "A"
     width: int = WIDTH
     height: int = HEIGHT
+    large: bool = False
 
 
 #: Aileron Regular (CC0), the subset Pillow 10.1+ embeds as its default scalable font, shipped here
