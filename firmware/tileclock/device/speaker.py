@@ -202,8 +202,11 @@ class Speaker:
 
     def note(self, record):
         """A record the clock made: say what it calls for."""
+        sides = self.sides
+        if not sides:  # nobody hears (the service's speaker with speech off): not even a look
+            return
         t0_ns = self.clock.t0_ns
-        for item in merged(said(record.as_dict(), self.sides)):
+        for item in merged(said(record.as_dict(), sides)):
             self._give(item, t0_ns + item.t_ms * NS_PER_MS)
 
     def tick(self, now_ns):
