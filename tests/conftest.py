@@ -5,6 +5,7 @@ import inspect
 import io
 import os
 import shutil
+import sys
 import uuid
 
 import pytest
@@ -17,6 +18,9 @@ from tileclock.wire.protocol import unframe
 
 # pytester: a test of the suite's own set-up runs pytest on a file it writes (test_style.py)
 pytest_plugins = ["pytester"]
+# the fixtures and helpers the test modules share (tests/support/): their asserts say what they
+# saw, as a test module's do
+pytest.register_assert_rewrite("support")
 
 #: The most examples a hypothesis test runs in `make test` (and `make mutation`), whatever it asks
 #: for with `examples(N)`; `make test-slow` (the `slow` profile) runs each such test's whole N.
@@ -76,15 +80,23 @@ def _names(thing):
 
 
 def _module_starters(module, cache={}):  # noqa: B006  (a cache by module, on purpose)
-    """The names of `module`'s own functions and classes that start child processes, directly or
-    through another of them."""
+    """The names of `module`'s own functions and classes (and those it takes from tests/support/)
+    that start child processes, directly or through another of them."""
     if module.__name__ not in cache:
-        uses = {
-            name: _names(value)
+        # its own, and those it takes from tests/support/ (shared by several test modules)
+        helpers = {
+            name: value
             for name, value in vars(module).items()
-            if (inspect.isfunction(value) or inspect.isclass(value)) and value.__module__ == module.__name__
+            if (inspect.isfunction(value) or inspect.isclass(value))
+            and (value.__module__ == module.__name__ or value.__module__.startswith("support."))
         }
-        starters = set(STARTS_CHILDREN)
+        uses = {name: _names(value) for name, value in helpers.items()}
+        starters = set(STARTS_CHILDREN) | {
+            name  # a shared helper that starts them by its own module's reckoning
+            for name, value in helpers.items()
+            if value.__module__ != module.__name__
+            and value.__name__ in _module_starters(sys.modules[value.__module__])
+        }
         while True:  # a helper that calls a helper that starts one
             more = {name for name, used in uses.items() if name not in starters and used & starters}
             if not more:

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import tap
 from hall_helpers import Stepping, closed_after, wait_for
-from test_hall import Clocks, director, settle
+from support.halls import Clocks, director, settle
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.director.event.players import TablePlayers
 from tileclock.director.hall.audit_read import read

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import tap
 from hall_helpers import wait_for
-from test_hall import Clocks, director, settle
+from support.halls import Clocks, director, settle
 from tileclock.bench.fault_proxy import FaultProxy
 from tileclock.bench.hall import count_on_disk
 from tileclock.device.links import hall_client

@@ -21,7 +21,7 @@ import pytest
 
 from conftest import BROKER_USERS, tap
 from hall_helpers import wait_for
-from test_hall import Clocks, director, settle
+from support.halls import Clocks, director, settle
 from test_hall_chaos import adjusts, every_record_once
 from tileclock.bench import netns as netns_module
 from tileclock.bench.fault_proxy import FaultProxy

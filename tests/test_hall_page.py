@@ -6,7 +6,7 @@ import time
 import pytest
 
 from hall_helpers import pages_question, wait_for
-from test_hall import CLOCKS, Clocks, director, settle
+from support.halls import CLOCKS, Clocks, director, settle
 from tileclock.cli.director_commands import draw_panel
 from tileclock.director.pages.web import HallPage
 

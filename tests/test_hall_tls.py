@@ -420,7 +420,7 @@ def test_tileclock_hall_without_tls_ca_and_nothing_on_the_plain_port_says_give_t
 def test_a_clock_in_the_clear_beside_tls_ones_is_named_on_the_page(broker, tmp_path):
     """`hall-setup --plain`: a clock without tls_ca on the plain port is marked on its board and
     named in the page's header; the director and a clock with the CA are not."""
-    from test_hall import director
+    from support.halls import director
 
     plain = replace(hall_config(broker, "c1"), port=broker.port, tls_ca=None)
     clocks = [

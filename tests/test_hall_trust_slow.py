@@ -12,7 +12,7 @@ import time
 import pytest
 
 from conftest import BROKER_USERS
-from test_hall import Clocks, director, settle
+from support.halls import Clocks, director, settle
 from test_hall_page_guard import Feed
 from tileclock.director.pages import guard
 from tileclock.director.pages.web import MAX_CONNECTIONS, HallPage

@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 
 from hall_helpers import hall_config, pages_question, wait_for
-from test_hall import Clocks, director, settle
+from support.halls import Clocks, director, settle
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime

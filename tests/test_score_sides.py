@@ -15,7 +15,7 @@ import pytest
 
 from conftest import tap
 from hall_helpers import page_post, page_request, wait_for
-from test_hall import Clocks, director, settle
+from support.halls import Clocks, director, settle
 from test_score_code import scanned
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.director.event import entries

@@ -12,7 +12,7 @@ import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS
 from hall_helpers import Listener, Spectator, wait_for
-from test_hall import Clocks
+from support.halls import Clocks
 from tileclock.clock.history import record_instant_ns
 from tileclock.clock.timecode import NS_PER_MS, format_clock
 from tileclock.device.assembly import SIM_EPOCH_NS
