@@ -18,7 +18,7 @@ import pytest
 from conftest import BROKER_USERS, tap
 from hall_helpers import Stepping, closed_after, hall_config, pages_question, wait_for
 from support.halls import Clocks, director, settle
-from test_round_control import AT_14, UTC
+from support.round_hall import AT_14, UTC
 from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.device.timesync import virtual_wall

@@ -3,31 +3,26 @@ the boards that take part, through a real mosquitto to simulated clocks in virtu
 a wall clock of its own; what the page then says of the round, in Debian's chromium; and the
 start's words checked before anything is sent."""
 
-import datetime
 import json
 import os
 import re
-import threading
-from dataclasses import replace
 
 import pytest
 
-from hall_helpers import hall_config, pages_question, wait_for
-from support.halls import Clocks, director, settle
-from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
-from tileclock.device.config_schema import Config
-from tileclock.device.hardware.virtual import VirtualTime
-from tileclock.device.timesync import virtual_wall
+from hall_helpers import pages_question, wait_for
+from support.halls import settle
+from support.round_hall import (
+    AT_14,
+    UTC,
+    S,
+    control,
+    hall,  # noqa: F401  (the fixture: three school clocks, the hall, its page)
+)
+from tileclock.clock.timecode import NS_PER_MS
 from tileclock.director.hall import audit, audit_read
 from tileclock.director.hall.round_control import LEAD_S, RoundControl
 from tileclock.director.pages.board_routes import round_step_as, unwritten
 from tileclock.director.pages.web import COMMAND_HEADER, HallPage
-from tileclock.sim.simulator import Simulator
-
-#: 2025-11-25 14:00:00 UTC, in ms since 1970
-AT_14 = 1_764_079_200_000
-UTC = datetime.UTC
-S = NS_PER_S
 
 
 class Feed:
@@ -42,10 +37,6 @@ class Feed:
 
     def snapshot(self):
         return {"boards": self.boards}
-
-
-def control(feed, now_ms=AT_14 - 60_000):
-    return RoundControl(feed, now_ns=lambda: now_ms * 1_000_000, zone=UTC)
 
 
 def test_a_start_names_its_time_of_day_and_its_boards():
@@ -81,45 +72,7 @@ def test_a_start_that_cannot_be_is_said_and_nothing_is_sent(start, boards, said)
     assert feed.sent == []
 
 
-class WallClocks(Clocks):
-    """Simulated clocks on the broker, each booted at its own instant before 14:00: clock `cN`'s
-    wall clock reads 14:00 when its monotonic clock has run N minutes. Each at a fresh game."""
-
-    def start(self, clock):
-        config = replace(
-            Config(clock_id=clock, board=clock, rules="school"), hall=hall_config(self.broker, clock)
-        )
-        minutes = int(clock[1:])
-        virtual = VirtualTime(0)
-        wall = virtual_wall(AT_14 - minutes * 60_000, virtual)
-        return Simulator(
-            config, state_dir=str(self.tmp_path / clock), refresh_on_ticks=False, time=virtual, wall=wall
-        )
-
-
-@pytest.fixture
-def hall(broker, tmp_path):
-    clocks = WallClocks(broker, tmp_path)
-    for sim in clocks.sims.values():
-        sim.run_to(10 * S)
-    feed = director(broker, tmp_path / "records")
-    wait_for(lambda: (clocks.pump(), feed.step(0.01), len(feed.boards) == 3)[-1], what="every board heard")
-    settle(feed, clocks, "the first records")
-    stop = threading.Event()
-    stepper = threading.Thread(target=feed.run, args=(stop.is_set,), daemon=True)
-    stepper.start()
-    server = HallPage(feed, port=0)
-    server.rounds = control(feed, AT_14 - 30_000)  # this laptop's time: 13:59:30
-    server.start()
-    yield clocks, feed, server
-    stop.set()
-    stepper.join(5)
-    server.close()
-    feed.close()
-    clocks.close()
-
-
-def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_clock(hall, page):
+def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_clock(hall, page):  # noqa: F811  (the fixtures imported from their module)
     clocks, feed, server = hall
     page.goto(server.address)
     page.locator(".board").nth(2).wait_for()
@@ -178,7 +131,7 @@ def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_cloc
         assert ended(clock)[0]["by"] == over["id"] and ended(clock)[0]["reason"] == "round_over"
 
 
-def test_a_start_the_page_refuses_sends_nothing(hall, page):
+def test_a_start_the_page_refuses_sends_nothing(hall, page):  # noqa: F811  (the fixtures imported from their module)
     clocks, feed, server = hall
     answer = page.context.request.post(
         server.address + "api/round/start",
@@ -191,7 +144,7 @@ def test_a_start_the_page_refuses_sends_nothing(hall, page):
 
 
 @pytest.mark.parametrize("number", ["\u00b2", "\u0663", "1" * 10])
-def test_a_round_number_in_other_digits_is_refused_in_words(hall, page, number):
+def test_a_round_number_in_other_digits_is_refused_in_words(hall, page, number):  # noqa: F811  (the fixtures imported from their module)
     """`str.isdigit` takes a superscript two, which `int` refuses: a 400 in words, not a 500."""
     clocks, feed, server = hall
     answer = page.context.request.post(
@@ -294,7 +247,7 @@ def said_503(error):
 def test_a_round_file_the_disk_refuses_leaves_no_line_nor_command_and_is_named(tmp_path, step):
     """The audit line was written first: a 503 then said the audit trail could not be written
     (it had been), and the trail kept a round step never sent."""
-    hall = AuditedHall(tmp_path)
+    hall = AuditedHall(tmp_path)  # noqa: F811  (a hall of its own, not the imported fixture)
     if step == "over":
         round_step_as(hall, "page-1a", None, "start", 3, "14:00", "1")
     trail = tmp_path / "audit.log"
@@ -309,7 +262,7 @@ def test_a_round_file_the_disk_refuses_leaves_no_line_nor_command_and_is_named(t
 
 
 def test_a_round_file_refused_after_its_line_is_followed_by_not_sent(tmp_path, monkeypatch):
-    hall = AuditedHall(tmp_path)
+    hall = AuditedHall(tmp_path)  # noqa: F811  (a hall of its own, not the imported fixture)
 
     def refused(*_args):
         raise OSError(28, "No space left on device")
@@ -333,7 +286,7 @@ def test_a_round_file_refused_after_its_line_is_followed_by_not_sent(tmp_path, m
 def test_after_a_restart_a_rounds_start_is_answered_only_by_the_clocks_it_was_sent_to(tmp_path):
     """The trail's line says `all`: read back alone, any clock could write "applied" for a start
     never sent to it; round.json names the clocks, and the restarted hall keeps to them."""
-    hall = AuditedHall(tmp_path)
+    hall = AuditedHall(tmp_path)  # noqa: F811  (a hall of its own, not the imported fixture)
     line = round_step_as(hall, "page-1a", None, "start", 3, "14:00", "1")
     (started,) = audit_read.read(str(tmp_path))
     feed = Feed()
