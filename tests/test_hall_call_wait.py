@@ -11,7 +11,7 @@ import pytest
 
 from conftest import BROKER_USERS
 from hall_helpers import wait_for
-from test_hall_calls import call_from, hall  # noqa: F401  (the fixture: two clocks, the feed and the page)
+from support.call_hall import call_from, hall  # noqa: F401  (the fixture: two clocks, the feed and the page)
 from tileclock.director.hall.board import Board
 from tileclock.wire.protocol import frame
 

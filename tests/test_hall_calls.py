@@ -4,102 +4,27 @@ The clock's side of a call: tests/test_calls.py. In Chromium: tests/test_hall_pa
 """
 
 import glob
-import http.client
 import json
 import os
 import re
-from urllib.parse import urlencode
-
-import pytest
 
 from conftest import tap
-from hall_helpers import Stepping, closed_after, wait_for
-from support.halls import Clocks, director, settle
+from hall_helpers import wait_for
+from support.call_hall import (
+    Hall,
+    call_from,
+    hall,  # noqa: F401  (the fixture: two clocks, the feed and the page)
+)
+from support.halls import settle
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.director.event.players import TablePlayers
 from tileclock.director.hall.audit_read import read
-from tileclock.director.pages.app import COMMAND_HEADER
 from tileclock.director.pages.web import HallPage
 
 S = 1_000_000_000
 
 
-class Hall:
-    """Two clocks on the broker, the director's feed stepping in its thread, and the page."""
-
-    def __init__(self, broker, tmp_path):
-        self.broker, self.folder = broker, tmp_path / "records"
-        #: the hall's time of day (ms), virtual: the simulated clocks' wall clocks start at SIM_EPOCH_NS
-        self.now_ms = SIM_EPOCH_NS // 1_000_000
-        self.clocks = Clocks(broker, tmp_path, ids=("c1", "c2"))
-        self.clocks.play(2)
-        self.start()
-
-    def start(self):
-        self.feed = director(self.broker, self.folder, wall=lambda: self.now_ms / 1000)
-        settle(self.feed, self.clocks, "the first records")
-        self.stepper = Stepping(self.feed)
-        self.page = HallPage(self.feed, port=0).start()
-        # a browser tab's session, as the page gives it its cookie: it names the tab's commands
-        self.tabs = {}
-        self.label = self.tab("first")
-
-    def close(self):
-        self.stepper.stop()
-        self.page.close()
-        self.feed.close()
-
-    def tab(self, name):
-        """The label of browser tab `name`'s session (opened as the page opens one at its first page)."""
-        if name not in self.tabs:
-            self.tabs[name] = self.page.sessions.open()
-        return self.tabs[name][1]
-
-    def post(self, path, form, tab="first"):
-        """A command as the page's script sends it from tab `tab`: its header, its Origin, its
-        session's cookie."""
-        self.tab(tab)
-        host = f"127.0.0.1:{self.page.port}"
-        body = urlencode(form)
-        headers = {"Host": host, "Origin": f"http://{host}", COMMAND_HEADER: "1"}
-        headers["Cookie"] = f"tileclock-director={self.tabs[tab][0]}"
-        headers.update(
-            {"Content-Type": "application/x-www-form-urlencoded", "Content-Length": str(len(body))}
-        )
-        connection = http.client.HTTPConnection("127.0.0.1", self.page.port, timeout=10)
-        connection.request("POST", path, body, headers)
-        answer = connection.getresponse()
-        return answer.status, answer.read().decode()
-
-    def get(self, path):
-        connection = http.client.HTTPConnection("127.0.0.1", self.page.port, timeout=10)
-        connection.request("GET", path, headers={"Host": f"127.0.0.1:{self.page.port}"})
-        return json.loads(connection.getresponse().read())
-
-    def board(self, clock):
-        return next((b for b in self.feed.snapshot()["boards"] if b["clock"] == clock), None)
-
-    def clock_records(self, clock):
-        self.clocks.pump()
-        return self.clocks.sims[clock].journal.records()
-
-
-@pytest.fixture
-def hall(broker, tmp_path):
-    yield from closed_after(Hall(broker, tmp_path))
-
-
-def call_from(hall, clock):
-    """The board's players stop the clock and call the director (tap STOP three times)."""
-    clocks = hall.clocks
-    tap(clocks.sims[clock], "STOP", clocks.t[clock] + 1)
-    for t_s in (2, 2.5, 3):
-        tap(clocks.sims[clock], "STOP", clocks.t[clock] + t_s)
-    clocks.t[clock] += 8
-    clocks.sims[clock].uplink.pump()
-
-
-def test_a_call_reaches_the_page_is_answered_there_and_the_clock_shows_it(hall):
+def test_a_call_reaches_the_page_is_answered_there_and_the_clock_shows_it(hall):  # noqa: F811  (the fixtures imported from their module)
     call_from(hall, "c1")
     wait_for(lambda: (hall.board("c1") or {}).get("call"), what="the call on the page")
     board = hall.board("c1")
@@ -135,7 +60,7 @@ def test_a_call_reaches_the_page_is_answered_there_and_the_clock_shows_it(hall):
     assert [r["ev"] for r in history["recorded"]][:3] == ["call_answer", "call_answer", "call"]
 
 
-def test_an_open_call_survives_a_restart_of_the_director(hall):
+def test_an_open_call_survives_a_restart_of_the_director(hall):  # noqa: F811  (the fixtures imported from their module)
     call_from(hall, "c1")
     wait_for(lambda: (hall.board("c1") or {}).get("call"), what="the call on the page")
     seq = hall.board("c1")["call"]["seq"]
@@ -145,7 +70,7 @@ def test_an_open_call_survives_a_restart_of_the_director(hall):
     assert hall.board("c1")["call"]["seq"] == seq and hall.board("c1")["call"]["waited_ms"] >= 0
 
 
-def test_a_calls_wait_counts_from_its_raise_across_a_restart_of_the_hall_and_a_new_game(hall):
+def test_a_calls_wait_counts_from_its_raise_across_a_restart_of_the_hall_and_a_new_game(hall):  # noqa: F811  (the fixtures imported from their module)
     epoch_ms = SIM_EPOCH_NS // 1_000_000
     raised_s = hall.clocks.t["c1"] + 3.1  # the third tap, let go (0.1 s): c1's virtual time
     hall.now_ms = epoch_ms + int(raised_s * 1000)  # the laptop's time agrees with the clock's (chrony)
@@ -177,7 +102,7 @@ def test_a_calls_wait_counts_from_its_raise_across_a_restart_of_the_hall_and_a_n
     }
 
 
-def test_an_answer_for_a_board_with_no_such_call_open_is_refused_and_never_sent(hall):
+def test_an_answer_for_a_board_with_no_such_call_open_is_refused_and_never_sent(hall):  # noqa: F811  (the fixtures imported from their module)
     call_from(hall, "c1")
     wait_for(lambda: (hall.board("c1") or {}).get("call"), what="the call on the page")
     seq = hall.board("c1")["call"]["seq"]
@@ -217,7 +142,7 @@ def test_the_players_at_a_table_are_read_again_when_the_pairings_change(tmp_path
     assert "pairings.csv: the header must name" in players.pairings.problem
 
 
-def test_who_gave_b_a_minute_at_table_12_and_when_from_the_files_alone(hall, tmp_path):
+def test_who_gave_b_a_minute_at_table_12_and_when_from_the_files_alone(hall, tmp_path):  # noqa: F811  (the fixtures imported from their module)
     clocks = hall.clocks
     clocks.end_game("c1")
     clocks.open_game("c1")  # table 12's game: the table set before anyone presses
@@ -336,7 +261,7 @@ def test_the_audit_trail_reads_back_what_it_wrote_and_skips_what_is_not_a_line(t
     assert read(str(tmp_path / "nowhere")) == []
 
 
-def test_a_command_to_a_clock_that_is_offline_reads_as_lost_never_as_done(hall):
+def test_a_command_to_a_clock_that_is_offline_reads_as_lost_never_as_done(hall):  # noqa: F811  (the fixtures imported from their module)
     hall.clocks.sims["c2"].close()  # its uplink says offline as it goes
     wait_for(lambda: not hall.board("c2")["online"], what="c2 offline on the page")
     status, answer = hall.post("/api/board/c2/command", {"action": "adjust", "side": "B", "delta_s": "60"})
@@ -347,7 +272,7 @@ def test_a_command_to_a_clock_that_is_offline_reads_as_lost_never_as_done(hall):
     assert action["outcome"]["state"] == "not delivered" and "never got it" in action["outcome"]["reason"]
 
 
-def test_the_directors_end_and_new_game_from_the_page_each_audited_with_what_became_of_it(hall):
+def test_the_directors_end_and_new_game_from_the_page_each_audited_with_what_became_of_it(hall):  # noqa: F811  (the fixtures imported from their module)
     command = lambda action: hall.post("/api/board/c1/command", {"action": action})  # noqa: E731  (one line)
     assert command("new_game")[0] == 200  # sent; the clock refuses it: its game is in play
     wait_for(lambda: any(r["ev"] == "error" for r in hall.clock_records("c1")), what="the refusal")

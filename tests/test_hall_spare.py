@@ -10,7 +10,7 @@ import pytest
 
 from conftest import tap
 from hall_helpers import closed_after, wait_for
-from test_hall_calls import Hall
+from support.call_hall import Hall
 from tileclock.director.hall.audit_read import read
 from tileclock.director.records.history import iter_records
 
