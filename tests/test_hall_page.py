@@ -1,33 +1,12 @@
 """The director's page in a real headless chromium (Debian's), driven by Playwright: live, and its buttons work."""
 
-import threading
 import time
 
 import pytest
 
 from hall_helpers import pages_question, wait_for
-from support.halls import CLOCKS, Clocks, director, settle
-from tileclock.cli.director_commands import draw_panel
-from tileclock.director.pages.web import HallPage
-
-
-@pytest.fixture
-def hall(broker, tmp_path):
-    """Three simulated clocks, the director's feed stepping in a thread of its own, and the page."""
-    clocks = Clocks(broker, tmp_path)
-    feed = director(broker, tmp_path / "records")
-    clocks.play(2)
-    settle(feed, clocks, "the first records")
-    stop = threading.Event()
-    stepper = threading.Thread(target=feed.run, args=(stop.is_set,), daemon=True)
-    stepper.start()
-    page = HallPage(feed, port=0, draw_panel=draw_panel).start()
-    yield clocks, feed, page
-    stop.set()
-    stepper.join(5)
-    page.close()
-    feed.close()
-    clocks.close()
+from support.halls import CLOCKS
+from support.page_hall import hall  # noqa: F401  (the fixture: three clocks, the feed, the page)
 
 
 def stopped_on_the_page(clocks, page, clock):
@@ -45,7 +24,7 @@ def stopped_on_the_page(clocks, page, clock):
 
 
 @pytest.mark.slow  # a wall-clock bound: a loaded machine (or the other xdist worker) may miss it
-def test_a_record_reaches_the_page_within_a_second(hall, page):
+def test_a_record_reaches_the_page_within_a_second(hall, page):  # noqa: F811  (the fixtures imported from their module)
     clocks, _, server = hall
     page.goto(server.address)
     page.locator('.board[data-clock="c1"]').wait_for()
@@ -53,7 +32,7 @@ def test_a_record_reaches_the_page_within_a_second(hall, page):
     assert taken_s < 1.0
 
 
-def test_the_page_shows_every_board_live_and_its_game(hall, page):
+def test_the_page_shows_every_board_live_and_its_game(hall, page):  # noqa: F811  (the fixtures imported from their module)
     clocks, feed, server = hall
     requested = []
     page.on("request", lambda request: requested.append(request.url))
@@ -89,7 +68,7 @@ def test_the_page_shows_every_board_live_and_its_game(hall, page):
     assert image.ok and image.body()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_round_over_on_the_page_stops_every_clock(hall, page):
+def test_round_over_on_the_page_stops_every_clock(hall, page):  # noqa: F811  (the fixtures imported from their module)
     clocks, feed, server = hall
     page.goto(server.address)
     page.locator(".board").first.wait_for()
@@ -107,7 +86,7 @@ def test_round_over_on_the_page_stops_every_clock(hall, page):
     wait_for(lambda: page.locator(".board .badge", has_text="ENDED").count() == len(CLOCKS), what="all ended")
 
 
-def test_a_command_asks_in_the_pages_own_dialog_and_only_yes_sends_it(hall, page):
+def test_a_command_asks_in_the_pages_own_dialog_and_only_yes_sends_it(hall, page):  # noqa: F811  (the fixtures imported from their module)
     """The page draws its question (never the browser's `confirm`, which a decoy page or a
     browser hiding repeated prompts could answer): No has the focus, No and Escape send nothing,
     its Yes, named for the action, sends the command once."""

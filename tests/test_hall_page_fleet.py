@@ -3,7 +3,7 @@
 said on its card ("Board N: power supply too weak"), and the board's own page showing it all."""
 
 from hall_helpers import wait_for
-from test_hall_page import hall  # noqa: F401 - the fixture: three clocks, the feed, the page
+from support.page_hall import hall  # noqa: F401 - the fixture: three clocks, the feed, the page
 from tileclock.clock.timecode import NS_PER_S
 
 

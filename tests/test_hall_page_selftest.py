@@ -5,7 +5,7 @@ never tested. A board's own page starts it on that board alone."""
 
 from conftest import tap
 from hall_helpers import pages_question, wait_for
-from test_hall_page import hall  # noqa: F401 - the fixture: three clocks, the feed, the page
+from support.page_hall import hall  # noqa: F401 - the fixture: three clocks, the feed, the page
 from tileclock.clock.timecode import NS_PER_S
 
 
