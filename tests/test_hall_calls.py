@@ -226,7 +226,7 @@ def test_who_gave_b_a_minute_at_table_12_and_when_from_the_files_alone(hall, tmp
 
 
 def test_a_command_the_audit_trail_cannot_take_is_not_sent_and_a_bad_one_never_crashes(tmp_path):
-    from test_hall_page_guard import Feed
+    from support.feeds import Feed
 
     feed = Feed(tmp_path)
     server = HallPage(feed, port=0).start()

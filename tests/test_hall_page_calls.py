@@ -245,7 +245,7 @@ def test_one_session_script_for_every_page_and_the_banner_is_the_colour_the_guid
     assert css == "#6a1b9a"  # purple, as docs/hall.md says
     with open(os.path.join(os.path.dirname(__file__), "..", "docs", "hall.md")) as guide:
         assert "a purple banner at the top" in guide.read()
-    from test_hall_page_look import Feed
+    from support.fixed_feed import Feed
 
     server = HallPage(Feed([]), port=0).start()
     try:

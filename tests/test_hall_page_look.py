@@ -10,11 +10,11 @@ import io
 import json
 import os
 import re
-import time
 
 import pytest
 from PIL import Image, ImageChops
 
+from support.fixed_feed import Feed
 from tileclock.director.pages.web import HallPage
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
@@ -84,22 +84,6 @@ HALL = [
     board(8, "running", "A", ("15:00", 600_000), ("15:40", 560_000), waiting=3),
     board(11, "paused", None, ("-2:05", 1_625_000, 30), ("4:00", 1_260_000)),
 ]
-
-
-class Feed:
-    """The hall's feed, fixed: the page's whole input is `HALL`."""
-
-    version = 1
-
-    def __init__(self, boards):
-        self.boards = boards
-
-    def snapshot(self):
-        return {"version": 1, "connected": True, "down": None, "alerts": [], "boards": self.boards}
-
-    def wait_for_change(self, version, timeout_s):
-        time.sleep(min(timeout_s, 0.05))
-        return self.version
 
 
 #: the round started from the page: round 3 at 14:00:00 on every board

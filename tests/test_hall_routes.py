@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hall_helpers import form_headers, game_ended, hall_page
-from test_hall_page_guard import Feed
+from support.feeds import Feed
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.hall.audit import read
 from tileclock.director.pages import web

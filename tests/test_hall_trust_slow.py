@@ -12,8 +12,8 @@ import time
 import pytest
 
 from conftest import BROKER_USERS
+from support.feeds import Feed
 from support.halls import Clocks, director, settle
-from test_hall_page_guard import Feed
 from tileclock.director.pages import guard
 from tileclock.director.pages.web import MAX_CONNECTIONS, HallPage
 

@@ -16,7 +16,7 @@ from contextlib import redirect_stdout
 import pytest
 
 from hall_helpers import game_ended, hall_page, page_json, page_post, pages_question
-from test_hall_page_guard import Feed
+from support.feeds import Feed
 from tileclock.cli import main
 from tileclock.director.event.entries import (
     TOKEN_ALPHABET,

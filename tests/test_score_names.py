@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from hall_helpers import game_ended, hall_page, page_json
-from test_hall_page_guard import Feed
+from support.feeds import Feed
 from tileclock.cli import main
 from tileclock.clock.history import last_game
 from tileclock.director.event.entries import ScoreBook

@@ -11,7 +11,7 @@ from contextlib import redirect_stdout
 import pytest
 
 from hall_helpers import hall_page, page_json, wait_for
-from test_hall_page_guard import Feed
+from support.feeds import Feed
 from tileclock.cli import main
 from tileclock.cli.errors import UsageError
 from tileclock.cli.hall_checks import hall_round
