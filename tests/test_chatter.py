@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
-from test_properties import games
+from support.games import games
 from tileclock.clock.core import ButtonTiming, GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.timecode import NS_PER_MS

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import events, examples
-from test_properties import GAMES, play
+from support.games import GAMES, play
 from tileclock.clock import speech
 from tileclock.clock.speech import SpeechSetting, Utterance, parse_sides, said
 from tileclock.clock.timecode import format_clock
