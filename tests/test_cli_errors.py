@@ -6,7 +6,7 @@ The command line used to say every ValueError and OSError as the user's mistake,
 
 import pytest
 
-from test_mistakes import run
+from support.command_line import run
 from tileclock.cli.errors import BUG, MISTAKE, UsageError, given_by_the_user
 from tileclock.director.event.tfile import PairingsError
 

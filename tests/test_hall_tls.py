@@ -22,7 +22,7 @@ import pytest
 
 from conftest import BROKER_USERS, tap
 from hall_helpers import Spectator, hall_config, wait_for
-from test_mistakes import run
+from support.command_line import run
 from tileclock.cli import main
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS

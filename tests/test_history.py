@@ -150,7 +150,7 @@ def test_replay_of_a_game_played_under_a_changed_round_limit_counts_down_that_li
 def test_replay_of_a_game_under_a_rules_setting_it_does_not_know_says_so_in_words(tmp_path, changes):
     """A `new_game` naming a rules setting this version does not know (a newer clock's, or a damaged
     record) is refused by replay with the setting named, never a traceback."""
-    from test_mistakes import run
+    from support.command_line import run
 
     clock = GameClock(PROFILES["naspa"])
     records = clock.new_game(0) + clock.edge("B", True, 10**9) + clock.edge("B", False, 10**9 + 10**8)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from test_mistakes import OPTIONS, WORDS, run
+from support.command_line import OPTIONS, WORDS, run
 from tileclock.cli.parser import build_parser
 
 #: a mistake must be met within this (a command that starts running instead would run on)

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
+from support.command_line import run
 from support.games import games, play
-from test_mistakes import run
 from tileclock.clock.core import ButtonTiming, GameClock
 from tileclock.clock.history import split_games, view_at
 from tileclock.clock.rules import PROFILES
