@@ -7,7 +7,7 @@ import threading
 import time
 
 from cable import Plug
-from test_collect import journal_of
+from support.collecting import journal_of
 from tileclock.bench.director import fleet, resend_catch_up
 from tileclock.director.follow.collect import collect
 from tileclock.director.follow.table import Row, Snapshot, screen_lines

@@ -7,7 +7,7 @@ import time
 
 from cable import Cable
 from conftest import tap
-from test_collect import FakeClock
+from support.collecting import FakeClock
 from tileclock.cli import main
 from tileclock.clock.timecode import NS_PER_S, parse_clock
 from tileclock.device.config_schema import Config

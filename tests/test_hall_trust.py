@@ -13,13 +13,11 @@ import pytest
 from conftest import BROKER_USERS
 from hall_helpers import wait_for
 from support.halls import Clocks, director, settle
+from support.twin_clocks import X_GAME, Y_GAME, game_lines, journal_of
 from tileclock.bench.hall import count_on_disk
-from tileclock.device.config_schema import Config
 from tileclock.director.follow import clocklog
 from tileclock.director.follow.store import RecordStore
 from tileclock.director.hall import disk as hall_disk
-from tileclock.sim.script import parse_script
-from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import frame, unframe
 
 
@@ -232,7 +230,8 @@ def test_a_results_row_the_disk_cut_off_is_made_whole_from_the_game_file(tmp_pat
 
 
 def test_collect_refuses_the_same_poison_on_a_serial_line_and_goes_on(tmp_path):
-    from test_collect import FakeClock, Plug, journal_of, poll_until
+    from cable import Plug
+    from support.collecting import FakeClock, journal_of, poll_until
     from tileclock.director.follow.collect import ClockFeed
 
     lines = journal_of()
@@ -255,25 +254,12 @@ def test_collect_refuses_the_same_poison_on_a_serial_line_and_goes_on(tmp_path):
     plug.pull()
 
 
-def game_lines(outdir, clock_id):
-    """Every framed line in `clock_id`'s files under `outdir` (its games and what came before them)."""
-    lines = []
-    for folder in sorted(outdir.glob("board-*")):
-        for path in sorted(folder.glob(f"*-{clock_id}.log")):
-            lines += path.read_text().splitlines()
-    return lines
-
-
 def by_turns(first, second, lead=0):
     """Two clocks' lines as they arrive while both run: `lead` of the first, then one of each."""
     mixed, rest = list(first[:lead]), list(first[lead:])
     for index in range(max(len(rest), len(second))):
         mixed += rest[index : index + 1] + second[index : index + 1]
     return mixed
-
-
-X_GAME = "0 press B\n10 press A\n25 press B\n31 press A\n40 press STOP\n45 hold STOP 2.5\n48 press STOP\n"
-Y_GAME = "0 press A\n3 press B\n7 press A\n12 press B\n20 press STOP\n22 hold STOP 2.5\n26 press STOP\n"
 
 
 @pytest.mark.parametrize("lead", [0, 3])
@@ -321,19 +307,6 @@ def test_two_clocks_with_one_id_on_the_broker_are_loud_and_kept_apart(broker, tm
     assert any("TWO CLOCKS ARE RUNNING WITH THIS ID" in text for _, text in feed.store.notices)
     assert game_lines(tmp_path / "records", "c1") == first
     assert game_lines(tmp_path / "records", "c1_r2") == second
-
-
-def journal_of(script, boot_id=None):
-    """The framed lines clock c1 makes playing `script` on a journal of its own (a card); its boot
-    id its own unless given (two clocks on one machine share the kernel's)."""
-    sim = Simulator(Config(clock_id="c1"), refresh_on_ticks=False, boot_id=boot_id)
-    parsed = parse_script(script)
-    for t_ns, button, down in parsed.edges:
-        sim.set_button(button, down, t_ns)
-    sim.finish(parsed.end_ns)
-    lines = list(sim.journal.lines)
-    sim.close()
-    return lines
 
 
 GAME = "0 press B\n10 press A\n25 press B\n30 press STOP\n40 hold STOP 2.5\n43 press STOP\n"
