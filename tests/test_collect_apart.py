@@ -12,7 +12,7 @@ import pytest
 
 from cable import Cable, Plug
 from hall_helpers import wait_for
-from test_collect import GAME, journal_of
+from support.collecting import GAME, journal_of
 from tileclock.cli import main
 from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
@@ -262,8 +262,8 @@ def test_a_line_flipping_between_clocks_cannot_flood_the_notices(tmp_path, monke
 def test_two_clocks_with_one_id_on_two_ports_at_once_are_loud_and_kept_apart(tmp_path):
     """Two cards given one `[clock] id`, both on, each on its own port, their records by turns:
     nothing dropped, each clock's games in files of their own, and the director told."""
-    from test_hall_trust import X_GAME, Y_GAME, game_lines
-    from test_hall_trust import journal_of as c1_journal
+    from support.twin_clocks import X_GAME, Y_GAME, game_lines
+    from support.twin_clocks import journal_of as c1_journal
 
     out = tmp_path / "out"
     plugs = [Plug(str(tmp_path), f"ttyUSB{n}") for n in (0, 1)]
@@ -298,8 +298,8 @@ def test_two_clocks_with_one_id_on_two_ports_at_once_are_loud_and_kept_apart(tmp
 def test_a_second_clock_with_one_id_and_one_boot_id_on_another_port_far_behind_is_kept(tmp_path):
     """Two simulated clocks on one machine share the kernel's boot id; the first is past the last
     records a log compares (RECENT), so the second's start is not a repeat: it is another port's."""
-    from test_hall_trust import Y_GAME, game_lines
-    from test_hall_trust import journal_of as c1_journal
+    from support.twin_clocks import Y_GAME, game_lines
+    from support.twin_clocks import journal_of as c1_journal
 
     long_game = "".join(f"{2 * n} press {'BA'[n % 2]}\n" for n in range(300))
     first, second = c1_journal(long_game, "one-machine"), c1_journal(Y_GAME, "one-machine")
