@@ -1,37 +1,15 @@
 """`tileclock doctor`: plain findings and fixes, on a Pi or off one."""
 
-import errno
 import os
 import pwd
 
 import pytest
 
 from cable import Plug
+from support.doctor import FakeSMBus, by_what, fake_commands
 from tileclock.cli import main
 from tileclock.device import doctor
 from tileclock.device.doctor import FAIL, OK, WARN, check_wall_clock, run_checks
-
-
-class FakeSMBus:
-    """An I2C bus where only 0x3C answers."""
-
-    def __init__(self, port):
-        self.port = port
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def read_byte(self, address):
-        if address != 0x3C:
-            raise OSError(errno.EREMOTEIO, "Remote I/O error")
-        return 0
-
-
-def by_what(checks):
-    return {check.what: check for check in checks}
 
 
 @pytest.fixture(autouse=True)
@@ -52,16 +30,6 @@ def test_off_a_pi_it_says_plainly_what_it_could_not_find(tmp_path, capsys):
     assert "FAIL  serial port: /dev/ttyNOPE" in out
     assert "ok    state directory" in out
     assert out.strip().endswith("problem(s) found")
-
-
-def fake_commands(folder, monkeypatch, **scripts):
-    """Put shell scripts named after system commands (`timedatectl`, `systemctl`) first on the PATH."""
-    folder.mkdir(exist_ok=True)
-    for name, body in scripts.items():
-        path = folder / name
-        path.write_text(f"#!/bin/sh\n{body}\n")
-        path.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
 
 
 SERVICE_UP = 'case "$1" in is-active) echo active;; is-enabled) echo enabled;; esac'

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from test_doctor import FakeSMBus, by_what, fake_commands
+from support.doctor import FakeSMBus, by_what, fake_commands, fresh_card
 from tileclock.device import doctor
 from tileclock.device.config import load_config
 from tileclock.device.config_schema import Config, HallConfig
@@ -18,20 +18,7 @@ from tileclock.device.identity import hardware_clock_id
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTALL = os.path.join(HERE, "systemd", "install.sh")
-SERIAL = "Serial\t\t: 10000000a3b2c1d0\n"
 CORE_FIXED = "core_freq=250\ncore_freq_min=250\narm_freq=1200\n"
-
-
-def fresh_card(root, model="Raspberry Pi 3 Model B Rev 1.2"):
-    """A Pi OS Bookworm card as Raspberry Pi Imager writes it, seen from the Pi running it."""
-    boot = root / "boot" / "firmware"
-    boot.mkdir(parents=True)
-    (boot / "config.txt").write_text("dtparam=audio=on\n#dtparam=i2c_arm=on\n[cm4]\notg_mode=1\n[all]\n")
-    (boot / "cmdline.txt").write_text("console=serial0,115200 console=tty1 root=PARTUUID=1 rootwait\n")
-    (root / "proc" / "device-tree").mkdir(parents=True)
-    (root / "proc" / "device-tree" / "model").write_text(model + "\x00")
-    (root / "proc" / "cpuinfo").write_text(f"processor\t: 0\n{SERIAL}Model\t\t: {model}\n")
-    return root
 
 
 def install_onto(root):
@@ -141,7 +128,7 @@ def test_a_config_holding_the_hall_password_readable_by_everyone_is_a_warning(tm
 def test_a_config_the_user_may_not_read_says_how_to_be_let_in(tmp_path):
     """0640 root:tileclock keeps the hall's password from other users: doctor run by one of them
     says so, and names the group (or sudo), not `edit the file`."""
-    from test_storage_faults import as_service_user
+    from support.service_user import as_service_user
 
     config = tmp_path / "config.toml"
     config.write_text('[hall]\nbroker = "10.0.0.1"\npassword = "s3cret"\n')

@@ -7,8 +7,7 @@ import pytest
 
 from conftest import tap
 from panel_ram import ControllerRAM
-from test_doctor import by_what
-from test_doctor_pi import fresh_card
+from support.doctor import by_what, fresh_card
 from tileclock.bench.service import press_latencies
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.config import ConfigError, parse_config
