@@ -19,6 +19,7 @@ import tempfile
 import pytest
 
 from conftest import charged, events, tap, used_at_switches
+from support.service_user import ROOT, as_service_user
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config_schema import Config
 from tileclock.device.doctor import FAIL, OK, check_state_dir
@@ -29,7 +30,6 @@ from tileclock.sim.simulator import Simulator
 from tileclock.wire.protocol import unframe
 
 S = NS_PER_S
-ROOT = os.geteuid() == 0
 
 
 class Card:
@@ -188,14 +188,6 @@ def test_a_clock_started_on_a_read_only_card_takes_its_game_up_and_writes_when_i
 
 
 # --- tileclock run itself, as the service user
-
-
-def as_service_user(command):
-    """`command` run as a user that cannot write where its permissions say so: when root (which
-    writes anywhere), root without the capabilities that override file permissions."""
-    if not ROOT:
-        return command
-    return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--", *command]
 
 
 def run_clock(state_dir, folder):
