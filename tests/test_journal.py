@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import charged, examples, tap, used_at_switches
+from support.journals import S, ended_games, play, reframed, rich_game, write_game
 from tileclock.bench.history import make_history, sample_game
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config_schema import Config
@@ -23,33 +24,6 @@ from tileclock.device.journal.retention import Retention
 from tileclock.sim.simulator import Simulator
 from tileclock.wire import segments
 from tileclock.wire.protocol import unframe
-
-S = NS_PER_S
-GAME = ((0, "B"), (10, "A"), (20, "B"))
-
-
-def play(journal, presses=GAME, end=False, time=None, boot_id=None):
-    """Play a game on a clock with `journal` (its records sent on the line); `end` ends it and opens
-    the next. Returns the lines sent; the clock is closed cleanly."""
-    time = time or VirtualTime()
-    start = time()
-    sim = Simulator(Config(), journal=journal, time=time, boot_id=boot_id)
-    for t_s, button in presses:
-        sim.set_button(button, True, start + t_s * S)
-        sim.set_button(button, False, start + t_s * S + S // 10)
-    if end:
-        sim.set_button("STOP", True, start + 30 * S)
-        sim.set_button("STOP", False, start + 30 * S + S // 10)
-        sim.set_button("STOP", True, start + 31 * S)  # end the game: hold, let go, confirm...
-        sim.set_button("STOP", False, start + 34 * S)
-        sim.set_button("STOP", True, start + 35 * S)
-        sim.set_button("STOP", False, start + 35 * S + S // 10)
-        sim.set_button("STOP", True, start + 36 * S)  # ...then open the next: one hold
-        sim.set_button("STOP", False, start + 39 * S)
-    sim.finish(start + 40 * S)
-    lines = sim.serial_lines()
-    sim.close()
-    return lines
 
 
 def seqs(lines):
@@ -371,16 +345,6 @@ def test_a_full_card_keeps_records_in_memory_bounded_and_says_which_were_given_u
     assert f"journal {folder}: the disk takes records again" in caplog.text
 
 
-def ended_games(folder, count, retention):
-    """`count` games played and ended, each by a clock started afresh on `folder` (the next game
-    opened); returns the last start's journal and the segments' first seqs."""
-    journal = Journal.open(folder, retention=retention)
-    for _ in range(count):
-        play(journal, end=True)
-        journal = Journal.open(folder, retention=retention)
-    return journal, segments.list_segments(folder)
-
-
 def test_finished_games_go_oldest_first_once_the_director_holds_them(tmp_path):
     folder, tiny = str(tmp_path / "journal"), Retention(keep_days=365, keep_mb=1)
     journal, firsts = ended_games(folder, 3, tiny)
@@ -656,39 +620,6 @@ def test_the_commit_interval_is_read_from_the_mount(tmp_path):
 
 # --- records that pass every check but cannot be played back
 
-_RICH = {}
-
-
-def rich_game():
-    """The lines of one game that uses every kind of record a game holds (a set, a late start and
-    an arrival, switches, an ignored press, checkpoints, overtime and its penalty, a correction, an
-    end and a reopen), still running at its last record; made once."""
-    if not _RICH:
-        import tempfile
-
-        from tileclock.wire.protocol import with_crc
-
-        folder = os.path.join(tempfile.mkdtemp(prefix="tileclock-rich-"), "journal")
-        sim = Simulator(
-            Config(), journal=Journal.open(folder), time=VirtualTime(0, "boot-1"), checkpoints=True
-        )
-        sim.send(with_crc("set wall=1800000000000 round=3 table=T4 A=1:00 B=1:00"), 0)
-        sim.send(with_crc("late B"), 1 * S)
-        for button, t_s in (("B", 5), ("B", 6), ("A", 16), ("B", 26), ("B", 27), ("STOP", 80)):
-            tap(sim, button, t_s)  # B arrives, and runs A; turns; a press that is not B's turn; a stop
-        sim.send(with_crc("adjust A +60000"), 81 * S)
-        tap(sim, "A", 82)
-        tap(sim, "STOP", 95)
-        tap(sim, "STOP", 96, hold_s=3)  # end the game: hold, let go, confirm
-        tap(sim, "STOP", 100)
-        sim.send(with_crc("reopen"), 102 * S)
-        tap(sim, "B", 105)
-        tap(sim, "A", 110)
-        sim.run_to(125 * S)
-        sim.close()
-        _RICH["lines"] = open(os.path.join(folder, segments.segment_name(0))).read().splitlines()
-    return _RICH["lines"]
-
 
 _ANY_JSON = st.recursive(
     st.none()
@@ -745,21 +676,6 @@ def test_any_field_of_any_record_changed_with_a_good_crc_never_stops_the_clock(
     sim.close()
     assert "boot" in [r["ev"] for r in sent] and min(r["seq"] for r in sent) >= len(lines)
     assert [r["seq"] for r in sent] == list(range(sent[0]["seq"], sent[0]["seq"] + len(sent)))
-
-
-def write_game(folder, lines):
-    """A journal folder holding `lines` as its one segment."""
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, segments.segment_name(0)), "w") as file:
-        file.write("".join(line + "\n" for line in lines))
-
-
-def reframed(line, **changes):
-    """`line` with `changes` to its fields, framed again with a good integrity field."""
-    from tileclock.wire.protocol import frame
-
-    record = {key: value for key, value in json.loads(line).items() if key != "crc"}
-    return frame(json.dumps(record | changes, separators=(",", ":")))
 
 
 def test_a_start_record_with_no_side_running_is_damage_not_a_crash_at_every_start(tmp_path):

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from conftest import tap
-from test_journal import ended_games
+from support.journals import ended_games
 from tileclock.device.config_schema import Config
 from tileclock.device.journal.retention import Retention
 from tileclock.director.follow.resend import FIRST_WAIT_S, MAX_WAIT_S, ResendPlan

@@ -422,7 +422,7 @@ def test_a_torn_record_in_a_later_game_on_a_full_card_is_kept_aside_once_the_car
 def test_a_record_that_cannot_be_played_back_on_a_full_card_is_left_out_once_the_card_has_room(card):
     """The start finds a record it cannot play back while the card is full: the repair waits, and
     when the card has room it leaves that record out (the next start finds no damage)."""
-    from test_journal import reframed, rich_game, write_game
+    from support.journals import reframed, rich_game, write_game
 
     lines = list(rich_game())
     lines[7] = reframed(lines[7], ev="arrived", player="A")  # A was never late: nobody can arrive
