@@ -1,8 +1,6 @@
 """The panels' bytes on the bus: what luma would send, only the windows that changed, the SH1106's
 page commands, a mounting turned half a turn, and what a frame costs in bus time."""
 
-import random
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,6 +8,7 @@ from luma.core.interface.serial import i2c
 from luma.oled.device import sh1106, ssd1306
 from PIL import Image, ImageDraw
 
+from support.panel_frames import random_frame
 from tileclock.device.hardware.oled import (
     SPAN_OVERHEAD,
     PagedSH1106,
@@ -20,14 +19,6 @@ from tileclock.device.hardware.oled import (
     pi_i2c,
 )
 from tileclock.device.wiring import bus_ns
-
-
-def random_frame(seed):
-    rng = random.Random(seed)
-    image = Image.new("1", (128, 64))
-    for _ in range(1500):
-        image.putpixel((rng.randrange(128), rng.randrange(64)), 1)
-    return image
 
 
 @pytest.mark.parametrize("ours, luma", [(PagedSSD1306, ssd1306), (PagedSH1106, sh1106)])

@@ -7,7 +7,7 @@ from luma.core.interface.serial import i2c
 from PIL import Image
 
 from conftest import tap
-from test_screens import SCENES
+from support.scenes import SCENES
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config_schema import Config
 from tileclock.device.hardware.oled import PagedSSD1306, RecordingBus
