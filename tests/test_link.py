@@ -1,17 +1,16 @@
 """The record line through real pseudo-terminals: records out, commands in, a cable pulled and put back."""
 
-import select
-import time
 from dataclasses import replace
 
 import pytest
 
 from cable import Plug
 from conftest import tap
+from support.serial_link import command, deliver, records
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config_schema import Config
 from tileclock.sim.simulator import Simulator
-from tileclock.wire.protocol import unframe, unframe_any, with_crc
+from tileclock.wire.protocol import unframe_any, with_crc
 
 S = NS_PER_S
 
@@ -31,20 +30,6 @@ def clock(plug):
     sim.close()
 
 
-def records(lines):
-    return [unframe(line) for line in lines]
-
-
-def deliver(sim, plug, data):
-    """Write `data` into the line and wait (on the port, up to 5 s) until the clock can read all of it."""
-    data = data if isinstance(data, bytes) else data.encode("ascii")
-    plug.write(data)
-    deadline = time.monotonic() + 30  # for a hang, not a speed
-    while sim.link.port.in_waiting < len(data):
-        assert time.monotonic() < deadline, f"the clock's port never had {data!r}"
-        select.select([sim.link.fileno()], [], [], 0.01)
-
-
 def read_through(sim, plug):
     """The records on the line up to the newest the clock has sent (its link's `next_seq` - 1),
     whatever was lost before them: waits for that record, not for a quiet spell of the line."""
@@ -53,12 +38,6 @@ def read_through(sim, plug):
     while not got or got[-1]["seq"] != newest:
         got += records(plug.read_lines(1, timeout=30))
     return got
-
-
-def command(sim, plug, text, t_s):
-    """Send a command line and let the clock's loop wake for it."""
-    deliver(sim, plug, text + "\n")
-    sim.daemon.pump(int(t_s * S))
 
 
 def test_records_go_out_framed_and_in_order(clock, plug):
