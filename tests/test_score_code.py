@@ -4,13 +4,13 @@ their own panel as a QR code that a real decoder (Debian's zbarimg, from zbar-to
 as the exact link of that side's score form. The final screens come first."""
 
 import os
-import shutil
 import subprocess
 
 import pytest
-from PIL import Image, ImageOps
+from PIL import Image
 
 from conftest import events
+from support.qr_codes import in_glass, scanned, zbarimg
 from tileclock.device.screen.score_screen import code_matrix, draw_code
 from tileclock.device.screen.text import Panel
 from tileclock.wire.protocol import CommandError, parse_command, with_crc
@@ -25,38 +25,6 @@ GAME = """\
 21 hold STOP 2.5
 24 press STOP
 """
-
-
-def zbarimg():
-    """Debian's zbarimg, which reads the codes back (CI installs it: there a missing one fails)."""
-    found = shutil.which("zbarimg")
-    if found is None:
-        hint = "the score code is read back with Debian's zbarimg: sudo apt-get install zbar-tools"
-        if os.environ.get("CI"):
-            pytest.fail(hint)
-        pytest.skip(hint)
-    return found
-
-
-def in_glass(path):
-    """A panel's frame set in dark glass as the panel is, at 4x (a phone sees the panel larger
-    than its pixels), written beside it: the file zbarimg reads."""
-    frame = Image.open(path).convert("L")
-    glass = ImageOps.expand(frame, 12, fill=0)
-    big = glass.resize((glass.width * 4, glass.height * 4), Image.NEAREST)
-    shown = f"{path}.scan.png"
-    big.save(shown)
-    return shown
-
-
-def scanned(path):
-    """What zbarimg reads off a panel's frame; None when it finds no code."""
-    shown = in_glass(path)
-    result = subprocess.run(
-        [zbarimg(), "--quiet", "--raw", shown], capture_output=True, text=True, timeout=60
-    )
-    os.remove(shown)
-    return result.stdout.strip() or None
 
 
 def scanned_all(paths):

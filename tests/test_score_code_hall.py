@@ -8,7 +8,7 @@ import json
 from conftest import tap
 from hall_helpers import page_request, wait_for
 from support.halls import Clocks, director, settle
-from test_score_code import scanned
+from support.qr_codes import scanned
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.event.score_links import ScoreLinks, phone_base

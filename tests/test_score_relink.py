@@ -13,7 +13,7 @@ import pytest
 from conftest import tap
 from hall_helpers import game_ended, page_post, page_request, wait_for
 from support.halls import Clocks, director, kill_director, settle
-from test_score_code import scanned
+from support.qr_codes import scanned
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.event.score_links import ScoreLinks, phone_base
