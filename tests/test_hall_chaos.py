@@ -12,11 +12,9 @@ import pytest
 
 from conftest import tap
 from hall_helpers import wait_for
-from support.halls import Clocks, director, settle
+from support.halls import Clocks, adjusts, director, every_record_once, settle
 from tileclock.bench.fault_proxy import FaultProxy
-from tileclock.bench.hall import count_on_disk
 from tileclock.device.links import hall_client
-from tileclock.director.records.history import iter_records
 
 
 @pytest.fixture
@@ -25,16 +23,6 @@ def proxy(broker):
     relay = FaultProxy(("127.0.0.1", broker.port), seed=39).start()
     yield relay
     relay.close()
-
-
-def every_record_once(feed, clocks):
-    counts = count_on_disk(feed.store.outdir)
-    assert set(counts) == clocks.journaled()
-    assert max(counts.values()) == 1, [key for key, n in counts.items() if n > 1]
-
-
-def adjusts(clocks, clock):
-    return [r for r in iter_records(clocks.journal(clock)) if r["ev"] == "adjust"]
 
 
 def test_stalls_and_delay_lose_nothing_and_double_nothing(broker, proxy, tmp_path):

@@ -21,8 +21,7 @@ import pytest
 
 from conftest import BROKER_USERS, tap
 from hall_helpers import wait_for
-from support.halls import Clocks, director, settle
-from test_hall_chaos import adjusts, every_record_once
+from support.halls import Clocks, adjusts, director, every_record_once, settle
 from tileclock.bench import netns as netns_module
 from tileclock.bench.fault_proxy import FaultProxy
 from tileclock.device.config_schema import Config, HallConfig

@@ -120,3 +120,13 @@ def settle(feed, clocks, what, timeout_s=30.0):
                 return
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def every_record_once(feed, clocks):
+    counts = count_on_disk(feed.store.outdir)
+    assert set(counts) == clocks.journaled()
+    assert max(counts.values()) == 1, [key for key, n in counts.items() if n > 1]
+
+
+def adjusts(clocks, clock):
+    return [r for r in iter_records(clocks.journal(clock)) if r["ev"] == "adjust"]
