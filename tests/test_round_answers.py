@@ -6,15 +6,13 @@ the reason and the fix; a new game on the boards chosen, confirmed once on the p
 import os
 
 from hall_helpers import pages_question, wait_for
-from support.round_hall import hall  # noqa: F401  (the fixture: three clocks, the hall, its page)
+from support.round_hall import (
+    hall,  # noqa: F401  (the fixture: three clocks, the hall, its page)
+    records,
+)
 from tileclock.device.timesync import system_wall
 from tileclock.director.hall import audit_read
 from tileclock.director.hall.answers import answered, before_a_round
-
-
-def records(clocks, clock, ev):
-    clocks.pump()
-    return [r for r in clocks.sims[clock].journal.records() if r["ev"] == ev]
 
 
 def answer_of(page, clock):

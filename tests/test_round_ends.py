@@ -2,8 +2,10 @@
 games whose ends are known, and the round's on the page, through mosquitto and simulated clocks."""
 
 from hall_helpers import pages_question, wait_for
-from support.round_hall import hall  # noqa: F401  (the fixture: three school clocks, the hall)
-from test_round_answers import records
+from support.round_hall import (
+    hall,  # noqa: F401  (the fixture: three school clocks, the hall)
+    records,
+)
 from tileclock.clock.rules import PROFILES
 from tileclock.director.hall.ends import latest_end, seconds
 

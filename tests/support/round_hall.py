@@ -63,3 +63,8 @@ def hall(broker, tmp_path):
     server.close()
     feed.close()
     clocks.close()
+
+
+def records(clocks, clock, ev):
+    clocks.pump()
+    return [r for r in clocks.sims[clock].journal.records() if r["ev"] == ev]
