@@ -107,7 +107,7 @@ def test_espeak_is_asked_for_the_voice_rate_and_loudness_then_aplay_plays_it():
 
 def test_a_directors_set_turns_speech_on_and_off_and_is_recorded(sim, tmp_path):
     """`set speech=B` is a `set` record like any other; from its instant B hears and A does not."""
-    from test_speech_heard import _need_tools
+    from support.speech_tools import _need_tools
 
     _need_tools()
     out = tmp_path / "speech"

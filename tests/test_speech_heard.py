@@ -7,30 +7,18 @@ failing without them in CI (`.ci/run` installs them).
 """
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import PROFILE, unframe
-from test_speech import heard, read_duration
+from support.speech_tools import _need_tools
+from support.spoken import heard, read_duration
 from tileclock.cli import main
 from tileclock.clock.speech import shown_seconds
 
 GRAMMAR = Path(__file__).parent / "data" / "speech" / "clock_phrases.jsgf"
-TOOLS = ("espeak-ng", "pocketsphinx_continuous")
-MODEL = Path("/usr/share/pocketsphinx/model/en-us/en-us")
-
-
-def _need_tools():
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None] + (
-        [] if MODEL.is_dir() else [str(MODEL)]
-    )
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must install espeak-ng, pocketsphinx, pocketsphinx-en-us: missing {missing}")
-        pytest.skip(f"missing {missing}")
 
 
 def decode(path):
