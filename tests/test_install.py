@@ -9,31 +9,19 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+from support.install import (
+    HERE,
+    INSTALL,
+    dry_run,
+    pi,  # noqa: F401  (the fixture: a fresh Pi's folder)
+)
 from tileclock.device.config import load_config
 from tileclock.device.config_schema import Config
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-INSTALL = os.path.join(HERE, "systemd", "install.sh")
 PYPROJECT = Path(HERE) / "pyproject.toml"
 
 
-def dry_run(root):
-    return subprocess.run(
-        ["bash", INSTALL, "--dry-run", str(root)], capture_output=True, text=True, check=True
-    )
-
-
-@pytest.fixture
-def pi(tmp_path):
-    """A folder shaped like a fresh Pi OS Bookworm card: boot config and a serial console."""
-    boot = tmp_path / "boot" / "firmware"
-    boot.mkdir(parents=True)
-    (boot / "config.txt").write_text("[all]\ndtparam=audio=on\ndtparam=i2c_arm=off\n")
-    (boot / "cmdline.txt").write_text("console=serial0,115200 console=tty1 root=PARTUUID=1 rootwait\n")
-    return tmp_path
-
-
-def test_a_dry_run_writes_every_file_and_lists_every_command(pi):
+def test_a_dry_run_writes_every_file_and_lists_every_command(pi):  # noqa: F811  (the fixtures imported from their module)
     dry_run(pi)
     config = (pi / "boot" / "firmware" / "config.txt").read_text().splitlines()
     assert "dtparam=i2c_arm=on" in config and "dtparam=i2c_arm=off" not in config
@@ -47,7 +35,7 @@ def test_a_dry_run_writes_every_file_and_lists_every_command(pi):
     assert os.readlink(pi / "usr" / "local" / "bin" / "tileclock") == "/opt/tileclock/venv/bin/tileclock"
 
 
-def test_the_login_that_ran_sudo_may_read_the_games(pi):
+def test_the_login_that_ran_sudo_may_read_the_games(pi):  # noqa: F811  (the fixtures imported from their module)
     result = subprocess.run(
         ["bash", INSTALL, "--dry-run", str(pi)],
         capture_output=True,
@@ -61,7 +49,7 @@ def test_the_login_that_ran_sudo_may_read_the_games(pi):
     assert "StateDirectoryMode=0750" in unit and "UMask=0027" in unit  # the group reads, nobody else
 
 
-def test_the_config_holds_a_password_so_only_root_and_the_service_group_read_it(pi):
+def test_the_config_holds_a_password_so_only_root_and_the_service_group_read_it(pi):  # noqa: F811  (the fixtures imported from their module)
     dry_run(pi)
     config = pi / "etc" / "tileclock" / "config.toml"
     assert config.stat().st_mode & 0o777 == 0o640
@@ -80,7 +68,7 @@ def fake_dpkg(tmp_path, arch):
 
 
 @pytest.mark.parametrize("arch", ["armhf", "armel", "arm64"])
-def test_pillow_and_cbor2_come_from_debian_where_they_have_no_wheel_and_are_never_built(pi, tmp_path, arch):
+def test_pillow_and_cbor2_come_from_debian_where_they_have_no_wheel_and_are_never_built(pi, tmp_path, arch):  # noqa: F811  (the fixtures imported from their module)
     subprocess.run(["bash", INSTALL, "--dry-run", str(pi)], check=True, env=fake_dpkg(tmp_path, arch))
     commands = (pi / "commands.txt").read_text().splitlines()
     apt = next(line.split() for line in commands if "apt-get install" in line)
@@ -91,7 +79,7 @@ def test_pillow_and_cbor2_come_from_debian_where_they_have_no_wheel_and_are_neve
     assert any("pip install --upgrade --only-binary pillow,cbor2 " in line for line in commands)
 
 
-def test_plain_debian_gets_the_groups_and_the_device_rules_pi_os_has(pi):
+def test_plain_debian_gets_the_groups_and_the_device_rules_pi_os_has(pi):  # noqa: F811  (the fixtures imported from their module)
     dry_run(pi)
     commands = (pi / "commands.txt").read_text()
     assert "groupadd --force --system gpio" in commands
@@ -121,12 +109,12 @@ def test_the_pin_libraries_install_on_every_pi_and_nowhere_else():
     assert all(r.name not in ("lgpio", "RPi.GPIO") for r in requirements)  # extras: gpiod does without
 
 
-def test_the_config_it_writes_is_valid_and_is_the_defaults(pi):
+def test_the_config_it_writes_is_valid_and_is_the_defaults(pi):  # noqa: F811  (the fixtures imported from their module)
     dry_run(pi)
     assert load_config(str(pi / "etc" / "tileclock" / "config.toml")) == Config()
 
 
-def test_running_it_again_keeps_the_config_and_adds_no_line_twice(pi):
+def test_running_it_again_keeps_the_config_and_adds_no_line_twice(pi):  # noqa: F811  (the fixtures imported from their module)
     dry_run(pi)
     config = pi / "etc" / "tileclock" / "config.toml"
     config.write_text('[clock]\nboard = "7"\n')
@@ -137,7 +125,7 @@ def test_running_it_again_keeps_the_config_and_adds_no_line_twice(pi):
     assert lines.count("enable_uart=1") == 1 and lines.count("dtparam=i2c_arm_baudrate=400000") == 1
 
 
-def test_network_sockets_are_allowed_only_when_the_hall_is_configured(pi):
+def test_network_sockets_are_allowed_only_when_the_hall_is_configured(pi):  # noqa: F811  (the fixtures imported from their module)
     dry_run(pi)
     unit = (pi / "etc" / "systemd" / "system" / "tileclock.service").read_text()
     assert "RestrictAddressFamilies=AF_UNIX\n" in unit
@@ -152,7 +140,7 @@ def test_network_sockets_are_allowed_only_when_the_hall_is_configured(pi):
     assert not drop_in.exists()
 
 
-def test_the_installer_gives_a_hall_clock_the_hall_s_ca_and_says_so_without_it(pi, tmp_path):
+def test_the_installer_gives_a_hall_clock_the_hall_s_ca_and_says_so_without_it(pi, tmp_path):  # noqa: F811  (the fixtures imported from their module)
     from tileclock.director.hall.tls import make_tls
 
     dry_run(pi)
@@ -178,7 +166,7 @@ def test_the_installer_gives_a_hall_clock_the_hall_s_ca_and_says_so_without_it(p
 
 
 @pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
-def test_systemd_verifies_the_unit(pi, tmp_path):
+def test_systemd_verifies_the_unit(pi, tmp_path):  # noqa: F811  (the fixtures imported from their module)
     dry_run(pi)
     unit = (pi / "etc" / "systemd" / "system" / "tileclock.service").read_text()
     assert "Type=notify" in unit and "WatchdogSec=" in unit and "Restart=always" in unit

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from test_install import dry_run, pi  # noqa: F401  (the installer's dry run and its folder)
+from support.install import dry_run, pi  # noqa: F401  (the installer's dry run and its folder)
 from tileclock.cli import main
 from tileclock.device.timesync import parse_tracking
 from tileclock.director.hall.timeserver import chronyd_verdict, clock_conf, hall_conf
