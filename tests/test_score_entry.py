@@ -17,6 +17,7 @@ import pytest
 
 from hall_helpers import game_ended, hall_page, page_json, page_post, pages_question
 from support.feeds import Feed
+from support.phones import PHONE
 from tileclock.cli import main
 from tileclock.director.event.entries import (
     TOKEN_ALPHABET,
@@ -178,9 +179,6 @@ def test_the_directors_page_makes_a_tables_phone_links(hall):
         "No game from this table's clock has reached the hall yet: the director applies its penalties."
     ]
     assert page_post(server, "/api/scores/7/link", "round=3", own=False)[0] == 403
-
-
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
 
 
 def test_phones_and_the_director_enter_a_round_and_tsh_gets_its_lines(hall, browser, tmp_path):

@@ -5,35 +5,16 @@ first and the clock says which side moved first."""
 
 import os
 import shutil
-from types import SimpleNamespace
 
 import pytest
 
 from hall_helpers import game_ended, hall_page, page_json
-from support.feeds import Feed
+from support.table_one import ANN, DAN, GAME, BoardFeed
 from tileclock.cli import main
 from tileclock.clock.history import last_game
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.event.hall_pairings import HallPairings
 from tournament import TSH_FILES
-
-#: A presses first, so B's clock runs first: B moved first (in round 3 of a.t, table 1 is Anderson
-#: (#1, p12 1: she goes first) against Diaz (#4)); then the game ends
-GAME = "0 press A\n5 press B\n10 press STOP\n11 hold STOP 2.5\n14 press STOP\n"
-ANN, DAN = "Anderson, Ann (#1, A)", "Diaz, Dan (#4, A)"
-
-
-class BoardFeed(Feed):
-    """The hall's feed with one board, table 1, whose clock's game is `game`."""
-
-    def __init__(self, game):
-        super().__init__()
-        self.store = SimpleNamespace(
-            log_of=lambda clock: SimpleNamespace(game=game), outdir=self.store.outdir
-        )
-
-    def snapshot(self):
-        return {**super().snapshot(), "boards": [{"board": "1", "clock": "c1"}]}
 
 
 @pytest.fixture

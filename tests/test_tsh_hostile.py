@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from hall_helpers import hall_page, page_json
-from test_score_names import ANN, DAN, GAME, BoardFeed
+from support.table_one import ANN, DAN, GAME, BoardFeed
 from tileclock.cli.hall import _pairings_news
 from tileclock.clock.history import last_game
 from tileclock.director.event import inputs

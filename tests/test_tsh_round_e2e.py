@@ -10,7 +10,7 @@ import shutil
 
 from conftest import BROKER_USERS
 from hall_helpers import Stepping, hall_config, wait_for
-from test_score_entry import PHONE
+from support.phones import PHONE
 from tileclock.device.config_schema import Config
 from tileclock.sim.script import parse_script
 from tileclock.sim.simulator import Simulator
