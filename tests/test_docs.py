@@ -17,7 +17,12 @@ DOC_FILES = [
     *(ROOT / "systemd").glob("*"),
 ]
 #: Where sections are cited: the docs, the tests and the code.
-TEXT_FILES = [*DOC_FILES, *(ROOT / "tests").glob("*.py"), *(ROOT / "firmware").rglob("*.py")]
+TEXT_FILES = [
+    *DOC_FILES,
+    *(ROOT / "tests").glob("*.py"),
+    *(ROOT / "tests" / "support").glob("*.py"),  # the tests' shared helpers, moved out of them
+    *(ROOT / "firmware").rglob("*.py"),
+]
 
 
 def anchor(heading):
