@@ -44,7 +44,7 @@ def examples(wanted, cap=EXAMPLES_CAP):
 
 
 def pytest_configure(config):
-    """The run's name, for what its workers share (tournament.py's round, played once): set by
+    """The run's name, for what its workers share (support/tournament.py's round, played once): set by
     the controller before it starts the workers, which inherit it."""
     os.environ.setdefault("TILECLOCK_TEST_RUN", uuid.uuid4().hex)
 
@@ -52,7 +52,7 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     """The controller (or a run without workers) removes what the run's workers shared."""
     if not hasattr(config, "workerinput"):
-        from tournament import run_folder
+        from support.tournament import run_folder
 
         shutil.rmtree(run_folder(), ignore_errors=True)
 

@@ -7,10 +7,10 @@ import select
 
 import pytest
 
-from cable import Cable, Plug
 from conftest import tap
-from hall_helpers import wait_for
+from support.cable import Cable, Plug
 from support.collecting import GAME, FakeClock, journal_of, poll_until
+from support.hall_helpers import wait_for
 from tileclock.cli import main
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config_schema import Config

@@ -10,9 +10,9 @@ import threading
 
 import pytest
 
-from cable import Cable, Plug
-from hall_helpers import wait_for
+from support.cable import Cable, Plug
 from support.collecting import GAME, journal_of
+from support.hall_helpers import wait_for
 from tileclock.cli import main
 from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime

@@ -6,7 +6,7 @@ import os
 import threading
 import time
 
-from cable import Plug
+from support.cable import Plug
 from support.collecting import journal_of
 from tileclock.bench.director import fleet, resend_catch_up
 from tileclock.director.follow.collect import collect

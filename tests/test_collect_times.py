@@ -5,8 +5,8 @@ import os
 import select
 import time
 
-from cable import Cable
 from conftest import tap
+from support.cable import Cable
 from support.collecting import FakeClock
 from tileclock.cli import main
 from tileclock.clock.timecode import NS_PER_S, parse_clock

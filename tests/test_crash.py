@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from cable import Plug
+from support.cable import Plug
 from tileclock.device.journal.reader import JournalReader
 from tileclock.wire.protocol import unframe, with_crc
 

@@ -101,7 +101,7 @@ def fenced_commands():
 @pytest.fixture(scope="module")
 def director_folder(tmp_path_factory):
     """A folder as a director's would be after round 3: records/, the TSH files, a pairings CSV."""
-    from tournament import DATA, PAIRINGS_CSV, TSH_FILES, play_round
+    from support.tournament import DATA, PAIRINGS_CSV, TSH_FILES, play_round
 
     folder = tmp_path_factory.mktemp("director")
     play_round(str(folder))

@@ -5,7 +5,7 @@ import pwd
 
 import pytest
 
-from cable import Plug
+from support.cable import Plug
 from support.doctor import FakeSMBus, by_what, fake_commands
 from tileclock.cli import main
 from tileclock.device import doctor

@@ -5,7 +5,7 @@ factory reads the kernel's queue, the simulated one waits for a press being
 posted) lets the loop wake exactly at a deadline. gpiozero's own factories
 cannot, so behind them the loop still wakes 2 ms after a deadline, for an edge
 still on its way from their thread. The gpiod backend is driven through the
-fake chip at the `gpiod` API boundary (tests/fake_gpiod.py).
+fake chip at the `gpiod` API boundary (tests/support/fake_gpiod.py).
 """
 
 import queue
@@ -42,7 +42,7 @@ def made(clock, ev):
 @pytest.fixture
 def chip():
     pytest.importorskip("gpiod")  # the bindings are Linux-only
-    from fake_gpiod import FakeChip
+    from support.fake_gpiod import FakeChip
 
     return FakeChip()
 

@@ -12,8 +12,8 @@ import tracemalloc
 
 import pytest
 
-from cable import Plug
 from conftest import charged, tap, used_at_switches
+from support.cable import Plug
 from tileclock.bench.history import make_history, sample_game
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config_schema import Config

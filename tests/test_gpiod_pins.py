@@ -1,6 +1,6 @@
 """The gpiod pin factory: kernel edge events with kernel timestamps, no polling, through gpiozero.
 
-Off a Pi, against a fake chip at the `gpiod` API boundary (tests/fake_gpiod.py says why).
+Off a Pi, against a fake chip at the `gpiod` API boundary (tests/support/fake_gpiod.py says why).
 """
 
 import errno
@@ -17,7 +17,7 @@ import pytest
 
 gpiod = pytest.importorskip("gpiod")  # the bindings are Linux-only
 
-from fake_gpiod import FakeChip
+from support.fake_gpiod import FakeChip
 from tileclock.clock.core import GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.device.hardware import gpiod_pins

@@ -7,7 +7,7 @@ import time
 import paho.mqtt.client as mqtt
 
 from conftest import tap
-from hall_helpers import wait_for
+from support.hall_helpers import wait_for
 from support.halls import CLOCKS, Clocks, director, kill_director, settle
 from tileclock.bench.hall import count_on_disk
 from tileclock.clock.timecode import NS_PER_S

@@ -4,7 +4,7 @@ the ACL draws no warning, and the director (only the director) can clear a clock
 import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS
-from hall_helpers import Listener, wait_for
+from support.hall_helpers import Listener, wait_for
 from tileclock.director.hall.setup import acl_text, setup
 
 

@@ -10,8 +10,8 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from conftest import BROKER_USERS
-from hall_helpers import wait_for
 from support.call_hall import call_from, hall  # noqa: F401  (the fixture: two clocks, the feed and the page)
+from support.hall_helpers import wait_for
 from tileclock.director.hall.board import Board
 from tileclock.wire.protocol import frame
 

@@ -9,12 +9,12 @@ import os
 import re
 
 from conftest import tap
-from hall_helpers import wait_for
 from support.call_hall import (
     Hall,
     call_from,
     hall,  # noqa: F401  (the fixture: two clocks, the feed and the page)
 )
+from support.hall_helpers import wait_for
 from support.halls import settle
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.director.event.players import TablePlayers

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import tap
-from hall_helpers import wait_for
+from support.hall_helpers import wait_for
 from support.halls import Clocks, adjusts, director, every_record_once, settle
 from tileclock.bench.fault_proxy import FaultProxy
 from tileclock.device.links import hall_client

@@ -163,9 +163,9 @@ def test_the_hall_is_opened_with_its_players_and_score_links_wired_in(tmp_path):
     """`open_hall`, which `tileclock hall` and `hall-demo` share: the pairings name the players
     on the feed (a call's banner), a phone address makes the score links the page and the feed use;
     without either, neither."""
+    from support.tournament import TSH_FILES
     from tileclock.cli.hall import open_hall
     from tileclock.director.event.hall_pairings import HallPairings
-    from tournament import TSH_FILES
 
     closed = socket.socket()
     closed.bind(("127.0.0.1", 0))

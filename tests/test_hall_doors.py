@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from hall_helpers import form_headers, game_ended, hall_page, page_request
 from support.feeds import Feed
+from support.hall_helpers import form_headers, game_ended, hall_page, page_request
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.hall.audit_read import read
 from tileclock.director.hall.page_password import hash_password

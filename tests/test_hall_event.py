@@ -16,7 +16,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from conftest import BROKER_USERS, tap
-from hall_helpers import Stepping, closed_after, hall_config, pages_question, wait_for
+from support.hall_helpers import Stepping, closed_after, hall_config, pages_question, wait_for
 from support.halls import Clocks, director, settle
 from support.round_hall import AT_14, UTC
 from tileclock.device.config_schema import Config

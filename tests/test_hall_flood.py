@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from conftest import tap
-from hall_helpers import Listener, hall_config, wait_for
+from support.hall_helpers import Listener, hall_config, wait_for
 from tileclock.bench.history import make_history, sample_game
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config_schema import Config

@@ -12,7 +12,7 @@ from dataclasses import replace
 import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS, tap
-from hall_helpers import Listener, hall_config, wait_for
+from support.hall_helpers import Listener, hall_config, wait_for
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config_schema import Config
 from tileclock.sim.simulator import Simulator

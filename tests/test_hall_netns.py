@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import BROKER_USERS, tap
-from hall_helpers import wait_for
+from support.hall_helpers import wait_for
 from support.halls import Clocks, adjusts, director, every_record_once, settle
 from tileclock.bench import netns as netns_module
 from tileclock.bench.fault_proxy import FaultProxy

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from hall_helpers import pages_question, wait_for
+from support.hall_helpers import pages_question, wait_for
 from support.halls import CLOCKS
 from support.page_hall import hall  # noqa: F401  (the fixture: three clocks, the feed, the page)
 

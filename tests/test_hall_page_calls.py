@@ -11,8 +11,8 @@ import threading
 
 import pytest
 
-from hall_helpers import page_request, wait_for
 from support.call_hall import call_from
+from support.hall_helpers import page_request, wait_for
 from support.halls import Clocks, director, settle
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.director.hall.audit_read import read

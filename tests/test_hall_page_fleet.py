@@ -2,7 +2,7 @@
 (device/health.py) in a table, a clock on another version than the rest flagged, a weak supply
 said on its card ("Board N: power supply too weak"), and the board's own page showing it all."""
 
-from hall_helpers import wait_for
+from support.hall_helpers import wait_for
 from support.page_hall import hall  # noqa: F401 - the fixture: three clocks, the feed, the page
 from tileclock.clock.timecode import NS_PER_S
 

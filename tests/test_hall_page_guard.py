@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from hall_helpers import page_request as request
 from support.feeds import Feed
+from support.hall_helpers import page_request as request
 from tileclock.director.pages import guard, live
 from tileclock.director.pages.web import COMMAND_HEADER, MAX_CONNECTIONS, HallPage
 

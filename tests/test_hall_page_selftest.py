@@ -4,7 +4,7 @@ one, none at another), a board in play refuses it; the fleet table says passed, 
 never tested. A board's own page starts it on that board alone."""
 
 from conftest import tap
-from hall_helpers import pages_question, wait_for
+from support.hall_helpers import pages_question, wait_for
 from support.page_hall import hall  # noqa: F401 - the fixture: three clocks, the feed, the page
 from tileclock.clock.timecode import NS_PER_S
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from hall_helpers import form_headers, game_ended, hall_page
 from support.feeds import Feed
+from support.hall_helpers import form_headers, game_ended, hall_page
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.hall.audit import read
 from tileclock.director.pages import web

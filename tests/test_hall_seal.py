@@ -13,7 +13,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from conftest import BROKER_USERS, tap
-from hall_helpers import hall_config, wait_for
+from support.hall_helpers import hall_config, wait_for
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config import ConfigError, parse_config

@@ -12,7 +12,7 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 import pytest
 
-from hall_helpers import wait_for
+from support.hall_helpers import wait_for
 from tileclock.cli import main
 from tileclock.device.config import parse_config
 from tileclock.device.image.settings import SETTINGS_NAME, apply_settings

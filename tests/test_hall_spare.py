@@ -9,8 +9,8 @@ import json
 import pytest
 
 from conftest import tap
-from hall_helpers import closed_after, wait_for
 from support.call_hall import Hall
+from support.hall_helpers import closed_after, wait_for
 from tileclock.director.hall.audit_read import read
 from tileclock.director.records.history import iter_records
 

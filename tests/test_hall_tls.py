@@ -21,8 +21,8 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from conftest import BROKER_USERS, tap
-from hall_helpers import Spectator, hall_config, wait_for
 from support.command_line import run
+from support.hall_helpers import Spectator, hall_config, wait_for
 from tileclock.cli import main
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS

@@ -11,7 +11,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from conftest import BROKER_USERS
-from hall_helpers import wait_for
+from support.hall_helpers import wait_for
 from support.halls import Clocks, director, settle
 from support.twin_clocks import X_GAME, Y_GAME, game_lines, journal_of
 from tileclock.bench.hall import count_on_disk
@@ -230,7 +230,7 @@ def test_a_results_row_the_disk_cut_off_is_made_whole_from_the_game_file(tmp_pat
 
 
 def test_collect_refuses_the_same_poison_on_a_serial_line_and_goes_on(tmp_path):
-    from cable import Plug
+    from support.cable import Plug
     from support.collecting import FakeClock, journal_of, poll_until
     from tileclock.director.follow.collect import ClockFeed
 

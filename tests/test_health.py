@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from conftest import tap
-from fake_sysfs import FakeSysfs
-from hall_helpers import Listener, hall_config, wait_for
+from support.fake_sysfs import FakeSysfs
+from support.hall_helpers import Listener, hall_config, wait_for
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config_schema import Config
 from tileclock.device.health import Health, folder_kb, uptime_s, wifi_signal

@@ -4,8 +4,8 @@ from dataclasses import replace
 
 import pytest
 
-from cable import Plug
 from conftest import tap
+from support.cable import Plug
 from support.serial_link import command, deliver, records
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config_schema import Config

@@ -13,11 +13,11 @@ import sys
 
 import pytest
 
+from support.tournament import ROUND_3, play_round
 from tileclock.cli import main
 from tileclock.director.records.gamefiles import load_games
 from tileclock.director.records.history import read_records, split_games
 from tileclock.director.records.plot import figure, game_svg, picture
-from tournament import ROUND_3, play_round
 
 pytest.importorskip("matplotlib")
 
@@ -157,7 +157,7 @@ def test_export_writes_the_picture_beside_each_game(games, tmp_path):
 
 
 def test_the_sheet_links_a_picture_of_each_game(games, tmp_path):
-    from tournament import TSH_FILES
+    from support.tournament import TSH_FILES
 
     records = os.path.dirname(os.path.dirname(games[1]["1"]))
     _run(["sheet", records, "--tsh", *TSH_FILES, "--round", "3", "--out", str(tmp_path)])

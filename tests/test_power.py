@@ -7,7 +7,7 @@ import errno
 import pytest
 
 from conftest import tap
-from fake_sysfs import FakeSysfs
+from support.fake_sysfs import FakeSysfs
 from tileclock.cli import main
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device import power

@@ -1,6 +1,6 @@
 """Results into the tournament: pairings in, games matched to tables and players, the penalty sheet.
 
-Round 3 of two sample TSH divisions is played on simulated clocks (tests/tournament.py): one game
+Round 3 of two sample TSH divisions is played on simulated clocks (tests/support/tournament.py): one game
 with an overtime penalty, one with a correction and an out play that started the other clock, a
 NASPA V.G.3 forfeit, an absence forfeit and a school late penalty.
 """
@@ -12,6 +12,7 @@ import tomllib
 
 import pytest
 
+from support.tournament import PAIRINGS_CSV, ROUND_3, TSH_FILES, play, play_round
 from tileclock.cli import main
 from tileclock.director.event.matching import match_round
 from tileclock.director.event.pairings import (
@@ -27,7 +28,6 @@ from tileclock.director.records.facts import game_facts
 from tileclock.director.records.gamefiles import load_games
 from tileclock.director.records.history import read_records, split_games
 from tileclock.wire.protocol import unframe
-from tournament import PAIRINGS_CSV, ROUND_3, TSH_FILES, play, play_round
 
 ROOT = os.path.dirname(os.path.dirname(__file__))
 

@@ -5,7 +5,7 @@ the reason and the fix; a new game on the boards chosen, confirmed once on the p
 
 import os
 
-from hall_helpers import pages_question, wait_for
+from support.hall_helpers import pages_question, wait_for
 from support.round_hall import (
     hall,  # noqa: F401  (the fixture: three clocks, the hall, its page)
     records,

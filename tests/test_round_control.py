@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from hall_helpers import pages_question, wait_for
+from support.hall_helpers import pages_question, wait_for
 from support.halls import settle
 from support.round_hall import (
     AT_14,

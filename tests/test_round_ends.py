@@ -1,7 +1,7 @@
 """When the round will end (issue 41, point 4): each board's latest possible end, from scripted
 games whose ends are known, and the round's on the page, through mosquitto and simulated clocks."""
 
-from hall_helpers import pages_question, wait_for
+from support.hall_helpers import pages_question, wait_for
 from support.round_hall import (
     hall,  # noqa: F401  (the fixture: three school clocks, the hall)
     records,

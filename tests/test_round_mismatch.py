@@ -10,8 +10,8 @@ import io
 import re
 from contextlib import redirect_stdout
 
+from support.tournament import END, TSH_FILES, play
 from tileclock.cli import main
-from tournament import END, TSH_FILES, play
 
 
 def test_a_sheet_for_round_2_over_round_1_games_names_both_rounds(tmp_path):

@@ -4,8 +4,8 @@ a power cut forgets only the time of day, which is then unknown, never wrong."""
 
 import pytest
 
-from cable import Plug
 from conftest import tap
+from support.cable import Plug
 from support.serial_link import command, records
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import open_journal

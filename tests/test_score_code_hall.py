@@ -6,7 +6,7 @@ zbarimg, opens side A's score form of that table's game on the page."""
 import json
 
 from conftest import tap
-from hall_helpers import page_request, wait_for
+from support.hall_helpers import page_request, wait_for
 from support.halls import Clocks, director, settle
 from support.qr_codes import scanned
 from tileclock.clock.timecode import NS_PER_S

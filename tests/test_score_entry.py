@@ -15,9 +15,10 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from hall_helpers import game_ended, hall_page, page_json, page_post, pages_question
 from support.feeds import Feed
+from support.hall_helpers import game_ended, hall_page, page_json, page_post, pages_question
 from support.phones import PHONE
+from support.tournament import TSH_FILES, play_round
 from tileclock.cli import main
 from tileclock.director.event.entries import (
     TOKEN_ALPHABET,
@@ -27,7 +28,6 @@ from tileclock.director.event.entries import (
     read_entries,
 )
 from tileclock.director.hall.audit_read import read
-from tournament import TSH_FILES, play_round
 
 
 class Clock:

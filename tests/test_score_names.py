@@ -8,13 +8,13 @@ import shutil
 
 import pytest
 
-from hall_helpers import game_ended, hall_page, page_json
+from support.hall_helpers import game_ended, hall_page, page_json
 from support.table_one import ANN, DAN, GAME, BoardFeed
+from support.tournament import TSH_FILES
 from tileclock.cli import main
 from tileclock.clock.history import last_game
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.event.hall_pairings import HallPairings
-from tournament import TSH_FILES
 
 
 @pytest.fixture

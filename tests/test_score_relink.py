@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import tap
-from hall_helpers import game_ended, page_post, page_request, wait_for
+from support.hall_helpers import game_ended, page_post, page_request, wait_for
 from support.halls import Clocks, director, kill_director, settle
 from support.qr_codes import scanned
 from tileclock.clock.timecode import NS_PER_S

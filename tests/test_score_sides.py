@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import tap
-from hall_helpers import page_post, page_request, wait_for
+from support.hall_helpers import page_post, page_request, wait_for
 from support.halls import Clocks, director, settle
 from support.qr_codes import scanned
 from tileclock.clock.timecode import NS_PER_S

@@ -7,8 +7,8 @@ import stat
 
 import pytest
 
-from hall_helpers import game_ended, hall_page, page_json, page_post, page_request
 from support.feeds import Feed
+from support.hall_helpers import game_ended, hall_page, page_json, page_post, page_request
 from tileclock.director.event.entries import EntryRefused, ScoreBook
 from tileclock.director.event.score_tokens import MAX_TOKENS
 

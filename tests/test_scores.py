@@ -1,6 +1,6 @@
 """Scores to TSH: every penalty applied by rule, each step shown, and lines TSH takes as they are.
 
-Round 3 of the sample divisions is played on simulated clocks (tests/tournament.py) and its slips
+Round 3 of the sample divisions is played on simulated clocks (tests/support/tournament.py) and its slips
 entered from `tests/data/scores/round-3-slips.csv`. The expected lines are worked out here by hand from
 the scripts and the rulebooks, not by the code under test; and every written file is pasted into
 `FakeTsh`, a small model of TSH's score entry built from its Addscore.pm and Division.pm (the
@@ -15,9 +15,9 @@ from contextlib import redirect_stdout
 
 import pytest
 
+from support.tournament import DATA, TSH_FILES, play, play_round
 from tileclock.cli import main
 from tileclock.director.event.tfile import read_players
-from tournament import DATA, TSH_FILES, play, play_round
 
 ENTRIES = os.path.join(DATA, "scores", "round-3-slips.csv")
 
@@ -153,7 +153,7 @@ def _rows(path):
         return {row["table"]: row for row in csv.DictReader(file)}
 
 
-# Worked out by hand from tests/tournament.py and the slips (first player first, as TSH tracks it):
+# Worked out by hand from tests/support/tournament.py and the slips (first player first, as TSH tracks it):
 # table 1 Anderson (#1, first) 402 - 20 overtime (-1:30) = 382, Diaz (#4) 380.
 # table 2 Fox (#6, first, side B) 411; Brown (#2, side A) 355 - 20 (-1:39) = 335.
 # table 3 Chen (#3, first) 420 - 10 (-1:00) = 410; Evans (#5) passed 10 minutes: 385 - 100 = 285.

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from cable import Plug
+from support.cable import Plug
 from tileclock.device.journal.reader import JournalReader
 from tileclock.device.sdnotify import Notifier
 from tileclock.device.service import Service

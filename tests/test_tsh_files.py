@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
+from support.tournament import DATA, END, play
 from tileclock.cli import main
 from tileclock.director.event.pairings import (
     parse_table_ranges,
@@ -25,7 +26,6 @@ from tileclock.director.event.pairings import (
     with_tables,
 )
 from tileclock.director.event.tfile import PairingsError, decode, parse_line, read_config
-from tournament import DATA, END, play
 
 EVENT = os.path.join(DATA, "tsh", "event")
 C_T = os.path.join(EVENT, "c.t")

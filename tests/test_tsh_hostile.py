@@ -17,15 +17,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from hall_helpers import hall_page, page_json
+from support.hall_helpers import hall_page, page_json
 from support.table_one import ANN, DAN, GAME, BoardFeed
+from support.tournament import END, TSH_FILES, play
 from tileclock.cli.hall import _pairings_news
 from tileclock.clock.history import last_game
 from tileclock.director.event import inputs
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.event.hall_pairings import STALE_NOTE, HallPairings
 from tileclock.director.event.tfile import MAX_BYTES, PairingsError, TshFileRefused, read_players
-from tournament import END, TSH_FILES, play
 
 #: a secret as `hall-setup` writes one (tileclock.keys: a clock's 64 hex digits) and a password
 SECRET = "c1 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\nhunter2-Xq7zPw-kV9\n"

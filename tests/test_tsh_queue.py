@@ -1,7 +1,7 @@
 """Scores into TSH's remote queue: `scores --tsh-dir`, checked against a model as strict as TSH.
 
-Round 3 of the sample divisions (tests/tournament.py, the slips of tests/data/scores) is queued
-into a copy of TSH's folder; `TshModel` (tests/tsh_model.py) reads the queue as TSH does and
+Round 3 of the sample divisions (tests/support/tournament.py, the slips of tests/data/scores) is queued
+into a copy of TSH's folder; `TshModel` (tests/support/tsh_model.py) reads the queue as TSH does and
 rewrites its `.t` files; the scores are then read back from those files. The expected scores are
 the ones worked out by hand in tests/test_scores.py.
 """
@@ -15,10 +15,10 @@ from contextlib import redirect_stdout
 
 import pytest
 
+from support.tournament import DATA, TSH_FILES, play_round
+from support.tsh_model import TshModel
 from tileclock.cli import main
 from tileclock.director.event import tsh_queue
-from tournament import DATA, TSH_FILES, play_round
-from tsh_model import TshModel
 
 ENTRIES = os.path.join(DATA, "scores", "round-3-slips.csv")
 # by hand (tests/test_scores.py): table 4's forfeit is the director's; Ito's bye is queued

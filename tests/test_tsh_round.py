@@ -10,8 +10,9 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from hall_helpers import hall_page, page_json, wait_for
 from support.feeds import Feed
+from support.hall_helpers import hall_page, page_json, wait_for
+from support.tournament import DATA, TSH_FILES, play_round
 from tileclock.cli import main
 from tileclock.cli.errors import UsageError
 from tileclock.cli.hall_checks import hall_round
@@ -19,7 +20,6 @@ from tileclock.director.event.entries import ScoreBook
 from tileclock.director.event.hall_pairings import HallPairings
 from tileclock.director.event.pairings import read_tsh
 from tileclock.director.event.tsh_entry import next_rounds, round_in_tsh
-from tournament import DATA, TSH_FILES, play_round
 
 ENTRIES = os.path.join(DATA, "scores", "round-3-slips.csv")
 TOURNEY_JS = os.path.join(DATA, "tsh", "tourney.js")

@@ -1,7 +1,7 @@
 """The hall's whole round end to end (issue 38, point 6): simulated clocks play round 3 through a
 real mosquitto to a hall given `--tsh-dir`, both sides of each table enter their slip's scores on
 the phones' form in Chromium, the hall queues each settled table into TSH's remote queue, the TSH
-model (tests/tsh_model.py) runs the queue and rewrites its `.t` file, and the Scores page shows
+model (tests/support/tsh_model.py) runs the queue and rewrites its `.t` file, and the Scores page shows
 each table "in TSH". The scores expected in the `.t` file are worked out here from the clocks' own
 records (10 points per started minute over the clock's allotment), not by the project's code.
 """
@@ -9,13 +9,13 @@ records (10 points per started minute over the clock's allotment), not by the pr
 import shutil
 
 from conftest import BROKER_USERS
-from hall_helpers import Stepping, hall_config, wait_for
+from support.hall_helpers import Stepping, hall_config, wait_for
 from support.phones import PHONE
+from support.tournament import TSH_FILES
+from support.tsh_model import TshModel
 from tileclock.device.config_schema import Config
 from tileclock.sim.script import parse_script
 from tileclock.sim.simulator import Simulator
-from tournament import TSH_FILES
-from tsh_model import TshModel
 
 # table: (clock, script, slip's score A, slip's score B); division A pairs #1-#4 and #3-#5 in round 3
 GAMES = {

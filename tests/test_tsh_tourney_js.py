@@ -12,13 +12,13 @@ from contextlib import redirect_stdout
 
 import pytest
 
+from support.tournament import DATA, TSH_FILES, play_round
 from tileclock.cli import main
 from tileclock.director.event import tourney_js
 from tileclock.director.event.hall_pairings import HallPairings
 from tileclock.director.event.pairings import read_tsh, tsh_round
 from tileclock.director.event.tfile import PairingsError
 from tileclock.director.event.tourney_js import MAX_BYTES, MAX_DEPTH, read_tourney_js
-from tournament import DATA, TSH_FILES, play_round
 
 SAMPLE = os.path.join(DATA, "tsh", "tourney.js")
 ENTRIES = os.path.join(DATA, "scores", "round-3-slips.csv")

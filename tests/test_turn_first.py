@@ -1,7 +1,7 @@
 """A switch shows whose turn it is first: the turn marks' bytes lead the bus, on both panels.
 
 The panels are luma's drivers on recording buses; what they hold is read back from a model of
-the controllers' RAM (panel_ram.py), so these tests check what a player sees, in the order the
+the controllers' RAM (support/panel_ram.py), so these tests check what a player sees, in the order the
 bus carries it, not which bytes were chosen.
 """
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
 from conftest import tap
-from panel_ram import ControllerRAM
+from support.panel_ram import ControllerRAM
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config_schema import Config
 from tileclock.device.hardware.oled import PagedSH1106, PagedSSD1306, RecordingBus, pack_pages, pi_i2c

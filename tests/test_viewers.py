@@ -11,7 +11,7 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS
-from hall_helpers import Listener, Spectator, wait_for
+from support.hall_helpers import Listener, Spectator, wait_for
 from support.halls import Clocks
 from tileclock.clock.history import record_instant_ns
 from tileclock.clock.timecode import NS_PER_MS, format_clock

@@ -11,7 +11,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from conftest import BROKER_USERS
-from hall_helpers import Spectator, wait_for
+from support.hall_helpers import Spectator, wait_for
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config_schema import Config

@@ -11,7 +11,7 @@ import threading
 import paho.mqtt.client as mqtt
 import pytest
 
-from hall_helpers import Listener, Spectator, wait_for
+from support.hall_helpers import Listener, Spectator, wait_for
 from tileclock.director.hall.viewers_broker import MEMORY_LIMIT
 from tileclock.wire.state import MAX_STATE_BYTES
 

@@ -15,7 +15,7 @@ import pytest
 from PIL import Image, ImageChops
 
 from conftest import BROKER_USERS, tap
-from hall_helpers import hall_config, wait_for
+from support.hall_helpers import hall_config, wait_for
 from tileclock.clock.timecode import NS_PER_MS
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config_schema import Config

@@ -6,8 +6,8 @@ import threading
 import pytest
 
 from conftest import tap
-from panel_ram import ControllerRAM
 from support.doctor import by_what, fresh_card
+from support.panel_ram import ControllerRAM
 from tileclock.bench.service import press_latencies
 from tileclock.clock.timecode import NS_PER_MS, NS_PER_S
 from tileclock.device.config import ConfigError, parse_config

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 import pytest
 
 from conftest import tap
-from hall_helpers import Stepping, closed_after
+from support.hall_helpers import Stepping, closed_after
 from support.halls import Clocks, director, settle
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.director.pages.app import COMMAND_HEADER

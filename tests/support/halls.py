@@ -6,7 +6,7 @@ import time
 from dataclasses import replace
 
 from conftest import BROKER_USERS, tap
-from hall_helpers import hall_config, wait_for
+from support.hall_helpers import hall_config, wait_for
 from tileclock.bench.hall import count_on_disk
 from tileclock.device.config_schema import Config
 from tileclock.director.hall.feed import HallFeed

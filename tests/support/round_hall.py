@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from hall_helpers import hall_config, wait_for
+from support.hall_helpers import hall_config, wait_for
 from support.halls import Clocks, director, settle
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config_schema import Config

@@ -14,7 +14,7 @@ from contextlib import redirect_stdout
 
 from tileclock.cli import main
 
-DATA = os.path.join(os.path.dirname(__file__), "data")
+DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")  # tests/data
 TSH_FILES = [os.path.join(DATA, "tsh", "a.t"), os.path.join(DATA, "tsh", "b.t")]
 PAIRINGS_CSV = os.path.join(DATA, "pairings", "round-3.csv")
 
