@@ -4,10 +4,10 @@ the director's audited `set speech=`; the clock speaks to that side from then on
 is refused with a 400 saying what is taken, and nothing is sent."""
 
 from conftest import tap
-from hall_helpers import pages_question, wait_for
-from test_hall_calls import Hall
-from test_hall_page import hall  # noqa: F401 - the fixture: three clocks, the feed, the page
-from test_hall_page_guard import Feed
+from support.call_hall import Hall
+from support.feeds import Feed
+from support.hall_helpers import pages_question, wait_for
+from support.page_hall import hall  # noqa: F401 - the fixture: three clocks, the feed, the page
 from tileclock.director.hall.audit_read import read
 from tileclock.director.pages.web import HallPage
 
