@@ -6,6 +6,7 @@ import pytest
 
 from conftest import tap
 from support.cable import Plug
+from support.game_end import end_game
 from support.serial_link import command, records
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import open_journal
@@ -34,14 +35,6 @@ def start(plug, state_dir=None, time=None, boot_id=None):
         time=time,
         boot_id=boot_id,
     )
-
-
-def end_game(sim, t_s):
-    """Stop, hold STOP 2.5 s and let go, confirm with a STOP press: the game ends at `t_s` + 4."""
-    tap(sim, "STOP", t_s)
-    sim.set_button("STOP", True, int((t_s + 1) * S))
-    sim.set_button("STOP", False, int((t_s + 3.5) * S))
-    tap(sim, "STOP", t_s + 4)
 
 
 def by_ev(lines, ev):

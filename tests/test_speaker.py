@@ -132,7 +132,7 @@ def test_a_directors_set_turns_speech_on_and_off_and_is_recorded(sim, tmp_path):
 def test_a_directors_speech_setting_outlives_a_restart_a_power_cut_and_new_games(tmp_path):
     """The config names no side; the director's `set speech=B` holds after the service restarts,
     after a power cut and in the games after it (each `new_game` says it), until set again."""
-    from test_scene import end_game
+    from support.game_end import end_game
     from tileclock.clock.timecode import NS_PER_S
     from tileclock.device.assembly import open_journal
     from tileclock.device.hardware.virtual import VirtualTime
