@@ -11,6 +11,7 @@ import pytest
 from conftest import tap
 from support.call_hall import Hall
 from support.hall_helpers import closed_after, wait_for
+from tileclock.device.screen.face import notice_text
 from tileclock.director.hall.audit_read import read
 from tileclock.director.records.history import iter_records
 
@@ -33,7 +34,9 @@ def die(clocks, clock):
     sim.close()
 
 
-def test_a_dead_clocks_game_moves_to_a_spare_exact_to_the_ms_and_is_scored_once(hall):
+def dead_game_moved(hall):
+    """c1 plays round 3's game at table 12 and dies mid-game, c2 (the spare) on a fresh game; the
+    director moves c1's game to c2, heard back: (c1's journal as it died, the move's answer)."""
     clocks = hall.clocks
     clocks.end_game("c1")  # round 3's game at table 12 opens on c1
     hall.feed.command("set round=3 table=12", "c1")
@@ -49,13 +52,19 @@ def test_a_dead_clocks_game_moves_to_a_spare_exact_to_the_ms_and_is_scored_once(
     dead = [r for r in iter_records(clocks.journal("c1"))]
     wait_for(lambda: hall.page.game("c1").records[-1]["seq"] == dead[-1]["seq"], what="c1's last record")
     die(clocks, "c1")
-    last = dead[-1]
 
     status, answer = hall.post("/api/board/c1/move", {"to": "c2"})
     assert status == 200, answer
     wait_for(
         lambda: any(r["ev"] == "takeover" for r in hall.clock_records("c2")), what="the spare's takeover"
     )
+    return dead, answer
+
+
+def test_a_dead_clocks_game_moves_to_a_spare_exact_to_the_ms_and_is_scored_once(hall):
+    clocks = hall.clocks
+    dead, answer = dead_game_moved(hall)
+    last = dead[-1]
     (taken,) = [r for r in hall.clock_records("c2") if r["ev"] == "takeover"]
     assert (taken["from"], taken["from_seq"], taken["state"], taken["run"]) == (
         "c1",
@@ -83,6 +92,62 @@ def test_a_dead_clocks_game_moves_to_a_spare_exact_to_the_ms_and_is_scored_once(
     assert (row["clock"], row["round"], row["table"]) == ("c2", "3", "12")  # the pairing's row
     (move,) = [e for e in read(hall.folder) if e["action"] == "move"]
     assert move["changed"]["from"] == "c1" and move["clock"] == "c2"
+
+
+def test_the_dead_clock_back_is_told_its_game_moved_and_its_late_records_are_kept_apart(hall):
+    clocks = hall.clocks
+    dead, _ = dead_game_moved(hall)
+    last = dead[-1]
+    moved = next(r for r in dead if r["ev"] == "new_game" and r.get("table") == "12")["seq"]
+    wait_for(lambda: ("c1", moved) in hall.feed.store.moves, what="the hall to file the takeover")
+    # the dead clock is restarted later: it takes its game up again from its journal, is heard,
+    # and the hall tells it (audited) that the game moved; it ends the game there and says so
+    clocks.sims["c1"] = clocks.start("c1")
+    wait_for(lambda: any(r["ev"] == "moved" for r in hall.clock_records("c1")), what="c1 told of the move")
+    back = [r for r in hall.clock_records("c1") if r["seq"] > last["seq"]]
+    (told,) = [r for r in back if r["ev"] == "moved"]
+    assert (told["game_seq"], told["to"], told["state"], told["run"]) == (moved, "c2", "ended", None)
+    (line,) = [e for e in read(hall.folder) if e["action"] == "moved"]
+    assert (line["by"], line["clock"], line["changed"]) == ("hall", "c1", {"game": moved, "to": "c2"})
+    assert told["by"] == line["id"]
+    assert clocks.sims["c1"].view().notice.kind == "moved"
+    assert notice_text(clocks.sims["c1"].view().notice) == "GAME MOVED"
+    # no more time on that game: a press there starts no clock, both sides stay as they were
+    clocks.t["c1"] = clocks.sims["c1"].time() / 1e9
+    tap(clocks.sims["c1"], "A", clocks.t["c1"] + 1)
+    tap(clocks.sims["c1"], "B", clocks.t["c1"] + 3)
+    clocks.sims["c1"].run_to(clocks.sims["c1"].time() + 5 * 10**9)
+    after = hall.clock_records("c1")[-1]
+    assert after["state"] == "ended"
+    assert [after[side]["used_ms"] for side in "AB"] == [told[side]["used_ms"] for side in "AB"]
+    # the hall keeps what c1 sent after the move apart, marked, and counts none of it
+    (game_file,) = hall.folder.glob(f"board-*/game-{moved}-c1.log")
+    kept = [r["seq"] for r in iter_records(str(game_file))]
+    assert kept[-1] == last["seq"]  # the game's file ends where the spare took it up
+    later = game_file.parent / f"after-move-{moved}-c1.log"
+    wait_for(
+        lambda: later.exists() and told["seq"] in [r["seq"] for r in iter_records(str(later))],
+        what="c1's late records on file",
+    )
+    apart = list(iter_records(str(later)))
+    assert all(r["seq"] > last["seq"] for r in apart) and {r["ev"] for r in apart} >= {"boot", "moved"}
+    assert any("after-move" in text and "c2" in text for _, text in hall.feed.store.notices)
+    said = lambda: next(e for e in read(hall.folder) if e["id"] == line["id"]).get("outcomes")  # noqa: E731
+    wait_for(said, what="the outcome of the hall's word to c1")
+    assert (said()["c1"]["outcome"], said()["c1"]["seq"]) == ("applied", told["seq"])
+    # the spare ends the game: results.csv has it once, the spare's; none of c1's for it
+    tap(clocks.sims["c2"], "A", clocks.t["c2"] + 2)
+    clocks.t["c2"] += 7
+    clocks.end_game("c2")
+    clocks.pump()
+    wait_for(lambda: len(rows(hall)) == 3, what="the spare's row in results.csv")
+    assert [r["clock"] for r in rows(hall) if r["table"] == "12"] == ["c2"]
+    assert not [r for r in rows(hall) if r["clock"] == "c1" and int(r["game_seq"]) == moved]
+    # a hall restarted reads the move back: the late records stay apart, c1's game file as it was
+    hall.close()
+    hall.start()
+    assert hall.feed.store.moves[("c1", moved)] == ("c2", last["seq"])
+    assert [r["seq"] for r in iter_records(str(game_file))] == kept
 
 
 def rows(hall):

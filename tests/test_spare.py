@@ -9,7 +9,7 @@ from tileclock.clock.core import GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.clock.spare import NoGame, command, handover
 from tileclock.clock.state import State
-from tileclock.wire.protocol import MAX_COMMAND, frame, parse_command, unframe, with_crc
+from tileclock.wire.protocol import MAX_COMMAND, CommandError, frame, parse_command, unframe, with_crc
 from tileclock.wire.records import encode
 from tileclock.wire.seal import MAX_SEALED
 
@@ -119,3 +119,36 @@ def test_a_spare_restarted_after_a_takeover_takes_up_the_game_taken_over():
         records[-1][s]["used_ms"] for s in "AB"
     ]
     assert again.state == State.PAUSED and again.balanced(5 * NS_PER_S)
+
+
+def test_the_dead_clock_told_its_game_moved_ends_it_there_and_no_time_runs_on_it():
+    records = dead_clock_game()
+    game = next(r for r in records if r["ev"] == "new_game")["seq"]
+    assert parse_command(with_crc(f"moved {game} clock-31").encode()).args == (game, "clock-31")
+    with pytest.raises(CommandError):
+        parse_command(f"moved {game} clock-31".encode())  # it ends a game: only with its CRC
+    clock = GameClock(RULES, checkpoint_ms=1000)
+    journal = [json.loads(json.dumps(r)) for r in records]
+    at = records[-1]["t_ms"] * 1_000_000 + 90 * NS_PER_S  # restarted a while later
+    journal += as_read(clock.recover(journal, at, {"boot_id": "b2"}))
+    (wrong,) = as_read(clock.moved(at, game + 1, "clock-31", source="hall"))
+    assert wrong["ev"] == "error" and "not " + str(game + 1) in wrong["detail"]
+    made = as_read(clock.moved(at + NS_PER_S, game, "clock-31", source="hall", by="hall_x_1"))
+    (told,) = [r for r in made if r["ev"] == "moved"]
+    assert (told["game_seq"], told["to"], told["by"]) == (game, "clock-31", "hall_x_1")
+    assert told["state"] == "ended"
+    assert clock.view(at + NS_PER_S).notice.kind == "moved"
+    used = [told[side]["used_ms"] for side in "AB"]
+    later = at + 60 * NS_PER_S
+    press(clock, "A", later)
+    press(clock, "B", later + 2 * NS_PER_S)
+    assert [clock.used_ns(side, later + 9 * NS_PER_S) // 1_000_000 for side in "AB"] == used
+    (no,) = as_read(clock.adjust(later + 10 * NS_PER_S, "A", 60_000))  # given on the spare, not here
+    assert no["ev"] == "error" and "moved" in no["detail"]
+    (again,) = as_read(clock.moved(later + 11 * NS_PER_S, game, "clock-31"))
+    assert again["ev"] == "error"
+    # restarted once more, it reads the game as ended: moved
+    journal += made
+    third = GameClock(RULES, checkpoint_ms=1000)
+    third.recover(journal, later + 20 * NS_PER_S, {"boot_id": "b3"})
+    assert third.state == State.ENDED and third.game.end_reason == "moved"

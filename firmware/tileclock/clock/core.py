@@ -305,6 +305,11 @@ class GameClock:
         (`taken`, a `spare.Handover`), stopped: only on a fresh game; a `takeover` record."""
         return self._submit(t_ns, self._on_game, self.requests.take_over, taken, source, by)
 
+    def moved(self, t_ns, game_seq, to, source="serial", by=None):
+        """The hall's word that game `game_seq` moved to the spare `to` (spare.py): the game ends
+        here, a `moved` record; refused for another game or one that has ended."""
+        return self._submit(t_ns, self._on_game, self.requests.moved, game_seq, to, source, by)
+
     def answer_call(self, t_ns, call, answer, source="serial", by=None):
         """The director's answer to the board's call `call`, `taken` or `done`; refused if not open."""
         return self._submit(t_ns, self._on_game, self.requests.answer_call, call, answer, source, by)

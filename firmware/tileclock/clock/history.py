@@ -275,6 +275,8 @@ def apply_record(game, record, t_ns, rules):
         limits = {side: record["limit_ms"][side] * NS_PER_MS for side in SIDES}
         late = {side: record[side].get("late_pen", 0) for side in SIDES}
         game.take_over(t_ns, used, limits, late, record.get("first"))
+    elif ev == "moved":  # the hall said its game moved to a spare: it ends here (requests.py)
+        game.end(t_ns, "moved")
     elif ev == "round_start":
         game.round_start_at, game.round_start_ns = None, t_ns
     if ev == "set" and record.get("applies") == "this" and "start_at_ns" in record:

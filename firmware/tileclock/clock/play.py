@@ -173,6 +173,8 @@ class Play:
             raise Refused(f"adjust only while the clock is stopped mid-game or after the end ({game.state})")
         if game.lost:
             raise Refused("adjust: the game was forfeited")
+        if game.end_reason == "moved":
+            raise Refused("adjust: the game moved to another clock (give it there)")
         limit_s = (game.allowance_ns[side] + delta_ns) // NS_PER_S
         if abs(delta_ns) > rules.max_correction_s * NS_PER_S or not 0 <= limit_s <= rules.max_limit_s:
             raise Refused(
@@ -213,7 +215,8 @@ class Play:
         if game.state != ENDED:
             raise Refused(f"reopen: the game has not ended ({game.state})")
         if game.lost or game.end_reason != "stop_hold":
-            why = "a forfeit stands" if game.lost else "the round is over"
+            why = {"moved": "the game moved to another clock"}.get(game.end_reason, "the round is over")
+            why = "a forfeit stands" if game.lost else why
             raise Refused(f"reopen: {why}")
         game.reopen(t_ns)
         self._emit("reopen", t_ns, source=source, reopens=game.end_seq)

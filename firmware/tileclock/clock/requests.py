@@ -19,7 +19,7 @@ from .view import Notice
 __all__ = ["DirectorRequests", "Refused"]
 
 #: the records that name who asked for the request that made them
-ASKED = ("adjust", "late_start", "reopen", "end", "set", "call_answer", "error", "takeover")
+ASKED = ("adjust", "late_start", "reopen", "end", "set", "call_answer", "error", "takeover", "moved")
 
 
 class DirectorRequests:
@@ -63,6 +63,20 @@ class DirectorRequests:
         spare.take_over(game, t_ns, taken)
         game.notice = Notice("takeover")
         self._emit("takeover", t_ns, **spare.record_fields(taken), source=source)
+
+    def moved(self, game, t_ns, game_seq, to, source, by=None):
+        """The hall says this clock's game `game_seq` moved to the spare `to` (it came back after
+        a takeover): the game ends here at once, so no side's time runs on it again."""
+        self._request(t_ns, by, self._moved, game, t_ns, game_seq, to, source)
+
+    def _moved(self, game, t_ns, game_seq, to, source):
+        if game.seq != game_seq:
+            raise Refused(f"moved: this clock's game is seq {game.seq}, not {game_seq}")
+        if game.state == State.ENDED:
+            raise Refused(f"moved: game {game_seq} has ended here ({game.end_reason})")
+        game.end(t_ns, "moved")
+        game.notice = Notice("moved")
+        self._emit("moved", t_ns, game_seq=game_seq, to=to, source=source)
 
     def answer_call(self, game, t_ns, call, answer, source, by=None):
         """The answer to the board's call `call` (its record's seq): `taken` or `done`."""

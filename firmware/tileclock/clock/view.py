@@ -17,7 +17,8 @@ class Notice:
     """Something the panels say until the clock next runs.
 
     `kind` is `correction` (with `side` and `delta_s`), `recovered` (with `uncertain_s`, the time
-    a power cut may have lost, 0 after a restart) `call_done` (the director closed the call) or `takeover` (a spare took a game over).
+    a power cut may have lost, 0 after a restart) `call_done` (the director closed the call) `takeover` (a spare took a game over) or `moved` (this
+    clock's game moved to a spare: it ended here).
     """
 
     kind: str

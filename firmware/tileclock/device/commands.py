@@ -54,6 +54,7 @@ class CommandHandler:
             "reopen": self._reopen,
             "selftest": self._selftest,
             "takeover": self._takeover,
+            "moved": self._moved,
             "call": self._call,
             "code": self._code,
         }
@@ -195,6 +196,9 @@ class CommandHandler:
         used, limits, late = ({side: sides[side][i] for side in SIDES} for i in range(3))
         taken = Handover(clock, seq, game, used, limits, late, first, run)
         return self.publish(self.clock.take_over(now_ns, taken, **asked))
+
+    def _moved(self, now_ns, game, to, **asked):
+        return self.publish(self.clock.moved(now_ns, game, to, **asked))
 
     def _adjust(self, now_ns, side, delta_ms, **asked):
         return self.publish(self.clock.adjust(now_ns, side, delta_ms, **asked))

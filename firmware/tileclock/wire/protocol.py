@@ -136,7 +136,7 @@ def _checked_body(line, limits=LIMITS):
 class Command:
     """One director's command: `status`, `resend` (first, last), `adjust` (side, delta_ms),
     `round_over`, `new_game`, `late` (player,), `reopen`, `selftest`, `set` (values,: `set_scene`'s keyword arguments),
-    `call` (seq, answer), `takeover` (clock, seq, game, sides, first, run), `ack` (seq,) or `code` (game seq, base, (token A, token B)); `by`, who sent it (a
+    `call` (seq, answer), `takeover` (clock, seq, game, sides, first, run), `moved` (game seq, spare), `ack` (seq,) or `code` (game seq, base, (token A, token B)); `by`, who sent it (a
     label), if the line said."""
 
     name: str
@@ -227,13 +227,17 @@ def _command(name, args, checked):
         return _checked(
             _takeover(args), checked, "takeover takes up a game", "takeover clock-12 811 790 A=..."
         )
+    if name == "moved" and len(args) == 2 and args[0].isdigit() and is_label(args[1]):
+        return _checked(
+            Command("moved", (int(args[0]), args[1])), checked, "moved ends the game", "moved 790 clock-31"
+        )
     if name == "set":
         values = _set_values(args)
         return _checked(Command("set", (values,)), checked, "set changes the game", "set round=3")
     raise CommandError(
         f"unknown command {name!r} (known: status, resend FROM [TO], adjust SIDE DELTA_MS, round over, "
         "new game, late A|B|both, reopen, selftest, set KEY=VALUE..., call taken|done SEQ, ack SEQ, code GAME BASE TOKEN_A TOKEN_B, "
-        "takeover CLOCK SEQ GAME A=... B=...)"
+        "takeover CLOCK SEQ GAME A=... B=..., moved GAME CLOCK)"
     )
 
 

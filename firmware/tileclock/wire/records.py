@@ -180,6 +180,9 @@ EVENTS = _events(
         {"from": "label", "from_seq": "natural", "from_game": "natural", "limit_ms": "sides_ms"},
         {"first": "run", "was_running": "run", "source": "str", **_BY},
     ),
+    # the hall told this clock its game `game_seq` (its `new_game`'s seq) moved to the spare `to`
+    # (a `moved` command, after a takeover): the game ends here, no side's time runs on it again
+    Event("moved", {"game_seq": "natural", "to": "label"}, {"source": "str", **_BY}),
     # the board calls the director (its id: this record's seq), and the director's answers to it
     # `wall_ms`: the time of day of the call (when the clock knows one): its waiting time counts from
     # it, so one outside 2020-2100 (forged, or an unset wall clock's) refuses the record
@@ -244,7 +247,7 @@ EVENTS = _events(
 #: the game to the nanosecond from the journal.
 TRANSITIONS = (
     "new_game", "start", "switch", "resume", "pause", "late_start", "arrived", "forfeit", "end", "reopen", "recovered",
-    "round_start", "takeover",
+    "round_start", "takeover", "moved",
 )  # fmt: skip  # one line reads as the list it is
 
 #: Instants a record may carry (`at_ns` on `TRANSITIONS`, `mono_ns` on a game's origin), checked on any record.

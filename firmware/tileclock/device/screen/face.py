@@ -79,6 +79,8 @@ def notice_text(notice):
         return "CALL DONE"
     if notice.kind == "takeover":  # a spare took a dead clock's game over, stopped
         return "TAKEN OVER"
+    if notice.kind == "moved":  # the hall said this game moved to a spare: it ended here
+        return "GAME MOVED"
     if notice.kind == "correction":
         sign = "-" if notice.delta_s < 0 else "+"
         return f"{notice.side} {sign}{format_clock(abs(notice.delta_s))}"

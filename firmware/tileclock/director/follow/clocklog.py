@@ -33,6 +33,8 @@ def shown(text, limit=200):
     return "".join(c if c.isprintable() else "?" for c in text[:limit]) + ("..." if len(text) > limit else "")
 
 
+#: the file of a moved game's records made after the move (`_after_move`): `after-move-SEQ-CLOCK.log`
+AFTER_MOVE = "after-move-"
 #: the last records' lines kept per clock, to tell a second clock with the same id from a repeat
 RECENT = 256
 #: records held ahead of a gap, at most, per clock: a clock that floods the director after a gap
@@ -92,6 +94,8 @@ class ClockLog:
             elif record["ev"] == "fault_cleared":
                 self.faults.pop(shown(record.get("part")), None)
             self._recent(record["seq"], line)
+            if record["ev"] == "takeover":  # this clock took another's game over: the store knows
+                self.store.took_over(self.clock_id, record)
             for game, settled in splitter.add(record):
                 if game is not None and settled["ev"] == "end":  # its row, as it was made then
                     self.rows_on_file.append(self._row(game))
@@ -239,6 +243,8 @@ class ClockLog:
         elif ev == "boot":
             self._name_board(record.get("board"))
             self.boot_ids.add(record.get("boot_id"))
+        elif ev == "takeover":  # before the dead clock's late records are filed (`_file`)
+            self.store.took_over(self.clock_id, record)
         self._unsettled[record["seq"]] = line
         for game, settled in self._splitter.add(record):
             self._file(game, settled, self._unsettled.pop(settled["seq"]))
@@ -250,6 +256,10 @@ class ClockLog:
         """Each game's file holds its records from `new_game` on, led by the `boot` that opened it."""
         if game is None:
             self._outside_games([line])
+            return
+        moved = self.store.moves.get((self.clock_id, game.seq))
+        if moved is not None and record["seq"] > moved[1]:
+            self._after_move(game, line, *moved)
             return
         if game is not self._file_game:
             self._open_game(game)
@@ -272,6 +282,21 @@ class ClockLog:
         """Hand what was written to the game's file to the system (the store does it after each batch)."""
         if self._game_file:
             self._game_file.flush()
+
+    def _after_move(self, game, line, spare, from_seq):
+        """A record of a game that moved to `spare` from this clock's record `from_seq`, made after
+        it (the clock came back): kept apart in `after-move-SEQ-CLOCK.log`, never in the game's
+        file nor counted (an `end` there makes no row): the game is the spare's from the move on."""
+        folder = os.path.join(self.store.outdir, f"board-{self.board_label}")
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, f"{AFTER_MOVE}{game.seq}-{self.clock_id}.log")
+        if not os.path.exists(path):
+            self.store.notice(
+                f"clock {self.clock_id}: its game {game.seq} moved to clock {spare} from seq {from_seq}, "
+                f"but it sent records after it: kept apart in {os.path.basename(path)}, not counted"
+            )
+        with open(path, "a", encoding="ascii") as file:
+            file.write(line + "\n")
 
     def _outside_games(self, lines):
         """Records of a game whose `new_game` the clock no longer holds: kept in a file of their own."""

@@ -13,6 +13,9 @@ Files under the output folder:
 - `board-BOARD/game-SEQ-CLOCK.log`: a game's framed lines as received, from the
   `boot` before it if any (BOARD is the board name from the clock's `boot`
   record if it is a label, else `unnamed`);
+- `board-BOARD/after-move-SEQ-CLOCK.log`: the records a clock sent for its game SEQ after that
+  game moved to a spare (a `takeover` record names it and the seq it continues from), kept
+  apart and never counted: the game is the spare's from the move on;
 - `results.csv`: a row for each game that ended (`director/history.py`);
 - `rejects.log`: records whose integrity field is good but whose fields are
   not (one JSON object a line: when, where from, why, the line);
@@ -37,7 +40,7 @@ from .clocklog import ClockLog, lines_on_disk
 
 #: `game-SEQ-CLOCK.log`: a game's file, named by its `new_game` seq and its clock's id (and
 #: `before-games-CLOCK.log`, records of a game the clock no longer held the start of)
-_GAME_FILE = re.compile(r"(?:game-(\d+)|before-games)-(.+)\.log")
+_GAME_FILE = re.compile(r"(?:game-(\d+)|before-games|after-move-(\d+))-(.+)\.log")
 #: a later log of a clock whose journal began again (`CLOCK_rN`)
 _GENERATION = re.compile(r"(.+)_r(\d+)")
 #: The rejects and notices files stop growing here (what would go in them is still counted): a
@@ -116,6 +119,9 @@ class RecordStore:
         self.family = {}
         self._twins_said = set()  # the clock ids said to run twice at once
         self._side_bytes = {}  # file name -> bytes this store wrote to it
+        #: (dead clock id, its game's seq) -> (the spare, the seq it continued from): the games
+        #: some clock took over (its `takeover` record), from the files and as records come
+        self.moves = {}
         os.makedirs(outdir, exist_ok=True)
         self._restore()
 
@@ -127,14 +133,18 @@ class RecordStore:
                 continue
             for name in os.listdir(os.path.join(self.outdir, folder)):
                 match = _GAME_FILE.fullmatch(name)
-                if match and is_label(match.group(2)):
+                if match and is_label(match.group(3)):
                     path = os.path.join(self.outdir, folder, name)
-                    files.setdefault(match.group(2), []).append((int(match.group(1) or -1), path))
+                    number, later = int(match.group(1) or match.group(2) or -1), match.group(2) is not None
+                    files.setdefault(match.group(3), []).append((number, later, path))
         for clock_id, games in files.items():
             log = self.clocks[clock_id] = ClockLog(clock_id, self)
-            games.sort()
-            for number, (_, path) in enumerate(games):
-                log.take_up(lines_on_disk(path), path, last=number == len(games) - 1 and "game-" in path)
+            games.sort()  # a game's records after its move (`later`) after its own file
+            names = [os.path.basename(path) for _, _, path in games]
+            own = [i for i, (_, later, _) in enumerate(games) if not later and names[i].startswith("game-")]
+            last = own[-1] if own else -1  # the last game's own file goes on being written
+            for number, (_, _, path) in enumerate(games):
+                log.take_up(lines_on_disk(path), path, last=number == last)
         self._rows_made_good()
         for name in sorted(self.clocks, key=_generation):  # each clock id's logs, oldest first
             match = _GENERATION.fullmatch(name)
@@ -321,6 +331,11 @@ class RecordStore:
                 f"board {log.board_label}: claimed by clocks {', '.join(sorted(others + [log.clock_id]))} "
                 "(kept apart by clock id; give each its own board name)"
             )
+
+    def took_over(self, spare, record):
+        """`spare` took over a dead clock's game (its `takeover` `record`): that clock's records
+        of it after the seq it continues from are filed apart from now on (`ClockLog._after_move`)."""
+        self.moves[(record["from"], record["from_game"])] = (spare, record["from_seq"])
 
     def add_result(self, row):
         path = os.path.join(self.outdir, RESULTS)

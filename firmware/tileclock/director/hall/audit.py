@@ -55,6 +55,7 @@ ANSWERS = (
     "new_game",
     "selftest",
     "takeover",
+    "moved",
     "error",
 )
 #: an `error` record's `refused` (device/links/hall_seal.py) that says the command never reached

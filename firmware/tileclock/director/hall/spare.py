@@ -5,10 +5,19 @@ The game is computed from the hall's own copy of the dead clock's records (the s
 it), so it ends where the hall heard the dead clock last. Refused: a dead clock with no game in
 play there (none, or ended), a spare that is not online or is in a game (its game is not fresh),
 and a game some clock has taken over already (its `takeover` record is in that clock's game).
+
+The dead clock may come back (restarted later): once the spare's `takeover` is on file, the first
+record it sends for that game after the seq the spare continued from has the hall tell it
+(`came_back`: a `moved` command, audited), so it ends the game there; its late records are kept
+apart and never counted (`follow/clocklog.py`, `after-move-SEQ-CLOCK.log`).
 """
+
+import logging
 
 from ...clock.history import game_rules, game_scene
 from ...clock.spare import NoGame, handover
+
+logger = logging.getLogger(__name__)
 
 
 def taken_by(games, clock, game_seq):
@@ -55,3 +64,39 @@ def scene_command(game):
     scene = game_scene(game.records)
     words = [f"{key}={scene[key]}" for key in ("round", "table") if scene.get(key) is not None]
     return "set " + " ".join(words) if words else None
+
+
+def came_back(moves, clock, record, game):
+    """(game seq, spare) when `record`, just stored from `clock` for `game` (its log's open `Game`
+    or None), is one made after that game moved (`moves`: the store's {(clock, game seq): (spare,
+    from seq)}) and the clock has not recorded being told so; else None."""
+    if game is None or record.get("ev") == "moved":
+        return None
+    moved = moves.get((clock, game.seq))
+    if moved is None or record["seq"] <= moved[1]:
+        return None
+    if any(r["ev"] == "moved" for r in game.records):
+        return None
+    return game.seq, moved[0]
+
+
+def tell_moved(audit, feed, told, clock, record, log):
+    """`clock`, whose game moved to a spare, is heard again for that game (`record`, just stored,
+    its `log`'s open game): tell it, once a run (`told`: the (clock, game, spare) told), with a
+    `moved` command written to the audit trail (`audit`) as the hall's action, sent by `feed`."""
+    moves = getattr(getattr(feed, "store", None), "moves", None)
+    found = came_back(moves, clock, record, getattr(log, "game", None)) if moves else None
+    if found is None or (clock, *found) in told:
+        return
+    told.add((clock, *found))
+    game_seq, spare = found
+    board = next((b for b in feed.snapshot()["boards"] if b["clock"] == clock), None)
+    changed = {"game": game_seq, "to": spare}
+    try:  # once a moved game: its line is written here, on the feed's thread
+        entry = audit.record(
+            "moved", "hall", None, f"moved {game_seq} {spare}", clock, board, changed, answered=True
+        )
+    except OSError as error:
+        logger.warning("clock %s: not told its game %s moved (%s)", clock, game_seq, error)
+        return
+    feed.command(entry["command"], clock)

@@ -19,6 +19,7 @@ from ...clock.history import game_scene, view_at
 from ..hall.answers import answered, before_a_round, what_of
 from ..hall.audit import AuditLog
 from ..hall.round_control import RoundControl
+from ..hall.spare import tell_moved
 from .app import COMMAND_HEADER, MAX_FORM_BYTES, make_app
 from .doors import DIRECTOR_LIMITS, PHONE_LIMITS, AddressLimits, Sessions
 from .guard import TimedH11, own_hosts
@@ -78,6 +79,7 @@ class HallPage:
         password_hash=None,
     ):
         self.feed = feed
+        self._told_moved = set()  # (clock, game seq, spare) of the moved games whose clock was told this run
         self.draw_panel = draw_panel
         self.scores = scores  # an event.entries.ScoreBook: the score entry's routes answer with it
         self.links = links  # an event.score_links.ScoreLinks where the clocks are sent score codes
@@ -135,6 +137,7 @@ class HallPage:
         boards is said on the hall's console too."""
         if self.audit is None:
             return
+        tell_moved(self.audit, self.feed, self._told_moved, clock_id, record, _log)
         outcome = self.audit.answered(clock_id, record)
         several = self.audit.to_several
         if outcome and several and outcome["of"] == several["id"] and outcome["outcome"] != "applied":
