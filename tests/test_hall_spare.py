@@ -10,7 +10,7 @@ import pytest
 
 from conftest import tap
 from support.call_hall import Hall
-from support.hall_helpers import closed_after, wait_for
+from support.hall_helpers import closed_after, pages_question, wait_for
 from tileclock.device.screen.face import notice_text
 from tileclock.director.hall.audit_read import read
 from tileclock.director.records.history import iter_records
@@ -148,6 +148,44 @@ def test_the_dead_clock_back_is_told_its_game_moved_and_its_late_records_are_kep
     hall.start()
     assert hall.feed.store.moves[("c1", moved)] == ("c2", last["seq"])
     assert [r["seq"] for r in iter_records(str(game_file))] == kept
+
+
+def test_the_boards_move_button_moves_its_game_to_the_spare_typed_in_once_confirmed(hall, page):
+    """The dead board's page in chromium: the spare typed in, the page's own question answered
+    (No sends nothing; Yes moves it), the answer shown; a second move is refused, in words."""
+    clocks = hall.clocks
+    clocks.end_game("c2")  # c2 is the spare: a fresh game open
+    clocks.open_game("c2")
+    clocks.pump()
+    wait_for(lambda: hall.board("c2")["state"] == "ready", what="the spare's fresh game on the page")
+    dead = list(iter_records(clocks.journal("c1")))
+    wait_for(lambda: hall.page.game("c1").records[-1]["seq"] == dead[-1]["seq"], what="c1's last record")
+    die(clocks, "c1")
+    page.goto(hall.page.address + "board/c1")
+    page.locator("#records tr").first.wait_for()
+    page.click("#internals summary")  # "This clock, for a technician": where the move is
+    page.fill("#spare", "c2")
+    page.click("#move")
+    question = pages_question(page, yes=False)
+    assert "clock c1's game to clock c2" in question
+    assert not [e for e in read(hall.folder) if e["action"] == "move"]  # No: nothing sent nor audited
+    page.click("#move")
+    pages_question(page)
+    wait_for(lambda: page.inner_text("#moved").startswith("sent: "), what="the page to show the answer")
+    assert page.inner_text("#moved").startswith("sent: takeover c1 ")
+    wait_for(
+        lambda: any(r["ev"] == "takeover" for r in hall.clock_records("c2")), what="the spare's takeover"
+    )
+    (taken,) = [r for r in hall.clock_records("c2") if r["ev"] == "takeover"]
+    (move,) = [e for e in read(hall.folder) if e["action"] == "move"]
+    assert (taken["from"], taken["from_seq"], taken["by"]) == ("c1", dead[-1]["seq"], move["id"])
+    (cookie,) = page.context.cookies()  # the move is the tab's session's, on the trail
+    assert move["by"] == hall.page.sessions.label(cookie["value"])
+    page.click("#move")  # again: refused (c2 plays it now), the page says why
+    pages_question(page)
+    wait_for(lambda: "not sent" in page.inner_text("#moved"), what="the refusal on the page")
+    assert page.inner_text("#moved").startswith("not sent: clock c2 is in a game")  # the one it took
+    assert len([e for e in read(hall.folder) if e["action"] == "move"]) == 1
 
 
 def rows(hall):
