@@ -188,6 +188,60 @@ def test_the_boards_move_button_moves_its_game_to_the_spare_typed_in_once_confir
     assert len([e for e in read(hall.folder) if e["action"] == "move"]) == 1
 
 
+def spare_ready(hall):
+    """c2 the spare: its game over, a fresh one open, on the page."""
+    hall.clocks.end_game("c2")
+    hall.clocks.open_game("c2")
+    hall.clocks.pump()
+    wait_for(lambda: hall.board("c2")["state"] == "ready", what="the spare's fresh game on the page")
+
+
+def moved_already(hall):
+    """c1's game moved to c2, and c2 on a fresh game again (the move the page sent is known)."""
+    spare_ready(hall)
+    status, answer = hall.post("/api/board/c1/move", {"to": "c2"})
+    assert status == 200, answer
+    wait_for(lambda: any(r["ev"] == "takeover" for r in hall.clock_records("c2")), what="the takeover")
+    spare_ready(hall)
+
+
+@pytest.mark.parametrize(
+    ("setup", "path", "form", "status", "words"),
+    [
+        (spare_ready, "c1", {"to": "c9"}, 409, "clock c9 is not online"),  # no such spare
+        (spare_ready, "c1", {"to": "c1"}, 409, "to the clock it is on"),
+        (lambda hall: None, "c1", {"to": "c2"}, 409, "clock c2 is in a game"),  # the spare plays one
+        (moved_already, "c1", {"to": "c2"}, 409, "taken over by clock c2 already"),
+        (spare_ready, "c9", {"to": "c2"}, 409, "holds no game of clock c9"),  # no such dead clock
+        (spare_ready, "c1", {"to": "c2;rm"}, 400, "the spare clock's id"),
+        (spare_ready, "c1", {"to": "c2\r\nset round=9"}, 400, "the spare clock's id"),
+        (spare_ready, "c1", {"to": "<b>c2</b>"}, 400, "the spare clock's id"),
+        (spare_ready, "c1", {"to": "c2" + "0" * 40}, 400, "1 to 32"),  # over-long: never cut short
+        (spare_ready, "c1", {"to": ""}, 400, "the spare clock's id"),
+        (spare_ready, "c1", {}, 400, "the spare clock's id"),
+        (spare_ready, "c1", [("to", "c2"), ("to", "c1")], 400, "once"),  # two spares
+        (spare_ready, "c1%3Bx", {"to": "c2"}, 404, "no such clock"),  # bad characters in the path
+        (spare_ready, "c" * 40, {"to": "c2"}, 404, "no such clock"),  # an over-long dead clock's id
+    ],
+    ids=[
+        "no-such-spare", "same-clock", "spare-in-a-game", "moved-already", "no-such-dead-clock",
+        "semicolon", "line-break", "markup", "over-long", "empty", "missing", "twice", "bad-path",
+        "long-path",
+    ],
+)  # fmt: skip  # a case a line
+def test_a_move_refused_is_a_clear_4xx_with_nothing_sent_nor_audited(hall, setup, path, form, status, words):
+    setup(hall)
+    trail, before = read(hall.folder), {c: len(hall.clock_records(c)) for c in ("c1", "c2")}
+    sent, command = [], hall.feed.command
+    hall.feed.command = lambda text, *args, **kw: (sent.append(text), command(text, *args, **kw))[1]
+    got, why = hall.post(f"/api/board/{path}/move", form)
+    assert (got, words in why) == (status, True), why
+    assert sent == [] and read(hall.folder) == trail  # nothing sent, nothing audited
+    for clock in ("c1", "c2"):  # nor did either clock make a record of one
+        made = hall.clock_records(clock)[before[clock] :]
+        assert not [r for r in made if r["ev"] in ("takeover", "set", "error", "moved")], made
+
+
 def rows(hall):
     path = hall.folder / "results.csv"
     if not path.exists():

@@ -8,6 +8,9 @@
                                      clock refuses otherwise), action=selftest (only on a
                                      fresh game, likewise), action=speech sides=A|B|AB|off (who
                                      hears the clock: `set speech=`, at once): a command to that clock
+    POST /api/board/CLOCK/move       to=SPARE: the dead clock CLOCK's game to the spare (hall/spare.py);
+                                     400 for a `to` that is not one clock id, 409 saying why the
+                                     move is refused: nothing sent nor audited
     GET  /api/board/CLOCK/history    the table's history: the director's actions on file and what
                                      the clock recorded of them
 
@@ -199,9 +202,10 @@ def board_routes(hall, command_form, json_, text):
         form, clock, refused = await clock_form(command_form, text, request)
         if refused:
             return refused
-        spare = one(form, "to")
-        if not is_label(spare):
-            return text(400, "move: to, the spare clock's id")
+        given = form.get("to", [])
+        spare = given[0].strip() if len(given) == 1 else ""
+        if not is_label(spare):  # read whole, never cut: a long id cut short may name another clock
+            return text(400, "move: to, the spare clock's id (once; 1 to 32 letters, digits, - or _)")
 
         def check():
             boards = {b["clock"]: b for b in hall.feed.snapshot()["boards"]}
