@@ -11,8 +11,10 @@ import pytest
 from conftest import tap
 from support.call_hall import Hall
 from support.hall_helpers import closed_after, pages_question, wait_for
+from tileclock.clock.history import game_scene
 from tileclock.device.screen.face import notice_text
 from tileclock.director.hall.audit_read import read
+from tileclock.director.records.gamefiles import load_games
 from tileclock.director.records.history import iter_records
 
 
@@ -90,6 +92,10 @@ def test_a_dead_clocks_game_moves_to_a_spare_exact_to_the_ms_and_is_scored_once(
     moved = next(r for r in dead if r["ev"] == "new_game" and r.get("table") == "12")["seq"]
     assert not [r for r in rows(hall) if r["clock"] == "c1" and int(r["game_seq"]) == moved]
     assert (row["clock"], row["round"], row["table"]) == ("c2", "3", "12")  # the pairing's row
+    # the sheet and `tileclock scores` read the folder's games: one game at table 12, the spare's
+    found, _ = load_games([str(hall.folder)])
+    tables = [(g.first["clock"], g.seq) for _, g, _ in found if game_scene(g.records)["table"] == "12"]
+    assert tables == [("c2", int(row["game_seq"]))]
     (move,) = [e for e in read(hall.folder) if e["action"] == "move"]
     assert move["changed"]["from"] == "c1" and move["clock"] == "c2"
 

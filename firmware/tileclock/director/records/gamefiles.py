@@ -5,6 +5,10 @@ notices and rejects and a journal's damaged bytes), a game file or journal (fram
 lines), or an export's `.json`. A file that cannot be read is reported and left out; the others
 are still read. A path that is not there, or holds no game at all, is an error: a sheet from it
 would say that no game was played anywhere.
+
+A game a spare took over (docs/director-guide.md, "A spare clock") is read as the spare's: the
+dead clock's part is left out wherever the spare's game, whose `takeover` names it, is read too
+(the spare's `end` counts both parts), so the table has one game, never two.
 """
 
 import os
@@ -75,7 +79,18 @@ def load_games(paths):
             raise NoGames(_no_game(path, left_out))
         games += here
         problems += left_out
-    return games, problems
+    return _not_moved(games), problems
+
+
+def _not_moved(games):
+    """`games` ((source, game, board)) less those another of them took over (its `takeover`)."""
+    taken = {
+        (record["from"], record["from_game"])
+        for _, game, _ in games
+        for record in game.records
+        if record["ev"] == "takeover"
+    }
+    return [found for found in games if (found[1].first.get("clock"), found[1].seq) not in taken]
 
 
 class NoGames(ValueError):
