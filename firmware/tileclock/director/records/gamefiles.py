@@ -83,14 +83,15 @@ def load_games(paths):
 
 
 def _not_moved(games):
-    """`games` ((source, game, board)) less those another of them took over (its `takeover`)."""
-    taken = {
-        (record["from"], record["from_game"])
-        for _, game, _ in games
-        for record in game.records
-        if record["ev"] == "takeover"
-    }
-    return [found for found in games if (found[1].first.get("clock"), found[1].seq) not in taken]
+    """`games` ((source, game, board)) less those another of them took over (its `takeover`); a
+    game is a `Game` or, from an export, its list of records."""
+    records = [list(getattr(game, "records", game)) for _, game, _ in games]
+    taken = {(r["from"], r["from_game"]) for held in records for r in held if r["ev"] == "takeover"}
+    return [
+        found
+        for found, held in zip(games, records, strict=True)
+        if not held or (held[0].get("clock"), held[0]["seq"]) not in taken
+    ]
 
 
 class NoGames(ValueError):
