@@ -16,6 +16,8 @@ from tileclock.device.screen.face import notice_text
 from tileclock.director.hall.audit_read import read
 from tileclock.director.records.gamefiles import load_games
 from tileclock.director.records.history import iter_records
+from tileclock.director.records.moved import joined
+from tileclock.director.records.plot import picture
 
 
 @pytest.fixture
@@ -96,6 +98,17 @@ def test_a_dead_clocks_game_moves_to_a_spare_exact_to_the_ms_and_is_scored_once(
     found, _ = load_games([str(hall.folder)])
     tables = [(g.first["clock"], g.seq) for _, g, _ in found if game_scene(g.records)["table"] == "12"]
     assert tables == [("c2", int(row["game_seq"]))]
+    # the game's picture (`tileclock plot`, the page's) reads both parts on one time line
+    (spare,) = [g for _, g, _ in found if game_scene(g.records)["table"] == "12"]
+    whole = picture(joined(spare, str(hall.folder)))
+    limit = next(r for r in dead if r["seq"] == moved)["time_ms"]
+    mark = next(m for m in whole.marks if m.label == "taken over from c1")
+    assert mark.t_ms == last["t_ms"]  # the spare's part follows the dead clock's last record
+    for side in "AB":  # no step where the clocks changed: each side's time left runs on
+        before = [v for t, v in whole.remaining[side] if t <= last["t_ms"]]
+        assert (before[0], before[-1]) == (limit[side], limit[side] - last[side]["used_ms"])
+        assert whole.remaining[side][-1][1] == limit[side] - int(row[f"{side}_used_ms"])
+    assert whole.end_ms == last["t_ms"] + (spare.end["t_ms"] - taken["t_ms"])
     (move,) = [e for e in read(hall.folder) if e["action"] == "move"]
     assert move["changed"]["from"] == "c1" and move["clock"] == "c2"
 

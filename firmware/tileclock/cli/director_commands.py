@@ -314,12 +314,13 @@ def cmd_scores(args):
 
 def cmd_plot(args):
     """Draw the picture of a recorded game (PNG or SVG)."""
+    from ..director.records.moved import joined, records_folder
     from ..director.records.plot import picture_format, write_picture
     from ..director.records.replay import load_game
 
     with given_by_the_user():  # the picture's ending, the log, the game, the instant: in words
         picture_format(args.out)  # a wrong ending is refused before anything is read
-        game = load_game(args.log, args.game)
+        game = joined(load_game(args.log, args.game), records_folder(args.log))  # a spare's: both parts
         at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
     print(write_picture(game, args.out, title=args.title or f"{args.log}, game {game.seq}", at_ms=at_ms))
     return 0

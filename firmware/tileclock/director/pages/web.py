@@ -290,12 +290,14 @@ class HallPage:
 
     def picture_svg(self, clock_id):
         from ..records import plot
+        from ..records.moved import joined
 
         game = self.game(clock_id)
         if game is None or not plot.available():
             return None
         board = next((b for b in self.feed.snapshot()["boards"] if b["clock"] == clock_id), {})
-        return plot.game_svg(game, title=_picture_title(board.get("board"), game))
+        whole = joined(game, self.feed.store.outdir)  # a spare's game: the dead clock's part first
+        return plot.game_svg(whole, title=_picture_title(board.get("board"), game))
 
 
 class _Door:

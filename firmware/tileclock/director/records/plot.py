@@ -98,6 +98,8 @@ def picture(game, title=""):
         ev, t_ms = record["ev"], record["t_ms"]
         if ev == "set" and record.get("applies") == "this" and isinstance(record.get("time_ms"), dict):
             limit.update(record["time_ms"])  # the director's starting times, before anyone pressed
+        if ev == "takeover" and isinstance(record.get("limit_ms"), dict):
+            limit.update(record["limit_ms"])  # each side's limit on the dead clock, corrections in
         left = {side: limit[side] - record[side]["used_ms"] for side in SIDES}
         if ev == "adjust" and record.get("player") in SIDES:
             side = record["player"]
@@ -134,6 +136,10 @@ def picture(game, title=""):
                 )
         elif ev == "end":
             result.marks.append(Mark("end", None, t_ms, None, _text(record.get("reason", "end"))))
+        elif ev == "takeover":  # a spare took the game up here (records/moved.py joins the parts)
+            result.marks.append(
+                Mark("director", None, t_ms, None, _text(f"taken over from {record['from']}"))
+            )
         if ev in ("call", "call_answer", "reopen", "late_start", "set") or (ev == "end" and record.get("by")):
             for action in clock_actions([record]):  # the director's actions (and calls), in place
                 by = f" ({action['by']})" if action["by"] else ""

@@ -1,0 +1,61 @@
+"""A game a spare took over, read as one with the dead clock's part (issue 40; docs/director-guide.md,
+"A spare clock"): for the game's picture.
+
+The spare's game file holds its part only: its `new_game`, then its `takeover` (naming the dead
+clock, that clock's game and the seq of its newest record the spare continued from), then the
+rest of the game. In the records folder the dead clock's game file is beside it
+(`board-*/game-GAME-CLOCK.log`); `joined` reads the dead clock's records up to that seq, then the
+spare's from its `takeover` on, placed in time right after them (the spare stood exactly where
+they end), so the game reads from its first press to its end on one time line.
+"""
+
+import glob
+import os
+
+from ...clock.history import Game, split_games
+from .history import read_records
+
+
+def takeover_of(game):
+    """The `takeover` record of `game` (a `Game`), or None: a game no spare took over."""
+    return next((r for r in game.records if r["ev"] == "takeover"), None)
+
+
+def dead_part(folder, taken):
+    """The dead clock's records of the game `taken` (a `takeover` record) names, up to the seq the
+    spare continued from, from its game file under `folder` (collect's or the hall's records
+    folder); None where that file is not there or holds no such game."""
+    name = f"game-{taken['from_game']}-{taken['from']}.log"
+    for path in sorted(glob.glob(os.path.join(glob.escape(folder), "board-*", name))):
+        for game in split_games(read_records(path)):
+            if game.seq == taken["from_game"]:
+                return [r for r in game.records if r["seq"] <= taken["from_seq"]]
+    return None
+
+
+def joined(game, folder):
+    """`game` with the dead clock's part before its `takeover` (from `folder`), as one `Game`:
+    the dead part, then the spare's records from its `takeover` on, their instants moved on to
+    follow it; `game` itself when no spare took it over or the dead part is not in `folder`."""
+    taken = takeover_of(game)
+    dead = dead_part(folder, taken) if taken is not None and folder else None
+    if not dead:
+        return game
+    shift_ms = dead[-1]["t_ms"] - taken["t_ms"]
+    later = game.records[game.records.index(taken) :]
+    moved = [_shifted(record, shift_ms) for record in later]
+    return Game(dead + moved, lead=[], opened_in=None)
+
+
+def records_folder(path):
+    """The records folder a game file in it (`FOLDER/board-B/game-....log`) belongs to, or None."""
+    board = os.path.dirname(os.path.abspath(path))
+    return os.path.dirname(board) if os.path.basename(board).startswith("board-") else None
+
+
+def _shifted(record, shift_ms):
+    """`record` with its instant moved on by `shift_ms` (its `at_ns` too, where it has one)."""
+    moved = dict(record, t_ms=record["t_ms"] + shift_ms)
+    if "at_ns" in record:
+        moved["at_ns"] = record["at_ns"] + shift_ms * 1_000_000
+    return moved
