@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from ...clock.calls import Calls
 from ..follow.clocklog import shown
-from .ends import latest_end, rules_of
+from .ends import latest_end, likely_end, pace, rules_of
 
 #: a call's time of day may be this far behind the clock's own count of its wait (the count is in
 #: whole records; chrony keeps the clocks within milliseconds of this laptop)
@@ -36,6 +36,7 @@ class Board:
         self._call = (None, None)  # (the game's last record read, the open call it leaves)
         self._start = (None, None)  # (the game's last record read, the round start it took)
         self._rules = (None, None)  # (the game, the rules it is played under)
+        self._pace = (None, None)  # (the game's last record read, each side's pace in it)
 
     def refused(self, reason, detail):
         """One more message of this clock refused, for `reason` (a short code)."""
@@ -97,9 +98,22 @@ class Board:
         game = log.game if log else None
         if self._rules[0] is not game:  # read once a game
             self._rules = (game, rules_of(game))
-        board["latest_end_ms"] = latest_end(self._rules[1], board, int(now * 1000), board["took_start"])
+        board["pace"] = self.pace(game)
+        now_ms = int(now * 1000)
+        board["latest_end_ms"] = latest_end(self._rules[1], board, now_ms, board["took_start"])
+        board["likely_end_ms"] = likely_end(self._rules[1], board, now_ms, board["took_start"])
         board["attention"] = _attention(board)
         return board
+
+    def pace(self, game):
+        """Each side's turns pressed and its time used at its last press in `game` (`ends.pace`),
+        read again only when the game has grown."""
+        if game is None or not game.records:
+            return pace([])
+        key = (game.seq, game.records[-1].get("seq"), len(game.records))
+        if self._pace[0] != key:
+            self._pace = (key, pace(game.records))
+        return self._pace[1]
 
     def took_start(self, log):
         """The round's start (its `start_ms`) this board's game took (a `set` of a round's start

@@ -6,11 +6,22 @@ overtime) plus what is left of its cap, counted from the board's last record for
 and from now for a stopped or not yet started one (a stopped clock is counted as stopped: its end
 moves later while it stays so). Under a round limit (school rule 21: 50 minutes from the round's
 start) the game ends by then at the latest. With neither, no latest end is known (None).
+
+The likely end (`likely_end`) is the game's pace carried on: a game has about `TURNS_A_SIDE` turns a
+side, so each side is counted to use its mean turn time so far (its time used at its last press
+over the turns it has pressed) times that many turns in all (past them, the side on turn is counted
+to finish its turn, and no more), less what it has used by now; never more than its time left and what is left of its
+overtime cap. A side with no turn pressed yet takes its opponent's pace, or if neither has one is
+counted to use all its time left (none of its overtime). The end is then now (a stopped clock counted as stopped) plus both
+sides' time still to come (so never earlier than now), and never later than the latest end.
 """
 
 import re
 
 from ...clock.history import game_rules
+
+#: the turns a side takes in a typical game (100 tiles, about four a play: 22 to 26 turns in all)
+TURNS_A_SIDE = 12
 
 _SHOWN = re.compile(r"(-?)(\d{1,3}):(\d\d)")
 
@@ -45,6 +56,56 @@ def latest_end(rules, board, now_ms, took_start=None):
     if rules.round_limit_s is not None and took_start is not None:
         ends.append(took_start + rules.round_limit_s * 1000)
     return min(ends) if ends else None
+
+
+def pace(records):
+    """Each side's pace in a game's `records` (from its `new_game` on): {side: {"turns": the turns
+    it pressed (its switches), "used_ms": its time used at its last press}}."""
+    paces = {side: {"turns": 0, "used_ms": 0} for side in "AB"}
+    for record in records:
+        side = record.get("button")
+        if record.get("ev") == "switch" and side in paces and isinstance(record.get(side), dict):
+            paces[side] = {"turns": paces[side]["turns"] + 1, "used_ms": record[side].get("used_ms", 0)}
+    return paces
+
+
+def likely_end(rules, board, now_ms, took_start=None):
+    """The likely time of day (ms) `board`'s game ends, from its pace (`board["pace"]`, as `pace`
+    gives it) carried on for `TURNS_A_SIDE` turns a side (see the module's docstring), or None when
+    not in play or its times cannot be read; never later than `latest_end`, never before `now_ms`."""
+    if rules is None or board.get("state") not in ("ready", "running", "paused"):
+        return None
+    paces = board.get("pace") or {}
+    means = {}
+    for side in "AB":
+        done = paces.get(side) or {}
+        if done.get("turns"):
+            means[side] = done.get("used_ms", 0) / done["turns"]
+    running = board.get("state") == "running" and board.get("age_ms") is not None
+    to_come_ms = 0.0
+    for side in "AB":
+        shown = seconds((board.get(side) or {}).get("shown"))
+        if shown is None:
+            return None
+        used_ms = (board.get(side) or {}).get("used_ms") or 0
+        left_ms = shown * 1000
+        if running and board.get("run") == side:  # its clock has run on since the board's last record
+            used_ms += board["age_ms"]
+            left_ms -= board["age_ms"]
+        most_ms = max(0, left_ms)
+        if rules.overtime_cap_s is not None:
+            most_ms += max(0, rules.overtime_cap_s * 1000 - max(0, -left_ms))
+        mean = means.get(side, means.get("B" if side == "A" else "A"))
+        if mean is None:  # no pace yet: all its time left (not its overtime)
+            to_come_ms += max(0, left_ms)
+            continue
+        # past a typical game's turns, the side on turn is counted to finish its turn, and no more
+        on_turn = running and board.get("run") == side
+        turns = max(TURNS_A_SIDE, (paces.get(side) or {}).get("turns", 0) + on_turn)
+        to_come_ms += min(most_ms, max(0.0, mean * turns - used_ms))
+    likely = now_ms + int(to_come_ms)
+    latest = latest_end(rules, board, now_ms, took_start)
+    return likely if latest is None else min(likely, latest)
 
 
 def rules_of(game):

@@ -84,7 +84,7 @@ function card(b) {
   if (!b.online) node.append(text("div", "heard", b.age_ms === null ? "never heard from" :
     "its clock went silent; last record " + ago(b.age_ms + Date.now() - receivedAt) + " ago"));
   if (b.waiting) node.append(text("div", "heard", "waiting for " + plural(b.waiting, "record") + " (asked again)"));
-  if (b.latest_end_ms) node.append(text("div", "heard ends", "ends by " + dayTime(b.latest_end_ms) + " at the latest" +
+  if (b.latest_end_ms || b.likely_end_ms) node.append(text("div", "heard ends", boardEnds(b) +
     (b.state === "paused" ? " (later, while its clock is not running)" : "")));
   const off = timeOff(b);
   if (off) node.append(text("div", "time-off", off));
@@ -155,14 +155,26 @@ function drawRound(boards) {
 }
 // the time of day on this laptop, 15:42
 function dayTime(ms) { return new Date(ms).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", hour12: false}); }
-// when the round ends at the latest: the last of its boards still in play (hall/ends.py), which are last
+// "ends by 15:42 at the latest, likely 15:20" (either known alone: "likely ends at 15:20")
+function endsWords(latest, likely) {
+  if (!latest) return "likely ends at " + dayTime(likely);
+  return "ends by " + dayTime(latest) + " at the latest" + (likely ? ", likely " + dayTime(likely) : "");
+}
+// when a board's game ends at the latest and likely, from its pace (hall/ends.py)
+function boardEnds(b) { return endsWords(b.latest_end_ms, b.likely_end_ms); }
+// when the round ends at the latest and likely: the last of its boards still in play (hall/ends.py),
+// and which are likely last (those within a minute of the last likely end; by the latest end if no
+// board has a likely one)
 function roundEnds(round, mine) {
-  const timed = mine.filter(b => b.latest_end_ms), open = mine.filter(b => !b.latest_end_ms && b.state && b.state !== "ended");
+  const timed = mine.filter(b => b.latest_end_ms || b.likely_end_ms);
+  const open = mine.filter(b => !b.latest_end_ms && b.state && b.state !== "ended");
   if (!timed.length) return "";
-  const last = Math.max(...timed.map(b => b.latest_end_ms));
-  const lastBoards = timed.filter(b => b.latest_end_ms >= last - 60000).sort(byBoard).slice(0, 5).map(b => "Board " + b.board);
-  let said = "Round " + round.round + " ends by " + dayTime(last) + " at the latest: " + lastBoards.join(", ") +
-    (lastBoards.length === 1 ? " will be last" : " will be the last");
+  const byLatest = timed.filter(b => b.latest_end_ms), paced = timed.filter(b => b.likely_end_ms);
+  const latest = byLatest.length ? Math.max(...byLatest.map(b => b.latest_end_ms)) : null;
+  const likely = paced.length ? Math.max(...paced.map(b => b.likely_end_ms)) : null;
+  const lastBoards = (likely ? paced.filter(b => b.likely_end_ms >= likely - 60000) : byLatest.filter(b => b.latest_end_ms >= latest - 60000))
+    .sort(byBoard).slice(0, 5).map(b => "Board " + b.board);
+  let said = "Round " + round.round + " " + endsWords(latest, likely) + ": " + lastBoards.join(", ") + " will be last";
   const stopped = timed.filter(b => b.state === "paused").map(b => "Board " + b.board);
   if (stopped.length) said += "; later while stopped: " + stopped.join(", ");
   if (open.length) said += "; no latest end known for " + open.sort(byBoard).map(b => "Board " + b.board).join(", ");
