@@ -14,45 +14,14 @@ import re
 import pytest
 from PIL import Image, ImageChops
 
-from support.fixed_feed import Feed
+from support.fixed_feed import NOW_MS, Feed, board
 from tileclock.director.pages.web import HallPage
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 #: the screen a director's laptop shows the page on
 VIEWPORT = {"width": 1280, "height": 900}
-#: the page's clock (ms since 1970): the running sides tick from here, so it stays put
-NOW_MS = 1_764_079_200_000
 #: a golden and a new screenshot may differ in this share of pixels (font hinting), no more
 TOLERANCE = 0.002
-
-
-def side(shown, used_ms, pen=0):
-    return {"used_ms": used_ms, "shown": shown, "pen": pen}
-
-
-def board(n, state, run=None, a=("25:00", 0), b=("25:00", 0), **more):
-    made = {
-        "clock": f"clock-{n}",
-        "board": str(n),
-        "round": 3,
-        "table": str(n),
-        "online": True,
-        "state": state,
-        "run": run,
-        "ev": "switch",
-        "seq": 40 + n,
-        "A": side(*a),
-        "B": side(*b),
-        "faults": {},
-        "age_ms": 1500,
-        "waiting": 0,
-        "refused": 0,
-        "attention": 2,
-        "time": {"offset_us": 180, "error_us": 420, "synced": True},
-        "took_start": NOW_MS - 600_000,  # the round's start (ROUND's): each game took it
-    }
-    made.update(more)
-    return made
 
 
 #: a hall with a board in each state the page tells apart

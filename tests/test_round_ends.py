@@ -6,6 +6,8 @@ import json
 import os
 from contextlib import redirect_stdout
 
+from support.fixed_feed import Feed
+from support.fixed_feed import board as page_board
 from support.hall_helpers import pages_question, wait_for
 from support.round_hall import (
     hall,  # noqa: F401  (the fixture: three school clocks, the hall)
@@ -14,6 +16,7 @@ from support.round_hall import (
 from tileclock.cli import main
 from tileclock.clock.rules import PROFILES
 from tileclock.director.hall.ends import TURNS_A_SIDE, latest_end, likely_end, pace, seconds
+from tileclock.director.pages.web import HallPage
 
 NOW_MS = 1_764_079_200_000
 NASPA, SCHOOL, NSA = PROFILES["naspa"], PROFILES["school"], PROFILES["nsa1997"]
@@ -193,3 +196,47 @@ def test_the_round_panel_says_when_the_round_ends_at_the_latest(hall, page):  # 
         f"ends by {expected} at the latest, likely {expected}"
         in page.locator('.board[data-clock="c2"]').inner_text()
     )
+
+
+def test_the_round_panel_names_the_boards_likely_last_by_their_pace(page):
+    minutes = {7: (42, 20), 12: (41.5, 10), 31: (40, 19.5)}  # board: (latest, likely) from now
+    boards = [
+        page_board(
+            n,
+            "running",
+            "A",
+            ("15:00", 600_000),
+            ("16:00", 540_000),
+            latest_end_ms=NOW_MS + int(latest * 60_000),
+            likely_end_ms=NOW_MS + int(likely * 60_000),
+        )
+        for n, (latest, likely) in minutes.items()
+    ]
+    server = HallPage(Feed(boards), port=0)
+    server.rounds.current = {
+        "round": 4,
+        "start_ms": NOW_MS - 600_000,
+        "start": "14:00:00",
+        "boards": ["7", "12", "31"],
+        "clocks": [b["clock"] for b in boards],
+    }
+    server.start()
+    try:
+        page.clock.set_fixed_time(NOW_MS)
+        page.goto(server.address)
+
+        def at(after_min):
+            return page.evaluate(
+                "ms => new Date(ms).toLocaleTimeString([], {hour: '2-digit', minute: '2-digit', hour12: false})",
+                NOW_MS + int(after_min * 60_000),
+            )
+
+        line = page.locator("#round-ends")
+        # the last likely ends (within a minute of the last) say which boards will be last, not the
+        # latest ends (boards 7 and 12 by those)
+        said = f"Round 4 ends by {at(42)} at the latest, likely {at(20)}: Board 7, Board 31 will be last"
+        wait_for(lambda: line.inner_text() == said, what=f"the round panel to say {said!r}")
+        card = page.locator('.board[data-clock="clock-12"] .ends').inner_text()
+        assert card == f"ends by {at(41.5)} at the latest, likely {at(10)}"
+    finally:
+        server.close()
