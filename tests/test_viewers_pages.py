@@ -317,3 +317,44 @@ def test_a_rounds_start_time_says_began_once_it_has_passed(browser, viewers_brok
     page.evaluate("tileclockViewer.draw()")
     assert starts.inner_text().startswith("ROUND BEGAN ")
     page.context.close()
+
+
+def test_the_page_says_when_the_round_ends_at_the_latest(browser, viewers_broker):
+    """The round's latest end as the director's page says it (NASPA: both sides' time left and
+    overtime cap), each board by its own Pi's clock, a stopped one counted as stopped."""
+    page = open_page(browser, viewers_broker, "")
+
+    def take(clock, state):
+        page.evaluate(
+            "([c, s]) => tileclockViewer.take('tileclock/' + c + '/public', s, false)", [clock, state]
+        )
+
+    hour = 3_600_000
+    for clock, off in (("7", 0), ("31", 2 * hour)):  # 20:00 each and the caps: an hour from now
+        for seq in (1, 2):
+            take(clock, json.dumps({**json.loads(running_state(clock, seq, AT_MS - 40 + off)), "round": 4}))
+    stopped = {**json.loads(running_state("12", 1, AT_MS - 40)), "round": 4, "state": "paused", "run": None}
+    stopped["A"] = {**stopped["A"], "runs": False, "left_ms": 1_170_000, "shown": "19:30"}  # 30 s less
+    take("12", json.dumps(stopped))
+    take("3", json.dumps({**json.loads(running_state("3", 1, AT_MS - 40)), "round": 3}))  # an older round's
+    page.evaluate("tileclockViewer.draw()")
+
+    def at(ms):
+        return page.evaluate(
+            "ms => { const d = new Date(ms), p = n => String(n).padStart(2, '0'); return p(d.getHours()) + ':' + p(d.getMinutes()); }",
+            ms,
+        )
+
+    ends = page.locator("#ends")
+    assert (
+        ends.inner_text()
+        == f"Round 4 ends by {at(AT_MS + hour)} at the latest: Board 7, Board 12, Board 31 will be last"
+    )
+    # ten minutes on, the running boards' ends stand; the stopped board's moves on with the time
+    page.clock.set_fixed_time((AT_MS + 600_000) / 1000)
+    page.evaluate("tileclockViewer.draw()")
+    assert (
+        ends.inner_text()
+        == f"Round 4 ends by {at(AT_MS + 600_000 + hour - 30_000)} at the latest: Board 12 will be last"
+    )
+    page.context.close()

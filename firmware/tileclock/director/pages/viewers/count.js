@@ -98,6 +98,20 @@ var TileclockCount = (function () {
     return format(shownSeconds(leftAt(state, side, now_ms, skew_ms), state.cap_s));
   }
 
+  // When `state`'s game ends at the latest (ms, the viewer's clock), as the director's page says it
+  // (hall/ends.py): both sides' time left at `now_ms` plus what is left of each side's overtime cap,
+  // from now (a stopped clock is counted as stopped: its end moves later while it stays so); null
+  // when not in play or without a cap (a round's limit is not in the public state).
+  function latestEnd(state, now_ms, skew_ms) {
+    if (state.cap_s === null || ["ready", "running", "paused"].indexOf(state.state) < 0) return null;
+    var to_come = 0;
+    for (var i = 0; i < 2; i++) {
+      var left = leftAt(state, SIDES[i], now_ms, skew_ms);
+      to_come += Math.max(0, left) + Math.max(0, state.cap_s * 1000 - Math.max(0, -left));
+    }
+    return now_ms + to_come;
+  }
+
   // The viewer's clock against ONE clock's (a page keeps one a clock: each Pi's wall clock is its own,
   // hours off without network time): the least delay of its last few live states (a state
   // just made, not a retained copy or one sent again); trusted as synced within SYNCED_MS.
@@ -116,6 +130,6 @@ var TileclockCount = (function () {
 
   return {
     parse: parse, charged: charged, leftAt: leftAt, shownSeconds: shownSeconds,
-    format: format, shown: shown, Skew: Skew,
+    format: format, shown: shown, latestEnd: latestEnd, Skew: Skew,
   };
 })();

@@ -129,12 +129,41 @@
     return name(a.state).localeCompare(name(b.state), undefined, { numeric: true });
   }
 
+  // "Round 4 ends by 15:42 at the latest: Board 7, Board 31 will be last": the boards in play of
+  // the newest round on the page, each by its own clock's count (C.latestEnd; a board gone offline
+  // or a page not receiving counted as stopped), those within a minute of the last named
+  function roundEnds(list) {
+    var now = staleSince !== null ? staleSince : Date.now();
+    var ends = list.map(function (entry) {
+      var at = now; // as sideText counts it: frozen where the page stopped receiving, or its clock went offline
+      if (offline.has(entry.state.clock)) {
+        at = Math.min(at, offline.get(entry.state.clock) || entry.state.at_ms + entry.skew.value());
+      }
+      var latest = C.latestEnd(entry.state, at, entry.skew.value());
+      return { entry: entry, latest: latest === null ? null : latest + Date.now() - at };
+    }).filter(function (end) { return end.latest !== null; });
+    var rounds = ends.map(function (end) { return end.entry.state.round; }).filter(function (r) { return r !== null; });
+    var round = rounds.length ? Math.max.apply(null, rounds) : null;
+    ends = ends.filter(function (end) { return end.entry.state.round === round; });
+    if (!ends.length) return "";
+    var last = Math.max.apply(null, ends.map(function (end) { return end.latest; }));
+    var names = ends.filter(function (end) { return end.latest >= last - 60000; })
+      .sort(function (a, b) { return order(a.entry, b.entry); }).map(function (end) { return name(end.entry.state); }).slice(0, 5);
+    var when = new Date(last);
+    var pad = function (n) { return String(n).padStart(2, "0"); };
+    return (round === null ? "The round" : "Round " + round) + " ends by " + pad(when.getHours()) + ":" +
+      pad(when.getMinutes()) + " at the latest: " + names.join(", ") + " will be last";
+  }
+
   function drawBoards() {
     var list = Array.from(boards.values()).filter(function (entry) { return matches(entry.state); });
     list.sort(order);
     var main = document.getElementById("boards");
     var nodes = list.map(function (entry) { return boardNode(entry, !!only); });
     main.replaceChildren.apply(main, nodes);
+    var ends = document.getElementById("ends");
+    ends.textContent = only ? "" : roundEnds(list);
+    ends.hidden = !ends.textContent;
     var note = document.getElementById("note");
     if (stale()) {
       note.textContent = !linked.broker && !linked.ever
