@@ -1,4 +1,4 @@
-"""When a board's game can end at the latest (issue 41, point 4), as the page shows it.
+"""When a board's game can end at the latest, and likely ends (issue 41, point 4), as the page shows it.
 
 A game under a rulebook with an overtime cap (NASPA V.G.3: ten minutes) ends at the latest when
 both sides have used all their time and all their overtime: each side's time left (none in
@@ -7,13 +7,14 @@ and from now for a stopped or not yet started one (a stopped clock is counted as
 moves later while it stays so). Under a round limit (school rule 21: 50 minutes from the round's
 start) the game ends by then at the latest. With neither, no latest end is known (None).
 
-The likely end (`likely_end`) is the game's pace carried on: a game has about `TURNS_A_SIDE` turns a
-side, so each side is counted to use its mean turn time so far (its time used at its last press
-over the turns it has pressed) times that many turns in all (past them, the side on turn is counted
-to finish its turn, and no more), less what it has used by now; never more than its time left and what is left of its
-overtime cap. A side with no turn pressed yet takes its opponent's pace, or if neither has one is
-counted to use all its time left (none of its overtime). The end is then now (a stopped clock counted as stopped) plus both
-sides' time still to come (so never earlier than now), and never later than the latest end.
+The likely end (`likely_end`) is the game's pace carried on. A game has about `TURNS_A_SIDE` turns
+a side, so each side is counted to use its mean turn time so far (its time used at its last press
+over the turns it has pressed) times that many turns in all, less what it has used by now (past
+them, the side on turn is counted to finish its turn, and no more); never more than its time left
+and what is left of its overtime cap. A side with no turn pressed yet takes its opponent's pace,
+or with neither pressed is counted to use all its time left (none of its overtime). The likely end
+is now (a stopped clock counted as stopped) plus both sides' time still to come, and never later
+than the latest end: exactly that when the pace says both sides will use all their time.
 """
 
 import re
@@ -72,7 +73,8 @@ def pace(records):
 def likely_end(rules, board, now_ms, took_start=None):
     """The likely time of day (ms) `board`'s game ends, from its pace (`board["pace"]`, as `pace`
     gives it) carried on for `TURNS_A_SIDE` turns a side (see the module's docstring), or None when
-    not in play or its times cannot be read; never later than `latest_end`, never before `now_ms`."""
+    not in play or its times cannot be read; never later than `latest_end`, and never before
+    `now_ms` unless that has passed."""
     if rules is None or board.get("state") not in ("ready", "running", "paused"):
         return None
     paces = board.get("pace") or {}
@@ -89,7 +91,8 @@ def likely_end(rules, board, now_ms, took_start=None):
             return None
         used_ms = (board.get(side) or {}).get("used_ms") or 0
         left_ms = shown * 1000
-        if running and board.get("run") == side:  # its clock has run on since the board's last record
+        on_turn = running and board.get("run") == side
+        if on_turn:  # its clock has run on since the board's last record
             used_ms += board["age_ms"]
             left_ms -= board["age_ms"]
         most_ms = max(0, left_ms)
@@ -100,7 +103,6 @@ def likely_end(rules, board, now_ms, took_start=None):
             to_come_ms += max(0, left_ms)
             continue
         # past a typical game's turns, the side on turn is counted to finish its turn, and no more
-        on_turn = running and board.get("run") == side
         turns = max(TURNS_A_SIDE, (paces.get(side) or {}).get("turns", 0) + on_turn)
         to_come_ms += min(most_ms, max(0.0, mean * turns - used_ms))
     likely = now_ms + int(to_come_ms)
