@@ -128,6 +128,20 @@ def test_a_bad_script_line_is_named_and_nothing_runs(tmp_path, script, message):
     assert result.returncode == 2 and message in result.stderr and result.stdout == ""
 
 
+def test_speed_is_for_the_live_clock_and_refused_with_a_script(tmp_path, capsys):
+    from tileclock.cli import main
+
+    script = tmp_path / "game.txt"
+    script.write_text("0 press B\n")
+    assert main(["sim", "--script", str(script), "--speed", "10"]) == 2
+    assert "--speed is for the live clock" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["sim", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--speed N live only (refused with --script" in help_text and "--time SIDE=m:ss" in help_text
+    assert "live or with --script" in help_text
+
+
 def test_interactive_sim_without_a_terminal_says_so(monkeypatch, capsys):
     from tileclock.cli import main
 

@@ -28,11 +28,11 @@ def as_from_a_terminal():
 class Terminal:
     """`tileclock sim` on a pty of `columns` x `rows`, its screen kept by pyte."""
 
-    def __init__(self, columns, rows):
+    def __init__(self, columns, rows, args=()):
         self.master, slave = os.openpty()
         self.resize(columns, rows, slave)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tileclock", "sim"],
+            [sys.executable, "-m", "tileclock", "sim", *args],
             stdin=slave,
             stdout=slave,
             stderr=slave,
@@ -91,8 +91,8 @@ class Terminal:
 def terminal():
     opened = []
 
-    def open_one(columns, rows):
-        opened.append(Terminal(columns, rows))
+    def open_one(columns, rows, *args):
+        opened.append(Terminal(columns, rows, args))
         return opened[-1]
 
     yield open_one
@@ -159,6 +159,18 @@ def test_at_200x50_the_frames_sit_side_by_side_and_a_resize_picks_a_new_layout(t
     check_fits(lines, 80)
     os.close(term.master)  # the terminal closes: the clock stops by itself
     term.master = -1
+    assert term.process.wait(timeout=20) == 0
+
+
+def test_live_at_speed_60_a_minute_of_play_reaches_overtime_in_a_second(terminal):
+    term = terminal(80, 24, "--speed", "60", "--time", "A=1:00")
+    term.wait_for("speed x60")
+    started = time.monotonic()
+    term.type(b"l")  # A's minute runs, 60 times real time
+    lines = term.wait_for("RUNNING   >A -0:0")  # overtime: a minute of the clock's time gone
+    assert time.monotonic() - started < 20  # real time: 1 s, where it would be 60 s
+    assert "(-10)" in lines[row_of(lines, ">A -0:0")]  # the penalty beside the time
+    term.type(b"q")
     assert term.process.wait(timeout=20) == 0
 
 

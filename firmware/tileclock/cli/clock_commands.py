@@ -41,11 +41,15 @@ def read_script(path):
 
 def cmd_sim(args):
     """Run the simulator: a script in virtual time, or live in the terminal."""
+    if args.speed is not None and args.script is not None:
+        raise ConfigError(
+            "--speed is for the live clock: a --script runs in virtual time already, as fast as it can"
+        )
     config = _config(args)
     if args.script is None:
         from ..sim.terminal import run_interactive
 
-        return run_interactive(config)
+        return run_interactive(config, speed=args.speed or 1.0)
     from ..sim.simulator import Simulator
 
     script = read_script(args.script)

@@ -35,7 +35,18 @@ def build_parser():
         "--frames", metavar="DIR", help="with --script: write every new panel frame as PNG into DIR"
     )
     sim.add_argument(
-        "--time", action="append", metavar="SIDE=m:ss", help="a side's starting time (repeatable)"
+        "--time",
+        action="append",
+        metavar="SIDE=m:ss",
+        help="a side's starting time, live or with --script (repeatable): --time A=1:00 reaches overtime"
+        " in a minute",
+    )
+    sim.add_argument(
+        "--speed",
+        metavar="N",
+        type=number(float, 0.1, 1000),
+        help="live only (refused with --script, which runs in virtual time already): the clock runs N times"
+        " real time, the buttons' timings too (at 10, a 2 s hold is 0.2 s)",
     )
     sim.add_argument(
         "--speech",

@@ -7,9 +7,14 @@ The layout is picked for the terminal, and picked again when it is resized:
 - compact (anything smaller): each panel as text, its own time in big digits, in the panels' words.
 
 Under the panels, one line says the state and the buttons held, and one line what to press.
-Terminals report key presses, not releases, so a tap is a press of 0.1 s and the capital letter
-holds a button down until it is typed again. The screen is redrawn in place (the alternate screen,
-as a full-screen program uses), and left as it was on `q`, Ctrl-C or a closed terminal.
+Terminals report key presses, not releases, so a tap is a press of 0.1 s, the capital letter holds
+a button down and `u` lets go of every button held. A key held down repeats (the terminal's
+auto-repeat): a key that comes again within `REPEAT_S` of itself is taken for a repeat and does
+nothing, and a hold is never let go by its own key, so no repeat can tap STOP three times (a call)
+or let a long STOP hold go (the end asked). `d` stands for the director answering the call, as the
+hall's page would (`call taken SEQ`, then `call done SEQ`). `--speed N` runs the clock N times real
+time. The screen is redrawn in place (the alternate screen, as a full-screen program uses), and
+left as it was on `q`, Ctrl-C or a closed terminal.
 """
 
 import os
@@ -22,17 +27,25 @@ import tty
 
 from ..clock.timecode import NS_PER_S
 from ..device.screen.face import HINT_WORDS, STATE_WORDS, band_text, top_left_text
+from ..wire.protocol import with_crc
 from ..wire.records import SIDES
 from .script import PRESS_NS
 from .simulator import Simulator
 
 KEYS = {"a": "A", "l": "B", " ": "STOP"}
 HOLD_KEYS = {"A": "A", "L": "B", "S": "STOP"}
+RELEASE_KEY = "u"  # lets go of every button held
+DIRECTOR_KEY = "d"  # the director answers the open call: taken, then done
+#: seconds (real time) within which a key that comes again is its auto-repeat: terminals repeat a
+#: held key every 30-100 ms after a first delay of 250 ms or more (so a key held down acts at most
+#: twice: as typed, and at its first repeat), and a finger taps one key again no sooner than 150 ms
+REPEAT_S = 0.15
 #: What to press, longest first: the first that fits the terminal's width is shown.
 HELPS = (
-    "a: tap A   l: tap B   space: tap STOP   A/L/S: hold or release A/B/STOP   q: quit",
-    "a/l/space: tap A/B/STOP   A/L/S: hold/release   q: quit",
-    "a l space: tap  A L S: hold  q: quit",
+    "a l space: tap A B STOP   A L S: hold it down (u lets all go)   d: the director answers a call   q: quit",
+    "a l space: tap   A L S: hold down   u: let go   d: director answers   q: quit",
+    "a l space: tap  A L S: hold  u: let go  d: director  q: quit",
+    "a l spc: tap A L S: hold u: up d: TD q: quit",
 )
 HELP = HELPS[0]
 WIDE, STACKED = (134, 37), (66, 38)  # the least (columns, rows) each layout needs
@@ -83,8 +96,9 @@ def frame_to_braille(frame):
     return _cells(frame, _BRAILLE, lambda bits: chr(0x2800 + bits))
 
 
-def status_text(view, held):
-    """One line of plain text, in the panels' words: the state, each side's time and penalty, buttons held."""
+def status_text(view, held, speed=1.0):
+    """One line of plain text, in the panels' words: the state, each side's time and penalty, buttons
+    held, and the clock's speed when it is not real time."""
     parts = [STATE_WORDS[view.state] or "RUNNING"]
     for side in SIDES:
         mine = view.side(side)
@@ -95,6 +109,8 @@ def status_text(view, held):
         parts.append("held: " + " ".join(sorted(held)))
     if view.hint:
         parts.append(HINT_WORDS[view.hint])
+    if speed != 1:
+        parts.append(f"speed x{speed:g}")
     return "   ".join(parts)
 
 
@@ -132,7 +148,7 @@ def layout_for(columns, rows):
     return "compact"
 
 
-def screen_text(frames, view, held, columns, rows=24):
+def screen_text(frames, view, held, columns, rows=24, speed=1.0):
     """The whole terminal screen, at most `rows` lines of at most `columns` characters."""
     layout = layout_for(columns, rows)
     if layout == "wide":
@@ -149,16 +165,67 @@ def screen_text(frames, view, held, columns, rows=24):
         a, b = (boxed(f"Panel facing {side}", panel_text(view, side, width), width) for side in SIDES)
         lines = [left + "  " + right for left, right in zip(a, b, strict=True)]
     help_line = next((text for text in HELPS if len(text) <= columns), HELPS[-1])
-    lines += [status_text(view, held), help_line]
+    lines += [status_text(view, held, speed), help_line]
     return [line[:columns] for line in lines[-rows:]]
+
+
+class KeyPad:
+    """The terminal's keys as the clock's buttons, and `d` as the director answering a call.
+
+    `key` is handed each key typed with the clock's time and the real time it came at (the
+    auto-repeat is told by the real time: at `--speed 10` it still comes every 30-100 ms)."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.held = set()  # buttons held down by their capital letter until `u`
+        self.releases = []  # (t_ns, button) of taps still down
+        self._last = (None, -REPEAT_S)  # the last key typed and its real time (s)
+
+    def key(self, key, t_ns, real_s):
+        """Act on `key` typed at the clock's `t_ns`, `real_s` seconds (real time) since any origin."""
+        repeat = key == self._last[0] and real_s - self._last[1] < REPEAT_S
+        self._last = (key, real_s)
+        if repeat:  # the terminal's auto-repeat of a key held down: never a tap, a hold or an answer
+            return
+        down = self.held | {button for _, button in self.releases}
+        if key in KEYS and KEYS[key] not in down:
+            self.sim.set_button(KEYS[key], True, t_ns)
+            self.releases.append((t_ns + PRESS_NS, KEYS[key]))
+        elif key in HOLD_KEYS and HOLD_KEYS[key] not in down:
+            self.sim.set_button(HOLD_KEYS[key], True, t_ns)
+            self.held.add(HOLD_KEYS[key])
+        elif key == RELEASE_KEY:
+            for button in sorted(self.held):
+                self.sim.set_button(button, False, t_ns)
+            self.held.clear()
+        elif key == DIRECTOR_KEY:
+            self.answer_call(t_ns)
+
+    def answer_call(self, t_ns):
+        """The director's answer to the open call, as the hall's page sends it: `taken` first, then
+        `done`; nothing if no call is open."""
+        call = self.sim.clock.play.calls.open
+        if call is not None:
+            self.sim.send(with_crc(f"call {'done' if call.taken else 'taken'} {call.seq}"), t_ns)
+
+    def next_release(self):
+        """When the first tap still down is let go (the clock's ns), or None."""
+        return min((t for t, _ in self.releases), default=None)
+
+    def release_due(self, t_ns):
+        """Let go of each tap due by `t_ns`, at its own time."""
+        for release_ns, button in sorted(self.releases):
+            if release_ns <= t_ns:
+                self.sim.set_button(button, False, release_ns)
+        self.releases = [(t, b) for t, b in self.releases if t > t_ns]
 
 
 class _Closed(Exception):
     """The terminal went away (SIGHUP)."""
 
 
-def run_interactive(config, stdin=None, stdout=None):
-    """Run the clock in real time, keys as buttons, until `q`, Ctrl-C or the terminal closes.
+def run_interactive(config, stdin=None, stdout=None, speed=1.0):
+    """Run the clock, `speed` times real time, keys as buttons, until `q`, Ctrl-C or the terminal closes.
 
     With stdout not a terminal (`make sim | tee log`), the keys still come from the terminal and
     the output is plain: each serial record as a line, as `--script` prints them, no screen drawn."""
@@ -174,9 +241,12 @@ def run_interactive(config, stdin=None, stdout=None):
     if plain:
         print(f"tileclock sim: output is not a terminal: one line a record. {HELP}", file=sys.stderr)
     start = time.monotonic_ns()
+
+    def clock_now():
+        return int((time.monotonic_ns() - start) * speed)
+
     sim = Simulator(config)
-    releases = []  # (t_ns, button) of taps still down
-    held = set()
+    keys = KeyPad(sim)
     fd = stdin.fileno()
     saved = termios.tcgetattr(fd)
     wake_read, wake_write = os.pipe()  # a resize wakes the loop, to draw the screen afresh
@@ -190,24 +260,21 @@ def run_interactive(config, stdin=None, stdout=None):
     try:
         tty.setcbreak(fd)
         while True:
-            now = time.monotonic_ns() - start
+            now = clock_now()
             sim.catch_up(now)
             records = sim.serial_lines()
             if plain:
                 stdout.writelines(line + "\n" for line in records)
             else:
                 size = os.get_terminal_size(stdout.fileno())
-                lines = screen_text(sim.daemon.frames, sim.view(), held, size.columns, size.lines)
+                lines = screen_text(sim.daemon.frames, sim.view(), keys.held, size.columns, size.lines, speed)
                 stdout.write("\x1b[H" + "\r\n".join(line + "\x1b[K" for line in lines) + "\x1b[J")
             stdout.flush()
-            due = [t for t, _ in releases] + [sim.daemon.reactor.next_deadline() or now + NS_PER_S]
-            timeout = max(0, min(due) - now) / NS_PER_S
+            due = [t for t in (keys.next_release(), sim.daemon.reactor.next_deadline()) if t is not None]
+            timeout = max(0, min(due, default=now + NS_PER_S) - now) / NS_PER_S / speed
             ready, _, _ = select.select([fd, wake_read], [], [], timeout)
-            now = time.monotonic_ns() - start
-            for t_ns, button in sorted(releases):
-                if t_ns <= now:
-                    sim.set_button(button, False, t_ns)
-            releases = [(t, b) for t, b in releases if t > now]
+            now = clock_now()
+            keys.release_due(now)
             if wake_read in ready:
                 os.read(wake_read, 64)
                 if not plain:
@@ -216,13 +283,7 @@ def run_interactive(config, stdin=None, stdout=None):
                 key = os.read(fd, 1).decode(errors="ignore")
                 if key in ("q", "\x03", "\x04", ""):  # "": the terminal closed
                     break
-                if key in KEYS:
-                    sim.set_button(KEYS[key], True, now)
-                    releases.append((now + PRESS_NS, KEYS[key]))
-                elif key in HOLD_KEYS:
-                    button = HOLD_KEYS[key]
-                    sim.set_button(button, button not in held, now)
-                    held ^= {button}
+                keys.key(key, now, time.monotonic())
     except (KeyboardInterrupt, _Closed):
         pass
     finally:
