@@ -11,7 +11,7 @@ from tileclock.device.assembly import RunningClock, simulated_parts
 from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.sim.simulator import Simulator
-from tileclock.sim.terminal import frame_to_text, screen_text, status_text
+from tileclock.sim.terminal import HELPS, REPEAT_S, KeyPad, frame_to_text, screen_text, status_text
 from tileclock.wire.protocol import unframe
 
 
@@ -94,6 +94,35 @@ def test_the_terminal_shows_both_real_frames_and_a_text_line(simulator):
     assert len(wide) == 2 * 16 + 4 and "held: STOP" in wide[-2]  # the frames at 2x2 pixels a cell
     assert len(stacked) == 2 * (16 + 2) + 2 <= 40  # one above the other, at 2x4 pixels a cell
     assert len(compact) <= 24 and all(len(line) <= 80 for line in compact)
+
+
+def typed(keys, key, t_s, real_s=None):
+    """`key` typed at the clock's `t_s` seconds (and, for the auto-repeat, at real time `real_s`:
+    by default the same), its taps let go when due."""
+    t_ns = int(t_s * NS_PER_S)
+    keys.release_due(t_ns)
+    keys.key(key, t_ns, t_s if real_s is None else real_s)
+    keys.release_due(t_ns + NS_PER_S // 2)
+    keys.sim.catch_up(t_ns + NS_PER_S // 2)  # as the terminal's loop wakes after a key
+
+
+def test_the_director_key_answers_a_call_taken_then_done(simulator):
+    keys = KeyPad(simulator)
+    typed(keys, "d", 0)  # no call open: nothing is sent
+    for t_s in (1, 1.6, 2.2):  # three STOP taps within 2 s on a clock not started: a call
+        typed(keys, " ", t_s)
+    assert simulator.view().call == "called"
+    typed(keys, "d", 10)
+    assert simulator.view().call == "taken"  # TD COMING
+    typed(keys, "d", 20)
+    view = simulator.view()
+    assert view.call is None and view.notice.kind == "call_done"  # CALL DONE
+    records = [unframe(line) for line in simulator.serial_lines()]
+    call = next(r for r in records if r["ev"] == "call")
+    answers = [(r["call"], r["answer"]) for r in records if r["ev"] == "call_answer"]
+    assert answers == [(call["seq"], "taken"), (call["seq"], "done")]
+    assert not any(r["ev"] == "error" for r in records)
+    assert all(" d: " in text for text in HELPS) and "d: the director answers a call" in HELPS[0]
 
 
 def test_the_console_script_runs_a_script_file(tmp_path):
