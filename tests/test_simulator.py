@@ -125,6 +125,42 @@ def test_the_director_key_answers_a_call_taken_then_done(simulator):
     assert all(" d: " in text for text in HELPS) and "d: the director answers a call" in HELPS[0]
 
 
+def held_down(keys, key, t_s, for_s, delay_s=0.5, every_s=0.04):
+    """`key` held down from `t_s` for `for_s` seconds, as a terminal repeats it: typed once, again
+    after `delay_s`, then every `every_s` (the clock runs at real time here)."""
+    typed(keys, key, t_s)
+    repeat_s = t_s + delay_s
+    while repeat_s < t_s + for_s:
+        t_ns = int(repeat_s * NS_PER_S)
+        keys.release_due(t_ns)
+        keys.key(key, t_ns, repeat_s)
+        keys.sim.catch_up(t_ns)
+        repeat_s += every_s
+    assert every_s < REPEAT_S < delay_s  # what the terminal's repeat is taken to be
+
+
+def test_a_key_held_down_never_calls_the_director_nor_asks_the_end(simulator):
+    keys = KeyPad(simulator)
+    typed(keys, "l", 0)  # A's clock runs
+    held_down(keys, " ", 5, 4)  # space held 4 s: STOP tapped twice (as typed and its first repeat)
+    assert simulator.view().state.value == "paused" and simulator.view().call is None
+    held_down(keys, "S", 20, 3)  # Shift+S held 3 s: STOP down once, and kept down
+    assert keys.held == {"STOP"}
+    typed(keys, "S", 23.3)  # typed again later: still held (a hold is let go by u only)
+    assert keys.held == {"STOP"} and simulator.view().hint.value == "end_game"  # RELEASE: END GAME
+    records = [unframe(line) for line in simulator.serial_lines()]
+    assert not any(r["ev"] in ("call", "end") for r in records)
+    stop_edges = [r for r in records if r.get("button") == "STOP"]
+    assert len(stop_edges) <= 3  # the stop, one ignored tap, the hold: no flurry of taps
+    typed(keys, "u", 24)  # let go: the end is asked, as on the clock after a 2 s hold
+    assert keys.held == set() and simulator.view().hint.value == "confirm_end"
+    held_down(keys, "u", 31, 2)  # u repeated: nothing more to let go
+    held_down(keys, "d", 40, 2)  # d repeated with no call open: nothing sent
+    assert not any(
+        unframe(line)["ev"] in ("call", "call_answer", "error") for line in simulator.serial_lines()
+    )
+
+
 def test_the_console_script_runs_a_script_file(tmp_path):
     script = tmp_path / "game.txt"
     script.write_text("0 press B\n25:01.000 until\n")

@@ -73,6 +73,14 @@ class Terminal:
                 return self.lines()
         raise AssertionError(f"{text!r} never showed; the screen:\n" + "\n".join(self.lines()))
 
+    def wait_for_none(self, text, timeout=20):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.read(0.2)
+            if not any(text in line for line in self.lines()):
+                return self.lines()
+        raise AssertionError(f"{text!r} never went; the screen:\n" + "\n".join(self.lines()))
+
     def type(self, keys):
         os.write(self.master, keys)
 
@@ -169,7 +177,26 @@ def test_live_at_speed_20_a_minute_of_play_reaches_overtime_in_3_seconds(termina
     term.type(b"l")  # A's minute runs, 20 times real time
     lines = term.wait_for("RUNNING   >A -0:")  # overtime: a minute of the clock's time gone
     assert time.monotonic() - started < 20  # real time: 3 s, where it would be 60 s
-    assert "(-10)" in lines[row_of(lines, ">A -0:0")]  # the penalty beside the time
+    assert "(-10)" in lines[row_of(lines, ">A -0:")]  # the penalty beside the time
+    term.type(b"q")
+    assert term.process.wait(timeout=20) == 0
+
+
+def test_a_key_repeated_as_a_held_key_repeats_acts_once(terminal):
+    """A burst of one key, as a terminal's auto-repeat sends it: one hold, one tap, no call."""
+    term = terminal(80, 24)
+    term.wait_for("READY")
+    term.type(b"l")
+    term.wait_for("RUNNING   >A")
+    term.type(b" " * 30)  # space held down: STOP tapped (the clock stops), but never three taps
+    term.wait_for("STOPPED")
+    term.type(b"S" * 30)  # Shift+S held down: STOP down once, and kept down
+    lines = term.wait_for("held: STOP")
+    assert any("u: let go" in line for line in lines)
+    term.type(b"u")
+    lines = term.wait_for_none("held:")
+    assert lines[row_of(lines, "u: let go") - 1].startswith("STOPPED ")  # the status line
+    assert not any("CALLED TD" in line for line in lines)
     term.type(b"q")
     assert term.process.wait(timeout=20) == 0
 
