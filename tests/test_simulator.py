@@ -12,7 +12,7 @@ from tileclock.device.config_schema import Config
 from tileclock.device.hardware.virtual import VirtualTime
 from tileclock.sim.simulator import Simulator
 from tileclock.sim.terminal import HELPS, REPEAT_S, KeyPad, frame_to_text, screen_text, status_text
-from tileclock.wire.protocol import unframe
+from tileclock.wire.protocol import unframe, with_crc
 
 
 @pytest.fixture
@@ -159,6 +159,24 @@ def test_a_key_held_down_never_calls_the_director_nor_asks_the_end(simulator):
     assert not any(
         unframe(line)["ev"] in ("call", "call_answer", "error") for line in simulator.serial_lines()
     )
+
+
+def test_at_80x24_the_own_turn_pointer_and_the_calls_line_show(simulator):
+    keys = KeyPad(simulator)
+    typed(keys, "l", 0)  # A's clock runs
+    lines = screen_text(simulator.daemon.frames, simulator.view(), set(), columns=80, rows=24)
+    a_top, b_top = lines[1][1:38], lines[1][42:79]  # inside each box (37 wide): A's panel, then B's
+    assert a_top.startswith("> ") and "> A 25:00" in b_top  # A's own pointer; on B's, beside A's time
+    assert not b_top.startswith(">")
+    typed(keys, " ", 5)  # stopped, then the call: three taps within 2 s
+    for t_s in (7, 7.6, 8.2):
+        typed(keys, " ", t_s)
+    simulator.send(with_crc("adjust A +60000"), 10 * NS_PER_S)  # a correction takes the top line
+    simulator.run_to(11 * NS_PER_S)
+    lines = screen_text(simulator.daemon.frames, simulator.view(), set(), columns=80, rows=24)
+    assert len(lines) <= 24 and all(len(line) <= 80 for line in lines)
+    assert lines[1].count("A +1:00") == 2  # the correction, on both panels' top lines
+    assert lines[2].count("CALLED TD") == 2  # and the call on its own line under it, as on the panel
 
 
 def test_the_console_script_runs_a_script_file(tmp_path):

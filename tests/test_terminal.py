@@ -130,6 +130,7 @@ def test_at_80x24_both_panels_show_as_text_and_a_tap_starts_the_clock(terminal):
     term.type(b"l")  # a tap of B starts A's clock
     lines = term.wait_for("RUNNING   >A 24:5")
     assert "[ YOUR TURN ]" in lines[row_of(lines, "YOUR TURN")]
+    assert lines[1].startswith("|> ")  # A's own turn pointer, at the left of A's panel's top line
     term.type(b"S")  # hold STOP: the clock stops, and the line says what is held
     lines = term.wait_for("held: STOP")
     assert "STOPPED" in lines[row_of(lines, "held: STOP")]

@@ -4,7 +4,8 @@ The layout is picked for the terminal, and picked again when it is resized:
 
 - wide (134x37 and up): both panels' real frames side by side, each character cell 2x2 pixels;
 - stacked (66x38 and up): the real frames one above the other, each cell 2x4 pixels (braille);
-- compact (anything smaller): each panel as text, its own time in big digits, in the panels' words.
+- compact (anything smaller): each panel as text, its own time in big digits, in the panels' words
+  (the turn pointers and the open call's own line as the panel has them).
 
 Under the panels, one line says the state and the buttons held, and one line what to press.
 Terminals report key presses, not releases, so a tap is a press of 0.1 s, the capital letter holds
@@ -26,7 +27,7 @@ import time
 import tty
 
 from ..clock.timecode import NS_PER_S
-from ..device.screen.face import HINT_WORDS, STATE_WORDS, band_text, top_left_text
+from ..device.screen.face import HINT_WORDS, STATE_WORDS, band_text, call_mark_text, top_left_text
 from ..wire.protocol import with_crc
 from ..wire.records import SIDES
 from .script import PRESS_NS
@@ -120,13 +121,14 @@ def big(text):
 
 
 def panel_text(view, side, width):
-    """One panel as text, `width` wide inside its box: top line, its own time big, its band."""
+    """One panel as text, `width` wide inside its box: top line (a pointer at its left while this
+    side's clock runs, as the panel's), the open call's own line, its own time big, its band."""
     opponent = "B" if side == "A" else "A"
     mine, theirs = view.side(side), view.side(opponent)
     pointer = "> " if view.run == opponent else ""
     theirs_text = f"{pointer}{opponent} {theirs.shown}" + (f" -{theirs.pen}" if theirs.pen else "")
-    top = top_left_text(view)
-    lines = [top + theirs_text.rjust(width - len(top))]
+    top = ("> " if view.run == side else "") + top_left_text(view)
+    lines = [top + theirs_text.rjust(width - len(top)), (call_mark_text(view) or "").rjust(width)]
     pen = f" -{mine.pen}" if mine.pen else ""
     lines += [(row + (pen if index == 4 else "")).center(width) for index, row in enumerate(big(mine.shown))]
     band, solid = band_text(view, side)
