@@ -179,6 +179,20 @@ def test_at_80x24_the_own_turn_pointer_and_the_calls_line_show(simulator):
     assert lines[2].count("CALLED TD") == 2  # and the call on its own line under it, as on the panel
 
 
+def test_a_correction_after_the_end_shows_where_final_did_and_the_band_stays(simulator):
+    """docs/player-guide.md, "After the game": FINAL, or the correction the director made since."""
+    keys = KeyPad(simulator)
+    for key, t_s in (("l", 0), (" ", 5), ("S", 6), ("u", 8.5), (" ", 9)):  # play, stop, end the game
+        typed(keys, key, t_s)
+    lines = screen_text(simulator.daemon.frames, simulator.view(), set(), columns=80, rows=24)
+    assert lines[1].count("FINAL") == 2 and lines[8].count("GAME OVER") == 2
+    simulator.send(with_crc("adjust A -60000"), 12 * NS_PER_S)
+    simulator.run_to(13 * NS_PER_S)
+    lines = screen_text(simulator.daemon.frames, simulator.view(), set(), columns=80, rows=24)
+    assert lines[1].count("A -1:00") == 2 and "FINAL" not in lines[1]  # every correction shows
+    assert lines[8].count("GAME OVER") == 2 and "23:55" in lines[1]  # still ended; A's new time
+
+
 def test_the_console_script_runs_a_script_file(tmp_path):
     script = tmp_path / "game.txt"
     script.write_text("0 press B\n25:01.000 until\n")
