@@ -32,3 +32,23 @@ def test_a_venv_made_by_an_interpreter_since_removed_is_made_again(tmp_path):
     result = make("test", f"VENV={venv}")
     assert result.returncode == 0 and not venv.exists()
     assert result.stdout.splitlines()[0] == f"python3 -m venv {venv}"
+
+
+def test_sim_installs_the_clock_alone_and_test_installs_everything(tmp_path):
+    venv = tmp_path / "venv"
+    sim = make("sim", f"VENV={venv}").stdout
+    assert "pip install --quiet -e .;" in sim and "[test" not in sim and "director" not in sim
+    assert f"touch {venv}/.installed-sim" in sim
+    assert "pip install --quiet -e '.[test,director]'" in make("test", f"VENV={venv}").stdout
+
+
+def test_sim_uses_a_venv_that_make_test_filled_as_it_is(tmp_path):
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(Path(os.path.realpath(ROOT / ".venv" / "bin" / "python")))
+    (venv / ".installed").touch()  # `make test` installed everything, after pyproject.toml last changed
+    os.utime(venv / ".installed", (os.path.getmtime(ROOT / "pyproject.toml") + 1,) * 2)
+    result = make("sim", f"VENV={venv}")
+    assert result.returncode == 0 and f"[ {venv}/.installed -nt pyproject.toml ] ||" in result.stdout
+    check = subprocess.run(["sh", "-c", result.stdout.splitlines()[0].split(" || ")[0]], cwd=ROOT)
+    assert check.returncode == 0  # so the install after `||` is skipped
