@@ -151,7 +151,10 @@ def test_the_dead_clock_back_is_told_its_game_moved_and_its_late_records_are_kep
     apart = list(iter_records(str(later)))
     assert all(r["seq"] > last["seq"] for r in apart) and {r["ev"] for r in apart} >= {"boot", "moved"}
     assert any("after-move" in text and "c2" in text for _, text in hall.feed.store.notices)
-    said = lambda: next(e for e in read(hall.folder) if e["id"] == line["id"]).get("outcomes")  # noqa: E731
+
+    def said():
+        return next(e for e in read(hall.folder) if e["id"] == line["id"]).get("outcomes")
+
     wait_for(said, what="the outcome of the hall's word to c1")
     assert (said()["c1"]["outcome"], said()["c1"]["seq"]) == ("applied", told["seq"])
     # the spare ends the game: results.csv has it once, the spare's; none of c1's for it

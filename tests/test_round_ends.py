@@ -48,7 +48,7 @@ def test_under_school_rules_the_round_limit_from_the_round_start():
 
 
 def played(tmp_path, script, rules="naspa"):
-    """The records of `script` played on a simulated clock under `rules` (as tests/tournament.py)."""
+    """The records of `script` played on a simulated clock under `rules` (as tests/support/tournament.py)."""
     config, path = tmp_path / "clock.toml", tmp_path / "game.script"
     config.write_text(f'[clock]\nboard = "7"\nrules = "{rules}"\n', encoding="utf-8")
     path.write_text(script, encoding="utf-8")
