@@ -156,7 +156,10 @@ def test_the_likely_end_counts_a_stopped_clock_as_stopped_and_keeps_within_the_r
     # past 12 turns: the side on turn finishes its turn at its pace, and no more; never before now
     long = {**stopped, "pace": {s: {"turns": 14, "used_ms": 14 * 60_000} for s in "AB"}}
     long["A"] = long["B"] = {"shown": "11:00", "used_ms": 14 * 60_000}
-    assert likely_end(NASPA, long, NOW_MS) == NOW_MS  # stopped: nobody on turn
+    assert likely_end(NASPA, long, NOW_MS) == NOW_MS  # stopped, and no press known: nobody on turn
+    # stopped after B's press: A, on turn, still finishes its turn (at its 60 s)
+    long_after_b = {**long, "pace": {**long["pace"], "B": {**long["pace"]["B"], "last": True}}}
+    assert likely_end(NASPA, long_after_b, NOW_MS) == NOW_MS + 60_000
     long_turn = {**long, "state": "running", "run": "B", "age_ms": 20_000}
     assert likely_end(NASPA, long_turn, NOW_MS) == NOW_MS + 40_000
     assert likely_end(NASPA, {**stopped, "state": "ended"}, NOW_MS) is None
@@ -240,3 +243,24 @@ def test_the_round_panel_names_the_boards_likely_last_by_their_pace(page):
         assert card == f"ends by {at(41.5)} at the latest, likely {at(10)}"
     finally:
         server.close()
+
+
+def test_a_spares_pace_counts_from_the_takeover_not_the_dead_clocks_time():
+    """A spare's `used_ms` carries the dead clock's time: its turns there are taken at the pace of
+    the turns seen since, not the whole time used over the spare's few presses."""
+
+    def side(used_ms):
+        return {"used_ms": used_ms, "shown": "x"}
+
+    records = [
+        {"ev": "new_game"},
+        {"ev": "takeover", "A": side(600_000), "B": side(600_000)},  # 10 turns a side at 60 s, gone
+        {"ev": "switch", "button": "A", "A": side(660_000), "B": side(600_000)},
+        {"ev": "switch", "button": "B", "A": side(660_000), "B": side(660_000)},
+    ]
+    paces = pace(records)
+    assert paces["A"] == {"turns": 1, "used_ms": 660_000, "base_ms": 600_000, "last": False}
+    running = {**board("running", "14:00", "14:00", 0), "run": "A", "pace": paces}
+    running["A"]["used_ms"] = running["B"]["used_ms"] = 660_000
+    # 60 s a turn, 11 turns a side taken: one more each, 2:00 (not 11 turns at 11:00 each)
+    assert likely_end(NASPA, running, NOW_MS) == NOW_MS + 120_000

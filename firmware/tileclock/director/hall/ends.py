@@ -61,12 +61,21 @@ def latest_end(rules, board, now_ms, took_start=None):
 
 def pace(records):
     """Each side's pace in a game's `records` (from its `new_game` on): {side: {"turns": the turns
-    it pressed (its switches), "used_ms": its time used at its last press}}."""
-    paces = {side: {"turns": 0, "used_ms": 0} for side in "AB"}
+    it pressed (its switches), "used_ms": its time used at its last press, "base_ms": its time
+    used before the first of them was counted, "last": whether it made the game's last press}}. A spare's game counts from its `takeover`: the
+    time used on the dead clock is its base, and its turns there are not known."""
+    paces = {side: {"turns": 0, "used_ms": 0, "base_ms": 0} for side in "AB"}
     for record in records:
+        if record.get("ev") == "takeover":
+            for side in "AB":
+                used_ms = (record.get(side) or {}).get("used_ms", 0)
+                paces[side] = {"turns": 0, "used_ms": used_ms, "base_ms": used_ms}
+            continue
         side = record.get("button")
         if record.get("ev") == "switch" and side in paces and isinstance(record.get(side), dict):
-            paces[side] = {"turns": paces[side]["turns"] + 1, "used_ms": record[side].get("used_ms", 0)}
+            done = paces[side]
+            paces[side] = {**done, "turns": done["turns"] + 1, "used_ms": record[side].get("used_ms", 0)}
+            paces[side]["last"], paces["B" if side == "A" else "A"]["last"] = True, False
     return paces
 
 
@@ -78,11 +87,14 @@ def likely_end(rules, board, now_ms, took_start=None):
     if rules is None or board.get("state") not in ("ready", "running", "paused"):
         return None
     paces = board.get("pace") or {}
-    means = {}
+    means, turns_so_far = {}, {}
     for side in "AB":
         done = paces.get(side) or {}
         if done.get("turns"):
-            means[side] = done.get("used_ms", 0) / done["turns"]
+            base_ms = done.get("base_ms", 0)
+            means[side] = max(0, done.get("used_ms", 0) - base_ms) / done["turns"]
+            # a spare's game: its turns on the dead clock taken as at the same pace
+            turns_so_far[side] = done["turns"] + (base_ms / means[side] if means[side] else 0)
     running = board.get("state") == "running" and board.get("age_ms") is not None
     to_come_ms = 0.0
     for side in "AB":
@@ -91,8 +103,12 @@ def likely_end(rules, board, now_ms, took_start=None):
             return None
         used_ms = (board.get(side) or {}).get("used_ms") or 0
         left_ms = shown * 1000
-        on_turn = running and board.get("run") == side
-        if on_turn:  # its clock has run on since the board's last record
+        # a stopped clock's side on turn (the one that did not press last) still has its turn to finish
+        if board.get("state") == "paused":
+            on_turn = (paces.get("B" if side == "A" else "A") or {}).get("last", False)
+        else:
+            on_turn = running and board.get("run") == side
+        if on_turn and running:  # its clock has run on since the board's last record
             used_ms += board["age_ms"]
             left_ms -= board["age_ms"]
         most_ms = max(0, left_ms)
@@ -103,7 +119,7 @@ def likely_end(rules, board, now_ms, took_start=None):
             to_come_ms += max(0, left_ms)
             continue
         # past a typical game's turns, the side on turn is counted to finish its turn, and no more
-        turns = max(TURNS_A_SIDE, (paces.get(side) or {}).get("turns", 0) + on_turn)
+        turns = max(TURNS_A_SIDE, turns_so_far.get(side, 0) + on_turn)
         to_come_ms += min(most_ms, max(0.0, mean * turns - used_ms))
     likely = now_ms + int(to_come_ms)
     latest = latest_end(rules, board, now_ms, took_start)
