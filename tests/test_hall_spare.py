@@ -4,6 +4,7 @@ spare, both sides' times are the dead clock's journal's to the millisecond, the 
 its end on the spare and is in results.csv once."""
 
 import csv
+import glob
 import json
 
 import pytest
@@ -109,6 +110,11 @@ def test_a_dead_clocks_game_moves_to_a_spare_exact_to_the_ms_and_is_scored_once(
         assert (before[0], before[-1]) == (limit[side], limit[side] - last[side]["used_ms"])
         assert whole.remaining[side][-1][1] == limit[side] - int(row[f"{side}_used_ms"])
     assert whole.end_ms == last["t_ms"] + (spare.end["t_ms"] - taken["t_ms"])
+    # a torn line in the dead clock's file (a power cut mid-write): the spare's part drawn alone
+    (dead_file,) = glob.glob(str(hall.folder / "board-*" / f"game-{taken['from_game']}-c1.log"))
+    with open(dead_file, "a", encoding="ascii") as file:
+        file.write('{"seq": 9')
+    assert joined(spare, str(hall.folder)) is spare
     (move,) = [e for e in read(hall.folder) if e["action"] == "move"]
     assert move["changed"]["from"] == "c1" and move["clock"] == "c2"
 

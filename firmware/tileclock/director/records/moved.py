@@ -24,10 +24,15 @@ def takeover_of(game):
 def dead_part(folder, taken):
     """The dead clock's records of the game `taken` (a `takeover` record) names, up to the seq the
     spare continued from, from its game file under `folder` (collect's or the hall's records
-    folder); None where that file is not there or holds no such game."""
+    folder); None where that file is not there, cannot be read whole (a torn line after a power
+    cut: the spare's part is then drawn alone, never an error) or holds no such game."""
     name = f"game-{taken['from_game']}-{taken['from']}.log"
     for path in sorted(glob.glob(os.path.join(glob.escape(folder), "board-*", name))):
-        for game in split_games(read_records(path)):
+        try:
+            games = split_games(read_records(path))
+        except (OSError, ValueError):
+            continue
+        for game in games:
             if game.seq == taken["from_game"]:
                 return [r for r in game.records if r["seq"] <= taken["from_seq"]]
     return None
