@@ -240,9 +240,8 @@ class RunningClock:
             speaker=self._speaker(config, speech),
         )
         self.daemon.commands.wall = wall
-        self.daemon.reactor.register_fd(
-            self.link
-        )  # a command on the serial line wakes the loop (run_forever)
+        # a command on the serial line wakes the loop (run_forever)
+        self.daemon.reactor.register_fd(self.link)
         self.started_ns = None  # when `boot` started it
 
     def _speaker(self, config, speech):

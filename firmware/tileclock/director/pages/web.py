@@ -132,9 +132,11 @@ class HallPage:
 
     def _answered(self, clock_id, record, _log):
         """A record stored from `clock_id`: if it answers an action on the audit trail, its
-        outcome line, queued (the feed's thread never waits on the disk; a disk that refuses it
-        stops nothing: the action then reads as not answered). A refusal of a command to several
-        boards is said on the hall's console too."""
+        outcome line, queued (the feed's thread does not wait on the disk for it; a disk that
+        refuses it stops nothing: the action then reads as not answered). A refusal of a command
+        to several boards is said on the hall's console too. A dead clock heard again after its
+        game moved is told so (`tell_moved`): that one audit line, rare (once a moved game), is
+        written and synced on the feed's thread, before the command leaves."""
         if self.audit is None:
             return
         tell_moved(self.audit, self.feed, self._told_moved, clock_id, record, _log)
