@@ -175,13 +175,13 @@ def test_at_200x50_the_frames_sit_side_by_side_and_a_resize_picks_a_new_layout(t
 def test_live_at_speed_20_a_minute_of_play_reaches_overtime_in_3_seconds(terminal):
     term = terminal(80, 24, "--speed", "20", "--time", "A=1:00")
     term.wait_for("speed x20")
-    started = time.monotonic()
     term.type(b"l")  # A's minute runs, 20 times real time
-    lines = term.wait_for("RUNNING   >A -")  # overtime: a minute of the clock's time gone
-    assert time.monotonic() - started < 50  # real time: 3 s (a loaded machine's screen lags), not 60 s
+    # overtime: a minute of the clock's time gone, within wait_for's 20 s (not the 60 s of x1)
+    lines = term.wait_for("RUNNING   >A -")
     line = lines[row_of(lines, "RUNNING   >A -")]
-    minutes = int(re.search(r">A -(\d+):\d\d", line).group(1))
-    assert f"(-{10 * (minutes + 1)})" in line  # the penalty beside the time, for the minute shown
+    minutes, seconds = map(int, re.search(r">A -(\d+):(\d\d)", line).groups())
+    steps = max(1, minutes + (seconds > 0))  # 10 points a minute over, or part of one
+    assert f"(-{10 * steps})" in line  # the penalty beside the time, for the time shown
     term.type(b"q")
     assert term.process.wait(timeout=20) == 0
 

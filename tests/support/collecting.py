@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from tileclock.device.config_schema import Config
 from tileclock.device.journal import Journal
+from tileclock.sim.script import parse_script
 from tileclock.sim.simulator import Simulator
 
 GAME = "0 press B\n10 press A\n25 press B\n30 press STOP\n40 hold STOP 2.5\n43 press STOP\n"
@@ -14,13 +15,17 @@ GAME = "0 press B\n10 press A\n25 press B\n30 press STOP\n40 hold STOP 2.5\n43 p
 
 def journal_of(script=GAME, board="1", path=None):
     """The framed lines a clock made playing `script` (its board name unchecked, as a hostile clock's)."""
-    from tileclock.sim.script import parse_script
 
     sim = Simulator(
         replace(Config(), board=board),
         journal=Journal.open(path and os.path.join(path, "journal")),
         refresh_on_ticks=False,  # the records only: no frame drawn for each second
     )
+    return lines_played(sim, script)
+
+
+def lines_played(sim, script):
+    """The framed lines `sim`'s journal holds after it plays `script` to its end; `sim` closed."""
     parsed = parse_script(script)
     for t_ns, button, down in parsed.edges:
         sim.set_button(button, down, t_ns)

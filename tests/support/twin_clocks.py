@@ -1,8 +1,8 @@
 """Two clocks under one id, c1: their games, the lines c1 makes playing one on a card of its own,
 and a clock's lines as the director's files hold them."""
 
+from support.collecting import lines_played
 from tileclock.device.config_schema import Config
-from tileclock.sim.script import parse_script
 from tileclock.sim.simulator import Simulator
 
 
@@ -22,11 +22,4 @@ Y_GAME = "0 press A\n3 press B\n7 press A\n12 press B\n20 press STOP\n22 hold ST
 def journal_of(script, boot_id=None):
     """The framed lines clock c1 makes playing `script` on a journal of its own (a card); its boot
     id its own unless given (two clocks on one machine share the kernel's)."""
-    sim = Simulator(Config(clock_id="c1"), refresh_on_ticks=False, boot_id=boot_id)
-    parsed = parse_script(script)
-    for t_ns, button, down in parsed.edges:
-        sim.set_button(button, down, t_ns)
-    sim.finish(parsed.end_ns)
-    lines = list(sim.journal.lines)
-    sim.close()
-    return lines
+    return lines_played(Simulator(Config(clock_id="c1"), refresh_on_ticks=False, boot_id=boot_id), script)
