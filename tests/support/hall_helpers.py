@@ -128,6 +128,7 @@ class Listener:
 
     def __init__(self, broker, user="director", client_id="listener", subscribe="tileclock/#", clean=True):
         self.messages = []
+        self.redelivered = []  # the broker's own second deliveries (QoS 1, DUP set): its, not the clock's
         self.lock = threading.Lock()
         self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean)
         self.client.username_pw_set(user, BROKER_USERS[user])
@@ -147,6 +148,8 @@ class Listener:
     def _on_message(self, client, userdata, message):
         with self.lock:
             self.messages.append((message.topic, bytes(message.payload), message.retain))
+            if message.dup:
+                self.redelivered.append((message.topic, bytes(message.payload)))
 
     def payloads(self, topic):
         with self.lock:
