@@ -141,10 +141,10 @@ class Links:
         self.groups = []
         self._watcher = None
         self._previous = {}
-        sweep()
         try:
             with open(LOCK, "a") as lock:  # two runs at once take different /30s
                 fcntl.flock(lock, fcntl.LOCK_EX)
+                sweep()  # under the lock: a run making its links is never swept mid-way
                 free = (k for k in range(256) if k not in _taken_subnets())
                 for number in range(groups):
                     self._make(Group(self.pid, number, next(free)))
