@@ -137,8 +137,8 @@ def test_words_a_newcomer_reads(server, page):
     assert banner.locator(".players").inner_text() == "Ann Smith v Bob Jones"
     assert banner.locator(".clock-state").inner_text() == "clock STOPPED, A 7:42, B 9:05"
     assert re.fullmatch(
-        r"waiting 1:3[5-9]", banner.locator(".waited").inner_text()
-    )  # (seconds since it came)
+        r"waiting 1:(3[5-9]|4[0-4])", banner.locator(".waited").inner_text()
+    )  # 95 s, and the seconds since it came: up to 9 on a loaded machine, as the silent line's
     assert [banner.locator(f"button.{b}").inner_text() for b in ("take", "done")] == [
         "Taken — Board 9",
         "Done — Board 9",
