@@ -7,14 +7,13 @@ import http.client
 import http.server
 import json
 import re
-import socket
 import threading
 import time
 
 import pytest
 
 from support.feeds import Feed
-from support.hall_helpers import form_headers, game_ended, hall_page, page_request
+from support.hall_helpers import form_headers, game_ended, hall_page, page_request, slow_clients
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.hall.audit_read import read
 from tileclock.director.hall.page_password import hash_password
@@ -249,24 +248,6 @@ def test_a_decoy_page_cannot_frame_the_directors_page(doors, decoy, browser):  #
 
 
 # --- one address cannot starve the page
-
-
-def slow_clients(port, count, addr="127.0.0.2"):
-    """`count` connections to `port` from `addr` (every 127.x address is this machine's loopback),
-    each sending the start of a request and never its end (slowloris)."""
-    held = []
-    for _ in range(count):
-        client = socket.socket()
-        client.bind((addr, 0))
-        client.settimeout(5)
-        try:
-            client.connect(("127.0.0.1", port))
-            client.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
-        except OSError:  # refused or reset: the door turned it away, as it should
-            client.close()
-            continue
-        held.append(client)
-    return held
 
 
 def answered_within(door, path, addr, limit_s=1.0):

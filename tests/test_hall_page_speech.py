@@ -57,7 +57,7 @@ def test_a_bad_side_is_refused_with_what_is_taken_and_nothing_is_sent(tmp_path):
         for sides in ("ba", "b", "C", "", "A B", "both", "AB;reboot", "off\nset", "AAB", None):
             form = {"action": "speech"} if sides is None else {"action": "speech", "sides": sides}
             status, text = Hall.post(hall, "/api/board/c1/command", form)
-            assert (status, text) == (400, "speech: sides A, B, AB or off"), sides
+            assert (status, text) == (400, "speech: sides A, B, AB or off (once)"), sides
         assert feed.sent == [] and read(str(tmp_path)) == []  # neither sent nor on the trail
         assert Hall.post(hall, "/api/board/c1/command", {"action": "speech", "sides": "AB"})[0] == 200
         assert feed.sent == [feed.sent[0]] and feed.sent[0].startswith("set speech=AB by=")

@@ -10,12 +10,14 @@ import http.client
 import itertools
 import re
 import secrets
+import socket
+import time
 from pathlib import Path
 
 import pytest
 
 from support.feeds import Feed
-from support.hall_helpers import form_headers, game_ended, hall_page
+from support.hall_helpers import form_headers, game_ended, hall_page, slow_clients
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.hall.audit import read
 from tileclock.director.pages import web
@@ -51,6 +53,15 @@ ROUTES = [
     ("GET", "/api/board/{clock}/picture.svg", "/api/board/c1/picture.svg", "", DIRECTOR, SESSION),
     ("GET", "/api/board/{clock}/history", "/api/board/c1/history", "", DIRECTOR, SESSION),
     ("POST", "/api/board/{clock}/command", "/api/board/c1/command", "action=new_game", DIRECTOR, SESSION),
+    # the speech action (who hears the clock) is a command of its own to attack: a row of its own
+    (
+        "POST",
+        "/api/board/{clock}/command",
+        "/api/board/c1/command",
+        "action=speech&sides=A",
+        DIRECTOR,
+        SESSION,
+    ),
     ("POST", "/api/board/{clock}/call", "/api/board/c1/call", "call=1&answer=taken", DIRECTOR, SESSION),
     ("POST", "/api/board/{clock}/move", "/api/board/c1/move", "to=c2", DIRECTOR, SESSION),
     ("POST", "/api/board/{clock}/clear", "/api/board/c1/clear", "", DIRECTOR, SESSION),
@@ -79,17 +90,23 @@ ROUTES = [
     ("POST", "/login", "/login", "password=guess", DIRECTOR, NONE),
     ("POST", "/logout", "/logout", "", DIRECTOR, SESSION),
 ]
+
+
+def ids(routes):
+    """The tests' names of `routes`: method and path, and the action where one route has several."""
+    return [
+        f"{method} {path}" + (f" {form.split('&')[0]}" if form.startswith("action=") else "")
+        for method, path, _, form, *_ in routes
+    ]
+
+
 #: the POSTs a plain form makes (the login page's): Origin, but no command header
 PLAIN_FORMS = ("/login", "/logout")
-IDS = [f"{method} {path}" for method, path, *_ in ROUTES]
+IDS = ids(ROUTES)
 PLAYERS = [route for route in ROUTES if route[4] == BOTH]
 DIRECTORS_ONLY = [route for route in ROUTES if route[4] == DIRECTOR]
 GATED = [route for route in ROUTES if not route[2].startswith(OPEN_PATHS)]
 POSTS = [route for route in ROUTES if route[0] == "POST"]
-
-
-def ids(routes):
-    return [f"{method} {path}" for method, path, *_ in routes]
 
 
 class Games(Feed):
@@ -415,3 +432,72 @@ def test_a_director_with_a_session_is_never_rationed(tmp_path, monkeypatch):
         method, path, headers, body = asked(route, server.door, token)
         statuses = [ask(server.door, method, path, headers, body, source="127.0.0.9")[0] for _ in range(2)]
         assert statuses == [403, 429]
+
+
+# --- the speech action and the move route: hostile input, a slow client, the same POST again
+
+HOSTILE_FORMS = {
+    "speech 1 MB": ("command", "action=speech&sides=" + "A" * 1_000_000),
+    "speech nested": ("command", "action=speech&sides=" + "[" * 10_000 + "]" * 10_000),
+    "speech object": ("command", 'action=speech&sides={"A":true}'),
+    "speech control": ("command", "action=speech&sides=A%00"),
+    "speech twice": ("command", "action=speech&sides=off&sides=AB"),  # before: the first was sent
+    "move 1 MB": ("move", "to=" + "c" * 1_000_000),
+    "move nested": ("move", "to=" + "[" * 10_000 + "]" * 10_000),
+    "move object": ("move", 'to={"to":"c2"}'),
+    "move control": ("move", "to=c2%1B%5B2J"),
+    "move line break": ("move", "to=c2%0D%0Amoved+790+c3"),
+    "move too long": ("move", "to=" + "c" * 33),
+    "move huge game id": ("move", "to=c2&game=" + "9" * 100_000),
+    "move game id": ("move", "to=c2&game=" + "9" * 900),  # no game id is taken from the page
+}
+
+
+@pytest.mark.parametrize(("route", "form"), HOSTILE_FORMS.values(), ids=HOSTILE_FORMS.keys())
+def test_a_hostile_speech_or_move_is_a_clear_refusal_with_nothing_sent(shared_doors, route, form):
+    server, _ = shared_doors
+    before = book_files(server)
+    headers, body = form_headers(server.door, form)
+    status, _, text = ask(server.door, "POST", f"/api/board/c1/{route}", headers, body)
+    if len(body) > 1024:  # past the page's cap on a form: refused before it is read
+        assert (status, text.startswith("Content-Length")) == (400, True), text
+    elif route == "command":
+        assert (status, text.startswith("speech: sides")) == (400, True), text
+    elif "game=" in form:
+        assert status == 409, text  # the spare is fine: c1 has no game to move (nothing sent)
+    else:
+        assert (status, "the spare clock's id" in text) == (400, True), text
+    assert len(text) < 300  # quotes none of it
+    untouched(server, before)
+
+
+def slow_post(port, path, addr="127.0.0.2"):
+    """A connection from `addr` that sends a POST of `path`'s headers and half its body, never the rest."""
+    client = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(addr, 0))
+    client.sendall(
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 40\r\n\r\naction=sp".encode()
+    )
+    return client
+
+
+def test_slow_clients_hold_up_neither_the_speech_action_nor_a_move(doors):
+    """Slowloris at the director's door from one address, some of them halfway through a speech
+    or a move: the director's own speech and move (from this laptop) are answered within a second."""
+    server, _ = doors
+    held = slow_clients(server.port, 60)
+    held += [
+        slow_post(server.port, f"/api/board/c1/{path}") for path in ("command", "move") for _ in range(20)
+    ]
+    try:
+        for path, form, status in [("command", "action=speech&sides=AB", 200), ("move", "to=c2", 409)]:
+            headers, body = form_headers(server.door, form)
+            started = time.monotonic()
+            got, _, text = ask(
+                server.door, "POST", f"/api/board/c1/{path}", headers, body, source="127.0.0.1"
+            )
+            assert (got, time.monotonic() - started < 1.0) == (status, True), text
+    finally:
+        for client in held:
+            client.close()
+    (sent,) = server.feed.sent  # the speech, once; the move refused (c1 has no game here), never sent
+    assert sent.startswith("set speech=AB by=")

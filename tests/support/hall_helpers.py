@@ -4,6 +4,7 @@ the hall's page served and asked over HTTP."""
 import http.client
 import json
 import os
+import socket
 import threading
 import time
 from contextlib import contextmanager
@@ -239,3 +240,21 @@ def game_ended(folder, round_number, table, board=None):
                 "table": table,
             }
         )
+
+
+def slow_clients(port, count, addr="127.0.0.2"):
+    """`count` connections to `port` from `addr` (every 127.x address is this machine's loopback),
+    each sending the start of a request and never its end (slowloris)."""
+    held = []
+    for _ in range(count):
+        client = socket.socket()
+        client.bind((addr, 0))
+        client.settimeout(5)
+        try:
+            client.connect(("127.0.0.1", port))
+            client.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        except OSError:  # refused or reset: the door turned it away, as it should
+            client.close()
+            continue
+        held.append(client)
+    return held

@@ -6,7 +6,7 @@
                                      action=reopen, action=round_over (the director's end of
                                      this game), action=new_game (only on an ended game: the
                                      clock refuses otherwise), action=selftest (only on a
-                                     fresh game, likewise), action=speech sides=A|B|AB|off (who
+                                     fresh game, likewise), action=speech sides=A|B|AB|off once (who
                                      hears the clock: `set speech=`, at once): a command to that clock
     POST /api/board/CLOCK/move       to=SPARE: the dead clock CLOCK's game to the spare (hall/spare.py);
                                      400 for a `to` that is not one clock id, 409 saying why the
@@ -184,9 +184,10 @@ def board_routes(hall, command_form, json_, text):
                 return text(400, "late: player A, B or both")
             line, changed = f"late {player}", {"absent": player}
         elif action == "speech":
-            sides = one(form, "sides")
+            given = form.get("sides", [])  # once, read whole: never the first of two a page may differ on
+            sides = given[0].strip() if len(given) == 1 else ""
             if sides not in SPEECH_SIDES:
-                return text(400, "speech: sides A, B, AB or off")
+                return text(400, "speech: sides A, B, AB or off (once)")
             line, changed = f"set speech={sides}", {"speech": sides}
         elif action in ("reopen", "round_over", "new_game", "selftest"):
             line, changed = action.replace("_", " "), {}  # the command's words: `round over`
