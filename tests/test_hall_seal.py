@@ -126,7 +126,20 @@ def refusals(sim):
     return [r["detail"] for r in sim.journal.records() if r["ev"] == "error"]
 
 
-def test_a_captured_command_published_again_is_refused_and_recorded(sealed_hall, broker):
+def game_seq(sim):
+    return sim.clock.game.seq
+
+
+#: a command of the director's, how it is written for the clock `sim`, and its record when applied
+CAPTURED = {
+    "adjust": (lambda sim: "adjust A +60000", "adjust"),
+    "speech": (lambda sim: "set speech=A", "set"),  # who hears the clock: the page's speech action
+    "moved": (lambda sim: f"moved {game_seq(sim)} c2", "moved"),  # the page's move, told to the dead clock
+}
+
+
+@pytest.mark.parametrize(("line_of", "ev"), CAPTURED.values(), ids=CAPTURED.keys())
+def test_a_captured_command_published_again_is_refused_and_recorded(sealed_hall, broker, line_of, ev):
     sim, feed = sealed_hall
     captured = []
     publish = feed.connection.client.publish
@@ -134,18 +147,21 @@ def test_a_captured_command_published_again_is_refused_and_recorded(sealed_hall,
         captured.append(payload),
         publish(name, payload, **kw),
     )[1]
-    feed.command("adjust A +60000", "c1")
-    wait_for(lambda: (sim.daemon.pump(sim.time()), adjustments(sim))[1], what="the director's adjust")
+    line = line_of(sim)
+
+    def applied():
+        return [r for r in sim.journal.records() if r["ev"] == ev]
+
+    feed.command(line, "c1")
+    wait_for(lambda: (sim.daemon.pump(sim.time()), applied())[1], what="the director's command")
     # an eavesdropper with the director's login publishes the same bytes three times
     thief = thief_for(feed, broker)
     for _ in range(3):
         thief.publish("tileclock/c1/cmd", captured[0], qos=1).wait_for_publish(5)
-    thief.publish(
-        "tileclock/c1/cmd", "adjust A +60000*" + captured[0].rsplit("*", 1)[1], qos=1
-    ).wait_for_publish(5)
+    thief.publish("tileclock/c1/cmd", f"{line}*" + captured[0].rsplit("*", 1)[1], qos=1).wait_for_publish(5)
     wait_for(lambda: (sim.daemon.pump(sim.time()), refusals(sim))[1], what="the refusal")
     sim.daemon.pump(sim.time() + 10**9)
-    assert len(adjustments(sim)) == 1  # applied once, as the director sent it
+    assert len(applied()) == 1  # applied once, as the director sent it
     assert any("replayed command" in detail for detail in refusals(sim))
     thief.loop_stop()
 
