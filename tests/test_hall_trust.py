@@ -106,6 +106,20 @@ def test_poison_records_are_refused_with_their_reason_and_the_other_boards_go_on
         b'{"board": "1", "round": ' + b"[" * 900 + b"]" * 900 + b"}",
         b'{"faults": {"x": "' + b"y" * 500_000 + b'"}}',  # under the broker's limit, over the state's
         b"\xff\xfe",
+        # who hears the clock, hostile: 1 MB (under the broker's 1 MiB packet), 10,000 deep, wrong types
+        b'{"board": "1", "speech": "' + b"A" * 1_000_000 + b'"}',
+        b'{"board": "1", "speech": ' + b"[" * 10_000 + b"]" * 10_000 + b"}",
+        b'{"board": "1", "speech": ' + b'{"a":' * 9_999 + b"{}" + b"}" * 9_999 + b"}",
+        b'{"board": "1", "speech": ["A", "B"]}',
+        b'{"board": "1", "speech": 1}',
+    ],
+    ids=[
+        "faults",
+        "digit",
+        "deep-round",
+        "huge-faults",
+        "not-utf8",
+        *(f"speech-{n}" for n in ("1MB", "deep-list", "deep-object", "list", "number")),
     ],
 )
 def test_one_bad_retained_state_never_blanks_the_page(hall, state, broker, tmp_path):
@@ -118,6 +132,9 @@ def test_one_bad_retained_state_never_blanks_the_page(hall, state, broker, tmp_p
     snapshot = feed.snapshot()
     assert {"c2", "c3", "c1"} <= {b["clock"] for b in snapshot["boards"]}
     assert len(json.dumps(snapshot)) < 20_000
+    assert rejected(feed)  # kept aside in rejects.log, with its reason
+    c1 = next(b for b in snapshot["boards"] if b["clock"] == "c1")
+    assert c1.get("speech") in (None, "", "A", "B", "AB")  # the page never shows the hostile value
     # the retained state is there for the next director too: it starts, and the director clears it
     feed.close()
     again = director(broker, tmp_path / "records")

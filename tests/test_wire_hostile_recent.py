@@ -7,9 +7,11 @@ import json
 
 import pytest
 
+from conftest import tap
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.config_schema import Config
 from tileclock.sim.simulator import Simulator
+from tileclock.wire.decoder import Reason, WireError
 from tileclock.wire.protocol import CommandError, parse_command, with_crc
 from tileclock.wire.seal import SealError, seal, unseal
 from tileclock.wire.state import StateError, decode_state
@@ -123,3 +125,98 @@ def test_a_command_sealed_with_another_clock_s_key_opens_on_neither_clock():
         relabelled = seal(theirs, "c1", 5, line, 1_764_000_000_000).encode()  # c2's key claiming to be for c1
         with pytest.raises(SealError, match="not this clock's key"):
             unseal(mine, "c1", relabelled, 0)
+
+
+# --- who hears the clock (`speech` in the retained state) and a game moved to a spare (`moved`)
+
+
+def nested(depth):
+    """A JSON list nested `depth` deep: `[[[...]]]`."""
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize(
+    ("speech", "reason"),
+    [
+        ('"' + "A" * 1_000_000 + '"', Reason.TOO_LARGE),  # a 1 MB string
+        (nested(10_000), Reason.TOO_LARGE),  # a 10,000-deep list: its bytes alone are too many
+        ('{"a":' * 9_999 + "{}" + "}" * 9_999, Reason.TOO_LARGE),  # a 10,000-deep object
+        (nested(1_500), Reason.TOO_DEEP),  # as deep as the state's bytes allow
+        ('{"a":' * 600 + "{}" + "}" * 600, Reason.TOO_DEEP),
+        ("1", Reason.WRONG_KIND),  # wrong types
+        ("true", Reason.WRONG_KIND),
+        ('["A"]', Reason.WRONG_KIND),
+        ('{"A": true}', Reason.WRONG_KIND),
+        ('"ba"', Reason.WRONG_KIND),  # a word no clock says
+        ('"A\\u0000"', Reason.WRONG_KIND),  # a control character
+    ],
+    ids=[
+        "1MB",
+        "deep-list",
+        "deep-object",
+        "deep-list-small",
+        "deep-object-small",
+        "number",
+        "bool",
+        "list",
+        "object",
+        "ba",
+        "nul",
+    ],
+)
+def test_a_hostile_speech_in_the_state_refuses_the_state_whole(speech, reason):
+    honest = json.dumps(HONEST)
+    payload = (honest[:-1] + f', "speech": {speech}}}').encode()
+    with pytest.raises(StateError) as caught:
+        decode_state(payload, "t01")
+    assert isinstance(caught.value, WireError) and caught.value.reason == reason
+    assert len(str(caught.value)) < 300  # quotes none of it
+
+
+def test_an_honest_speech_in_the_state_is_taken():
+    assert state_of(speech="AB")["speech"] == "AB"
+
+
+HUGE_GAME = "9" * 200
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        HUGE_GAME + " c2",  # a huge game id: past the line's 120 bytes
+        "79" + "0" * 90 + " c2",  # a long game id inside the line: no game has it
+        "[[[[[[[[790]]]]]]]] c2",  # nested JSON where the game id goes
+        '{"game":790} c2',
+        "790 [[[[c2]]]]",  # ... and where the spare goes
+        "790 c2\x00",  # control characters
+        "790 c2\x1b[2J",
+        "790\tc2\x07",
+        "790 " + "c" * 33,  # a spare id too long (at most 32)
+        "790 " + "c" * 200,
+        "-1 c2",  # wrong types
+        "seven c2",
+        "7.5 c2",
+        "790",
+        "790 c2 c3",
+        "790 c2;rm",
+    ],
+)
+def test_a_hostile_moved_is_refused_and_the_game_goes_on(args):
+    line = with_crc(f"moved {args}")
+    try:
+        parse_command(line.encode("ascii", "replace"))
+    except CommandError as error:
+        assert len(str(error)) < 300
+    else:  # taken as words: then the clock's game has no such seq, refused there
+        assert args.startswith("79" + "0" * 90)
+    sim = Simulator(Config())
+    try:
+        tap(sim, "B", 1)  # a game in play: A's clock runs
+        before = sim.clock.game.seq, sim.clock.game.state
+        sim.send(line, 2 * S)
+        records = sim.journal.records()
+        assert not [r for r in records if r["ev"] == "moved"]  # the game did not end
+        assert [r for r in records if r["ev"] == "error"]  # a clear refusal, on the clock's record
+        assert (sim.clock.game.seq, sim.clock.game.state) == before
+    finally:
+        sim.close()
