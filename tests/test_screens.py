@@ -156,3 +156,46 @@ def test_the_self_test_lights_every_pixel_of_both_panels_and_asks_in_words_that_
     from tileclock.device.screen.selftest_screen import LARGE
 
     assert font(LARGE).getlength("PRESS STOP") <= Panel().width
+
+
+def test_a_directors_set_large_draws_that_side_large_at_once_and_outlives_a_restart(tmp_path):
+    """`set large=B` is recorded; B's panel shows the large face at once and A's does not; the
+    service restarted keeps it; `large=off` clears it; a bad value is refused and changes nothing."""
+    from tileclock.clock.timecode import NS_PER_S
+    from tileclock.device.assembly import open_journal
+    from tileclock.device.config_schema import Config
+    from tileclock.device.hardware.virtual import VirtualTime
+    from tileclock.sim.simulator import Simulator
+    from tileclock.wire.protocol import unframe, with_crc
+
+    state, time = str(tmp_path / "state"), VirtualTime()
+
+    def start():
+        return Simulator(Config(), journal=open_journal(state), time=time, boot_id="boot-1")
+
+    def shown(sim):  # each panel's frame, and whether it is the large face of the clock's view
+        return [
+            output.last_frame.tobytes() == render(sim.view(), Panel(faces=side, large=True)).tobytes()
+            for side, output in zip("AB", sim.panels, strict=True)
+        ]
+
+    first = start()
+    first.send(with_crc("set large=B"), 1 * NS_PER_S)
+    tap(first, "B", 2)  # A's clock runs
+    assert shown(first) == [False, True]
+    first.send(with_crc("set large=C"), 3 * NS_PER_S)
+    first.run_to(5 * NS_PER_S)  # (its error record comes out at a later wake)
+    first.run_to(5 * NS_PER_S)  # (its error record comes out at a later wake)
+    records = [unframe(line) for line in first.serial_lines()]
+    assert [r.get("large") for r in records if r["ev"] == "set"] == ["B"]
+    assert "large=A|B|AB|off" in [r for r in records if r["ev"] == "error"][-1]["detail"]
+    assert shown(first) == [False, True]
+    first.close()
+
+    again = start()  # the service restarted, mid-game
+    again.run_to(5 * NS_PER_S)
+    assert shown(again) == [False, True]
+    again.send(with_crc("set large=off"), 6 * NS_PER_S)
+    again.run_to(7 * NS_PER_S)
+    assert shown(again) == [False, False]
+    again.close()

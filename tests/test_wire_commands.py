@@ -22,18 +22,28 @@ def test_set_takes_each_of_its_values_at_the_ends_of_their_ranges():
     assert [set_values(f"set speech={v}") for v in ("A", "b", "BA", "off")] == [
         {"speech": s} for s in ("A", "B", "AB", "")
     ]
+    assert set_values("set large=b speech=A") == {"large": "B", "speech": "A"}
 
 
 @pytest.mark.parametrize(
     "word",
-    [f"wall={LAST_WALL_MS + 1}", "round=0", "round=1000", "c=1:00", "colour=red", "speech=C", "speech="],
+    [
+        f"wall={LAST_WALL_MS + 1}",
+        "round=0",
+        "round=1000",
+        "c=1:00",
+        "colour=red",
+        "speech=C",
+        "speech=",
+        "large=ON",
+    ],
 )
 def test_set_refuses_what_it_does_not_know_naming_what_it_does(word):
     with pytest.raises(CommandError) as caught:
         set_values(f"set {word}")
     assert str(caught.value) == (
         f"set: {word!r} (known: wall=MS_SINCE_1970, start=MS_SINCE_1970, round=1-999, "
-        "table=LABEL, A=m:ss, B=m:ss, speech=A|B|AB|off)"
+        "table=LABEL, A=m:ss, B=m:ss, speech=A|B|AB|off, large=A|B|AB|off)"
     )
 
 

@@ -140,11 +140,12 @@ def test_an_unsealed_command_is_refused_saying_what_a_seal_looks_like():
     assert isinstance(caught.value, WireError) and caught.value.reason == Reason.BAD_COMMAND
 
 
-def test_who_hears_the_clock_is_taken_as_said_and_anything_else_refuses_the_state():
-    assert [decoded(speech=said)["speech"] for said in ("", "A", "B", "AB")] == ["", "A", "B", "AB"]
-    assert "speech" not in decoded()  # an older clock: not said
+@pytest.mark.parametrize("key", ["speech", "large"])
+def test_who_hears_the_clock_or_has_large_digits_is_taken_as_said_and_anything_else_refuses_the_state(key):
+    assert [decoded(**{key: said})[key] for said in ("", "A", "B", "AB")] == ["", "A", "B", "AB"]
+    assert key not in decoded()  # an older clock: not said
     for bad in ("BA", "C", "off", 1, ["A"]):
-        assert "speech" in str(refused(speech=bad))
+        assert key in str(refused(**{key: bad}))
 
 
 def test_a_self_test_is_taken_as_said_and_one_out_of_shape_refuses_the_state():

@@ -316,12 +316,13 @@ class GameClock:
 
     def set_scene(
         self, t_ns, wall_ms=None, round=None, table=None, times_s=None, start_ms=None, by=None, source=None,
-        speech=None,
+        speech=None, large=None,
     ):  # fmt: skip  # laid out by hand, the way it reads best
         """A director's `set` (scene.py): the time of day at `t_ns`, round, table, starting times,
         and the round's start (`start_ms`: this game, while nobody has pressed), who hears the
-        clock (`speech`: "A", "B", "AB" or "", said by the record for the device's voice); a `set` record."""
-        scene = (wall_ms, round, table, times_s, start_ms, by, source, speech)
+        clock (`speech`: "A", "B", "AB" or "", said by the record for the device's voice), whose
+        panel shows the large-digits face (`large`, likewise, for the device's panels); a `set` record."""
+        scene = (wall_ms, round, table, times_s, start_ms, by, source, speech, large)
         return self._submit(t_ns, self._on_game, self.requests.set_scene, self.scene, *scene)
 
     # ------------------------------------------------------------- game state

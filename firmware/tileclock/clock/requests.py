@@ -88,15 +88,15 @@ class DirectorRequests:
 
     def set_scene(
         self, game, t_ns, scene, wall_ms, round, table, times_s, start_ms=None, by=None, source=None,
-        speech=None,
+        speech=None, large=None,
     ):  # fmt: skip  # laid out by hand, the way it reads best
         """A `set` taken by `scene` (a `Scene`): starting times for `game` while nobody has pressed,
         and the round's start at the time of day `start_ms`; a `set` record says what was set, for
         which game and the way it came (`source`; an `error` record why a start cannot be taken)."""
-        what = (wall_ms, round, table, times_s, start_ms, source, speech)
+        what = (wall_ms, round, table, times_s, start_ms, source, speech, large)
         self._request(t_ns, by, self._set, game, t_ns, scene, *what)
 
-    def _set(self, game, t_ns, scene, wall_ms, round, table, times_s, start_ms, source, speech):
+    def _set(self, game, t_ns, scene, wall_ms, round, table, times_s, start_ms, source, speech, large):
         if start_ms is not None:  # refused before anything is set
             if game.state != State.READY:
                 raise Refused(f"set start: only on a fresh game ({game.state}): start a new game first")
@@ -105,7 +105,7 @@ class DirectorRequests:
                     "set start: this clock does not know the time of day (its clock is not synchronised)"
                 )
         fields, this_times = scene.set(
-            t_ns, game.t0_ns, game.state == State.READY, wall_ms, round, table, times_s, speech
+            t_ns, game.t0_ns, game.state == State.READY, wall_ms, round, table, times_s, speech, large
         )
         game.give_start_times({side: s * NS_PER_S for side, s in (this_times or {}).items()})
         if start_ms is not None:

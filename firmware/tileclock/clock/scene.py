@@ -11,7 +11,8 @@ the next game; round and table then stay for the games after it, until set
 again; starting times are for that one game. The `set` record says which
 (`applies`: `this` or `next`).
 
-Who hears the clock (`set speech=`) changes at once, whatever the game's state, and stays for
+Who hears the clock (`set speech=`), and whose panel shows the large-digits face (`set large=`),
+change at once, whatever the game's state, and stays for
 the games after it until set again, like the round and the table: each `new_game` says it while
 a director's setting holds, so a restart or a power cut keeps it (the config's `[speech]` holds
 only until a director first sets it).
@@ -19,6 +20,7 @@ only until a director first sets it).
 
 from dataclasses import dataclass
 
+from ..wire.records import SIDE_SETTINGS
 from .timecode import NS_PER_MS, NS_PER_S
 
 
@@ -43,6 +45,9 @@ class Scene:
         #: who hears the clock as a director's newest `set speech=` said ("A", "B", "AB" or ""),
         #: or None: the config's [speech] sides (none set since the journal began)
         self.speech = None
+        #: whose panel shows the large-digits face as a director's newest `set large=` said, or
+        #: None: the config's [speech] large
+        self.large = None
         self.game = GameScene()
         self._origin_exact = False  # the game's start is an instant of this boot's monotonic clock
 
@@ -60,8 +65,9 @@ class Scene:
         self.game = GameScene(self.next_round, self.next_table, self.wall_ms(t0_ns))
         self._origin_exact = True
         fields = self.record_fields(t0_ns)
-        if self.speech is not None:  # carried into each game, so a restart finds it in the last one
-            fields["speech"] = self.speech
+        for key in SIDE_SETTINGS:  # carried into each game, so a restart finds it in the last one
+            if getattr(self, key) is not None:
+                fields[key] = getattr(self, key)
         return start_ns, fields
 
     def record_fields(self, t_ns):
@@ -77,7 +83,9 @@ class Scene:
             "wall_end_ms": self.wall_ms(t_ns),
         }
 
-    def set(self, t_ns, t0_ns, ready, wall_ms=None, round=None, table=None, times_s=None, speech=None):
+    def set(
+        self, t_ns, t0_ns, ready, wall_ms=None, round=None, table=None, times_s=None, speech=None, large=None
+    ):
         """Take a director's `set` at monotonic `t_ns`; the game opened at `t0_ns` and is `ready`
         or not. Returns the `set` record's fields and the starting times for this game (or None)."""
         fields = {"applies": "this" if ready else "next"}
@@ -99,8 +107,10 @@ class Scene:
                 this_times = dict(times_s)
             else:
                 self.next_times_s = dict(times_s)
-        if speech is not None:
-            self.speech = fields["speech"] = speech  # at once, this game or not (the device's voice)
+        for key, value in zip(SIDE_SETTINGS, (speech, large), strict=True):
+            if value is not None:  # at once, this game or not (the device's voice, its panels)
+                setattr(self, key, value)
+                fields[key] = value
         return fields, this_times
 
     def rebuild(self, records, boot_id, same_boot):
@@ -124,7 +134,8 @@ class Scene:
         if ev == "new_game":
             self.game = GameScene(record.get("round"), record.get("table"), record.get("wall_ms"))
             self.next_times_s, this_times = None, None
-            self.speech = record.get("speech")  # a director's setting the game opened with, if any
+            for key in SIDE_SETTINGS:  # a director's setting the game opened with, if any
+                setattr(self, key, record.get(key))
         elif ev == "set":
             self._replay_set(record, this_boot)
             if record.get("applies") == "this" and "time_ms" in record:
@@ -138,7 +149,8 @@ class Scene:
                 self.game.wall_start_ms = record["start_wall_ms"]
         self.next_round = record.get("round", self.next_round)
         self.next_table = record.get("table", self.next_table)
-        self.speech = record.get("speech", self.speech)
+        for key in SIDE_SETTINGS:
+            setattr(self, key, record.get(key, getattr(self, key)))
         if record.get("applies") == "this":
             self.game.round, self.game.table = self.next_round, self.next_table
         elif "time_ms" in record:

@@ -318,7 +318,7 @@ class RunningClock:
         )
         if self.parts.time_report is not None:
             link.report_time(self.parts.time_report)
-        link.report_speech("".join(sorted(config.speech.sides)))
+        link.report_speech("".join(sorted(config.speech.sides)), "".join(sorted(config.speech.large)))
         health = Health(
             root=config.power_root,
             journal_dir=self.journal.directory,

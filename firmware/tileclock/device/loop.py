@@ -215,6 +215,8 @@ class Daemon:
         if self._faulty:
             view = replace(view, faults=view.faults + tuple(sorted(self._faulty)))
         idle_ns = self.clock.idle_ns(now_ns)  # the clock's: a press on dark panels only wakes them
+        for output in self.panels:  # a director's `set large=`, at once (clock/scene.py)
+            output.show_large(self.clock.scene.large)
         # whose turn it is, on every panel, before anything else is even drawn
         self._send_panels(lambda output: output.send_turn(view, idle_ns), urgent)
         if self.timings:

@@ -92,6 +92,10 @@ class Screen(Protocol):
     def failing(self) -> str | None:
         """Why the panel does not answer now, or None."""
 
+    def show_large(self, directed: str | None) -> None:
+        """Draw the large-digits face from the next frame on if `directed` (a director's
+        `set large=`: "A", "B", "AB" or "") names its side; None: as the config says."""
+
     def send_turn(self, view: View, idle_ns: int | None = None) -> None:
         """If whose turn it is changed, send only that, at once, before any frame is drawn."""
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .decoder import LIMITS, Reason, WireError, load, load_object, text_of
 from .labels import LABEL, is_label
-from .records import SIDES, TIME_OF_DAY_MS, RecordError, decode
+from .records import SIDE_SETTINGS, SIDES, TIME_OF_DAY_MS, RecordError, decode
 
 __all__ = [
     "LABEL",
@@ -290,7 +290,8 @@ def _code(args):
     return Command("code", (game, base, tokens * 2 if len(tokens) == 1 else tokens))
 
 
-#: `set speech=`'s values: the sides that hear the clock, as the `set` record says them
+#: `set speech=`'s and `set large=`'s values: the sides that hear the clock, or whose panel shows
+#: the large-digits face, as the `set` record says them
 _SPEECH_SIDES = {"A": "A", "B": "B", "AB": "AB", "BA": "AB", "OFF": ""}
 
 
@@ -308,15 +309,15 @@ def _set_values(args):
             values["round"] = int(value)
         elif key == "table" and is_label(value):
             values["table"] = value
-        elif key == "speech" and value.upper() in _SPEECH_SIDES:
-            values["speech"] = _SPEECH_SIDES[value.upper()]  # who hears the clock (clock/speech.py)
+        elif key in SIDE_SETTINGS and value.upper() in _SPEECH_SIDES:
+            values[key] = _SPEECH_SIDES[value.upper()]  # who hears the clock, who has large digits
         elif key in ("a", "b") and _START_TIME.fullmatch(value):
             minutes, seconds = value.split(":")
             values.setdefault("times_s", {})[key.upper()] = int(minutes) * 60 + int(seconds)
         else:
             raise CommandError(
                 f"set: {word[:30]!r} (known: wall=MS_SINCE_1970, start=MS_SINCE_1970, round=1-999, "
-                "table=LABEL, A=m:ss, B=m:ss, speech=A|B|AB|off)"
+                "table=LABEL, A=m:ss, B=m:ss, speech=A|B|AB|off, large=A|B|AB|off)"
             )
     if not values:
         raise CommandError("set: nothing to set")

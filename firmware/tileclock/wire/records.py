@@ -16,6 +16,9 @@ from .labels import is_label
 from .schema import BASIC, ListOf, Nullable, Obj, check_fields, integer, natural
 
 SIDES = ("A", "B")
+#: a director's settings per side (`set speech=`, `set large=`): each "A", "B", "AB" or "" in a
+#: record, held from then on through new games and restarts (clock/scene.py)
+SIDE_SETTINGS = ("speech", "large")
 BUTTONS = ("A", "B", "STOP")
 STATES = ("ready", "running", "paused", "ended")
 #: what a panel shows of a side's time: `25:00`, `0:07`, `-1:23` (docs/screens.md)
@@ -153,8 +156,9 @@ EVENTS = _events(
             "call_taken": "bool",
             "call_wall_ms": "time_of_day_2020_to_2100",
             **_SCENE,
-            # who hears the clock, while a director's `set speech=` holds (clock/scene.py)
+            # who hears the clock, who has large digits, while a director's `set` holds (clock/scene.py)
             "speech": "speech_sides",
+            "large": "speech_sides",
             "source": "str",  # a director's `new game`: the way it came, and who asked
             **_BY,
         },
@@ -200,6 +204,7 @@ EVENTS = _events(
             "time_ms": "some_sides_ms",
             # who hears the clock from now on (docs/director-guide.md#speech): "A", "B", "AB" or ""
             "speech": "speech_sides",
+            "large": "speech_sides",  # whose panel shows the large-digits face from now on
             # the round's start as a time of day, its instant in the game, how late the command came
             "start_ms": "natural",
             "start_at_ns": "natural",

@@ -9,6 +9,7 @@ clock's bad state can neither blank the page for every board nor slow it.
 import re
 
 from .decoder import Limits, WireError, load_object
+from .records import SIDE_SETTINGS
 
 #: the largest state taken (an honest one is about 300 bytes)
 MAX_STATE_BYTES = 4096
@@ -104,10 +105,11 @@ def _fields(value, clock_id):
         state["health"] = _health(value["health"], bad)
     if value.get("selftest") is not None:  # said by a clock self-tested since its start
         state["selftest"] = _selftest(value["selftest"], bad)
-    if value.get("speech") is not None:  # who hears the clock (clock/scene.py), said by a newer clock
-        if value["speech"] not in ("", "A", "B", "AB"):
-            bad("speech")
-        state["speech"] = value["speech"]
+    for key in SIDE_SETTINGS:  # who hears the clock, who has large digits (clock/scene.py): a newer clock's
+        if value.get(key) is not None:
+            if value[key] not in ("", "A", "B", "AB"):
+                bad(key)
+            state[key] = value[key]
     if "tls" in value:  # said only by a clock that reaches the broker without TLS
         if value["tls"] is not False:
             bad("tls")

@@ -11,6 +11,7 @@ panels dim and the picture moves a pixel or two each `shift_every_s`; after
 """
 
 import logging
+from dataclasses import replace
 
 from luma.core.error import Error as LumaError
 
@@ -29,6 +30,7 @@ class PanelOutput:
 
     def __init__(self, panel, device=None, contrast=0xCF, idle=IdlePolicy(), opener=None, bus=None):
         self.panel = panel
+        self._configured_large = panel.large  # the config's [speech] large, for this panel's side
         #: which bus it is on (panels on different buses can be written at once)
         self.bus = bus
         self.device = device
@@ -48,6 +50,13 @@ class PanelOutput:
     def faces(self):
         """The side the panel faces (`A`, `B`)."""
         return self.panel.faces
+
+    def show_large(self, directed):
+        """Show the large-digits face if `directed` (a director's `set large=`: "A", "B", "AB" or
+        "") names this panel's side; None: as the config says. The next frame is drawn so."""
+        large = self._configured_large if directed is None else self.faces in directed
+        if large != self.panel.large:
+            self.panel = replace(self.panel, large=large)
 
     def next_change(self, idle_ns):
         """How long after an idleness of `idle_ns` the picture changes by itself (it dims, moves,

@@ -109,10 +109,11 @@ class HallLink:
         `timesync.TimeReport`'s figures (chrony's), or None."""
         self._state.time_report = report
 
-    def report_speech(self, configured):
-        """Say on the state topic who hears the clock: `configured`, the config's [speech] sides
-        ("A", "B", "AB" or ""), until a director's `set speech=` in the records says otherwise."""
-        self._state.speech_configured = configured
+    def report_speech(self, sides, large):
+        """Say on the state topic who hears the clock and whose panel shows the large-digits face:
+        the config's [speech] `sides` and `large` ("A", "B", "AB" or ""), until a director's
+        `set speech=` or `set large=` in the records says otherwise."""
+        self._state.sides_configured = {"speech": sides, "large": large}
 
     def report_health(self, health):
         """Say the clock's health on the state topic: `health()` gives `health.Health`'s dict."""

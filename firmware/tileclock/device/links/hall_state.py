@@ -11,6 +11,7 @@ import time
 
 from ...clock.history import take_scene
 from ...wire.protocol import FrameError, unframe
+from ...wire.records import SIDE_SETTINGS
 from ...wire.topics import topic
 from .hall_public import PublicScene, public_text
 
@@ -45,9 +46,10 @@ class RetainedState:
         self._restart = None  # why this run started: `recovered`'s reason (None: "start", a fresh game)
         #: False: the uplink reaches the broker without TLS, said in the state (the page shows it)
         self.tls = True
-        #: the config's [speech] sides ("A", "B", "AB" or ""), or None: who hears is not said
-        self.speech_configured = None
-        self._speech = None  # a director's `set speech=` holding, from the records (clock/scene.py)
+        #: the config's [speech] `sides` and `large` as {"speech": ..., "large": ...} (each "A",
+        #: "B", "AB" or ""), or None: who hears, and who has large digits, are not said
+        self.sides_configured = None
+        self._directed = {}  # a director's `set speech=`, `set large=` holding, from the records (clock/scene.py)
 
     def forget_published(self):
         """The broker's copy may be gone (a new connection): the next `publish` sends it afresh."""
@@ -81,10 +83,11 @@ class RetainedState:
                 self._selftest = {"result": record["result"], "failed": list(record.get("failed") or [])}
             elif record.get("ev") == "recovered":
                 self._restart = str(record.get("reason", "restart"))
-            if record.get("ev") == "new_game":  # it says a director's setting while one holds
-                self._speech = record.get("speech")
-            elif record.get("ev") == "set" and "speech" in record:
-                self._speech = record["speech"]
+            for key in SIDE_SETTINGS:
+                if record.get("ev") == "new_game":  # it says a director's setting while one holds
+                    self._directed[key] = record.get(key)
+                elif record.get("ev") == "set" and key in record:
+                    self._directed[key] = record[key]
             if "board" in record:
                 self._board_named = record["board"]
             self._scene = take_scene(self._scene, record)  # never a `set` for the next game
@@ -127,8 +130,9 @@ class RetainedState:
             state["health"] = {**self.health(), "restart": self._restart or "start"}
         if self._selftest is not None:
             state["selftest"] = self._selftest
-        if self.speech_configured is not None:  # who hears the clock now: a director's, else the config's
-            state["speech"] = self._speech if self._speech is not None else self.speech_configured
+        for key, configured in (self.sides_configured or {}).items():  # now: a director's, else the config's
+            directed = self._directed.get(key)
+            state[key] = directed if directed is not None else configured
         if not self.tls:  # said only when off: a TLS clock's state is as it was
             state["tls"] = False
         text = json.dumps(state, separators=(",", ":"), sort_keys=True)
