@@ -253,7 +253,7 @@ def test_the_clocks_answers_are_written_off_the_feeds_thread_with_their_syncs_sh
     assert sorted(e["clock"] for e in lines[1:]) == sorted(f"c{n}" for n in range(100))
 
 
-@pytest.mark.parametrize("action", ["selftest", "speech", "move", "moved", "new_game"])
+@pytest.mark.parametrize("action", ["selftest", "speech", "large", "move", "moved", "new_game"])
 def test_every_action_the_hall_audits_is_read_back_into_the_history(tmp_path, action):
     """An action the trail writes but its reader refuses vanishes from a board's history (a
     self-test from the page once did): each the hall sends is read back."""

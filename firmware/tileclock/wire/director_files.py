@@ -40,6 +40,7 @@ ACTIONS = (
     "outcome",
     "move",  # a dead clock's game moved to a spare (director/hall/spare.py)
     "speech",  # who hears a clock: its `set speech=` (director/pages/board_routes.py)
+    "large",  # whose panel shows the large-digits face: its `set large=` (likewise)
     "selftest",  # the panels' and buttons' check before a round, on one board or every board
     "moved",  # the hall tells the dead clock, heard again, that its game moved (hall/spare.py)
     "tsh_queue",  # the hall's own: a game put into TSH's remote queue, or the queue's failure

@@ -90,6 +90,8 @@ class Board:
             "selftest": self.state.get("selftest"),
             # who hears the clock through an earphone ("A", "B", "AB", "" none), None: not said
             "speech": self.state.get("speech"),
+            # whose panel shows the large-digits face ("A", "B", "AB" or "" none), None: not said
+            "large": self.state.get("large"),
             # the clock reaches the broker without TLS: its password and commands in the clear
             "in_the_clear": self.state.get("tls") is False,
         }

@@ -7,7 +7,9 @@
                                      this game), action=new_game (only on an ended game: the
                                      clock refuses otherwise), action=selftest (only on a
                                      fresh game, likewise), action=speech sides=A|B|AB|off once (who
-                                     hears the clock: `set speech=`, at once): a command to that clock
+                                     hears the clock: `set speech=`, at once), action=large
+                                     sides=A|B|AB|off once (whose panel shows the large-digits face:
+                                     `set large=`, at once): a command to that clock
     POST /api/board/CLOCK/move       to=SPARE: the dead clock CLOCK's game to the spare (hall/spare.py);
                                      400 for a `to` that is not one clock id, 409 saying why the
                                      move is refused: nothing sent nor audited
@@ -28,6 +30,7 @@ from starlette.routing import Route
 from ...clock.spare import command as takeover_command
 from ...wire.labels import is_count
 from ...wire.protocol import is_label
+from ...wire.records import SIDE_SETTINGS
 from ..hall.action_ids import with_id
 from ..hall.audit_read import concerns, read, table_history
 from ..hall.round_control import Unsaved
@@ -38,7 +41,8 @@ MAX_DELTA_S = 600
 #: the most actions a table's history lists (the newest)
 HISTORY = 200
 _SECONDS = re.compile(r"[+-]?\d{1,4}")
-#: who may hear the clock, as the page sends it and `set speech=` takes it (exactly: no `ba`, no `b`)
+#: who may hear the clock, or have large digits, as the page sends it and `set speech=`, `set large=`
+#: take it (exactly: no `ba`, no `b`)
 SPEECH_SIDES = ("A", "B", "AB", "off")
 
 
@@ -183,16 +187,16 @@ def board_routes(hall, command_form, json_, text):
             if player not in ("A", "B", "both"):
                 return text(400, "late: player A, B or both")
             line, changed = f"late {player}", {"absent": player}
-        elif action == "speech":
+        elif action in SIDE_SETTINGS:  # speech, large
             given = form.get("sides", [])  # once, read whole: never the first of two a page may differ on
             sides = given[0].strip() if len(given) == 1 else ""
             if sides not in SPEECH_SIDES:
-                return text(400, "speech: sides A, B, AB or off (once)")
-            line, changed = f"set speech={sides}", {"speech": sides}
+                return text(400, f"{action}: sides A, B, AB or off (once)")
+            line, changed = f"set {action}={sides}", {action: sides}
         elif action in ("reopen", "round_over", "new_game", "selftest"):
             line, changed = action.replace("_", " "), {}  # the command's words: `round over`
         else:
-            return text(400, "action: adjust, late, speech, reopen, round_over, new_game or selftest")
+            return text(400, "action: adjust, late, speech, large, reopen, round_over, new_game or selftest")
         return await sent(hall, request, json_, text, action, line, clock, changed)
 
     moves = {}  # (dead clock, game seq) -> spare: the moves sent by this page (spare.py)

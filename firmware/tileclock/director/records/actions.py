@@ -8,6 +8,7 @@ command named it: docs/protocol.md).
 from datetime import UTC, datetime
 
 from ...clock.timecode import format_clock
+from ...wire.records import SIDE_SETTINGS
 
 #: the clock's records that are a director's action (or a call)
 DIRECTOR_EVENTS = ("adjust", "late_start", "reopen", "set", "call", "call_answer", "end", "new_game")
@@ -77,8 +78,9 @@ def _set_words(record):
         )
     if "wall_ms" in record:
         words.append(f"time of day {_time_of_day(record['wall_ms'])}")
-    if "speech" in record:  # who hears the clock from then on
-        words.append(f"speech {record['speech'] or 'off'}")
+    for key in SIDE_SETTINGS:  # who hears the clock, who has large digits, from then on
+        if key in record:
+            words.append(f"{key} {record[key] or 'off'}")
     return "set " + ", ".join(words)
 
 

@@ -99,7 +99,7 @@ async function send(path, body, question, yes) {
   setTimeout(history, 1500);
   setTimeout(history, 5000);  // the clock's answer: did it take
 }
-document.querySelectorAll("#actions button, #speech button").forEach(button => {
+document.querySelectorAll("#actions button, #speech button, #large button").forEach(button => {
   const {question, ...form} = button.dataset;  // the question is the page's, never sent
   button.onclick = () => send("/command", form, (question || button.textContent) + " on " + named() + "?",
                               button.textContent + " on " + named());
@@ -108,9 +108,14 @@ document.querySelectorAll("#actions button, #speech button").forEach(button => {
 function speechWords(sides) {
   return {"": "off", A: "side A hears", B: "side B hears", AB: "both sides hear"}[sides] || "not said by this clock";
 }
-function showSpeech(sides) {
-  document.getElementById("speech-now").textContent = speechWords(sides);
-  document.querySelectorAll("#speech button").forEach(button => {
+// whose panel shows the large-digits face, likewise
+function largeWords(sides) {
+  return {"": "off", A: "side A", B: "side B", AB: "both sides"}[sides] || "not said by this clock";
+}
+// a setting per side (`speech`, `large`) as the clock's state says it: its words, its button pressed
+function showSides(key, sides, words) {
+  document.getElementById(key + "-now").textContent = words(sides);
+  document.querySelectorAll("#" + key + " button").forEach(button => {
     button.setAttribute("aria-pressed", String(sides !== null && sides !== undefined && (button.dataset.sides === "off" ? "" : button.dataset.sides) === sides));
   });
 }
@@ -133,6 +138,7 @@ function actionWords(a) {
     case "late": return "late start: " + (c.absent === "both" ? "both players" : "player " + c.absent);
     case "reopen": return "game reopened";
     case "speech": return "speech: " + speechWords(c.speech === "off" ? "" : c.speech);
+    case "large": return "large digits: " + largeWords(c.large === "off" ? "" : c.large);
     case "clear": return "retained state cleared";
     default: return a.action.replaceAll("_", " ") + " " + Object.entries(c).map(([k, v]) => k + " " + v).join(", ");
   }
@@ -170,7 +176,7 @@ new EventSource("/events").onmessage = event => {
     document.getElementById("health").replaceChildren(...healthFacts(board, usualVersion(boards)).flatMap(([name, value]) =>
       [Object.assign(document.createElement("dt"), {textContent: name}), Object.assign(document.createElement("dd"), {textContent: value})]));
   }
-  if (board) { boardName = board.board; showSpeech(board.speech); }
+  if (board) { boardName = board.board; showSides("speech", board.speech, speechWords); showSides("large", board.large, largeWords); }
   if (board && loadedSeq !== null && board.seq !== null && board.seq !== loadedSeq) reload();
   const now = board && board.call ? board.call.seq + board.call.state : null;
   if (now !== calling) { calling = now; history(); }
