@@ -12,7 +12,7 @@ Each panel faces one player. Layout of the 128x64 panel:
                 this side's clock runs, so it shows across the board
 
 The large-digits face (`Panel.large`, for a player with low vision: `[speech] large` in the
-config) shows this side's own time only, as big as the panel's width allows (35 px digits, 31 px
+config, or a director's `set large=`, which wins: clock/scene.py) shows this side's own time only, as big as the panel's width allows (35 px digits, 31 px
 from -10:00 on), the opponent's time left out:
 
     row  0-11   alert or state (left), the turn mark beside it as above; this side's penalty
