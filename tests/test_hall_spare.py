@@ -178,6 +178,39 @@ def test_the_dead_clock_back_is_told_its_game_moved_and_its_late_records_are_kep
     assert [r["seq"] for r in iter_records(str(game_file))] == kept
 
 
+def test_a_hall_restarted_tells_the_dead_clock_its_game_moved_once_on_the_trail(hall):
+    """The hall tells the dead clock back, and is restarted before the clock has it (the word
+    lost with the hall): the hall started again says the same word, never a second audit line."""
+    clocks = hall.clocks
+    dead, _ = dead_game_moved(hall)
+    last = dead[-1]
+    moved = next(r for r in dead if r["ev"] == "new_game" and r.get("table") == "12")["seq"]
+    wait_for(lambda: ("c1", moved) in hall.feed.store.moves, what="the hall to file the takeover")
+    lost, command = [], hall.feed.command
+    hall.feed.command = lambda text, *args, **kw: (
+        lost.append(text) if text.startswith("moved") else command(text, *args, **kw)
+    )
+    clocks.sims["c1"] = clocks.start("c1")
+    wait_for(lambda: lost, what="the hall's word to c1")
+    (line,) = [e for e in read(hall.folder) if e["action"] == "moved"]
+    hall.close()
+    hall.start()
+    assert not [r for r in hall.clock_records("c1") if r["ev"] == "moved"]  # c1 never had it
+    clocks.t["c1"] = clocks.sims["c1"].time() / 1e9
+    tap(clocks.sims["c1"], "A", clocks.t["c1"] + 1)  # c1 heard again, by the hall started again
+    clocks.sims["c1"].daemon.pump(clocks.sims["c1"].time())
+    wait_for(lambda: any(r["ev"] == "moved" for r in hall.clock_records("c1")), what="c1 told of the move")
+    (told,) = [r for r in hall.clock_records("c1") if r["ev"] == "moved"]
+    assert (told["game_seq"], told["to"], told["by"], told["seq"] > last["seq"]) == (
+        moved,
+        "c2",
+        line["id"],
+        True,
+    )
+    assert [e["id"] for e in read(hall.folder) if e["action"] == "moved"] == [line["id"]]  # once
+    assert notice_text(clocks.sims["c1"].view().notice) == "GAME MOVED"
+
+
 def test_the_boards_move_button_moves_its_game_to_the_spare_typed_in_once_confirmed(hall, page):
     """The dead board's page in chromium: the spare typed in, the page's own question answered
     (No sends nothing; Yes moves it), the answer shown; a second move is refused, in words."""

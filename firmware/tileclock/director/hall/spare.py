@@ -9,7 +9,9 @@ and a game some clock has taken over already (its `takeover` record is in that c
 The dead clock may come back (restarted later): once the spare's `takeover` is on file, the first
 record it sends for that game after the seq the spare continued from has the hall tell it
 (`came_back`: a `moved` command, audited), so it ends the game there; its late records are kept
-apart and never counted (`follow/clocklog.py`, `after-move-SEQ-CLOCK.log`).
+apart and never counted (`follow/clocklog.py`, `after-move-SEQ-CLOCK.log`). The word is on the
+audit trail once: a hall restarted reads what it told from there (`told_before`) and, should the
+clock still not have recorded it, says the same command again under the same id, never a new line.
 """
 
 import logging
@@ -80,16 +82,33 @@ def came_back(moves, clock, record, game):
     return game.seq, moved[0]
 
 
-def tell_moved(audit, feed, told, clock, record, log):
+def told_before(entries):
+    """{(clock, game seq, spare): the `moved` command the hall sent} from the audit trail's
+    `entries` (`audit_read.read`): what an earlier run of the hall told the dead clocks."""
+    told = {}
+    for entry in entries:
+        changed = entry.get("changed") or {}
+        if entry.get("action") == "moved" and entry.get("by") == "hall" and entry.get("command"):
+            told.setdefault((entry.get("clock"), changed.get("game"), changed.get("to")), entry["command"])
+    return told
+
+
+def tell_moved(audit, feed, told, clock, record, log, before=None):
     """`clock`, whose game moved to a spare, is heard again for that game (`record`, just stored,
     its `log`'s open game): tell it, once a run (`told`: the (clock, game, spare) told), with a
-    `moved` command written to the audit trail (`audit`) as the hall's action, sent by `feed`."""
+    `moved` command written to the audit trail (`audit`) as the hall's action, sent by `feed`.
+    One an earlier run told (`before`, from `told_before`) is said again as it was, not audited
+    again: the trail has the one line, and the clock ends the game at the first it gets."""
     moves = getattr(getattr(feed, "store", None), "moves", None)
     found = came_back(moves, clock, record, getattr(log, "game", None)) if moves else None
     if found is None or (clock, *found) in told:
         return
     told.add((clock, *found))
     game_seq, spare = found
+    again = (before or {}).get((clock, *found))
+    if again is not None:
+        feed.command(again, clock)
+        return
     board = next((b for b in feed.snapshot()["boards"] if b["clock"] == clock), None)
     changed = {"game": game_seq, "to": spare}
     try:  # once a moved game: its line is written here, on the feed's thread
