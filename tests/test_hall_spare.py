@@ -10,7 +10,7 @@ import json
 import pytest
 
 from conftest import tap
-from support.call_hall import Hall
+from support.call_hall import Hall, call_from
 from support.hall_helpers import closed_after, pages_question, wait_for
 from tileclock.clock.history import game_scene
 from tileclock.device.screen.face import notice_text
@@ -39,9 +39,10 @@ def die(clocks, clock):
     sim.close()
 
 
-def dead_game_moved(hall):
-    """c1 plays round 3's game at table 12 and dies mid-game, c2 (the spare) on a fresh game; the
-    director moves c1's game to c2, heard back: (c1's journal as it died, the move's answer)."""
+def dead_game_moved(hall, call=False):
+    """c1 plays round 3's game at table 12 and dies mid-game (with `call`, stopped and calling the
+    director), c2 (the spare) on a fresh game; the director moves c1's game to c2, heard back:
+    (c1's journal as it died, the move's answer)."""
     clocks = hall.clocks
     clocks.end_game("c1")  # round 3's game at table 12 opens on c1
     hall.feed.command("set round=3 table=12", "c1")
@@ -52,6 +53,10 @@ def dead_game_moved(hall):
     for t_s in (1.234, 9.871, 14.002):  # c1 plays on: B, A, B each press, A's clock runs
         tap(clocks.sims["c1"], "AB"[int(t_s) % 2], clocks.t["c1"] + t_s)
     clocks.sims["c1"].daemon.pump(clocks.sims["c1"].time())
+    if call:
+        clocks.t["c1"] += 15  # after the presses
+        call_from(hall, "c1")
+        wait_for(lambda: (hall.board("c1") or {}).get("call"), what="c1's call on the page")
     clocks.pump()
     wait_for(lambda: hall.board("c2")["state"] == "ready", what="the spare's fresh game on the page")
     dead = [r for r in iter_records(clocks.journal("c1"))]
@@ -209,6 +214,38 @@ def test_a_hall_restarted_tells_the_dead_clock_its_game_moved_once_on_the_trail(
     )
     assert [e["id"] for e in read(hall.folder) if e["action"] == "moved"] == [line["id"]]  # once
     assert notice_text(clocks.sims["c1"].view().notice) == "GAME MOVED"
+
+
+def test_an_open_call_moves_with_the_game_and_is_answered_on_the_spare(hall):
+    """c1 dies while its players wait on the director: the spare shows the call still open, the
+    page shows it open on the spare's board, and the director's answers there reach the spare."""
+    clocks = hall.clocks
+    dead, _ = dead_game_moved(hall, call=True)
+    (raised,) = [r for r in dead if r["ev"] == "call"]
+    (taken,) = [r for r in hall.clock_records("c2") if r["ev"] == "takeover"]
+    assert (taken["call"], taken["call_taken"]) == (raised["seq"], False)
+    assert clocks.sims["c2"].view().call == "called"  # the spare's panels: CALLED TD
+    wait_for(lambda: (hall.board("c2") or {}).get("call"), what="the call on the spare's board")
+    assert (hall.board("c2")["call"]["seq"], hall.board("c2")["call"]["state"]) == (raised["seq"], "called")
+    status, answer = hall.post("/api/board/c2/call", {"call": raised["seq"], "answer": "taken"})
+    assert status == 200, answer
+    wait_for(lambda: spares_call(hall)["state"] == "taken", what="the page to show it taken")
+    assert clocks.sims["c2"].view().call == "taken"  # TD COMING, on the spare
+    status, answer = hall.post("/api/board/c2/call", {"call": raised["seq"], "answer": "done"})
+    assert status == 200, answer
+    wait_for(lambda: spares_call(hall) is None, what="the call closed on the page")
+    assert clocks.sims["c2"].view().call is None
+    answers = [r for r in hall.clock_records("c2") if r["ev"] == "call_answer"]
+    trail = [e for e in read(hall.folder) if e["action"] == "call"]
+    assert [(r["call"], r["answer"]) for r in answers] == [(raised["seq"], "taken"), (raised["seq"], "done")]
+    assert [(e["clock"], e["changed"]["answer"]) for e in trail] == [("c2", "taken"), ("c2", "done")]
+    assert [r["by"] for r in answers] == [e["id"] for e in trail]  # each answer the trail's action
+
+
+def spares_call(hall):
+    """The call the page shows on the spare's board, once the spare has answered what it was sent."""
+    hall.clock_records("c2")  # the clocks' loops answer their commands and hand their records on
+    return hall.board("c2")["call"]
 
 
 def test_the_boards_move_button_moves_its_game_to_the_spare_typed_in_once_confirmed(hall, page):

@@ -152,3 +152,47 @@ def test_the_dead_clock_told_its_game_moved_ends_it_there_and_no_time_runs_on_it
     third = GameClock(RULES, checkpoint_ms=1000)
     third.recover(journal, later + 20 * NS_PER_S, {"boot_id": "b3"})
     assert third.state == State.ENDED and third.game.end_reason == "moved"
+
+
+def called_game():
+    """A game on `clock-12`, stopped, its players calling the director (STOP tapped three times)
+    when the clock dies: its records, as read."""
+    clock = GameClock(RULES)
+    made = clock.new_game(0, {"boot_id": "b1"}) + press(clock, "A", NS_PER_S)
+    made += press(clock, "STOP", 5 * NS_PER_S)
+    for t_s in (6, 6.5, 7):
+        made += press(clock, "STOP", int(t_s * NS_PER_S))
+    made += clock.advance(10 * NS_PER_S)
+    return as_read(made)
+
+
+def test_an_open_call_goes_to_the_spare_and_stays_open_there_across_a_restart():
+    records = called_game()
+    (call,) = [r for r in records if r["ev"] == "call"]
+    taken = handover("clock-12", records, RULES)
+    assert (taken.call.seq, taken.call.taken) == (call["seq"], False)
+    line = with_crc(command(taken) + " by=director-1")
+    assert f" call={call['seq']}:called " in line and len(line) <= MAX_COMMAND
+    assert parse_command(line.encode()).args[6] == (call["seq"], False)
+    spare = GameClock(RULES, first_seq=500)
+    made = spare.new_game(0, {"boot_id": "s1"}) + spare.take_over(NS_PER_S, taken)
+    assert spare.view(NS_PER_S).call == "called"  # CALLED TD on the spare
+    journal = [json.loads(json.dumps(r)) for r in as_read(made)]
+    again = GameClock(RULES)
+    again.recover(journal, 5 * NS_PER_S, {"boot_id": "s1"})
+    assert again.view(5 * NS_PER_S).call == "called"
+    (answer,) = as_read(again.answer_call(6 * NS_PER_S, call["seq"], "done", source="hall"))
+    assert (answer["ev"], answer["call"]) == ("call_answer", call["seq"])
+    assert again.view(6 * NS_PER_S).call is None
+
+
+@pytest.mark.parametrize(
+    "word", ["call=x:called", "call=5:maybe", "call=5", "call=5:taken:1", "call=-5:taken"]
+)
+def test_a_takeover_with_a_call_it_cannot_read_is_refused(word):
+    line = with_crc(f"takeover clock-12 811 790 A=1:2:0 B=1:2:0 {word}")
+    with pytest.raises(CommandError, match="usage: takeover"):
+        parse_command(line.encode())
+    twice = with_crc("takeover clock-12 811 790 A=1:2:0 B=1:2:0 call=5:taken call=6:called")
+    with pytest.raises(CommandError, match="usage: takeover"):
+        parse_command(twice.encode())

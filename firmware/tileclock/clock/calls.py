@@ -1,7 +1,8 @@
 """Calls to the director: raised at the board, answered from the director's page (docs/hall.md).
 
 A call belongs to the board, not to a game: a call still open when a new game starts is carried
-into it (its `new_game` record names it), so a restart that takes up only the last game still knows
+into it (its `new_game` record names it), and one open on a dead clock whose game a spare takes
+over is carried to the spare (its `takeover` record names it: clock/spare.py), so a restart that takes up only the last game still knows
 it. A call's id is the seq of its `call` record; its `wall_ms`, the time of day it was raised (by
 the clock's wall clock, when it knows one), is carried with it (`call_wall_ms`), so its waiting
 time counts from the raise whatever restarts or games come between. One call is open at a time;
@@ -73,10 +74,17 @@ class Calls:
             self.raised(record["seq"], record.get("wall_ms"))
         elif ev == "call_answer" and self.open is not None and record.get("call") == self.open.seq:
             self.answered(record.get("answer"))
+        elif ev == "takeover" and isinstance(record.get("call"), int):  # the dead clock's open call
+            taken, raised = bool(record.get("call_taken")), record.get("call_wall_ms")
+            self.carry(OpenCall(record["call"], taken, raised))
         elif ev == "new_game":
             call = record.get("call")
             taken, raised = bool(record.get("call_taken")), _time_of_day(record.get("call_wall_ms"))
             self.open = OpenCall(call, taken, raised) if isinstance(call, int) else None
+
+    def carry(self, call):
+        """`call` (an `OpenCall`, a dead clock's a spare takes over) is the board's open call now."""
+        self.open = OpenCall(call.seq, call.taken, _time_of_day(call.wall_ms))
 
     def rebuild(self, records):
         """The open call as `records` (the journal's, oldest first) leave it."""

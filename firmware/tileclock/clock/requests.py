@@ -61,6 +61,8 @@ class DirectorRequests:
 
     def _take_over(self, game, t_ns, taken, source):
         spare.take_over(game, t_ns, taken)
+        if taken.call is not None:  # the dead clock's open call is this board's now
+            self.play.calls.carry(taken.call)
         game.notice = Notice("takeover")
         self._emit("takeover", t_ns, **spare.record_fields(taken), source=source)
 

@@ -13,6 +13,7 @@ that asked, not journaled; resends are streamed by the link, merged; and the
 
 import json
 
+from ..clock.calls import OpenCall
 from ..clock.spare import Handover
 from ..clock.timecode import ms
 from ..wire.protocol import CommandError, frame, parse_command
@@ -192,9 +193,9 @@ class CommandHandler:
     def _selftest(self, now_ns, **asked):
         return self.publish(self.clock.selftest(now_ns, **asked))
 
-    def _takeover(self, now_ns, clock, seq, game, sides, first, run, **asked):
+    def _takeover(self, now_ns, clock, seq, game, sides, first, run, call=None, **asked):
         used, limits, late = ({side: sides[side][i] for side in SIDES} for i in range(3))
-        taken = Handover(clock, seq, game, used, limits, late, first, run)
+        taken = Handover(clock, seq, game, used, limits, late, first, run, call and OpenCall(*call))
         return self.publish(self.clock.take_over(now_ns, taken, **asked))
 
     def _moved(self, now_ns, game, to, **asked):

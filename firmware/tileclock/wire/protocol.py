@@ -242,21 +242,29 @@ def _command(name, args, checked):
 
 
 _TAKEOVER_SIDE = re.compile(r"(\d{1,9}):(\d{1,9}):(\d{1,4})")
+#: a `takeover`'s open call: its seq, and `called` or `taken`
+_TAKEOVER_CALL = re.compile(r"(\d{1,9}):(called|taken)")
 
 
 def _takeover(args):
-    """`takeover CLOCK SEQ GAME A=USED:LIMIT:LATE B=USED:LIMIT:LATE [first=A|B] [run=A|B]`: a
-    spare takes up the dead clock CLOCK's game GAME (its `new_game`'s seq) from its record SEQ,
-    each side's time used and limit (ms) and late-start penalty, who played first and whose clock
-    ran; as (clock, seq, game, {side: (used_ms, limit_ms, late_pen)}, first, run)."""
-    usage = "usage: takeover CLOCK SEQ GAME A=USED_MS:LIMIT_MS:LATE_PEN B=... [first=A|B] [run=A|B]"
+    """`takeover CLOCK SEQ GAME A=USED:LIMIT:LATE B=USED:LIMIT:LATE [first=A|B] [run=A|B]
+    [call=SEQ:called|taken]`: a spare takes up the dead clock CLOCK's game GAME (its
+    `new_game`'s seq) from its record SEQ, each side's time used and limit (ms) and late-start
+    penalty, who played first, whose clock ran and the board's open call; as (clock, seq, game,
+    {side: (used_ms, limit_ms, late_pen)}, first, run, call: (seq, taken) or None)."""
+    usage = (
+        "usage: takeover CLOCK SEQ GAME A=USED_MS:LIMIT_MS:LATE_PEN B=... [first=A|B] [run=A|B]"
+        " [call=SEQ:called|taken]"
+    )
     if len(args) < 5 or not is_label(args[0]) or not (args[1].isdigit() and args[2].isdigit()):
         raise CommandError(usage)
-    sides, picks = {}, {"first": None, "run": None}
+    sides, picks, call = {}, {"first": None, "run": None}, None
     for word in args[3:]:
         key, _, value = word.partition("=")
-        side = _TAKEOVER_SIDE.fullmatch(value)
-        if key.upper() in SIDES and side and key.upper() not in sides:
+        side, called = _TAKEOVER_SIDE.fullmatch(value), _TAKEOVER_CALL.fullmatch(value)
+        if key.lower() == "call" and called and call is None:
+            call = (int(called.group(1)), called.group(2) == "taken")
+        elif key.upper() in SIDES and side and key.upper() not in sides:
             sides[key.upper()] = tuple(int(part) for part in side.groups())
         elif key.lower() in picks and value.upper() in SIDES:
             picks[key.lower()] = value.upper()
@@ -264,7 +272,9 @@ def _takeover(args):
             raise CommandError(usage)
     if set(sides) != set(SIDES):
         raise CommandError(usage)
-    return Command("takeover", (args[0], int(args[1]), int(args[2]), sides, picks["first"], picks["run"]))
+    return Command(
+        "takeover", (args[0], int(args[1]), int(args[2]), sides, picks["first"], picks["run"], call)
+    )
 
 
 def _checked(command, checked, what, example):

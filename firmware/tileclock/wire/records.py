@@ -182,7 +182,15 @@ EVENTS = _events(
     Event(
         "takeover",
         {"from": "label", "from_seq": "natural", "from_game": "natural", "limit_ms": "sides_ms"},
-        {"first": "run", "was_running": "run", "source": "str", **_BY},
+        {
+            "first": "run",
+            "was_running": "run",
+            "source": "str",
+            "call": "natural",
+            "call_taken": "bool",
+            "call_wall_ms": "time_of_day_2020_to_2100",
+            **_BY,
+        },  # fmt: skip
     ),
     # the hall told this clock its game `game_seq` (its `new_game`'s seq) moved to the spare `to`
     # (a `moved` command, after a takeover): the game ends here, no side's time runs on it again

@@ -142,7 +142,8 @@ class Board:
         if self._call[0] != key:  # read the game again only when it has grown
             calls = Calls()
             calls.rebuild(game.records)
-            call = next((r for r in game.records if r.get("seq") == getattr(calls.open, "seq", None)), None)
+            seq = getattr(calls.open, "seq", None)  # a call carried in (new_game, takeover) has none here
+            call = next((r for r in game.records if r.get("ev") == "call" and r.get("seq") == seq), None)
             self._call = (key, (calls.open, call))
         open_call, record = self._call[1]
         if open_call is None:

@@ -2,7 +2,8 @@
 clock"): what the hall checks before it sends the spare its `takeover` (clock/spare.py).
 
 The game is computed from the hall's own copy of the dead clock's records (the store's game of
-it), so it ends where the hall heard the dead clock last. Refused: a dead clock with no game in
+it), so it ends where the hall heard the dead clock last, with the board's call still open there
+(the spare's board then shows it, and the page answers it on the spare). Refused: a dead clock with no game in
 play there (none, or ended), a spare that is not online or is in a game (its game is not fresh),
 and a game some clock has taken over already (its `takeover` record is in that clock's game).
 
@@ -18,6 +19,7 @@ import logging
 
 from ...clock.history import game_rules, game_scene
 from ...clock.spare import NoGame, handover
+from .audit_read import read
 
 logger = logging.getLogger(__name__)
 
@@ -82,13 +84,13 @@ def came_back(moves, clock, record, game):
     return game.seq, moved[0]
 
 
-def told_before(entries):
-    """{(clock, game seq, spare): the `moved` command the hall sent} from the audit trail's
-    `entries` (`audit_read.read`): what an earlier run of the hall told the dead clocks."""
+def told_before(folder):
+    """{(clock, game seq, spare): the `moved` command the hall sent} from the audit trail in
+    `folder` (`audit_read.read`): what an earlier run of the hall told the dead clocks."""
     told = {}
-    for entry in entries:
+    for entry in read(folder, keep=lambda entry: entry.get("action") == "moved"):
         changed = entry.get("changed") or {}
-        if entry.get("action") == "moved" and entry.get("by") == "hall" and entry.get("command"):
+        if entry.get("by") == "hall" and entry.get("command"):
             told.setdefault((entry.get("clock"), changed.get("game"), changed.get("to")), entry["command"])
     return told
 

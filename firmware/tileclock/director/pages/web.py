@@ -18,7 +18,6 @@ import uvicorn
 from ...clock.history import game_scene, view_at
 from ..hall.answers import answered, before_a_round, what_of
 from ..hall.audit import AuditLog
-from ..hall.audit_read import read as read_audit
 from ..hall.round_control import RoundControl
 from ..hall.spare import tell_moved, told_before
 from .app import COMMAND_HEADER, MAX_FORM_BYTES, make_app
@@ -89,7 +88,7 @@ class HallPage:
         #: any thread (the feed's listener, a request's worker, the demo director) can ask for it
         self.audit = AuditLog(folder) if folder else None
         #: the `moved` commands an earlier run sent (hall/spare.py): never audited twice
-        self._moved_before = told_before(read_audit(folder, keep=_is_moved)) if folder else {}
+        self._moved_before = told_before(folder) if folder else {}
         self.pairings = pairings  # an event.hall_pairings.HallPairings: the players' names, or None
         #: the director's `--round` (checked against TSH's at the start), or None
         self.given_round = None
@@ -356,11 +355,6 @@ class _Door:
         if self.thread is not None:
             self.thread.join(5)
         self.socket.close()
-
-
-def _is_moved(entry):
-    """Whether an audit trail's `entry` is the hall telling a dead clock its game moved."""
-    return entry.get("action") == "moved"
 
 
 def _loopback(host):
