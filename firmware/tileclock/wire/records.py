@@ -190,7 +190,7 @@ EVENTS = _events(
             "call_taken": "bool",
             "call_wall_ms": "time_of_day_2020_to_2100",
             **_BY,
-        },  # fmt: skip
+        },  # fmt: skip  # one field a line, as the other records' tables
     ),
     # the hall told this clock its game `game_seq` (its `new_game`'s seq) moved to the spare `to`
     # (a `moved` command, after a takeover): the game ends here, no side's time runs on it again
