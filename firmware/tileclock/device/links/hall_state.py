@@ -83,11 +83,10 @@ class RetainedState:
                 self._selftest = {"result": record["result"], "failed": list(record.get("failed") or [])}
             elif record.get("ev") == "recovered":
                 self._restart = str(record.get("reason", "restart"))
-            for key in SIDE_SETTINGS:
-                if record.get("ev") == "new_game":  # it says a director's setting while one holds
-                    self._directed[key] = record.get(key)
-                elif record.get("ev") == "set" and key in record:
-                    self._directed[key] = record[key]
+            if record.get("ev") == "new_game":  # it says a director's settings while they hold
+                self._directed = {key: record.get(key) for key in SIDE_SETTINGS}
+            elif record.get("ev") == "set":
+                self._directed.update({key: record[key] for key in SIDE_SETTINGS if key in record})
             if "board" in record:
                 self._board_named = record["board"]
             self._scene = take_scene(self._scene, record)  # never a `set` for the next game

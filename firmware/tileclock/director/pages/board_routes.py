@@ -66,6 +66,13 @@ def one(form, key):
     return form.get(key, [""])[0].strip()[:12]
 
 
+def only(form, key):
+    """A form's field `key` sent exactly once, stripped and whole ('' when absent or sent twice:
+    never the first of two, which a page and a proxy may read differently)."""
+    given = form.get(key, [])
+    return given[0].strip() if len(given) == 1 else ""
+
+
 def board_of(hall, clock):
     """The page's board dict of `clock` in the feed's snapshot, or None."""
     return next((b for b in hall.feed.snapshot()["boards"] if b["clock"] == clock), None)
@@ -188,8 +195,7 @@ def board_routes(hall, command_form, json_, text):
                 return text(400, "late: player A, B or both")
             line, changed = f"late {player}", {"absent": player}
         elif action in SIDE_SETTINGS:  # speech, large
-            given = form.get("sides", [])  # once, read whole: never the first of two a page may differ on
-            sides = given[0].strip() if len(given) == 1 else ""
+            sides = only(form, "sides")
             if sides not in SPEECH_SIDES:
                 return text(400, f"{action}: sides A, B, AB or off (once)")
             line, changed = f"set {action}={sides}", {action: sides}
@@ -207,8 +213,7 @@ def board_routes(hall, command_form, json_, text):
         form, clock, refused = await clock_form(command_form, text, request)
         if refused:
             return refused
-        given = form.get("to", [])
-        spare = given[0].strip() if len(given) == 1 else ""
+        spare = only(form, "to")
         if not is_label(spare):  # read whole, never cut: a long id cut short may name another clock
             return text(400, "move: to, the spare clock's id (once; 1 to 32 letters, digits, - or _)")
 
