@@ -221,6 +221,12 @@ class KeyPad:
                 self.sim.set_button(button, False, release_ns)
         self.releases = [(t, b) for t, b in self.releases if t > t_ns]
 
+    def advance(self, t_ns):
+        """Run the clock on to `t_ns`, letting go of each tap due by then at its own time first: a
+        slow redraw can carry the clock past a tap's release, and its time cannot go back."""
+        self.release_due(t_ns)
+        self.sim.catch_up(t_ns)
+
 
 class _Closed(Exception):
     """The terminal went away (SIGHUP)."""
@@ -263,7 +269,7 @@ def run_interactive(config, stdin=None, stdout=None, speed=1.0):
         tty.setcbreak(fd)
         while True:
             now = clock_now()
-            sim.catch_up(now)
+            keys.advance(now)
             records = sim.serial_lines()
             if plain:
                 stdout.writelines(line + "\n" for line in records)
