@@ -40,7 +40,10 @@ class Times:
     def page(self, tab):
         """The page's clock (in browser tab `tab`) installed at the hall's time, paused: it moves
         only with `run_for`."""
-        tab.clock.install(time=(self.now_ms - 1000) / 1000)  # Playwright for Python: seconds
+        # installed a minute early: pause_at only goes forward, and the installed clock runs on
+        # in real time until then (a loaded machine once took over a second); no page is open
+        # yet, so no timer fires on the way
+        tab.clock.install(time=(self.now_ms - 60_000) / 1000)  # Playwright for Python: seconds
         tab.clock.pause_at(self.now_ms / 1000)
 
     def run_for(self, tab, ms):
