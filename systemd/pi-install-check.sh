@@ -25,8 +25,19 @@ t_root=$(($(date +%s) - t0))
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/tileclock-pi-$ARCH.XXXXXX")
 root="$work/root"
 mounted=()
+# a daemon a package's postinst started inside the root (no systemd there: invoke-rc.d falls back
+# to the init script) would run on under qemu-user after the check, taking CPU from what runs next
+stop_leftovers() {
+  local proc left=()
+  for proc in /proc/[0-9]*; do
+    [ "$(readlink "$proc/root" 2>/dev/null)" = "$root" ] || continue
+    left+=("$(cat "$proc/comm" 2>/dev/null)") && kill -KILL "${proc#/proc/}" 2>/dev/null || true
+  done
+  [ "${#left[@]}" -eq 0 ] || say "stopped ${#left[@]} process(es) left running in the root: ${left[*]}"
+}
 cleanup() {
   local i
+  stop_leftovers
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
   rm -rf "$work"
 }
