@@ -120,9 +120,10 @@ def test_a_spectator_reads_nothing_private_and_publishes_nothing(broker, viewers
     director.client.publish("tileclock/c1/cmd", "status", qos=0)
     reference = Reference(director)
     published_through(clocks, reference)
-    # a spectator's publishes: a false state, a command; none reaches anyone
+    # a spectator's publishes: a false state, a command; none reaches anyone (at QoS 0: one at
+    # QoS 1 or 2 is past the listener's `max_qos 0`, and mosquitto drops its client)
     for name in ("tileclock/c1/public", "tileclock/c1/cmd", "tileclock/all/cmd", "tileclock/viewers/bridge"):
-        nosy.client.publish(name, "round over", qos=1, retain=True).wait_for_publish(5)
+        nosy.client.publish(name, "round over", qos=0, retain=True).wait_for_publish(5)
     clocks.play(1)
     published_through(clocks, reference)
     wait_for(lambda: len(honest.public().get("c1", [])) >= 4, what="the honest viewer's states")

@@ -12,7 +12,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from support.hall_helpers import Listener, Spectator, wait_for
-from tileclock.director.hall.viewers_broker import MEMORY_LIMIT
+from tileclock.director.hall.viewers_broker import MAX_KEEPALIVE, MEMORY_LIMIT
 from tileclock.wire.state import MAX_STATE_BYTES
 
 MIB = 1024 * 1024
@@ -168,3 +168,67 @@ def test_many_clients_flooding_at_once_leave_the_heap_capped(viewers_broker):
     again = Spectator(viewers_broker, "viewer-after")
     wait_for(lambda: again.bridged()[-1:] == [b"1"], what="a new spectator's bridge state")
     again.close()
+
+
+class Durable:
+    """A client of the spectators' broker that asks to keep its session (clean session off), as a
+    hostile one may: `granted` the QoS each subscription got, `got` the topics it was sent."""
+
+    def __init__(self, port, client_id):
+        self.granted, self.got, self.present = [], [], []
+        self.client = mqtt.Client(
+            mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, transport="websockets", clean_session=False
+        )
+        self.client.on_connect = lambda c, u, flags, rc, p: self.present.append(flags.session_present)
+        self.client.on_subscribe = lambda c, u, mid, codes, p: self.granted.extend(codes)
+        self.client.on_message = lambda c, u, message: self.got.append(message.topic)
+        self.client.connect("127.0.0.1", port)
+        self.client.loop_start()
+        wait_for(lambda: self.present, what=f"{client_id} to connect")
+
+    def close(self):
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def publish(broker, clock, payload=b"{}"):
+    """`clock` publishes its public state (not retained) on the hall's broker."""
+    sender = Listener(broker, user=clock, client_id=clock, subscribe=None)
+    sender.client.publish(f"tileclock/{clock}/public", payload, qos=1).wait_for_publish(5)
+    sender.close()
+
+
+def test_a_session_left_behind_is_kept_no_state_while_away(broker, viewers_broker):
+    # before `max_qos 0`: a client asking for QoS 2 got it, and every state bridged while it was
+    # away (up to 100 a session) was queued for it in the broker's heap
+    spectator = Spectator(viewers_broker, "viewer-1")
+    wait_for(lambda: spectator.bridged()[-1:] == [b"1"], what="the bridge")
+    away = Durable(viewers_broker.port, "away")
+    away.client.subscribe([("tileclock/+/public", 2)])
+    wait_for(lambda: away.granted, what="the subscription's answer")
+    assert [code.value for code in away.granted] == [0]  # QoS 0, whatever it asked
+    away.close()
+    publish(broker, "c1")
+    wait_for(lambda: "tileclock/c1/public" in spectator.topics(), what="the state to a spectator")
+    back = Durable(viewers_broker.port, "away")
+    assert back.present == [True]  # its session (and its subscription) kept: up to the hour
+    publish(broker, "c2")  # sent after it came back: whatever was queued came before it
+    wait_for(lambda: "tileclock/c2/public" in back.got, what="a state sent once it is back")
+    assert back.got == ["tileclock/c2/public"]  # c1's, sent while it was away, was never kept
+    back.close()
+    spectator.close()
+
+
+def test_an_mqtt_5_client_asking_for_no_keepalive_is_told_a_minute(viewers_broker):
+    # a client gone from the Wi-Fi holds its connection until its keepalive runs out: none is never
+    client = mqtt.Client(
+        mqtt.CallbackAPIVersion.VERSION2, client_id="still", transport="websockets", protocol=mqtt.MQTTv5
+    )
+    told = []
+    client.on_connect = lambda c, u, flags, rc, properties: told.append(properties)
+    client.connect("127.0.0.1", viewers_broker.port, keepalive=0)
+    client.loop_start()
+    wait_for(lambda: told, what="the CONNACK")
+    client.disconnect()
+    client.loop_stop()
+    assert told[0].ServerKeepAlive == MAX_KEEPALIVE

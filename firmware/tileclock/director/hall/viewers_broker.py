@@ -34,6 +34,10 @@ MEMORY_LIMIT = 8 * 1024 * 1024
 #: the bridge, and a retained one would drop it again at each reconnection (the spectators' boards
 #: `STALE` for good); what is too big for the pages goes by `message_size_limit` instead
 MAX_PACKET = 2 * 1024 * 1024
+#: the longest keepalive an MQTT v5 client of the spectators' broker is let keep, in seconds
+#: (mosquitto's `max_keepalive`: one asking for more, or for none, is told this one in its CONNACK;
+#: 2.0.11 takes a v3.1.1 client's keepalive as it asks, none included)
+MAX_KEEPALIVE = 60
 
 
 def web_listener(web_port, host=None):
@@ -79,6 +83,9 @@ def config_text(
             "allow_anonymous true",
             f"acl_file {acl_file}",
             "max_connections 5000",
+            "# the pages subscribe at QoS 0: no client here is granted more, so none has messages in flight",
+            "# or queued for it while away",
+            "max_qos 0",
             "",
             "# Nothing kept: every state comes again from the hall's broker (retained there).",
             "persistence false",
@@ -94,6 +101,12 @@ def config_text(
             f"message_size_limit {MAX_STATE_BYTES}",
             "# a viewer that does not read (a phone asleep) is sent the newest states only",
             "max_queued_messages 100",
+            "# an MQTT v5 client asking for no keepalive or more than a minute is told a minute (2.0.11 takes",
+            "# a v3.1.1 client's as it asks, none included); the pages ping every 5 s",
+            f"max_keepalive {MAX_KEEPALIVE}",
+            "# a session left behind (clean session off: the pages never ask for one) is let go within the",
+            "# hour, its subscriptions with it; the shortest mosquitto takes (no option refuses one)",
+            "persistent_client_expiration 1h",
             *extra,
             "",
             "# The bridge: in only, the public topics and statuses (the hall's ACL lets `viewers` no more).",
