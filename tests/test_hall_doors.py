@@ -145,7 +145,9 @@ def test_no_director_action_without_a_login_and_by_is_the_servers_session(login_
     assert log_in(server, "wrong") == (403, None)
     status, cookie = log_in(server)
     assert status == 303 and cookie
-    headers["Cookie"] = f"tileclock-director={cookie}"
+    headers, body = own(
+        server, **{"X-Tileclock-Session": "director1", "Cookie": f"tileclock-director={cookie}"}
+    )
     status, text = page_request(server, "POST", "/api/round/over", headers, body)
     assert status == 200, text
     label = server.sessions.label(cookie)

@@ -12,6 +12,7 @@ import pytest
 from support.feeds import Feed
 from support.hall_helpers import page_request as request
 from tileclock.director.pages import guard, live
+from tileclock.director.pages.app import ONCE_HEADER
 from tileclock.director.pages.web import COMMAND_HEADER, MAX_CONNECTIONS, HallPage
 
 
@@ -24,9 +25,17 @@ def page(tmp_path):
 
 
 def own(server, **more):
-    """The headers of the page's own script, as the browser sends them."""
+    """The headers of the page's own script, as the browser sends them (a one-time value too)."""
     host = f"127.0.0.1:{server.port}"
-    return {"Host": host, "Origin": f"http://{host}", COMMAND_HEADER: "1", "Content-Length": "0", **more}
+    once = {ONCE_HEADER: server.onces.issue("page")}  # this laptop's door: no session cookie
+    return {
+        "Host": host,
+        "Origin": f"http://{host}",
+        COMMAND_HEADER: "1",
+        "Content-Length": "0",
+        **once,
+        **more,
+    }
 
 
 def test_the_pages_own_script_ends_the_round(page):

@@ -70,6 +70,7 @@ ROUTES = [
     ("POST", "/api/round/over", "/api/round/over", "", DIRECTOR, SESSION),
     ("POST", "/api/selftest", "/api/selftest", "", DIRECTOR, SESSION),
     ("POST", "/api/round/new-game", "/api/round/new-game", "boards=", DIRECTOR, SESSION),
+    ("POST", "/api/once", "/api/once", "", DIRECTOR, SESSION),
     ("POST", "/api/round/lock", "/api/round/lock", "round=3", DIRECTOR, SESSION),
     ("POST", "/api/round/unlock", "/api/round/unlock", "round=3", DIRECTOR, SESSION),
     ("GET", "/api/scores", "/api/scores?round=3", "", DIRECTOR, SESSION),
@@ -501,3 +502,70 @@ def test_slow_clients_hold_up_neither_the_speech_action_nor_a_move(doors):
             client.close()
     (sent,) = server.feed.sent  # the speech, once; the move refused (c1 has no game here), never sent
     assert sent.startswith("set speech=AB by=")
+
+
+# --- an action sent again is a replay: refused, on the trail, never done twice
+
+#: the routes that take an action's one-time value: every command at the director's door but a
+#: phone's entry (its token is its credential) and the value's own route
+ONCE_TAKING = [
+    route
+    for route in COMMANDS
+    if route[4] == DIRECTOR and route[1] != "/api/once" and not route[2].startswith("/api/score/")
+]
+
+
+def test_a_value_taken_once_refuses_every_action_sent_with_it_again(doors):
+    """Each action route, sent with a one-time value an action used before (a captured POST's):
+    409, a `replay` line on the trail naming it, nothing sent, the score book as it was."""
+    server, token = doors
+    before = book_files(server)
+    for route in ONCE_TAKING:
+        method, path, headers, body = asked(route, server.door, token)
+        spent = form_headers(server.door, "action=none")[0]  # refused (400), its value taken
+        assert ask(server.door, "POST", "/api/board/c1/command", spent, b"action=none")[0] == 400
+        headers["X-Tileclock-Once"] = spent["X-Tileclock-Once"]
+        status, _, text = ask(server.door, method, path, headers, body)
+        assert (status, "a replay" in text) == (409, True), (route[:2], text)
+    assert server.feed.sent == []
+    assert book_files(server) == before
+    trail = read(server.feed.store.outdir)
+    assert [(e["action"], e["changed"]["path"]) for e in trail] == [("replay", r[2]) for r in ONCE_TAKING]
+    assert {e["by"] for e in trail} == {"page"}  # this laptop's door: no session label
+
+
+def test_the_same_post_sent_twice_is_done_once(doors):
+    """A double submit, or a POST captured and sent again byte for byte: done once, the second
+    409 and on the trail as a replay of the same board."""
+    server, _ = doors
+    headers, body = form_headers(server.door, "action=speech&sides=AB")
+    first = ask(server.door, "POST", "/api/board/c1/command", headers, body)
+    again = ask(server.door, "POST", "/api/board/c1/command", headers, body)
+    assert (first[0], again[0]) == (200, 409), again[2]
+    (sent,) = server.feed.sent
+    assert sent.startswith("set speech=AB by=")
+    action, replay = read(server.feed.store.outdir)
+    assert (action["action"], replay["action"], replay["clock"]) == ("speech", "replay", "c1")
+    assert replay["changed"] == {"path": "/api/board/c1/command"}
+
+
+def test_an_action_without_a_value_or_with_one_made_up_or_another_sessions_is_refused(login_doors):
+    server, token = login_doors
+    mine, theirs = (f"{COOKIE}={server.sessions.open()[0]}" for _ in range(2))
+    headers, body = form_headers(server.door, "action=speech&sides=A", Cookie=mine)
+    value = headers.pop("X-Tileclock-Once")
+    refusals = [
+        headers,  # none
+        {**headers, "X-Tileclock-Once": secrets.token_urlsafe(18)},  # made up
+        {**headers, "Cookie": theirs, "X-Tileclock-Once": value},  # another session's
+    ]
+    for each in refusals:
+        status, _, text = ask(server.door, "POST", "/api/board/c1/command", each, body)
+        assert (status, "one-time value" in text) == (403, True), text
+    assert server.feed.sent == [] and read(server.feed.store.outdir) == []
+    # its own session's value was left as it was: still good, once
+    status, _, _ = ask(
+        server.door, "POST", "/api/board/c1/command", {**headers, "X-Tileclock-Once": value}, body
+    )
+    assert status == 200
+    assert len(server.feed.sent) == 1

@@ -21,6 +21,7 @@ from support.round_hall import (
 from tileclock.clock.timecode import NS_PER_MS
 from tileclock.director.hall import audit, audit_read
 from tileclock.director.hall.round_control import LEAD_S, RoundControl
+from tileclock.director.pages.app import ONCE_HEADER
 from tileclock.director.pages.board_routes import round_step_as, unwritten
 from tileclock.director.pages.web import COMMAND_HEADER, HallPage
 
@@ -131,11 +132,19 @@ def test_a_round_started_for_14_00_starts_on_each_board_at_14_00_by_its_own_cloc
         assert ended(clock)[0]["by"] == over["id"] and ended(clock)[0]["reason"] == "round_over"
 
 
+def own_headers(page, server):
+    """The headers of the page's own script in `page`'s browser: its Origin, the command header
+    and a one-time value asked for as the script asks (session.js)."""
+    headers = {COMMAND_HEADER: "1", "Origin": server.address.rstrip("/")}
+    once = page.context.request.post(server.address + "api/once", headers=headers).json()["once"]
+    return {**headers, ONCE_HEADER: once}
+
+
 def test_a_start_the_page_refuses_sends_nothing(hall, page):  # noqa: F811  (the fixtures imported from their module)
     clocks, feed, server = hall
     answer = page.context.request.post(
         server.address + "api/round/start",
-        headers={COMMAND_HEADER: "1", "Origin": server.address.rstrip("/")},
+        headers=own_headers(page, server),
         form={"round": "3", "start": "13:00", "boards": ""},
     )
     assert answer.status == 400 and "has passed" in answer.text()
@@ -149,7 +158,7 @@ def test_a_round_number_in_other_digits_is_refused_in_words(hall, page, number):
     clocks, feed, server = hall
     answer = page.context.request.post(
         server.address + "api/round/start",
-        headers={COMMAND_HEADER: "1", "Origin": server.address.rstrip("/")},
+        headers=own_headers(page, server),
         form={"round": number, "start": "", "boards": ""},
     )
     assert answer.status == 400 and "round: a number from 1 to 99" in answer.text()

@@ -11,7 +11,7 @@ from conftest import tap
 from support.hall_helpers import Stepping, closed_after
 from support.halls import Clocks, director, settle
 from tileclock.device.assembly import SIM_EPOCH_NS
-from tileclock.director.pages.app import COMMAND_HEADER
+from tileclock.director.pages.app import COMMAND_HEADER, ONCE_HEADER
 from tileclock.director.pages.web import HallPage
 
 
@@ -48,12 +48,13 @@ class Hall:
 
     def post(self, path, form, tab="first"):
         """A command as the page's script sends it from tab `tab`: its header, its Origin, its
-        session's cookie."""
+        session's cookie and a one-time value of that session's."""
         self.tab(tab)
         host = f"127.0.0.1:{self.page.port}"
         body = urlencode(form)
         headers = {"Host": host, "Origin": f"http://{host}", COMMAND_HEADER: "1"}
         headers["Cookie"] = f"tileclock-director={self.tabs[tab][0]}"
+        headers[ONCE_HEADER] = self.page.onces.issue(self.tabs[tab][1])  # as the script asks for one
         headers.update(
             {"Content-Type": "application/x-www-form-urlencoded", "Content-Length": str(len(body))}
         )

@@ -13,6 +13,7 @@ import paho.mqtt.client as mqtt
 
 from conftest import BROKER_USERS
 from tileclock.device.config_schema import HallConfig
+from tileclock.director.pages.app import ONCE_HEADER
 from tileclock.director.pages.web import COMMAND_HEADER, HallPage
 from tileclock.wire.protocol import unframe
 
@@ -107,7 +108,33 @@ def form_headers(door, form="", own=True, scheme="http", **more):
     }
     if own:
         headers.update({"Origin": f"{scheme}://{host}", COMMAND_HEADER: "1"})
+        value = one_time_value(door, {**headers, **more}) if hands_out_onces(door) else None
+        if value:
+            headers[ONCE_HEADER] = value
     return {**headers, **more}, body
+
+
+def hands_out_onces(door):
+    """Whether `door` (a `HallPage`: its director's door; or one `_Door`) serves `/api/once`."""
+    door = getattr(door, "door", door)
+    server = getattr(door, "server", None)
+    if server is None:
+        return False
+    return any(getattr(route, "path", None) == "/api/once" for route in server.config.app.app.routes)
+
+
+def one_time_value(door, headers):
+    """A one-time value from `door`'s `/api/once`, asked as the page's script asks (`headers`: its
+    Origin, command header and cookie), or None where none is handed out (no session: 401)."""
+    asking = {
+        k: v for k, v in headers.items() if k.lower() in ("host", "origin", "cookie", COMMAND_HEADER.lower())
+    }
+    connection = http.client.HTTPConnection("127.0.0.1", door.port, timeout=5)
+    connection.request("POST", "/api/once", headers={**asking, "Content-Length": "0"})
+    answer = connection.getresponse()
+    text = answer.read()
+    connection.close()
+    return json.loads(text)["once"] if answer.status == 200 else None
 
 
 def page_post(server, path, form, own=True, scheme="http"):

@@ -11,7 +11,7 @@ import time
 from urllib.parse import urlencode
 
 from ..director.hall import audit_read
-from ..director.pages.app import COMMAND_HEADER
+from ..director.pages.app import COMMAND_HEADER, ONCE_HEADER
 from ..director.records.history import read_records
 from . import procstat
 from .hall import count_on_disk, journaled
@@ -58,8 +58,18 @@ def _page(hall, method, path, form=None):
     headers = {"Host": host, "Origin": f"http://{host}", COMMAND_HEADER: "1"}
     if body:
         headers["Content-Type"] = "application/x-www-form-urlencoded"
+    if method == "POST":  # an action: with a one-time value asked for first, as the script does
+        once = _ask(hall.director.web_port, "POST", "/api/once", None, headers)
+        if once is None:
+            return None
+        headers[ONCE_HEADER] = once["once"]
+    return _ask(hall.director.web_port, method, path, body, headers)
+
+
+def _ask(port, method, path, body, headers):
+    """One request to the page on `port`: its JSON, or None (no answer, or refused)."""
     try:
-        connection = http.client.HTTPConnection("127.0.0.1", hall.director.web_port, timeout=5)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
         connection.request(method, path, body, headers)
         answer = connection.getresponse()
         text = answer.read()

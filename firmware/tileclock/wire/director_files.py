@@ -44,6 +44,9 @@ ACTIONS = (
     "selftest",  # the panels' and buttons' check before a round, on one board or every board
     "moved",  # the hall tells the dead clock, heard again, that its game moved (hall/spare.py)
     "tsh_queue",  # the hall's own: a game put into TSH's remote queue, or the queue's failure
+    # an action sent again with a one-time value already used: refused, not done (pages/once.py;
+    # a hall older than this one skips the line)
+    "replay",
 )
 #: what became of an action (an `outcome` line): the clock (or the score book) did it, or refused
 #: it, or it never reached the game it was for (the clock was offline when it was sent, or refused

@@ -20,6 +20,9 @@ page works in a hall with no internet.
     POST /api/round/new-game  boards=1-8,11   `new game` on those boards (empty: every board), each
                                     answering applied or refused (a game not ended) on the page
     POST /api/board/CLOCK/clear     clears the clock's retained state and status on the broker
+    POST /api/once                  a one-time value for the next action (once.py): every command
+                                    at the director's door but a phone's entry sends one in
+                                    `X-Tileclock-Once`; one sent before is a replay (409, audited)
 
 the board's commands, its call's answers and its table's history (`board_routes.py`), and the
 score entry's routes (`score_routes.py`): the phones' form, the director's scores page. Every
@@ -48,6 +51,7 @@ from .doors import DirectorGate, RateLimit, SecurityHeaders
 from .guard import origin_ok
 from .live import LiveBoards
 from .login_routes import login_routes
+from .once import FRESH, REPLAY
 from .score_routes import PHONE_PATHS, score_routes
 
 PAGES = Path(__file__).with_name("hall_page")
@@ -68,6 +72,8 @@ SHARED = {
 PHONE_SHARED = ("score.js",)
 #: the header the page's own script sends with each command (a cross-site form cannot set one)
 COMMAND_HEADER = "X-Tileclock-Command"
+#: the header carrying an action's one-time value (once.py)
+ONCE_HEADER = "X-Tileclock-Once"
 #: the largest command form read (a round number)
 MAX_FORM_BYTES = 1024
 #: a command's body must arrive within this
@@ -90,6 +96,34 @@ def make_app(hall, allowed_hosts, door="director", limits=None):
     rations each address's requests."""
     live = LiveBoards(hall.feed, getattr(hall, "with_answers", None))
     drawing = _Drawing()
+
+    async def _command_form(request):
+        """`_page_form`, and at the director's door an action's one-time value taken (a phone's
+        entry aside: its token is its credential): none or unknown, 403; one used before, a
+        replay: 409, on the audit trail as `replay`, nothing done."""
+        form, refused = await _page_form(request)
+        if refused or door != "director" or request.url.path.startswith(PHONE_PATHS):
+            return form, refused
+        by, addr = who(request)
+        taken = hall.onces.take(by, request.headers.get(ONCE_HEADER, ""))
+        if taken == FRESH:
+            return form, None
+        if taken != REPLAY:
+            return None, _text(403, "not done: the action's one-time value is missing or unknown")
+        clock = request.path_params.get("clock", "all")
+        clock = clock if is_label(clock) else "all"
+        changed = {"path": request.url.path}
+        try:
+            await asyncio.to_thread(hall.audit.record, "replay", by, addr, None, clock, None, changed)
+        except OSError as error:
+            return None, unwritten(_text, error, "not done")
+        return None, _text(409, "not done: a replay (this action was sent before, and done once)")
+
+    async def once(request):
+        _form, refused = await _page_form(request)
+        if refused:
+            return refused
+        return _json({"once": hall.onces.issue(who(request)[0])})
 
     @contextlib.asynccontextmanager
     async def lifespan(_app):
@@ -238,6 +272,7 @@ def make_app(hall, allowed_hosts, door="director", limits=None):
         Route("/api/round/over", round_over, methods=["POST"]),
         Route("/api/selftest", selftest_all, methods=["POST"]),
         Route("/api/round/new-game", new_games, methods=["POST"]),
+        Route("/api/once", once, methods=["POST"]),
         *score_routes(hall, _command_form, _file, _json, _text),
         *board_routes(hall, _command_form, _json, _text),
         Route("/api/board/{clock}/clear", clear, methods=["POST"]),
@@ -261,7 +296,7 @@ def make_app(hall, allowed_hosts, door="director", limits=None):
     return SecurityHeaders(app)
 
 
-async def _command_form(request):
+async def _page_form(request):
     """The form of a command from this page's own script, or a refusal: the page sends a header
     no plain form can, and the browser's Origin must be this page; the body is small and prompt."""
     if request.headers.get(COMMAND_HEADER) != "1" or not origin_ok(request.headers):

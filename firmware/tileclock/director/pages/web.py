@@ -24,6 +24,7 @@ from .app import COMMAND_HEADER, MAX_FORM_BYTES, make_app
 from .doors import DIRECTOR_LIMITS, PHONE_LIMITS, AddressLimits, Sessions
 from .guard import TimedH11, own_hosts
 from .live import MAX_UPDATES_PER_S, MAX_VIEWERS
+from .once import OneTimeValues
 
 __all__ = [
     "COMMAND_HEADER",
@@ -100,6 +101,7 @@ class HallPage:
         # who the director is (doors.py): a login where the director's door is open beyond this laptop
         login = not _loopback(host) if login is None else login
         self.sessions = Sessions(login, password_hash)
+        self.onces = OneTimeValues()  # each action's, so none is applied twice (once.py)
         # the director's door: every route; the players' door (`phones`, HOST:PORT): the form's
         # each door its own caps per address. The director's door on this laptop has none in all (a
         # limit for strangers must never refuse the director's own tab; no stranger reaches it);

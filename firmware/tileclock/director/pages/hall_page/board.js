@@ -94,7 +94,7 @@ function reload() {
 load();
 async function send(path, body, question, yes) {
   if (!await ask(question, yes)) return;
-  const reply = await fetch(base + path, {method: "POST", headers: commandHeaders(), body: new URLSearchParams(body)});
+  const reply = await fetch(base + path, {method: "POST", headers: await commandHeaders(), body: new URLSearchParams(body)});
   document.getElementById("sent").textContent = reply.ok ? "sent: " + (await reply.json()).sent : await reply.text();
   setTimeout(history, 1500);
   setTimeout(history, 5000);  // the clock's answer: did it take
@@ -140,6 +140,7 @@ function actionWords(a) {
     case "speech": return "speech: " + speechWords(c.speech === "off" ? "" : c.speech);
     case "large": return "large digits: " + largeWords(c.large === "off" ? "" : c.large);
     case "clear": return "retained state cleared";
+    case "replay": return "a replay, refused (sent before and done once): " + c.path;
     default: return a.action.replaceAll("_", " ") + " " + Object.entries(c).map(([k, v]) => k + " " + v).join(", ");
   }
 }
@@ -185,7 +186,7 @@ setInterval(() => banners.tick(), 1000);  // the wait counts up between updates
 history();
 document.getElementById("clear").onclick = async () => {
   if (!await ask("Clear the retained state of " + named() + " (clock " + clock + ") on the broker? It publishes a new one with its next record.", "Clear " + named())) return;
-  const answer = await fetch(base + "/clear", {method: "POST", headers: commandHeaders()});
+  const answer = await fetch(base + "/clear", {method: "POST", headers: await commandHeaders()});
   document.getElementById("cleared").textContent = answer.ok ? "cleared" : await answer.text();
 };
 // a dead clock's game moved to a spare (docs/director-guide.md, "A spare clock"): the hall refuses a
@@ -196,7 +197,7 @@ document.getElementById("move").onclick = async () => {
   if (!await ask("Move clock " + clock + "'s game to clock " + spare + "? The spare takes it up stopped, where the hall's copy of " +
                  clock + "'s records ends; the time " + clock + " was dead is not given back (use a correction).",
                  "Move to " + spare)) return;
-  const answer = await fetch(base + "/move", {method: "POST", headers: commandHeaders(), body: new URLSearchParams({to: spare})});
+  const answer = await fetch(base + "/move", {method: "POST", headers: await commandHeaders(), body: new URLSearchParams({to: spare})});
   document.getElementById("moved").textContent = answer.ok ? "sent: " + (await answer.json()).sent : await answer.text();
   setTimeout(history, 1500);
 };

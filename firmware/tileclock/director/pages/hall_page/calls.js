@@ -147,7 +147,7 @@ class CallBanners {
     if (!entry || entry.closed) return;
     const call = seq == null ? entry.board.call.seq : seq;
     const reply = await fetch("/api/board/" + encodeURIComponent(clock) + "/call", {
-      method: "POST", headers: commandHeaders(), body: new URLSearchParams({call, answer})});
+      method: "POST", headers: await commandHeaders(), body: new URLSearchParams({call, answer})});
     this.said(reply.ok ? "sent: " + (await reply.json()).sent : await reply.text());
     return reply.ok;
   }

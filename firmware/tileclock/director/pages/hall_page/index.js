@@ -287,7 +287,7 @@ function take(data, aged) { snapshot = data; receivedAt = Date.now() - (aged || 
 setInterval(draw, 250);  // the running clocks tick between updates
 async function post(path, body, question, yes) {
   if (!await ask(question, yes)) return;
-  const answer = await fetch(path, {method: "POST", headers: commandHeaders(), body: new URLSearchParams(body)});
+  const answer = await fetch(path, {method: "POST", headers: await commandHeaders(), body: new URLSearchParams(body)});
   if (answer.ok) {
     const done = await answer.json();
     document.getElementById("sent").textContent = "sent: " + done.sent;

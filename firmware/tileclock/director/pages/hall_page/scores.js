@@ -1,6 +1,5 @@
 "use strict";
 // the tab's page session (session.js) names every entry, link and lock it sends (the audit trail)
-const command = commandHeaders();
 function round() { return document.getElementById("round").value; }
 function cell(row, value) { const td = document.createElement("td"); td.textContent = value; row.append(td); return td; }
 function players(table) {
@@ -31,7 +30,7 @@ function entryForm(table, locked) {
                      side ? "New link " + side + " for table " + table : "New links for table " + table)) return;
       const body = new URLSearchParams({round: round()});
       if (side) body.set("side", side);
-      const response = await fetch("/api/scores/" + encodeURIComponent(table) + "/link", {method: "POST", body, headers: command});
+      const response = await fetch("/api/scores/" + encodeURIComponent(table) + "/link", {method: "POST", body, headers: await commandHeaders()});
       const shown = document.createElement("div");
       shown.className = "phone-links";
       const made = response.ok ? await response.json() : null;
@@ -45,7 +44,7 @@ function entryForm(table, locked) {
     event.preventDefault();
     const body = new URLSearchParams(new FormData(form));
     body.set("round", round());
-    const response = await fetch("/api/scores/" + encodeURIComponent(table), {method: "POST", body, headers: command});
+    const response = await fetch("/api/scores/" + encodeURIComponent(table), {method: "POST", body, headers: await commandHeaders()});
     document.getElementById("state").textContent = response.ok ? "" : await response.text();
     show();
   });
@@ -86,7 +85,7 @@ document.getElementById("add").addEventListener("click", () => {
 document.getElementById("lock").addEventListener("click", async () => {
   if (!await ask("Lock round " + round() + "? No phone link works after this, and no entry is taken.", "Lock round " + round())) return;
   const body = new URLSearchParams({round: round()});
-  const response = await fetch("/api/round/lock", {method: "POST", body, headers: command});
+  const response = await fetch("/api/round/lock", {method: "POST", body, headers: await commandHeaders()});
   document.getElementById("state").textContent = response.ok ? "" : await response.text();
   show();
 });
@@ -100,7 +99,7 @@ offerRound().finally(show);
 document.getElementById("unlock").addEventListener("click", async () => {
   if (!await ask("Unlock round " + round() + "? Entries, corrections and its phone links are taken again.", "Unlock round " + round())) return;
   const body = new URLSearchParams({round: round()});
-  const response = await fetch("/api/round/unlock", {method: "POST", body, headers: command});
+  const response = await fetch("/api/round/unlock", {method: "POST", body, headers: await commandHeaders()});
   document.getElementById("state").textContent = response.ok ? "" : await response.text();
   show();
 });

@@ -1,8 +1,17 @@
 "use strict";
 // The headers of a command from the page's own script: one no plain form can send. Who sent it is
 // the server's to say: the session its cookie names (docs/hall.md, "The two doors"), never a label
-// a page could make up. One script for every page.
-function commandHeaders() { return {"X-Tileclock-Command": "1"}; }
+// a page could make up. One script for every page. With them, a one-time value asked for now: the
+// server takes it with the action, so the same POST sent again is refused as a replay. Without one
+// (the server unreachable) the action goes without, and the server's refusal is shown as any other.
+async function commandHeaders() {
+  const headers = {"X-Tileclock-Command": "1"};
+  try {
+    const reply = await fetch("/api/once", {method: "POST", headers});
+    if (reply.ok) headers["X-Tileclock-Once"] = (await reply.json()).once;
+  } catch (error) { /* the action itself then says what failed */ }
+  return headers;
+}
 // Before a button changes a game or a round, the page asks, in a dialog of its own (never the
 // browser's `confirm`: a decoy page, or a browser that hides repeated prompts, cannot answer it,
 // and its Yes names the action). No has the focus, so Enter or a second click does not say Yes;
