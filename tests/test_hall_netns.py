@@ -1,7 +1,7 @@
 """The hall through a group's own network namespace (bench/netns.py): clocks whose sockets live in
 it reach a real mosquitto through a veth link and the fault proxy; delay and stalls, then the link
 set down (an outage, an access point gone) and up again: every record on file once, a command sent
-into the outage applied at most once. And the namespaces themselves: private, removed however the
+into the outage applied at most once, a round's start sent into it taken once on each board. And the namespaces themselves: private, removed however the
 run ends, the leftovers of a dead run swept.
 
 The short version of `tileclock hall-bench --chaos`'s namespaced cases (docs/hall.md, "On bad
@@ -24,10 +24,13 @@ from support.hall_helpers import wait_for
 from support.halls import Clocks, adjusts, director, every_record_once, settle
 from tileclock.bench import netns as netns_module
 from tileclock.bench.fault_proxy import FaultProxy
+from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config_schema import Config, HallConfig
 from tileclock.director.hall import audit_read
+from tileclock.director.hall.answers import answered
 from tileclock.director.hall.audit import AuditLog
-from tileclock.director.pages.board_routes import act_as, board_of
+from tileclock.director.hall.round_control import RoundControl
+from tileclock.director.pages.board_routes import act_as, board_of, round_step_as
 from tileclock.sim.simulator import Simulator
 
 
@@ -286,6 +289,54 @@ def test_commands_into_a_link_down_are_applied_at_most_once_and_the_page_marks_i
         assert len(adjusts(clocks, "c1")) == (outcomes(folder, early["id"]) == {"c1": "applied"})
         assert len(adjusts(clocks, "c2")) == 1  # the one sent after, not the one into the outage
         print(f"silent marked after {marked_s:.1f} s, cleared {cleared_s:.1f} s after the link's return")
+    finally:
+        clocks.close()
+        feed.close()
+
+
+def test_a_round_start_sent_into_a_link_down_is_applied_once_on_each_board_when_it_is_back(
+    link, broker, tmp_path
+):
+    """The director starts a round as the clocks' access point goes: the command leaves into a
+    dead link (nothing closed: the board still online on the page), the kernel's TCP resends it
+    once the link is back, and each clock takes it once; the round panel says so board by board.
+    (Held past the seal's 10 s it is refused as stale: tests/test_hall_fault_commands.py.)"""
+    links, group, proxy = link
+    folder = tmp_path / "records"
+    feed = director(broker, folder)
+    trail = AuditLog(str(folder))
+    feed.subscribe(lambda clock, record, _log: trail.answered(clock, record))
+    clocks = GroupClocks(links, group, proxy, tmp_path)
+    laptop_ms = SIM_EPOCH_NS // 1_000_000  # the laptop's time of day: the clocks' wall clocks' start
+    hall = SimpleNamespace(feed=feed, audit=trail, rounds=RoundControl(feed, lambda: laptop_ms * 1_000_000))
+
+    def panel():
+        clocks.pump()
+        feed.step(0.02)
+        line = trail.to_several
+        said = answered(line, trail.answers_to(line["id"]), feed.snapshot()["boards"])
+        return [board["state"] for board in said["boards"]]
+
+    try:
+        wait_for(lambda: (clocks.pump(), feed.step(0.02), len(feed.boards) == 3)[-1], what="every board")
+        links.down(group)
+        wait_for(lambda: not links.is_up(group), what="the group's carrier to drop")
+        down_at = time.monotonic()
+        round_step_as(hall, "page-t", None, "start", 5, "", "")  # 10 s ahead, to every board
+        assert panel() == ["no answer yet"] * 3  # sent; the page still shows every board online
+        time.sleep(max(0.0, 3.0 - (time.monotonic() - down_at)))  # the outage itself: 3 s
+        links.up(group)
+        wait_for(lambda: panel() == ["applied"] * 3, timeout_s=30, what="every board's answer")
+        for sim in clocks.sims.values():
+            sim.catch_up(sim.time() + 11 * 10**9)  # past the start
+        for _ in range(20):  # anything more on its way would be taken by now
+            clocks.pump()
+            feed.step(0.02)
+        for clock, sim in clocks.sims.items():
+            records = sim.journal.records()
+            assert len([r for r in records if r["ev"] == "set" and r.get("round") == 5]) == 1, clock
+            assert len([r for r in records if r["ev"] == "round_start"]) == 1, clock
+        assert panel() == ["applied"] * 3
     finally:
         clocks.close()
         feed.close()
