@@ -14,6 +14,7 @@ from conftest import tap
 from support.hall_helpers import wait_for
 from support.halls import Clocks, adjusts, director, every_record_once, settle
 from tileclock.bench.fault_proxy import FaultProxy
+from tileclock.device.links import hall as hall_link
 from tileclock.device.links import hall_client
 
 
@@ -130,4 +131,42 @@ def test_each_clocks_paho_client_takes_its_own_back_off(broker, tmp_path):
         delays = {sim.uplink.client._reconnect_min_delay for sim in clocks.sims.values()}
         assert len(delays) == 3  # before: 1 s each, the same for every clock
     finally:
+        clocks.close()
+
+
+def held_by_paho(sim):
+    """What a clock's uplink holds in memory for the broker: the messages in paho's hands (records,
+    states) not yet acknowledged, and the packets paho has not written yet."""
+    client = sim.uplink.client
+    return len(sim.uplink._seq_of), len(client._out_messages), len(client._out_packet)
+
+
+@pytest.mark.parametrize("minutes", [5, pytest.param(30, marks=pytest.mark.slow)])
+def test_a_clocks_memory_stays_bounded_through_an_outage(broker, proxy, tmp_path, minutes):
+    """Away from the broker, a clock hands paho nothing: what it makes waits in its journal, so an
+    outage of any length (30 minutes under `make test-slow`) costs its memory nothing, and every
+    record arrives once when it is back."""
+    clocks = Clocks(SimpleNamespace(port=proxy.port, tls_port=None, ca_file=None), tmp_path, ids=("c1",))
+    feed = director(broker, tmp_path / "records")
+    sim = clocks.sims["c1"]
+    try:
+        clocks.play(2)
+        settle(feed, clocks, "the first records")
+        proxy.cut()  # the access point gone: its connection closed, no new one taken
+        wait_for(lambda: not sim.uplink._connected, what="the clock off the broker")
+        before, away_from = held_by_paho(sim), len(clocks.journaled())
+        for minute in range(minutes):  # its game goes on: a move every 15 s
+            for move in range(4):
+                clocks.t["c1"] += 15
+                tap(sim, "AB"[(minute * 4 + move) % 2], clocks.t["c1"])
+            clocks.pump()
+            messages, in_hands, packets = held_by_paho(sim)
+            assert (messages, in_hands) == before[:2] and packets <= before[2] + 1  # paho's CONNECT
+        assert len(clocks.journaled()) - away_from >= 4 * minutes  # in its journal, not in memory
+        proxy.restore()
+        settle(feed, clocks, f"the records of the {minutes} minutes away", timeout_s=60)
+        every_record_once(feed, clocks)
+        assert held_by_paho(sim)[0] <= hall_link.WINDOW
+    finally:
+        feed.close()
         clocks.close()
