@@ -15,15 +15,11 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from support.tournament import DATA, TSH_FILES, play_round
+from support.tournament import TSH_FILES, play_round
+from support.tsh_event import ENTRIES, WANT_A, WANT_B, hall_folder, tsh_folder
 from support.tsh_model import TshModel
 from tileclock.cli import main
 from tileclock.director.event import tsh_queue
-
-ENTRIES = os.path.join(DATA, "scores", "round-3-slips.csv")
-# by hand (tests/test_scores.py): table 4's forfeit is the director's; Ito's bye is queued
-WANT_A = {1: 382, 4: 380, 6: 411, 2: 335, 3: 410, 5: 285}
-WANT_B = {5: 372, 2: 346, 3: 50}
 
 
 class Killed(BaseException):
@@ -37,14 +33,7 @@ def played(tmp_path_factory):
 
 @pytest.fixture
 def tsh_dir(tmp_path):
-    folder = tmp_path / "tsh"
-    folder.mkdir()
-    for path in TSH_FILES:
-        shutil.copy(path, folder)
-    (folder / "config.tsh").write_text(
-        "config accept_remote_commands = 1\ndivision A a.t\ndivision B b.t\n", encoding="utf-8"
-    )
-    return str(folder)
+    return tsh_folder(tmp_path / "tsh")
 
 
 def _scores(*argv, code=0):
@@ -308,13 +297,7 @@ def test_a_score_changed_after_it_was_queued_is_not_queued_again(played, tsh_dir
 
 def _hall(played, tmp_path):
     """A hall's folder: the round's records, and its score book holding the slips as entries."""
-    from tileclock.director.event.entries import ScoreBook
-
-    records = str(tmp_path / "hall")
-    shutil.copytree(played, records)
-    os.makedirs(os.path.join(records, "scores"))
-    shutil.copy(ENTRIES, os.path.join(records, "scores", "round-3-entries.csv"))
-    return records, ScoreBook(os.path.join(records, "scores"))
+    return hall_folder(played, tmp_path / "hall")
 
 
 def test_the_hall_queues_each_settled_table_once_and_shows_it_in_tsh(played, tsh_dir, tmp_path):
