@@ -103,24 +103,28 @@ class HallQueue:
         record = QueueRecord(self.records)
         for key in outcome.queued:
             self._audit({"queued": key, "commands": record.games.get(key, {}).get("commands")})
-        states = {}
+        states, fulls = {}, {}
         for division in found.results:
             for line in division.lines + division.forfeits:
                 key = f"table {line.table}" if line.table else f"bye {line.players[0][0]}"
-                full = f"{number}/{division.name}/{key}"
+                full = fulls[key] = f"{number}/{division.name}/{key}"
                 if line.what == "already in TSH":
                     states[key] = {"tsh": "in TSH", "tsh_why": ""}
                 elif line.what == "forfeit":
                     pairs = [f"pair {pn} 0 {number} {division.name}" for pn, _, _ in line.players]
+                    entered = ", ".join(line.text.splitlines())
                     states[key] = {
                         "tsh": "for the director",
-                        "tsh_why": "a forfeit: type " + "; ".join(pairs),
+                        "tsh_why": f"a forfeit, which TSH's queue cannot take: type {'; '.join(pairs)}; "
+                        f"then a {number} {division.name}: {entered}",
                     }
                 elif full in outcome.changed:
                     states[key] = {
                         "tsh": "changed",
                         "tsh_why": "changed after it was queued: change it in TSH (es)",
                     }
+                elif line.differs:  # TSH has it, and the score changed since: never queued again
+                    states[key] = {"tsh": "changed", "tsh_why": "; ".join(line.reasons)}
                 elif record.state(full) == "queued" and (record.age(full) or 0) > REFUSED_S:
                     states[key] = {"tsh": "refused by TSH?", "tsh_why": NOT_TAKEN}
                 elif record.state(full) == "queued":
@@ -132,6 +136,11 @@ class HallQueue:
                     }
                 else:
                     states[key] = {"tsh": "waiting", "tsh_why": outcome.error}
+        before = self.rounds.get(number, {})
+        for key, now in states.items():  # each table's state in TSH, on the trail as it changes
+            # (a game queued has its own line, with its commands; waiting is nothing yet)
+            if before.get(key, {}).get("tsh") != now["tsh"] and now["tsh"] not in ("queued", "waiting"):
+                self._audit({"table": fulls[key], "tsh": now["tsh"], "why": now["tsh_why"] or None})
         self.rounds[number] = states
         return [outcome.error] if outcome.error else []
 

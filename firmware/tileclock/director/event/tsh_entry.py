@@ -32,6 +32,8 @@ class Line:
     players: tuple = ()  # (pn, name, score) for each player on the line
     reasons: list = field(default_factory=list)
     settled: object = None  # scoring.Settled, for the dry run and the CSV
+    #: TSH's `.t` file already has other scores for this table: a change is made in TSH (`es`)
+    differs: bool = False
 
 
 @dataclass
@@ -174,6 +176,7 @@ def _checked_game(line, by_number, index, values):
         line.what = "already in TSH"
         return line
     if any(h is not None for h in had):
+        line.differs = True
         line.reasons.append(
             f"TSH already has {name1} {had[0] if had[0] is not None else '-'} and {name2} "
             f"{had[1] if had[1] is not None else '-'} for round {index + 1}; these are {ps1} and {ps2}: "
@@ -200,7 +203,10 @@ def _checked_forfeit(line, by_number, index):
         line.what = "already in TSH"
         return line
     if any(h is not None for h in had):
-        line.reasons.append(f"TSH already has scores for round {index + 1} at this table; settle it by hand")
+        line.differs = True
+        line.reasons.append(
+            f"TSH already has other scores for round {index + 1} at this table: change them in TSH (`es`)"
+        )
         return line
     line.text = "\n".join(f"{pn} {spread}" for pn, _, spread in line.players)
     line.what = "forfeit"
