@@ -76,15 +76,17 @@ def _queue(tsh_dir, records, games, really, out):
             for line in game.pairs:
                 print(f"    {line}", file=out)
             continue
-        for command in game.commands:
-            print(f"{'queue' if really else 'would queue'}: {command}", file=out)
+        if not really:
+            for command in game.commands:
+                print(f"would queue: {command}", file=out)
     if not really:
         if games:
             print("(a dry run: give --queue to put these into TSH's queue)", file=out)
         return 0
     outcome = queue_games(tsh_dir, records, games)
-    for key in outcome.queued:
-        print(f"queued {key}", file=out)
+    commands = {game.key: game.commands for game in games}
+    for key in outcome.queued:  # only what went into the queue now: the rest is said below
+        print(f"queued {key}: " + "; ".join(commands[key]), file=out)
     record = QueueRecord(records) if outcome.already else None
     for key in outcome.already:  # queued, and TSH's .t file does not have it yet
         late = (record.age(key) or 0) > REFUSED_S
