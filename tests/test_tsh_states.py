@@ -1,7 +1,8 @@
-"""What the hall knows of TSH (issue 38, point 3): each table queued, in TSH, refused by TSH,
-changed after TSH has it, or the director's (a forfeit), on the Scores page's state, on
-`audit.log`, and in `tileclock scores --queue`'s output; and a queue folder the hall may not write
-(as root too) said once and written when it can be.
+"""What the hall knows of TSH and says of its queue (issue 38, points 2 and 3): each table
+queued, in TSH, refused by TSH, changed after TSH has it, or the director's (a forfeit), on the
+Scores page's state, on `audit.log`, and in `tileclock scores --queue`'s output; a queue folder
+the hall may not write (as root too) and a full records disk, each said once, and the scores
+queued once when they can be.
 
 Round 3 of the sample divisions, queued by the hall into a copy of TSH's folder and run by the
 TSH model (tests/support/tsh_model.py), as in tests/test_tsh_queue.py.
@@ -156,3 +157,35 @@ def test_a_queue_folder_the_hall_may_not_write_is_said_once_and_written_when_it_
     tsh = TshModel(tsh_dir)
     tsh.run_queue()
     assert tsh.refused == [] and tsh.scores("A", 3) == WANT_A
+
+
+def test_a_full_records_disk_is_said_as_the_record_s_and_nothing_reaches_tsh_twice(
+    played, tsh_dir, tmp_path, monkeypatch
+):
+    """The second game's files written and counted in TSH's queue, then its record cannot be
+    saved: the message names the queue record (it named TSH's queue, which was fine), and the
+    next pass finds that game in the queue rather than sending it again."""
+    records, book = hall_folder(played, tmp_path / "hall")
+    real = tsh_queue.replace_file
+    saves = []
+
+    def full(path, data, *a, **kw):
+        if path.endswith(tsh_queue.RECORD):
+            saves.append(path)
+            if len(saves) == 4:  # game 1 pending, queued; game 2 pending, then this
+                raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, data, *a, **kw)
+
+    monkeypatch.setattr(tsh_queue, "replace_file", full)
+    said = []
+    queue = HallQueue(tsh_dir, records, book, say=said.append)
+    queue.step()
+    assert len(said) == 1 and f"could not write the queue record {records}" in said[0]
+    assert "the disk is full" in said[0] and "TSH's queue in" not in said[0]
+    monkeypatch.setattr(tsh_queue, "replace_file", real)
+    queue.step()
+    assert said[-1] == "TSH's queue: writing again"
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    assert tsh.refused == [] and tsh.provisional == {} and tsh.scores("A", 3) == WANT_A
+    assert len(tsh.ran) == len(set(tsh.ran)) == 9  # four games of two, one bye: each once

@@ -116,9 +116,12 @@ class QueueRecord:
 
     def save(self):
         """Replace the record whole (aside, synced, renamed): a crash leaves the old or the new."""
-        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         text = json.dumps({"games": self.games}, indent=1, sort_keys=True) + "\n"
-        replace_file(self.path, text.encode("utf-8"))
+        try:
+            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+            replace_file(self.path, text.encode("utf-8"))
+        except OSError as error:  # the records folder's disk, not TSH's: said as such
+            raise QueueError(_disk_message("", error, f"the queue record {self.path}")) from None
 
     def state(self, key):
         """'queued', 'pending' or '' for the game `key`."""
@@ -364,7 +367,9 @@ def advance(fd, cursor):
     _advance(fd, cursor)
 
 
-def _disk_message(folder, error):
+def _disk_message(folder, error, where=None):
+    """The failure in words, naming where it was: TSH's queue in `folder`, or `where`."""
+    where = where or f"TSH's queue in {folder}"
     why = {
         errno.ENOSPC: "the disk is full",
         errno.EDQUOT: "the disk quota is used up",
@@ -373,6 +378,5 @@ def _disk_message(folder, error):
         errno.EROFS: "the disk is read-only",
     }.get(error.errno, error.strerror or str(error))
     return (
-        f"could not write TSH's queue in {folder}: {why}; the scores stay waiting and are queued "
-        "when it can be written again"
+        f"could not write {where}: {why}; the scores stay waiting and are queued when it can be written again"
     )
