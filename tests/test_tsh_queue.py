@@ -15,7 +15,7 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from support.tournament import TSH_FILES, play_round
+from support.tournament import play_round
 from support.tsh_event import ENTRIES, WANT_A, WANT_B, hall_folder, tsh_folder
 from support.tsh_model import TshModel
 from tileclock.cli import main
@@ -349,41 +349,6 @@ def test_the_hall_says_a_queue_it_cannot_write_once_and_queues_when_it_can(
     tsh = TshModel(tsh_dir)
     tsh.run_queue()
     assert tsh.refused == [] and tsh.scores("A", 3) == WANT_A
-
-
-# `tileclock scores`'s slips (issue 38, point 5)
-
-
-def _slips(tmp_path, text, name="slips.csv"):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return str(path)
-
-
-def test_a_slip_for_a_table_not_in_the_round_is_named(played, tmp_path):
-    slips = _slips(tmp_path, "table,score_a,score_b\n1,402,380\n99,300,200\n")
-    printed = _scores(played, "--tsh", *TSH_FILES, "--round", "3", "--entries", slips, "--dry-run")
-    assert "table 99: a score was entered for it, but round 3's pairings have no table 99" in printed
-
-
-def test_an_entries_file_of_another_round_is_refused(played, tmp_path, capsys):
-    slips = _slips(tmp_path, "table,score_a,score_b\n1,402,380\n", "round-2-entries.csv")
-    code = main(["scores", played, "--tsh", *TSH_FILES, "--round", "3", "--entries", slips, "--dry-run"])
-    assert code != 0
-    assert "an entries file of round 2, not of round 3" in capsys.readouterr().err
-
-
-def test_a_slip_file_s_round_column_is_honoured(played, tmp_path):
-    slips = _slips(tmp_path, "round,table,score_a,score_b\n3,1,402,380\n2,2,999,1\n")
-    printed = _scores(played, "--tsh", *TSH_FILES, "--round", "3", "--entries", slips, "--dry-run")
-    assert "line 3: round 2, not 3: left out" in printed
-    assert "999" not in printed.split("left out")[-1]
-
-
-def test_slip_scores_take_ascii_digits_only(played, tmp_path, capsys):
-    slips = _slips(tmp_path, "table,score_a,score_b\n1,٤٠٢,380\n")
-    code = main(["scores", played, "--tsh", *TSH_FILES, "--round", "3", "--entries", slips, "--dry-run"])
-    assert code != 0 and "ASCII digits" in capsys.readouterr().err
 
 
 def test_hall_tsh_dir_opens_the_queue_and_the_scores_page_shows_it(played, tsh_dir, tmp_path):

@@ -372,7 +372,7 @@ def _of_round(text, round_number, path, notes):
     for number, line in enumerate(lines[1:], start=2):
         fields = next(csv.reader([line]), [])
         value = fields[column].strip() if column < len(fields) else ""
-        if value and value != str(round_number):
+        if value and not (is_count(value) and int(value) == round_number):  # `03` is round 3
             notes.append(f"{path}, line {number}: round {value[:10]}, not {round_number}: left out")
             kept.append("\n")
         else:

@@ -8,7 +8,7 @@ ValueError (a `PairingsError` for the pairings themselves) in words naming the o
 
 from functools import partial
 
-from ...wire.labels import table_key
+from ...wire.labels import is_count, table_key
 from .entries import read_entries
 from .pairings import (
     csv_round,
@@ -83,7 +83,7 @@ def parse_seats(texts):
     seats = {}
     for text in texts or []:
         table, _, player = text.partition("=")
-        if not table.strip() or not player.strip().isdigit():
+        if not table.strip() or not is_count(player.strip()):  # (isdigit takes `²`, int refuses it)
             raise ValueError(f"--seat {text!r}: give a table and the TSH player number at side A, as 5=12")
         seats[table_key(table)] = int(player)
     return seats
