@@ -6,9 +6,9 @@ Written from what TSH does (read for behaviour only; none of its code is here): 
 looked at: a file written and not yet counted is read all the same), deleting each it has run and
 counting its cursor on; a missing file ends the look; it runs only `aps`. `aps P1 P2 S1 S2
 ROUND DIV` is refused unless ROUND is P1's next unscored round and P1 is paired with P2 in it; a
-bye (P2 = 0) must score bye_spread and is final at once; otherwise the entry is provisional until
-the mirror (`aps P2 P1 S2 S1`) agrees, and a second provisional entry with other scores replaces
-the first. When a score becomes final, the division's `.t` file is rewritten.
+bye (P2 = 0) must be bye_spread to 0 and is final at once; otherwise the entry is provisional
+until the mirror (`aps P2 P1 S2 S1`) agrees, and a second provisional entry with other scores
+replaces the first. When a score becomes final, the division's `.t` file is rewritten.
 """
 
 import fcntl
@@ -103,6 +103,8 @@ class TshModel:
         if self.opponent(one, rnd) != p2:
             return self._refuse(text, f"#{p1} is not paired with #{p2} in round {rnd}")
         if p2 == 0:
+            if s2 != 0:
+                return self._refuse(text, "a bye's second score is 0")
             if s1 != self.bye_spread:
                 return self._refuse(text, f"a bye scores {self.bye_spread}")
             self._final(division, one, rnd, s1)
