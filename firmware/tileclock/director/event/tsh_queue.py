@@ -327,6 +327,10 @@ def queue_games(tsh_dir, records, games, tries=30, wait=1.0, sleep=time.sleep):
         # TSH past the enqueue cursor (it ran files a killed sender wrote and never counted): a
         # command written below TSH's own cursor would never be read
         cursor = max(cursor, dequeued)
+        if os.fstat(fd).st_size == 0:
+            # made just now (or left empty by a sender killed here): TSH's own senders die on an
+            # empty `_enqueue.txt` ("empty lock file"), so it holds its cursor before anything
+            _advance(fd, cursor)
         for game in todo:
             entry = record.games.get(game.key)
             if entry and entry.get("state") == "pending" and _reached(folder, entry, cursor, dequeued):
