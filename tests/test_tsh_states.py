@@ -189,3 +189,31 @@ def test_a_full_records_disk_is_said_as_the_record_s_and_nothing_reaches_tsh_twi
     tsh.run_queue()
     assert tsh.refused == [] and tsh.provisional == {} and tsh.scores("A", 3) == WANT_A
     assert len(tsh.ran) == len(set(tsh.ran)) == 9  # four games of two, one bye: each once
+
+
+def test_a_config_tsh_without_accept_remote_commands_is_said_and_the_scores_still_queued(
+    played, tsh_dir, tmp_path
+):
+    """Without the line TSH never reads its queue: the hall said nothing, and two minutes later
+    each table read `refused by TSH?` with reasons that were not it."""
+    config = os.path.join(tsh_dir, "config.tsh")
+    with open(config, "w", encoding="utf-8") as file:
+        file.write("config accept_remote_commands = 0\ndivision A a.t\ndivision B b.t\n")
+    records, book = hall_folder(played, tmp_path / "hall")
+    said = []
+    queue = HallQueue(tsh_dir, records, book, say=said.append)
+    queue.step()
+    queue.step()
+    assert len(said) == 1 and f"{config} has no `config accept_remote_commands = 1`" in said[0]
+    assert "restart TSH" in queue.state(3)["error"]
+    assert queue.state(3)["tables"]["table 1"]["tsh"] == "queued"  # read once TSH is restarted
+    out = tmp_path / "out"
+    argv = ["scores", played, "--tsh-dir", tsh_dir, "--round", "3", "--entries", ENTRIES, "--out", str(out)]
+    assert "NOTE: " + config + " has no `config accept_remote_commands = 1`" in _run(argv)
+    with open(config, "w", encoding="utf-8") as file:
+        file.write("config accept_remote_commands = 1\ndivision A a.t\ndivision B b.t\n")
+    queue.step()
+    assert said[-1] == "TSH's queue: writing again" and queue.state(3)["error"] is None
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    assert tsh.refused == [] and tsh.scores("A", 3) == WANT_A

@@ -17,7 +17,7 @@ from ..director.event.hall_queue import NOT_TAKEN, REFUSED_S
 from ..director.event.inputs import entries_by_table, parse_seats
 from ..director.event.round_scores import read_inputs, round_scores
 from ..director.event.tsh_entry import next_rounds, round_in_tsh
-from ..director.event.tsh_queue import QueueRecord, games_of, queue_games
+from ..director.event.tsh_queue import QueueRecord, games_of, not_read, queue_games
 from .errors import given_by_the_user
 
 CSV_COLUMNS = [
@@ -54,6 +54,8 @@ def run_scores(args, out):
     if tsh_dir:
         # settled again for the queue, from the same reading: `aps` takes scores whatever `entry` says
         queued = round_scores(inputs, number, by_table, seats, queued=True).results
+        if not_read(inputs.config):
+            print(f"NOTE: {not_read(inputs.config)}", file=out)
         return _queue(tsh_dir, args.out, games_of(queued), args.queue and not args.dry_run, out)
     return 0
 

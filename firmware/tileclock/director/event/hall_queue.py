@@ -16,7 +16,7 @@ import threading
 
 from ..records.gamefiles import NoGames
 from .round_scores import read_inputs, round_scores
-from .tsh_queue import QueueError, QueueRecord, games_of, queue_games
+from .tsh_queue import QueueError, QueueRecord, games_of, not_read, queue_games
 
 log = logging.getLogger(__name__)
 POLL_S = 10.0  # TSH itself looks every 60 s; the records are read whole each pass
@@ -84,6 +84,8 @@ class HallQueue:
             except (ValueError, OSError) as error:  # config.tsh or a .t unreadable
                 errors.append(str(error))
                 rounds = []
+            if inputs is not None and not_read(inputs.config):  # queued all the same: read later
+                errors.append(not_read(inputs.config))
         for number in rounds:
             try:
                 errors += self._round(inputs, number)

@@ -65,6 +65,18 @@ class Game:
     pairs: list = field(default_factory=list)
 
 
+def not_read(config):
+    """Why TSH will not read its queue, from its `config.tsh` (a `tfile.TshConfig`), or '': without
+    `config accept_remote_commands` true, TSH never looks at `remote_queue/` (what is queued is
+    read once the line is added and TSH restarted)."""
+    if config is None or config.flag("accept_remote_commands"):
+        return ""
+    return (
+        f"{config.path} has no `config accept_remote_commands = 1`, so TSH does not read its queue: "
+        "add the line and restart TSH (what is queued is read then)"
+    )
+
+
 def queue_folder(tsh_dir):
     """`remote_queue/` beside TSH's `config.tsh` in `tsh_dir`."""
     return os.path.join(tsh_dir, QUEUE)
