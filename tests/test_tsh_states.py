@@ -90,8 +90,9 @@ def test_each_table_s_state_in_tsh_is_on_the_audit_trail_once_as_it_changes(play
     queue.step()  # nothing changed: no line more
     states = _states(records)
     in_tsh = sorted(table for table, state in states if state == "in TSH")
-    assert in_tsh == ["3/A/table 1", "3/A/table 2", "3/A/table 3", "3/B/table 5"]
-    assert len(states) == 5
+    # Ito's bye too, whose line goes once TSH has scored it
+    assert in_tsh == ["3/A/table 1", "3/A/table 2", "3/A/table 3", "3/B/bye 3", "3/B/table 5"]
+    assert len(states) == 6
 
 
 def test_a_score_tsh_never_took_is_refused_on_the_trail_and_in_scores_output(played, tsh_dir, tmp_path):
@@ -217,3 +218,50 @@ def test_a_config_tsh_without_accept_remote_commands_is_said_and_the_scores_stil
     tsh = TshModel(tsh_dir)
     tsh.run_queue()
     assert tsh.refused == [] and tsh.scores("A", 3) == WANT_A
+
+
+def _rewritten(tsh_dir, old, new):
+    """TSH's director changing a.t at TSH's prompt (re-pairing, deleting a score): the line
+    beginning `old` begins `new`."""
+    path = os.path.join(tsh_dir, "a.t")
+    with open(path, encoding="utf-8") as file:
+        text = file.read()
+    assert old in text
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(text.replace(old, new, 1))
+
+
+def test_a_score_tsh_refused_names_the_likely_reason_from_its_t_file(played, tsh_dir, tmp_path):
+    """`refused by TSH?` gave both reasons it might be; the `.t` file as TSH has it now says which."""
+    records, book = hall_folder(played, tmp_path / "hall")
+    queue = HallQueue(tsh_dir, records, book, say=lambda _text: None)
+    queue.step()
+    _rewritten(tsh_dir, "Anderson, Ann 1820 2 3 4;", "Anderson, Ann 1820 2 3 6;")  # re-paired
+    tsh = TshModel(tsh_dir)
+    tsh.run_queue()
+    assert any(text.startswith("aps 1 4 ") for text, _why in tsh.refused)
+    _aged(records, 300)
+    queue.step()
+    table = queue.state(3)["tables"]["table 1"]
+    assert table["tsh"] == "refused by TSH?"
+    assert "(TSH pairs Anderson, Ann (#1) with #6 in round 3 now, not #4)" in table["tsh_why"]
+
+
+def test_a_round_tsh_is_not_on_is_named_on_the_page_and_a_re_pairing_by_scores(played, tsh_dir, tmp_path):
+    """The table re-paired in TSH is in no match of the round any more: `scores` said nothing of
+    it; it now says it was queued earlier, and why TSH most likely refused it."""
+    records, book = hall_folder(played, tmp_path / "hall")
+    queue = HallQueue(tsh_dir, records, book, say=lambda _text: None)
+    queue.step()
+    _rewritten(tsh_dir, "Diaz, Dan 1600 3 6 1; 390 365;", "Diaz, Dan 1600 3 6 1; 390;")  # round 2's gone
+    _aged(records, 300)
+    queue.step()
+    table = queue.state(3)["tables"]["table 1"]
+    assert table["tsh"] == "refused by TSH?"
+    assert "(TSH has Diaz, Dan (#4) on round 2, not round 3)" in table["tsh_why"]
+    _rewritten(tsh_dir, "Diaz, Dan 1600 3 6 1; 390;", "Diaz, Dan 1600 3 6 1; 390 365;")
+    _rewritten(tsh_dir, "Anderson, Ann 1820 2 3 4;", "Anderson, Ann 1820 2 3 6;")
+    argv = ["scores", played, "--tsh-dir", tsh_dir, "--round", "3", "--entries", ENTRIES]
+    printed = _run([*argv, "--out", records, "--queue"])
+    assert "queued earlier 3/A/table 1: not in round 3's pairings as TSH's files say now" in printed
+    assert "(TSH pairs Anderson, Ann (#1) with #6 in round 3 now, not #4)" in printed

@@ -13,7 +13,15 @@ and the `aps` commands TSH's remote queue would take are shown; `--queue` puts t
 import csv
 import os
 
-from ..director.event.hall_queue import NOT_TAKEN, REFUSED_S
+from ..director.event.hall_queue import (
+    NOT_TAKEN,
+    REFUSED_S,
+    key_of,
+    likely_refusal,
+    not_taken,
+    queued_apart,
+    queued_state,
+)
 from ..director.event.inputs import entries_by_table, parse_seats
 from ..director.event.round_scores import read_inputs, round_scores
 from ..director.event.tsh_entry import next_rounds, round_in_tsh
@@ -56,7 +64,9 @@ def run_scores(args, out):
         queued = round_scores(inputs, number, by_table, seats, queued=True).results
         if not_read(inputs.config):
             print(f"NOTE: {not_read(inputs.config)}", file=out)
-        return _queue(tsh_dir, args.out, games_of(queued), args.queue and not args.dry_run, out)
+        really = args.queue and not args.dry_run
+        seen = {key_of(division, line) for division in queued for line in division.lines + division.forfeits}
+        return _queue(tsh_dir, args.out, games_of(queued), really, out, inputs.divisions, number, seen)
     return 0
 
 
@@ -70,8 +80,11 @@ def _elsewhere(divisions, taken):
     return f" ({'; '.join(ahead)}: give --round for those)" if ahead else ""
 
 
-def _queue(tsh_dir, records, games, really, out):
-    """Show (or, `really`, queue) the games' `aps` commands for TSH's queue; 1 when it failed."""
+def _queue(tsh_dir, records, games, really, out, divisions=(), number=None, seen=()):
+    """Show (or, `really`, queue) the games' `aps` commands for TSH's queue; 1 when it failed.
+    `divisions`, TSH's as its files say now, give a score it never took its likely reason; a game
+    of round `number` queued earlier whose table is not among the keys `seen` (the round's
+    lines) is said too."""
     for game in games:
         if not game.commands:
             print(f"FOR THE DIRECTOR {game.label}: a forfeit; `aps` cannot say it. Type at TSH:", file=out)
@@ -94,7 +107,17 @@ def _queue(tsh_dir, records, games, really, out):
         late = (record.age(key) or 0) > REFUSED_S
         print(f"already queued {key}: not queued again; not in TSH's .t file yet", file=out)
         if late:
-            print(f"    {NOT_TAKEN}", file=out)
+            why = likely_refusal(divisions, record.games[key].get("commands", []))
+            print(f"    {not_taken(why) if why else NOT_TAKEN}", file=out)
+    if number is not None and not outcome.error:  # (a record that is none is the error)
+        queued = QueueRecord(records)
+        for key in queued_apart(queued, number, seen):
+            state = queued_state(queued, key, divisions)
+            if state["tsh"] == "in TSH":
+                continue  # (a bye, once TSH has it, has no line: nothing to say)
+            print(f"queued earlier {key}: not in round {number}'s pairings as TSH's files say now", file=out)
+            if state["tsh_why"]:
+                print(f"    {state['tsh_why']}", file=out)
     for key in outcome.changed:
         print(f"CHANGED {key} after it was queued: not queued again; change it in TSH (`es`)", file=out)
     if outcome.woke:

@@ -14,6 +14,7 @@ import os
 import re
 import threading
 
+from ...wire.labels import is_count
 from ..records.gamefiles import NoGames
 from .round_scores import read_inputs, round_scores
 from .tsh_queue import QueueError, QueueRecord, games_of, not_read, queue_games
@@ -22,10 +23,98 @@ log = logging.getLogger(__name__)
 POLL_S = 10.0  # TSH itself looks every 60 s; the records are read whole each pass
 #: a queued score not in TSH's `.t` file after this long: TSH most likely refused it
 REFUSED_S = 120
-NOT_TAKEN = (
-    "queued over two minutes ago and not in TSH's .t file: TSH most likely refused it (a round TSH "
-    "is not on, or a pairing changed in TSH); see TSH's console, put it right there (`a`, `es`)"
-)
+
+
+def not_taken(why="a round TSH is not on, or a pairing changed in TSH"):
+    """What a queued score TSH has not taken after `REFUSED_S` says, with the likely reason `why`."""
+    return (
+        f"queued over two minutes ago and not in TSH's .t file: TSH most likely refused it ({why}); "
+        "see TSH's console, put it right there (`a`, `es`)"
+    )
+
+
+NOT_TAKEN = not_taken()
+
+
+def key_of(division, line):
+    """The queue record's key of a `tsh_entry.Line` of `division` (a DivisionEntry), as
+    `tsh_queue.games_of` names its game: `3/A/table 1`, `3/B/bye 3`."""
+    what = f"table {line.table}" if line.table else f"bye {line.players[0][0]}"
+    return f"{division.round}/{division.name}/{what}"
+
+
+def queued_state(record, full, divisions):
+    """The page's state of the queued game `full` (a `QueueRecord` key): `in TSH` when TSH's
+    `.t` files have each of its scores (a bye, whose line goes once it is scored), `queued`, or
+    past `REFUSED_S` and still not in TSH, `refused by TSH?` with the likely reason."""
+    if tsh_has(divisions, record.games[full].get("commands", [])):
+        return {"tsh": "in TSH", "tsh_why": ""}
+    if (record.age(full) or 0) <= REFUSED_S:
+        return {"tsh": "queued", "tsh_why": ""}
+    why = likely_refusal(divisions, record.games[full].get("commands", []))
+    return {"tsh": "refused by TSH?", "tsh_why": not_taken(why) if why else NOT_TAKEN}
+
+
+def queued_apart(record, number, seen):
+    """The games of round `number` queued (per `record`) that are not among the keys `seen`: a
+    table whose pairing TSH changed since is in no match of the round any more, and is said all
+    the same."""
+    return [
+        full
+        for full, entry in sorted(record.games.items())
+        if full.startswith(f"{number}/") and full.count("/") >= 2 and full not in seen
+        and entry.get("state") == "queued"
+    ]  # fmt: skip  # one condition a line
+
+
+def _aps(command):
+    """(P1, P2, S1, ROUND, DIV) of an `aps` command as the hall writes it, or None."""
+    words = str(command).split()
+    if len(words) != 7 or words[0] != "aps" or not all(is_count(w) for w in (words[1], words[2], words[5])):
+        return None  # (not a command the hall writes: the record's shape allows any text)
+    try:
+        return int(words[1]), int(words[2]), int(words[3]), int(words[5]), words[6]
+    except ValueError:
+        return None
+
+
+def _player(divisions, name, number):
+    division = next((d for d in divisions if d.name == name), None)
+    return next((p for p in division.players if p.number == number), None) if division else None
+
+
+def tsh_has(divisions, commands):
+    """Whether TSH's divisions (as its `.t` files say now) have every score of `commands`."""
+    found = [_aps(command) for command in commands]
+    if not found or None in found:
+        return False
+    for p1, _p2, s1, number, name in found:
+        player = _player(divisions, name, p1)
+        if player is None or number - 1 >= len(player.scores) or player.scores[number - 1] != s1:
+            return False
+    return True
+
+
+def likely_refusal(divisions, commands):
+    """Why TSH most likely refused a game's `aps` `commands`, from its divisions as its `.t` files
+    say now (the first player's next unscored round, and whom they are paired with), or ''."""
+    for found in map(_aps, commands):
+        if found is None:
+            continue
+        p1, p2, _s1, number, name = found
+        player = _player(divisions, name, p1)
+        if player is None:
+            return f"TSH's division {name[:20]} has no player #{p1} now"
+        on = len([score for score in player.scores if score is not None]) + 1
+        if on != number:
+            return f"TSH has {player.name} (#{p1}) on round {on}, not round {number}"
+        paired = player.opponents[number - 1] if number - 1 < len(player.opponents) else None
+        if paired != p2:
+            whom = {None: "nobody", 0: "a bye (0)"}.get(paired, f"#{paired}")
+            return f"TSH pairs {player.name} (#{p1}) with {whom} in round {number} now, not #{p2}"
+    return ""
+
+
 _ENTRIES = re.compile(r"round-(\d+)-entries\.csv$")
 
 
@@ -108,8 +197,9 @@ class HallQueue:
         states, fulls = {}, {}
         for division in found.results:
             for line in division.lines + division.forfeits:
-                key = f"table {line.table}" if line.table else f"bye {line.players[0][0]}"
-                full = fulls[key] = f"{number}/{division.name}/{key}"
+                full = key_of(division, line)
+                key = full.split("/", 2)[2]
+                fulls[key] = full
                 if line.what == "already in TSH":
                     states[key] = {"tsh": "in TSH", "tsh_why": ""}
                 elif line.what == "forfeit":
@@ -127,10 +217,8 @@ class HallQueue:
                     }
                 elif line.differs:  # TSH has it, and the score changed since: never queued again
                     states[key] = {"tsh": "changed", "tsh_why": "; ".join(line.reasons)}
-                elif record.state(full) == "queued" and (record.age(full) or 0) > REFUSED_S:
-                    states[key] = {"tsh": "refused by TSH?", "tsh_why": NOT_TAKEN}
                 elif record.state(full) == "queued":
-                    states[key] = {"tsh": "queued", "tsh_why": ""}
+                    states[key] = queued_state(record, full, inputs.divisions)
                 elif line.reasons or division.refused:
                     states[key] = {
                         "tsh": "not queued",
@@ -138,6 +226,10 @@ class HallQueue:
                     }
                 else:
                     states[key] = {"tsh": "waiting", "tsh_why": outcome.error}
+        for full in queued_apart(record, number, fulls.values()):  # its table gone from the match
+            key = full.split("/", 2)[2]
+            fulls[key] = full
+            states[key] = queued_state(record, full, inputs.divisions)
         before = self.rounds.get(number, {})
         for key, now in states.items():  # each table's state in TSH, on the trail as it changes
             # (a game queued has its own line, with its commands; waiting is nothing yet)
