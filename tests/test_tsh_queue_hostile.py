@@ -155,3 +155,34 @@ def test_a_t_read_back_for_the_queue_s_status_that_is_none_is_said_and_queues_no
     assert "Traceback" not in error and len(error) < 2000 and "9999999999" not in error
     tsh.run_queue()
     assert len(tsh.ran) == ran  # nothing sent again
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "aps ² 4 382 380 3 A",  # a digit int() takes and is_count does not
+        "aps 1 4 " + "9" * 5000 + " 380 3 A",  # past what int() reads
+        "aps 1 4 382 380 999999999 A",  # a round past any player's list
+        "aps 1 4 382 380 3 " + "Z" * 5000,  # a division TSH has not, huge
+        "aps 1 4 [[[[ 380 3 A",
+        "cus 3 A",  # not an aps at all
+    ],
+)
+def test_a_queued_command_the_hall_did_not_write_is_read_back_without_a_crash(
+    played, tsh_dir, tmp_path, command
+):
+    """The record's shape allows any text as a command; the hall reads its commands back to tell
+    whether TSH has a game and why it may have refused it, which must never raise (the page and
+    the queue's thread would stop) nor quote a huge command back."""
+    import json
+
+    from tileclock.director.event.hall_queue import HallQueue
+
+    records, book = _hall(played, tmp_path)
+    game = {"state": "queued", "commands": [command], "cursors": [1], "at_s": 5}  # long ago
+    with open(os.path.join(records, tsh_queue.RECORD), "w", encoding="utf-8") as file:
+        json.dump({"games": {"3/A/table 9": game}}, file)
+    queue = HallQueue(tsh_dir, records, book, say=lambda _text: None)
+    queue.step()
+    table = queue.state(3)["tables"]["table 9"]
+    assert table["tsh"] == "refused by TSH?" and len(table["tsh_why"]) < 400
