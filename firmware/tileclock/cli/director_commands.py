@@ -330,6 +330,7 @@ def cmd_replay(args):
     """Show what both screens showed at an instant of a recorded game."""
     from ..device.screen.face import render
     from ..device.screen.text import Panel
+    from ..director.records.moved import joined, parts_line, records_folder
     from ..director.records.replay import describe, load_game, view_at, within_the_game
 
     with given_by_the_user():  # the picture's ending, the log, the game, the instant: in words
@@ -337,12 +338,20 @@ def cmd_replay(args):
             from ..director.records.plot import picture_format
 
             picture_format(args.plot)
-        game = load_game(args.log, args.game)
+        part = load_game(args.log, args.game)
+        game = joined(part, records_folder(args.log))  # a spare's game: the dead clock's part first
+        if game is not part and args.after_seq is not None:
+            raise ValueError(
+                f"{parts_line(game)}: a seq names one clock's record, not an instant of the whole "
+                "game; give --at (the time since the game's start), or replay one clock's game file"
+            )
         at_ms = None if args.at is None else parse_seconds(args.at) // NS_PER_MS
         at_ms, after_seq, note = within_the_game(game, at_ms, args.after_seq)
         if note:
             print(f"{note}: the state at the end")
         view, record, at_ms = view_at(game, at_ms=at_ms, after_seq=after_seq)
+    if game is not part:
+        print(parts_line(game))
     print(describe(view, record, at_ms, game))
     if args.png:
         from ..sim.frames import side_by_side

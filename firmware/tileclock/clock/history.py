@@ -372,13 +372,22 @@ def state_at(game, at_ms=None, after_seq=None):
     return Instant(state, accounting, at_ns, at_ms, upto[-1])
 
 
+def records_to(records, record):
+    """`records` (a game's, in order) up to and with `record`, one of them: by place, not by seq
+    (a game a spare took over holds two clocks' seqs, `director/records/moved.py`)."""
+    place = next((n for n, one in enumerate(records) if one is record), None)
+    if place is None:  # a copy of one of them: the same game's records to its seq
+        return [one for one in records if one["seq"] <= record["seq"]]
+    return records[: place + 1]
+
+
 def view_at(game, at_ms=None, after_seq=None):
     """What both screens showed at `at_ms` since `game`'s start, or just after record `after_seq`
     (see `state_at`). Returns (`View`, the last record at or before that instant, the instant in ms)."""
     instant = state_at(game, at_ms, after_seq)
     state, at_ns = instant.state, instant.at_ns
     calls = Calls()
-    calls.rebuild(r for r in game.records if r["seq"] <= instant.record["seq"])
+    calls.rebuild(records_to(game.records, instant.record))
     view = View(
         state.state,
         state.run,

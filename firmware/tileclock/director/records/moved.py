@@ -52,6 +52,17 @@ def joined(game, folder):
     return Game(dead + moved, lead=[], opened_in=None)
 
 
+def parts_line(game):
+    """A line naming the two parts of `game`, a joined one (`joined`): which clock played to which
+    seq, and which took it up from which record on."""
+    taken = takeover_of(game)
+    return (
+        f"a moved game: clock {taken['from']}'s records from its game {taken['from_game']} to seq "
+        f"{taken['from_seq']}, then clock {taken.get('clock') or 'the spare'}'s from its takeover "
+        f"(seq {taken['seq']}) on, as one game"
+    )
+
+
 def records_folder(path):
     """The records folder a game file in it (`FOLDER/board-B/game-....log`) belongs to, or None."""
     board = os.path.dirname(os.path.abspath(path))

@@ -4,7 +4,7 @@ The view at an instant is `clock/history.py`'s: the game's state rebuilt from
 its records up to then, as the clock itself rebuilds it after a restart.
 """
 
-from ...clock.history import view_at
+from ...clock.history import records_to, view_at
 from ...clock.timecode import format_clock
 from .actions import action_line, clock_actions
 from .history import iter_games, iter_records, last_game_records, no_game_at
@@ -76,8 +76,11 @@ def describe(view, record, at_ms, game=None):
     """Plain text: the instant, the record it follows, and both sides as their screens showed them;
     with the `game`, also the board's open call and the director's actions up to that record, in
     place (each with the way it came and who asked)."""
+    # a game a spare took over holds two clocks' records: a seq is named with its clock's id
+    two = game is not None and len({r.get("clock") for r in game.records}) > 1
+    whose = f"clock {record.get('clock')}'s " if two else ""
     lines = [
-        f"at {instant(at_ms)} of the game, after record {record['seq']} "
+        f"at {instant(at_ms)} of the game, after {whose}record {record['seq']} "
         f"({record['ev']} at {record['t_ms']} ms): {view.state}"
     ]
     for side in "AB":
@@ -92,7 +95,7 @@ def describe(view, record, at_ms, game=None):
         )
     if view.call:
         lines.append("  a call to the director is open" + (": taken" if view.call == "taken" else ""))
-    actions = clock_actions(r for r in (game.records if game else []) if r["seq"] <= record["seq"])
+    actions = clock_actions(records_to(game.records, record) if game else [])
     if actions:
         lines.append("the director's actions and calls so far:")
         lines.extend(f"  {action_line(action)}" for action in actions)
