@@ -62,11 +62,13 @@ def line(record):
     return frame(json.dumps(record, separators=(",", ":")))
 
 
-def play(late_presses=0):
+def play(late_presses=0, told=False, call=False):
     """The moved game: the dead clock's presses (A, B, A), STOP, a director's correction (B 5 s
-    more) and A's press that resumes it, then `late_presses` more (B first) that
-    reach the hall only later; the spare takes it up from what the hall heard, A presses, 5 s
-    later STOP, and the round is over. A `MovedGame`."""
+    more), with `call` three taps of STOP that call the director (the call left open), and A's
+    press that resumes it, then `late_presses` more (B first) that
+    reach the hall only later (with `told`, and its `moved` record after them: the hall told it);
+    the spare takes it up from what the hall heard, A presses, 5 s later STOP, and the round is
+    over. A `MovedGame`."""
     dead = GameClock(RULES)
     made = dead.new_game(NS_PER_S, boot(DEAD, "12"))
     t = 3 * NS_PER_S
@@ -76,13 +78,19 @@ def play(late_presses=0):
     made += press(dead, "STOP", t)  # stopped, corrected (on the trail), and on again: B runs
     made += dead.adjust(t + NS_PER_S, "B", 5000, source="hall", by="director-1")
     t += 2 * NS_PER_S
+    if call:  # three taps of STOP on the stopped clock: the players call the director
+        for n in range(3):
+            made += press(dead, "STOP", t + n * 300_000_000)
+        t += 2 * NS_PER_S
     made += press(dead, "A", t)
     game = MovedGame(as_read(made, DEAD))
     game.heard = len(game.dead)
     late = []
-    for n in range(late_presses):  # B runs at first: B presses, then A, ...
-        t += 12 * NS_PER_S
+    for n in range(late_presses):  # B runs at first: B presses 12 s on, then A 7.25 s after, ...
+        t += (12_000 if n % 2 == 0 else 7_250) * 1_000_000
         late += press(dead, "BA"[n % 2], t)
+    if told:  # the dead clock back, told by the hall: its game ends there
+        late += dead.moved(t + NS_PER_S, game.dead[1]["seq"], SPARE, source="hall", by="hall_t1_1")
     game.dead += as_read(late, DEAD)
     taken = handover(DEAD, game.dead[: game.heard], RULES)
     spare = GameClock(RULES)  # its seqs from 0 too: a seq names no record of the whole game

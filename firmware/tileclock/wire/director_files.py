@@ -43,6 +43,7 @@ ACTIONS = (
     "large",  # whose panel shows the large-digits face: its `set large=` (likewise)
     "selftest",  # the panels' and buttons' check before a round, on one board or every board
     "moved",  # the hall tells the dead clock, heard again, that its game moved (hall/spare.py)
+    "late_records",  # the hall's: a dead clock's late presses, time the spare does not know (likewise)
     "tsh_queue",  # the hall's own: a game put into TSH's remote queue, or the queue's failure
     # an action sent again with a one-time value already used: refused, not done (pages/once.py;
     # a hall older than this one skips the line)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from ...clock.calls import Calls
 from ..follow.clocklog import shown
+from ..records.moved import PRESSES, late_time
 from .ends import latest_end, likely_end, pace, rules_of
 
 #: a call's time of day may be this far behind the clock's own count of its wait (the count is in
@@ -37,6 +38,9 @@ class Board:
         self._start = (None, None)  # (the game's last record read, the round start it took)
         self._rules = (None, None)  # (the game, the rules it is played under)
         self._pace = (None, None)  # (the game's last record read, each side's pace in it)
+        #: ((the game, its records read: None once settled), its `takeover` or None: its own game)
+        self._taken = (None, None)
+        self._late = (None, None)  # (the moved game's records read, their `LateTime` or None)
 
     def refused(self, reason, detail):
         """One more message of this clock refused, for `reason` (a short code)."""
@@ -95,7 +99,10 @@ class Board:
             # the clock reaches the broker without TLS: its password and commands in the clear
             "in_the_clear": self.state.get("tls") is False,
         }
-        board["call"] = self.open_call(log, board["age_ms"], now)
+        board["moved"] = self.moved(log)
+        board["took_over"] = self.took_over(log)
+        # a moved game's call is the spare's to answer (it moved with the game): not shown here
+        board["call"] = None if board["moved"] else self.open_call(log, board["age_ms"], now)
         board["took_start"] = self.took_start(log)
         game = log.game if log else None
         if self._rules[0] is not game:  # read once a game
@@ -116,6 +123,60 @@ class Board:
         if self._pace[0] != key:
             self._pace = (key, pace(game.records))
         return self._pace[1]
+
+    def moved(self, log):
+        """Where this clock's game went, if a spare took it over (docs/director-guide.md, "A spare
+        clock"): the spare (`to`) and its board (`to_board`), the seq it continued from
+        (`from_seq`), and what this clock's late records add (`late`, a `late_dict`), or None."""
+        game = log.game if log else None
+        moved = log.store.moves.get((self.clock_id, game.seq)) if game is not None else None
+        if moved is None:
+            return None
+        spare, from_seq = moved
+        other = log.store.log_of(spare)
+        return {
+            "to": spare,
+            "to_board": other.board_label if other is not None and other.board is not None else None,
+            "from_seq": from_seq,
+            "late": self.late(game, from_seq),
+        }
+
+    def took_over(self, log):
+        """The dead clock this clock's game was taken over from (`from`, `from_board`, `from_seq`)
+        and what that clock's late records add (`late`, a `late_dict`), or None: a game of its own."""
+        game = log.game if log else None
+        if game is None:
+            return None
+        read, length = self._taken[0] or (None, None)
+        if read is not game or length not in (None, len(game.records)):
+            taken, settled = None, False
+            for record in game.records:  # a takeover comes before any press (a fresh game only)
+                taken = record if record["ev"] == "takeover" else None
+                settled = taken is not None or record["ev"] in PRESSES
+                if settled:
+                    break
+            # settled (the takeover, or a press no takeover can follow): the game is not read again
+            self._taken = ((game, None if settled else len(game.records)), taken)
+        taken = self._taken[1]
+        if taken is None:
+            return None
+        dead = log.store.log_of(taken["from"])
+        dead_game = dead.game if dead is not None else None
+        on_file = dead_game is not None and dead_game.seq == taken["from_game"]
+        return {
+            "from": taken["from"],
+            "from_board": dead.board_label if dead is not None and dead.board is not None else None,
+            "from_seq": taken["from_seq"],
+            "late": self.late(dead_game, taken["from_seq"]) if on_file else None,
+        }
+
+    def late(self, game, from_seq):
+        """`late_dict` of what the late records of the moved `game` add, read again only when it
+        has grown; None when they add nothing."""
+        key = (game, len(game.records), from_seq)
+        if self._late[0] is None or self._late[0][0] is not game or self._late[0][1:] != key[1:]:
+            self._late = (key, late_dict(late_time(game.records, from_seq)))
+        return self._late[1]
 
     def took_start(self, log):
         """The round's start (its `start_ms`) this board's game took (a `set` of a round's start
@@ -224,6 +285,14 @@ class Boards(Mapping):
         boards = [board.as_dict(now) for board in list(self._boards.values())]
         boards.sort(key=lambda b: (b["attention"], board_order(b["board"]), b["clock"]))
         return boards
+
+
+def late_dict(late):
+    """A `LateTime` as the page shows it: the last late press's `seq`, each side's `A_ms` and
+    `B_ms` more, and the `words`; None for None."""
+    if late is None:
+        return None
+    return {"seq": late.seq, "A_ms": late.more_ms["A"], "B_ms": late.more_ms["B"], "words": late.words()}
 
 
 def _side(side):

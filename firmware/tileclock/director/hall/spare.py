@@ -13,12 +13,19 @@ record it sends for that game after the seq the spare continued from has the hal
 apart and never counted (`follow/clocklog.py`, `after-move-SEQ-CLOCK.log`). The word is on the
 audit trail once: a hall restarted reads what it told from there (`told_before`) and, should the
 clock still not have recorded it, says the same command again under the same id, never a new line.
+
+Presses the dead clock made before the move that reach the hall only when it comes back (its link
+was down, not the clock) are time the spare does not know (`records/moved.py`'s `late_time`): once
+its late records end (its `moved`, or its `boot` when it was restarted), the hall says so on the
+audit trail (action `late_records`, once: `flagged_before` reads it back) and in the notices, and
+both boards on the page show it (`board.py`): the game changes only by a director's correction.
 """
 
 import logging
 
 from ...clock.history import game_rules, game_scene
 from ...clock.spare import NoGame, handover
+from ..records.moved import late_time
 from .audit_read import read
 
 logger = logging.getLogger(__name__)
@@ -121,3 +128,53 @@ def tell_moved(audit, feed, told, clock, record, log, before=None):
         logger.warning("clock %s: not told its game %s moved (%s)", clock, game_seq, error)
         return
     feed.command(entry["command"], clock)
+
+
+def late_news(moves, clock, record, game):
+    """(spare, `LateTime`) when `record`, just stored from `clock` for `game` (its log's open
+    `Game`), ends the late records of a game that moved (`moves`, as `came_back`): its `moved` or
+    a `boot`, after the seq the spare continued from; and the presses before it add time. Else None."""
+    if game is None or record.get("ev") not in ("moved", "boot"):
+        return None
+    moved = moves.get((clock, game.seq))
+    if moved is None or record["seq"] <= moved[1]:
+        return None
+    late = late_time(game.records, moved[1])
+    return None if late is None else (moved[0], late)
+
+
+def flagged_before(folder):
+    """{(clock, game seq, seq of the last late press)} the audit trail in `folder` has flagged."""
+    flagged = set()
+    for entry in read(folder, keep=lambda entry: entry.get("action") == "late_records"):
+        changed = entry.get("changed") or {}
+        flagged.add((entry.get("clock"), changed.get("game"), changed.get("seq")))
+    return flagged
+
+
+def flag_late(audit, feed, flagged, clock, record, log):
+    """`clock`'s late records of its moved game have ended with `record` (`late_news`): say what
+    its presses added, once (`flagged`: the (clock, game, seq) said, this run's and the trail's),
+    on the audit trail as the hall's (no command: nothing is changed) and in the notices."""
+    moves = getattr(getattr(feed, "store", None), "moves", None)
+    game = getattr(log, "game", None)
+    found = late_news(moves, clock, record, game) if moves else None
+    if found is None:
+        return
+    spare, late = found
+    key = (clock, game.seq, late.seq)
+    if key in flagged:
+        return
+    flagged.add(key)
+    board = next((b for b in feed.snapshot()["boards"] if b["clock"] == clock), None)
+    name = board["board"] if board else clock
+    changed = {"game": game.seq, "to": spare, "seq": late.seq, **{f"{s}_ms": late.more_ms[s] for s in "AB"}}
+    try:
+        audit.record("late_records", "hall", None, None, clock, board, changed)
+    except OSError as error:
+        logger.warning("clock %s: its late records not on the audit trail (%s)", clock, error)
+    feed.store.notice(
+        f"board {name}: the dead clock's late records show {late.words()} before the move "
+        f"(clock {clock}'s records to seq {late.seq}, not counted): clock {spare} does not know it; "
+        "give it with a correction on the spare's board if the players agree"
+    )

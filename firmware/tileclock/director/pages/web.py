@@ -19,7 +19,7 @@ from ...clock.history import game_scene, view_at
 from ..hall.answers import answered, before_a_round, what_of
 from ..hall.audit import AuditLog
 from ..hall.round_control import RoundControl
-from ..hall.spare import tell_moved, told_before
+from ..hall.spare import flag_late, flagged_before, tell_moved, told_before
 from .app import COMMAND_HEADER, MAX_FORM_BYTES, make_app
 from .doors import DIRECTOR_LIMITS, PHONE_LIMITS, AddressLimits, Sessions
 from .guard import TimedH11, own_hosts
@@ -90,6 +90,8 @@ class HallPage:
         self.audit = AuditLog(folder) if folder else None
         #: the `moved` commands an earlier run sent (hall/spare.py): never audited twice
         self._moved_before = told_before(folder) if folder else {}
+        #: the dead clocks' late presses said on the trail (hall/spare.py): this run's and before
+        self._flagged_late = flagged_before(folder) if folder else set()
         self.pairings = pairings  # an event.hall_pairings.HallPairings: the players' names, or None
         #: the director's `--round` (checked against TSH's at the start), or None
         self.given_round = None
@@ -144,6 +146,7 @@ class HallPage:
         if self.audit is None:
             return
         tell_moved(self.audit, self.feed, self._told_moved, clock_id, record, _log, self._moved_before)
+        flag_late(self.audit, self.feed, self._flagged_late, clock_id, record, _log)
         outcome = self.audit.answered(clock_id, record)
         several = self.audit.to_several
         if outcome and several and outcome["of"] == several["id"] and outcome["outcome"] != "applied":

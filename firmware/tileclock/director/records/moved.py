@@ -7,12 +7,19 @@ rest of the game. In the records folder the dead clock's game file is beside it
 (`board-*/game-GAME-CLOCK.log`); `joined` reads the dead clock's records up to that seq, then the
 spare's from its `takeover` on, placed in time right after them (the spare stood exactly where
 they end), so the game reads from its first press to its end on one time line.
+
+A dead clock may have made records the hall never heard before the move (its link down, not the
+clock): they reach the hall when it comes back, kept apart and never counted. `late_time` says
+what its presses among them add to each side's time used beyond where the spare took the game
+up: time the spare does not know, the director's to give (or not) with a correction.
 """
 
 import glob
 import os
+from dataclasses import dataclass
 
 from ...clock.history import Game, split_games
+from ...clock.timecode import format_clock
 from .history import read_records
 
 
@@ -75,3 +82,56 @@ def _shifted(record, shift_ms):
     if "at_ns" in record:
         moved["at_ns"] = record["at_ns"] + shift_ms * 1_000_000
     return moved
+
+
+#: the records a player's press makes (the clock's time changes hands or stops, or starts again)
+PRESSES = ("start", "switch", "pause", "resume")
+
+
+@dataclass(frozen=True)
+class LateTime:
+    """What a dead clock's late records add beyond the move: `seq` and `t_ms` of its last press
+    there, and per side `more_ms` ({side: ms}, each side's time used then less its time used where
+    the spare took the game up; negative only for a record that makes no sense)."""
+
+    seq: int
+    t_ms: int
+    more_ms: dict
+
+    def words(self):
+        """Each side that used more, in words: `A used 0:12 more` (`and` between two)."""
+        said = [f"{side} used {_duration(ms)} more" for side, ms in sorted(self.more_ms.items()) if ms]
+        return " and ".join(said)
+
+
+def late_time(records, from_seq):
+    """A `LateTime`, or None: what the presses among a dead clock's records of its moved game
+    (`records`, its game's from `new_game` on, in seq order, with those it sent after the move)
+    made after record `from_seq` (the one the spare continued from) add to each side's time used.
+
+    Only records made before the clock learnt of the move count: those before its `moved` record,
+    and before it started again (a `boot`): a press after a restart was made on a clock whose game
+    the players had left. The time counts to its last press: what ran on after it (a clock left
+    running on a table no one sat at) is not a player's act. None when no press adds a millisecond.
+    """
+    base = next((r for r in records if r["seq"] == from_seq), None)
+    if base is None:
+        return None
+    last = None
+    for record in records:
+        if record["seq"] <= from_seq:
+            continue
+        if record["ev"] in ("boot", "moved"):
+            break
+        if record["ev"] in PRESSES:
+            last = record
+    if last is None:
+        return None
+    more = {side: last[side]["used_ms"] - base[side]["used_ms"] for side in ("A", "B")}
+    return LateTime(last["seq"], last["t_ms"], more) if any(more.values()) else None
+
+
+def _duration(ms):
+    """A length of time to the nearest second, as the page shows one (`0:12`)."""
+    seconds = round(abs(ms) / 1000)
+    return ("-" if ms < 0 else "") + format_clock(seconds)
