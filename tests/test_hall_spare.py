@@ -283,6 +283,8 @@ def test_the_boards_move_button_moves_its_game_to_the_spare_typed_in_once_confir
     (taken,) = [r for r in hall.clock_records("c2") if r["ev"] == "takeover"]
     (move,) = [e for e in read(hall.folder) if e["action"] == "move"]
     assert (taken["from"], taken["from_seq"], taken["by"]) == ("c1", dead[-1]["seq"], move["id"])
+    # the dead clock's board says where its game went (its calls and time are the spare's now)
+    wait_for(lambda: "game moved to clock c2" in page.inner_text("#move-note"), what="the board's note")
     (cookie,) = page.context.cookies()  # the move is the tab's session's, on the trail
     assert move["by"] == hall.page.sessions.label(cookie["value"])
     page.click("#move")  # again: refused (c2 plays it now), the page says why

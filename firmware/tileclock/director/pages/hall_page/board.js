@@ -141,6 +141,8 @@ function actionWords(a) {
     case "large": return "large digits: " + largeWords(c.large === "off" ? "" : c.large);
     case "clear": return "retained state cleared";
     case "replay": return "a replay, refused (sent before and done once): " + c.path;
+    case "moved": return "the dead clock told its game moved to clock " + c.to;
+    case "late_records": return "the dead clock's late records: A " + signed(c.A_ms) + ", B " + signed(c.B_ms) + " used before the move, not counted (to clock " + c.to + ")";
     default: return a.action.replaceAll("_", " ") + " " + Object.entries(c).map(([k, v]) => k + " " + v).join(", ");
   }
 }
@@ -164,6 +166,26 @@ async function history() {
     return row;
   }));
 }
+// a game moved to a spare: where it went (the dead clock's board) or came from (the spare's), and on
+// the spare's board a correction offered for the time the dead clock's late records add (the
+// director's choice: sent only as any correction is, asked first and on the audit trail)
+let lateShown = null;
+function showMove(b) {
+  const words = movedWords(b), note = document.getElementById("move-note");
+  note.hidden = !words;
+  document.getElementById("move-words").textContent = words;
+  const late = b.took_over && b.took_over.late, key = late ? JSON.stringify(late) : null;
+  if (key === lateShown) return;
+  lateShown = key;
+  document.getElementById("late-fix").replaceChildren(...(late ? "AB".split("").filter(side => Math.round(late[side + "_ms"] / 1000)).map(side => {
+    const seconds = -Math.round(late[side + "_ms"] / 1000), button = document.createElement("button");
+    button.textContent = side + " " + signed(seconds * 1000);
+    button.onclick = () => send("/command", {action: "adjust", side: side, delta_s: String(seconds)},
+      "Correct " + side + " by " + signed(seconds * 1000) + " on " + named() + " (the time the dead clock's late records show)?",
+      button.textContent + " on " + named());
+    return button;
+  }) : []));
+}
 // This board's call, live: the hall's stream of every board, this one's banner from it (calls.js)
 const banners = new CallBanners(document.getElementById("calls"), said => {
   document.getElementById("sent").textContent = said;
@@ -177,7 +199,7 @@ new EventSource("/events").onmessage = event => {
     document.getElementById("health").replaceChildren(...healthFacts(board, usualVersion(boards)).flatMap(([name, value]) =>
       [Object.assign(document.createElement("dt"), {textContent: name}), Object.assign(document.createElement("dd"), {textContent: value})]));
   }
-  if (board) { boardName = board.board; showSides("speech", board.speech, speechWords); showSides("large", board.large, largeWords); }
+  if (board) { boardName = board.board; showSides("speech", board.speech, speechWords); showSides("large", board.large, largeWords); showMove(board); }
   if (board && loadedSeq !== null && board.seq !== null && board.seq !== loadedSeq) reload();
   const now = board && board.call ? board.call.seq + board.call.state : null;
   if (now !== calling) { calling = now; history(); }

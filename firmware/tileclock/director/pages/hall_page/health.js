@@ -1,6 +1,7 @@
 "use strict";
 // A clock's health as its state says it (device/health.py, held to shape by wire/state.py): the
-// hall page's fleet table and a board's page share these words. Each figure may be null: unknown.
+// hall page's fleet table and a board's page share these words (and a moved game's, `movedWords`).
+// Each figure may be null: unknown.
 const START_WORDS = {start: "a fresh start", restart: "a restart (same boot)", power_cut: "a power cut or reboot"};
 function healthSpan(s) {
   if (s === null || s === undefined) return "?";
@@ -47,4 +48,14 @@ function healthFacts(b, usual) {
     ["power", powerWords(b)],
     ["self-test", selftestWords(b)],
   ];
+}
+// a game moved to a spare (docs/director-guide.md, "A spare clock"), on the dead clock's board or
+// the spare's: where it went or came from, and the time the dead clock's late records add
+function movedWords(b) {
+  const late = m => m.late ? "; the dead clock's late records show " + m.late.words + " before the move (not counted)" : "";
+  if (b.moved) return "game moved to clock " + b.moved.to + (b.moved.to_board ? " (board " + b.moved.to_board + ")" : "") +
+    ": answer its calls and give its time there" + late(b.moved);
+  if (b.took_over) return "taken over from clock " + b.took_over.from +
+    (b.took_over.from_board ? " (board " + b.took_over.from_board + ")" : "") + late(b.took_over);
+  return "";
 }

@@ -89,6 +89,8 @@ function card(b) {
   const off = timeOff(b);
   if (off) node.append(text("div", "time-off", off));
   if (powerWords(b) === "power supply too weak") node.append(text("div", "faults power", "Board " + b.board + ": power supply too weak"));
+  const moved = movedWords(b);
+  if (moved) node.append(text("div", "heard moved", moved));
   return node;
 }
 // A clock whose wall clock is not within TIME_MS of this laptop's starts a timed round that far off.
