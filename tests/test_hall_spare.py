@@ -26,23 +26,31 @@ def hall(broker, tmp_path):
     yield from closed_after(Hall(broker, tmp_path))
 
 
-def die(clocks, clock):
-    """`clock` gone at once and for good (a Pi that will not boot): no `offline`, no last save."""
-    sim = clocks.sims.pop(clock)
+def cut(sim):
+    """`sim`'s link to the hall gone at once (its Wi-Fi lost), the clock still running: its records
+    go on into its journal, never to the broker."""
     sim.uplink._closed = True
     sim.uplink.acked_file.cancel()
     sim.uplink.client.loop_stop()
     sim.uplink.client.socket().close()
     sim.uplink.close = lambda: None
+
+
+def die(clocks, clock):
+    """`clock` gone at once and for good (a Pi that will not boot): no `offline`, no last save."""
+    sim = clocks.sims.pop(clock)
+    if not sim.uplink._closed:  # (its link may have gone first: `cut`)
+        cut(sim)
     sim.journal.write_pending()
     sim.journal.close = lambda: None
     sim.close()
 
 
-def dead_game_moved(hall, call=False):
+def dead_game_moved(hall, call=False, late=()):
     """c1 plays round 3's game at table 12 and dies mid-game (with `call`, stopped and calling the
-    director), c2 (the spare) on a fresh game; the director moves c1's game to c2, heard back:
-    (c1's journal as it died, the move's answer)."""
+    director; with `late`, its link lost first, then those presses, (button, seconds on), made
+    and journaled but never heard), c2 (the spare) on a fresh game; the director moves c1's game
+    to c2, heard back: (c1's journal as it died, the move's answer)."""
     clocks = hall.clocks
     clocks.end_game("c1")  # round 3's game at table 12 opens on c1
     hall.feed.command("set round=3 table=12", "c1")
@@ -61,6 +69,12 @@ def dead_game_moved(hall, call=False):
     wait_for(lambda: hall.board("c2")["state"] == "ready", what="the spare's fresh game on the page")
     dead = [r for r in iter_records(clocks.journal("c1"))]
     wait_for(lambda: hall.page.game("c1").records[-1]["seq"] == dead[-1]["seq"], what="c1's last record")
+    if late:
+        cut(clocks.sims["c1"])
+        for button, after_s in late:
+            tap(clocks.sims["c1"], button, clocks.t["c1"] + after_s)
+        clocks.sims["c1"].daemon.pump(clocks.sims["c1"].time())
+        dead = list(iter_records(clocks.journal("c1")))
     die(clocks, "c1")
 
     status, answer = hall.post("/api/board/c1/move", {"to": "c2"})
@@ -184,6 +198,34 @@ def test_the_dead_clock_back_is_told_its_game_moved_and_its_late_records_are_kep
     hall.start()
     assert hall.feed.store.moves[("c1", moved)] == ("c2", last["seq"])
     assert [r["seq"] for r in iter_records(str(game_file))] == kept
+
+
+def test_presses_the_hall_never_heard_before_the_move_are_flagged_not_counted(hall):
+    """c1 loses its link, its players press on (B, then A), and it dies: the spare takes the game
+    up where the hall heard c1 last. c1 restarted sends those presses: the trail, the notices and
+    both boards say what they add, to the ms of c1's journal; the spare's time is as it was."""
+    clocks = hall.clocks
+    dead, _ = dead_game_moved(hall, late=(("B", 20.5), ("A", 27.75)))
+    (taken,) = [r for r in hall.clock_records("c2") if r["ev"] == "takeover"]
+    pressed = [r for r in dead if r["seq"] > taken["from_seq"] and r["ev"] == "switch"][-1]
+    more = {side: pressed[side]["used_ms"] - taken[side]["used_ms"] for side in "AB"}
+    assert all(more.values())  # each side used time the spare does not know
+    clocks.sims["c1"] = clocks.start("c1")
+
+    def said():  # the trail's line is written first, then the notice
+        return [text for _, text in hall.feed.store.notices if "late records show" in text]
+
+    wait_for(lambda: (clocks.pump(), said())[-1], what="c1's late presses said")
+    (line,) = [e for e in read(hall.folder) if e["action"] == "late_records"]
+    assert (line["by"], line["clock"], line.get("command")) == ("hall", "c1", None)
+    times = {f"{side}_ms": more[side] for side in "AB"}
+    assert line["changed"] == {"game": taken["from_game"], "to": "c2", "seq": pressed["seq"], **times}
+    (notice,) = said()
+    assert notice.startswith("board 1: the dead clock's late records show A used"), notice
+    assert hall.board("c1")["moved"]["late"]["A_ms"] == more["A"]
+    assert hall.board("c2")["took_over"]["late"]["B_ms"] == more["B"]
+    assert [hall.board("c2")[side]["used_ms"] for side in "AB"] == [taken[s]["used_ms"] for s in "AB"]
+    assert not [r for r in hall.clock_records("c2") if r["ev"] == "adjust"]  # no time changed
 
 
 def test_a_hall_restarted_tells_the_dead_clock_its_game_moved_once_on_the_trail(hall):
