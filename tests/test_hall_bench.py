@@ -40,3 +40,6 @@ def test_every_clock_plays_in_exactly_one_fleet_and_no_fleet_is_empty(tmp_path):
         assert 0 < len(fleets) <= processes and all(fleet.count > 0 for fleet in fleets)
         assert max(f.count for f in fleets) - min(f.count for f in fleets) <= -(-clocks // processes)
     assert [count for _, count in split(1000, 4)] == [250] * 4  # the spectators' children
+    assert all(fleet.spec["health"] for fleet in fleets)  # their states say their health ...
+    bare = fleet_processes(str(tmp_path), str(tmp_path), 1883, passwords, 4, 2, 1.0, health=False)
+    assert not any(fleet.spec["health"] for fleet in bare)  # ... but with --no-health

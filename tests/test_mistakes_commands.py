@@ -122,6 +122,7 @@ MISTAKES = [
     (["hall-bench", "--speed", "inf"], "argument --speed: 'inf': give a number of 0.01 or more"),
     (["hall-bench", "--out", "{file}"], "--out {file}: a file, not a folder"),
     (["hall-bench", "--netns"], "--netns: the namespaces are --chaos's (hall-bench --chaos --netns)"),
+    (["hall-bench", "--chaos", "--no-health"], "--no-health: for the plain run, to set beside one with it"),
     # hall-demo: a broker and clocks until Ctrl-C
     (["hall-demo", "--clocks", "-1"], "argument --clocks: '-1': give a whole number of 1 or more"),
     (["hall-demo", "--speed", "0"], "argument --speed: '0': give a number of 0.01 or more"),
@@ -212,7 +213,7 @@ STUBS = {
         "Stub", (), {"run": lambda *a, **k: 0}
     )(),
     "tileclock.bench.run.main": lambda *args: 0,
-    "tileclock.bench.hall.main": lambda *args: 0,
+    "tileclock.bench.hall.main": lambda *args, health=True: 0,
 }
 
 

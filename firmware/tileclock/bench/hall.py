@@ -163,7 +163,7 @@ class Hall:
     """The broker, the director and the clocks' processes of one run, in `folder`; the clocks'
     state (journals) in `clocks_dir`."""
 
-    def __init__(self, folder, clocks_dir, clocks, processes, speed, viewers=0):
+    def __init__(self, folder, clocks_dir, clocks, processes, speed, viewers=0, health=True):
         ids = [f"clock-{n}" for n in range(1, clocks + 1)]
         users = {name: secrets.token_urlsafe(12) for name in ["director", *ids]}
         self.folder, self.clocks_dir = folder, clocks_dir
@@ -175,7 +175,9 @@ class Hall:
             raise
         self.watcher = PageWatcher(self.director.web_port).start()
         self.viewers = [PageWatcher(self.director.web_port, keep=False).start() for _ in range(viewers)]
-        self.fleets = fleet_processes(folder, clocks_dir, self.broker.port, users, clocks, processes, speed)
+        self.fleets = fleet_processes(
+            folder, clocks_dir, self.broker.port, users, clocks, processes, speed, health=health
+        )
         for fleet in self.fleets:
             fleet.start()
         self.sampler = Sampler(
@@ -218,8 +220,9 @@ class Hall:
         return found["keys"], found["games"], found["stored"]
 
 
-def run(plan, folder, progress):
-    """Run the hall as the module says; returns the figures (a dict keyed by `KEYS`, and details)."""
+def run(plan, folder, progress, health=True):
+    """Run the hall as the module says; returns the figures (a dict keyed by `KEYS`, and details);
+    without `health`, the clocks' states carry none (the health column's cost: the difference)."""
     clocks, processes, speed, steady_s, recover_s, last_s, viewers = plan
     load_before = os.getloadavg()[0]
     progress.phase(f"mosquitto, tileclock hall and {clocks} clocks in {processes} processes, in {folder}")
@@ -227,7 +230,7 @@ def run(plan, folder, progress):
     # would queue on one disk and fall behind their game time. The broker and the director stay on disk.
     memory = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     clocks_dir = tempfile.mkdtemp(prefix="tileclock-hall-bench-clocks-", dir=memory or folder)
-    hall = Hall(folder, clocks_dir, clocks, processes, speed, viewers)
+    hall = Hall(folder, clocks_dir, clocks, processes, speed, viewers, health=health)
     watcher = hall.watcher
     windows = Windows()  # what each record's publish fell in: steady play, or after which fault
     try:
@@ -303,6 +306,7 @@ def run(plan, folder, progress):
         "played_s": played_s,
         "page_events": watcher.events,
         "viewers": 1 + viewers,
+        "health": health,
         "load_average": load_before,
         "filesystem": procstat.filesystem(folder)[0],
         "clocks_filesystem": procstat.filesystem(clocks_dir)[0] if not memory else "tmpfs",
@@ -316,10 +320,13 @@ def run(plan, folder, progress):
     return figures
 
 
-def main(quick=False, as_json=False, clocks=None, processes=None, viewers=None, speed=None, out=None):
+def main(
+    quick=False, as_json=False, clocks=None, processes=None, viewers=None, speed=None, out=None, health=True
+):
     """`tileclock hall-bench`: its figures, as a table or (`as_json`) one JSON object; each of
     `clocks`, `processes`, `viewers` and `speed` left None is the plan's (`quick` or full), and
-    `out` (the folder for the broker, journals and records) a new folder on a disk."""
+    `out` (the folder for the broker, journals and records) a new folder on a disk; without
+    `health`, the clocks' states carry no health (run both: the difference is its cost)."""
     kind = "quick" if quick else "full"
     planned_clocks, planned_processes, planned_speed, *phases = PLANS[kind]
     viewers = VIEWERS[kind] if viewers is None else viewers
@@ -333,7 +340,7 @@ def main(quick=False, as_json=False, clocks=None, processes=None, viewers=None, 
     folder = out or tempfile.mkdtemp(prefix="tileclock-hall-bench-", dir=pick_state_parent())
     os.makedirs(folder, exist_ok=True)
     try:
-        figures = run(plan, folder, Progress(8))
+        figures = run(plan, folder, Progress(8), health=health)
     except BrokerError as error:
         print(f"tileclock hall-bench: {error}", file=sys.stderr)
         return 1
@@ -345,7 +352,8 @@ def main(quick=False, as_json=False, clocks=None, processes=None, viewers=None, 
         f"(machine: {os.cpu_count()} cores, load average {figures['load_average']:.1f} before the run; "
         f"{figures['processes']} clock processes at {figures['speed']:g} times real time, "
         f"the longest step {figures['clocks_longest_step_s']:.1f} s; {figures['records_timed']:,} records "
-        f"timed; CPU in % of one core; broker and director on {figures['filesystem']} in {folder}, "
+        f"timed; the clocks' states {'with' if figures['health'] else 'without'} their health; "
+        f"CPU in % of one core; broker and director on {figures['filesystem']} in {folder}, "
         f"the clocks' journals on {figures['clocks_filesystem']})"
     )
     return 0

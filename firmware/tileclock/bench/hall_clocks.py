@@ -36,6 +36,8 @@ def _fleet_child(spec_path):
         lock = threading.Lock()
         for clock_id, sim in fleet.clocks.items():
             sim.uplink.client.publish = _timed(clock_id, sim.uplink.client.publish, notes, lock)
+            if not spec.get("health", True):  # `--no-health`: the state as before the health column
+                sim.uplink.report_health(None)
         fleet.start()
         print("playing", flush=True)
         for line in sys.stdin:
@@ -69,10 +71,11 @@ def split(total, parts):
     return [(n * share, min(share, total - n * share)) for n in range(parts) if n * share < total]
 
 
-def fleet_processes(folder, clocks_dir, broker_port, passwords, clocks, processes, speed):
-    """`clocks` clocks (`clock-1` on) in at most `processes` `FleetProcess`es, not started yet."""
+def fleet_processes(folder, clocks_dir, broker_port, passwords, clocks, processes, speed, health=True):
+    """`clocks` clocks (`clock-1` on) in at most `processes` `FleetProcess`es, not started yet;
+    without `health`, their states say none (what the health column costs the hall, measured)."""
     return [
-        FleetProcess(folder, clocks_dir, n, broker_port, passwords, count, 1 + first, speed)
+        FleetProcess(folder, clocks_dir, n, broker_port, passwords, count, 1 + first, speed, health=health)
         for n, (first, count) in enumerate(split(clocks, processes))
     ]
 
@@ -80,7 +83,8 @@ def fleet_processes(folder, clocks_dir, broker_port, passwords, clocks, processe
 class FleetProcess:
     """A child process of `count` clocks, `clock-FIRST` on; started again after a kill, its clocks
     take up their journals (a power cut). `host` is where the broker (or a fault proxy) is; `prefix`
-    goes before the command, as `ip netns exec NAME` for a group in its own namespace (netns.py)."""
+    goes before the command, as `ip netns exec NAME` for a group in its own namespace (netns.py);
+    without `health` its clocks' states carry no `health` (`hall-bench --no-health`)."""
 
     def __init__(
         self,
@@ -94,6 +98,7 @@ class FleetProcess:
         speed,
         host="127.0.0.1",
         prefix=(),
+        health=True,
     ):
         self.number, self.count = number, count
         self.spec_path = os.path.join(folder, f"fleet-{number}.json")
@@ -107,6 +112,7 @@ class FleetProcess:
             "first": first,
             "speed": speed,
             "published": os.path.join(folder, f"published-{number}.log"),
+            "health": health,
         }
         self.prefix = list(prefix)
         self.starts = 0

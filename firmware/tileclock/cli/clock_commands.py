@@ -109,6 +109,8 @@ def cmd_hall_bench(args):
             raise ConfigError("--netns: the namespaces are --chaos's (hall-bench --chaos --netns)")
         if unavailable():
             raise ConfigError(f"--netns: {unavailable()}")
+    if args.no_health and (args.chaos or args.spectators is not None):
+        raise ConfigError("--no-health: for the plain run, to set beside one with it")
     if args.spectators is not None:  # what spectators cost the hall: a run of its own
         from ..bench.spectators import main as spectators_main
 
@@ -123,9 +125,8 @@ def cmd_hall_bench(args):
         )
     from ..bench.hall import main as hall_bench_main
 
-    return hall_bench_main(
-        args.quick, args.json, args.clocks, args.processes, args.viewers, args.speed, args.out
-    )
+    plan = (args.quick, args.json, args.clocks, args.processes, args.viewers, args.speed, args.out)
+    return hall_bench_main(*plan, health=not args.no_health)
 
 
 def cmd_run(args):

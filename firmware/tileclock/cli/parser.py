@@ -140,6 +140,11 @@ def build_parser():
         "--speed", type=number(float, 0.01), help="game time runs this many times real time (default 30)"
     )
     hall_bench.add_argument(
+        "--no-health",
+        action="store_true",
+        help="the clocks' states without their health: beside a run with it, what the health column costs",
+    )
+    hall_bench.add_argument(
         "--spectators",
         type=number(int, 1),
         metavar="N",
