@@ -298,7 +298,9 @@ def spares_call(hall):
 
 def test_the_boards_move_button_moves_its_game_to_the_spare_typed_in_once_confirmed(hall, page):
     """The dead board's page in chromium: the spare typed in, the page's own question answered
-    (No sends nothing; Yes moves it), the answer shown; a second move is refused, in words."""
+    (No sends nothing; Yes moves it), the answer shown; a second move is refused, in words. The
+    dead clock had lost its link before it died, with presses on it: back, the spare's page
+    offers the correction for the time they show, and sends it only once asked."""
     clocks = hall.clocks
     clocks.end_game("c2")  # c2 is the spare: a fresh game open
     clocks.open_game("c2")
@@ -306,6 +308,10 @@ def test_the_boards_move_button_moves_its_game_to_the_spare_typed_in_once_confir
     wait_for(lambda: hall.board("c2")["state"] == "ready", what="the spare's fresh game on the page")
     dead = list(iter_records(clocks.journal("c1")))
     wait_for(lambda: hall.page.game("c1").records[-1]["seq"] == dead[-1]["seq"], what="c1's last record")
+    cut(clocks.sims["c1"])  # its link lost: A's press runs B's clock, B's ends it; never heard
+    tap(clocks.sims["c1"], "A", clocks.t["c1"] + 1)
+    tap(clocks.sims["c1"], "B", clocks.t["c1"] + 8.25)
+    clocks.sims["c1"].daemon.pump(clocks.sims["c1"].time())
     die(clocks, "c1")
     page.goto(hall.page.address + "board/c1")
     page.locator("#records tr").first.wait_for()
@@ -334,6 +340,26 @@ def test_the_boards_move_button_moves_its_game_to_the_spare_typed_in_once_confir
     wait_for(lambda: "not sent" in page.inner_text("#moved"), what="the refusal on the page")
     assert page.inner_text("#moved").startswith("not sent: clock c2 is in a game")  # the one it took
     assert len([e for e in read(hall.folder) if e["action"] == "move"]) == 1
+    # c1 back: its late presses are on the spare's page, with the correction, sent once asked
+    clocks.sims["c1"] = clocks.start("c1")
+    wait_for(lambda: (clocks.pump(), hall.board("c2")["took_over"]["late"])[-1], what="the late time")
+    late = hall.board("c2")["took_over"]["late"]
+    seconds = round(late["B_ms"] / 1000)
+    assert late["A_ms"] == 0 and seconds >= 7 and late["words"] == f"B used 0:{seconds:02d} more"
+    page.goto(hall.page.address + "board/c2")
+    fix = page.locator("#late-fix button")
+    fix.wait_for()
+    assert f"late records show {late['words']} before the move" in page.inner_text("#move-note")
+    assert fix.inner_text() == f"B −0:{seconds:02d}"  # the one side that used more
+    fix.click()
+    assert f"Correct B by −0:{seconds:02d}" in pages_question(page)
+    wait_for(
+        lambda: (clocks.pump(), [r for r in hall.clock_records("c2") if r["ev"] == "adjust"])[-1],
+        what="the spare's correction",
+    )
+    (given,) = [r for r in hall.clock_records("c2") if r["ev"] == "adjust"]
+    (line,) = [e for e in read(hall.folder) if e["action"] == "adjust"]
+    assert (given["player"], given["delta_ms"], given["by"]) == ("B", -seconds * 1000, line["id"])
 
 
 def spare_ready(hall):
