@@ -129,6 +129,10 @@ def test_a_dead_clocks_game_moves_to_a_spare_exact_to_the_ms_and_is_scored_once(
         assert (before[0], before[-1]) == (limit[side], limit[side] - last[side]["used_ms"])
         assert whole.remaining[side][-1][1] == limit[side] - int(row[f"{side}_used_ms"])
     assert whole.end_ms == last["t_ms"] + (spare.end["t_ms"] - taken["t_ms"])
+    # the spare's board page reads it so too: its records from c1's first, its slider to the end
+    shown = hall.get("/api/board/c2")
+    assert [(r["clock"], r["seq"]) for r in shown["records"][:1]] == [("c1", moved)]
+    assert shown["end_ms"] == whole.end_ms and shown["game_seq"] == spare.seq
     # a torn line in the dead clock's file (a power cut mid-write): the spare's part drawn alone
     (dead_file,) = glob.glob(str(hall.folder / "board-*" / f"game-{taken['from_game']}-c1.log"))
     with open(dead_file, "a", encoding="ascii") as file:

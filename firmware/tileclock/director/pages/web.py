@@ -20,6 +20,7 @@ from ..hall.answers import answered, before_a_round, what_of
 from ..hall.audit import AuditLog
 from ..hall.round_control import RoundControl
 from ..hall.spare import flag_late, flagged_before, tell_moved, told_before
+from ..records.moved import joined
 from .app import COMMAND_HEADER, MAX_FORM_BYTES, make_app
 from .doors import DIRECTOR_LIMITS, PHONE_LIMITS, AddressLimits, Sessions
 from .guard import TimedH11, own_hosts
@@ -216,20 +217,27 @@ class HallPage:
         log_ = self.feed.store.log_of(clock_id)
         return log_.game if log_ else None
 
+    def whole_game(self, clock_id):
+        """`game(clock_id)`, and for a spare's game the dead clock's part before it, as one game on
+        one time line (`records/moved.py`'s `joined`), or None."""
+        game = self.game(clock_id)
+        return None if game is None else joined(game, self.feed.store.outdir)
+
     def board_json(self, clock_id):
         game = self.game(clock_id)
         if game is None:
             return None
+        whole = joined(game, self.feed.store.outdir)  # a spare's: the dead clock's part first
         board = next((b for b in self.feed.snapshot()["boards"] if b["clock"] == clock_id), {})
         return {
             "clock": clock_id,
             "board": board.get("board"),
             "game_seq": game.seq,
-            "records": game.records,
-            "corrections": [r for r in game.records if r["ev"] == "adjust"],
+            "records": whole.records,
+            "corrections": [r for r in whole.records if r["ev"] == "adjust"],
             "call": board.get("call"),
             "table": board.get("table"),
-            "end_ms": game.records[-1]["t_ms"],
+            "end_ms": whole.records[-1]["t_ms"],
             "picture": _plot_available(),
         }
 
@@ -283,7 +291,7 @@ class HallPage:
     def panels_png(self, clock_id, at_ms):
         from PIL import Image
 
-        game = self.game(clock_id)
+        game = self.whole_game(clock_id)  # the slider runs over both parts of a spare's game
         if game is None or self.draw_panel is None:
             return None
         view, _record, _ = view_at(game, at_ms=max(0, at_ms))
@@ -299,7 +307,6 @@ class HallPage:
 
     def picture_svg(self, clock_id):
         from ..records import plot
-        from ..records.moved import joined
 
         game = self.game(clock_id)
         if game is None or not plot.available():

@@ -37,6 +37,7 @@ function details(r) {
   else if (r.detail) out.push(r.detail);
   if (r.round) out.push("round " + r.round);
   if (r.table) out.push("table " + r.table);
+  if (r.clock && r.clock !== clock) out.push("on clock " + r.clock + ", before the move");  // a spare's game: the dead clock's part
   return out.join(", ");
 }
 function cell(row, value) { const td = document.createElement("td"); td.textContent = value; row.append(td); }
