@@ -83,6 +83,7 @@ def test_the_dead_clocks_late_presses_are_flagged_once_and_change_no_time(folder
     heard(hall, game.late)
     hall.close()
     again = Hall(folder)
+    assert again.boards.board(DEAD).as_dict(time.time())["moved"]["late"] == late  # read back too
     assert again.flagged == {(DEAD, 1, pressed)}  # read back from the trail
     flag_late(again.audit, hall, again.flagged, DEAD, game.late[-1], hall.store.log_of(DEAD))
     assert len(late_lines(folder)) == 1

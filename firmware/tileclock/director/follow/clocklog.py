@@ -42,6 +42,13 @@ RECENT = 256
 MAX_PENDING = 2000
 
 
+def _after_move_of(path):
+    """The game seq an `after-move-SEQ-CLOCK.log` file's name gives, or None (another file)."""
+    name = os.path.basename(path)
+    number = name[len(AFTER_MOVE) :].partition("-")[0] if name.startswith(AFTER_MOVE) else ""
+    return int(number) if number.isascii() and number.isdigit() else None
+
+
 class ClockLog:
     """One clock's records: kept in seq order (those ahead of a gap wait), written game by game."""
 
@@ -76,12 +83,13 @@ class ClockLog:
     def take_up(self, lines, path, last):
         """Read back a game file this store wrote before (its framed lines): the clock goes on
         after its records; with `last`, into the same file."""
-        splitter = GameSplitter()
+        splitter, records = GameSplitter(), []
         for line in lines:
             try:
                 record = unframe(line)
             except FrameError:
                 continue
+            records.append(record)
             self.expected = max(self.expected, record["seq"] + 1)
             self.last = record
             self.scene = take_scene(self.scene, record)
@@ -99,10 +107,16 @@ class ClockLog:
             for game, settled in splitter.add(record):
                 if game is not None and settled["ev"] == "end":  # its row, as it was made then
                     self.rows_on_file.append(self._row(game))
+        late_for = _after_move_of(path)  # the game whose late records these are, or None
         if last and splitter.game is not None:
             self._splitter = splitter
             self._file_game = splitter.game
             self._game_file = open(path, "a", encoding="ascii")
+        elif late_for is not None and late_for == getattr(self._file_game, "seq", None):
+            # a moved game's late records (read after its own file): with it in memory, as they
+            # were when they came (the page's boards read what they add), never in its file
+            newest = self._file_game.records[-1]["seq"]
+            self._file_game.records.extend(r for r in records if r["seq"] > newest)
 
     def add(self, record, line):
         """Take one record and its framed line; returns how many records it let through to the
