@@ -91,8 +91,7 @@ class HallPage:
         self.audit = AuditLog(folder) if folder else None
         #: the `moved` commands an earlier run sent (hall/spare.py): never audited twice
         self._moved_before = told_before(folder) if folder else {}
-        #: the dead clocks' late presses said on the trail (hall/spare.py): this run's and before
-        self._flagged_late = flagged_before(folder) if folder else set()
+        self._flagged_late = flagged_before(folder) if folder else set()  # late presses said (spare.py)
         self.pairings = pairings  # an event.hall_pairings.HallPairings: the players' names, or None
         #: the director's `--round` (checked against TSH's at the start), or None
         self.given_round = None
@@ -217,12 +216,6 @@ class HallPage:
         log_ = self.feed.store.log_of(clock_id)
         return log_.game if log_ else None
 
-    def whole_game(self, clock_id):
-        """`game(clock_id)`, and for a spare's game the dead clock's part before it, as one game on
-        one time line (`records/moved.py`'s `joined`), or None."""
-        game = self.game(clock_id)
-        return None if game is None else joined(game, self.feed.store.outdir)
-
     def board_json(self, clock_id):
         game = self.game(clock_id)
         if game is None:
@@ -291,10 +284,10 @@ class HallPage:
     def panels_png(self, clock_id, at_ms):
         from PIL import Image
 
-        game = self.whole_game(clock_id)  # the slider runs over both parts of a spare's game
+        game = self.game(clock_id)
         if game is None or self.draw_panel is None:
             return None
-        view, _record, _ = view_at(game, at_ms=max(0, at_ms))
+        view, _record, _ = view_at(joined(game, self.feed.store.outdir), at_ms=max(0, at_ms))  # both parts
         frames = [self.draw_panel(view, side).convert("L") for side in "AB"]
         width, height = frames[0].size
         scale, gap = 3, 8
