@@ -90,6 +90,20 @@ def test_the_dead_clocks_late_presses_are_flagged_once_and_change_no_time(folder
     again.close()
 
 
+def test_late_records_that_come_out_of_order_are_flagged_once_they_are_all_on_file(folder):
+    """The dead clock's `moved` arrives ahead of its late presses (a resend's order): held for the
+    gap, it flags nothing until the presses fill it; then one line, with all of them."""
+    game = play(late_presses=2, told=True)
+    hall = Hall(folder)
+    heard(hall, game.dead[: game.heard] + game.spare[:3])
+    heard(hall, game.late[-1:] + game.late[:1])  # the `moved`, then the first press: still a gap
+    assert not late_lines(folder)
+    heard(hall, game.late[1:-1])  # the second press fills it
+    (flagged,) = late_lines(folder)
+    assert (flagged["changed"]["A_ms"], flagged["changed"]["B_ms"]) == (7250, 12000)
+    hall.close()
+
+
 def test_late_records_made_after_a_restart_or_adding_nothing_are_not_flagged(folder):
     game = play(told=True)  # the dead clock came back with nothing the hall had not heard
     hall = Hall(folder)

@@ -131,14 +131,19 @@ def tell_moved(audit, feed, told, clock, record, log, before=None):
 
 
 def late_news(moves, clock, record, game):
-    """(spare, `LateTime`) when `record`, just stored from `clock` for `game` (its log's open
-    `Game`), ends the late records of a game that moved (`moves`, as `came_back`): its `moved` or
-    a `boot`, after the seq the spare continued from; and the presses before it add time. Else None."""
-    if game is None or record.get("ev") not in ("moved", "boot"):
-        return None
-    moved = moves.get((clock, game.seq))
+    """(spare, `LateTime`) when `record`, just taken from `clock` for `game` (its log's open
+    `Game`), is one of a moved game's late records (`moves`, as `came_back`), the game's records
+    on file hold the end of them (its `moved`, or a `boot`: records held for a gap are not on file
+    yet, so the end is looked for there, not in `record`), and the presses before it add time.
+    Else None."""
+    moved = moves.get((clock, game.seq)) if game is not None else None
     if moved is None or record["seq"] <= moved[1]:
         return None
+    for late in reversed(game.records):  # the newest first, back to where the spare took it up
+        if late["seq"] <= moved[1]:
+            return None
+        if late["ev"] in ("moved", "boot"):
+            break
     late = late_time(game.records, moved[1])
     return None if late is None else (moved[0], late)
 
