@@ -158,9 +158,10 @@ def flagged_before(folder):
 
 
 def flag_late(audit, feed, flagged, clock, record, log):
-    """`clock`'s late records of its moved game have ended with `record` (`late_news`): say what
-    its presses added, once (`flagged`: the (clock, game, seq) said, this run's and the trail's),
-    on the audit trail as the hall's (no command: nothing is changed) and in the notices."""
+    """`record`, just taken from `clock` into `log`: once its moved game's late records are all
+    on file (`late_news`), say what their presses added, once (`flagged`: the (clock, game, seq)
+    said, this run's and the trail's), on the audit trail as the hall's (no command: nothing is
+    changed) and in the notices."""
     moves = getattr(getattr(feed, "store", None), "moves", None)
     game = getattr(log, "game", None)
     found = late_news(moves, clock, record, game) if moves else None
