@@ -8,6 +8,7 @@ is a soft rule only (a warning past SOFT_LINES): splitting a module for size alo
 """
 
 import ast
+import functools
 import sys
 import warnings
 from pathlib import Path
@@ -42,12 +43,19 @@ def modules():
         yield ".".join(parts[:-1] if parts[-1] == "__init__" else parts), path
 
 
+@functools.cache
+def parsed(path):
+    """The syntax tree of the module at `path`, parsed once a run: every rule below walks it,
+    several hundred times in all."""
+    return ast.parse(path.read_text(), str(path))
+
+
 def import_targets(name, path):
     """(module, names, bare) of each import in `path`, relative imports resolved against its
     package: `import a.b` is ("a.b", [], False), `from .x import y` ("PACKAGE.x", ["y"], False),
     `from . import y` ("PACKAGE", ["y"], True): bare, its names may be modules."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             yield from ((alias.name, [], False) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -216,7 +224,7 @@ def reads_a_command_line(path):
     """Where module `path` handles a command's arguments as the argparse Namespace: `args.x`,
     `getattr(args, ...)`, `args.x = ...`, or a Namespace made up (`SimpleNamespace(...)`). A
     program with a parser of its own (`ArgumentParser`, firstboot's `main(argv)`) may."""
-    tree = ast.parse(path.read_text(), str(path))
+    tree = parsed(path)
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
     named = {getattr(call.func, "id", getattr(call.func, "attr", None)) for call in calls}
     if "ArgumentParser" in named:
@@ -261,7 +269,7 @@ def test_pin_and_panel_libraries_are_imported_only_by_the_hardware_adapters(name
 def own_bases(name, path):
     """{class: [its bases that are the project's own]} for each class of module `name`: a base
     defined in the module, or imported from the package (a library's class, or Exception, is not)."""
-    tree = ast.parse(path.read_text(), str(path))
+    tree = parsed(path)
     own = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("tileclock")):
