@@ -38,12 +38,13 @@ class PanelOutput:
         self.contrast = contrast
         self.idle = idle
         self.last_frame = None
+        self._last_bytes = None  # last_frame's pixels, kept to compare the next frame with
         self.frames_sent = 0
         self.faults = 0
         self.failing = None  # the last error, while the panel does not answer
         self._mode = None  # (dimmed, blank) as last set on the device
         self._marks = []  # the turn marks' boxes in the frame the panel holds
-        self._pending = None  # (frame, its turn marks, mode) prepared and not sent yet
+        self._pending = None  # (frame, its turn marks, mode, its pixels) prepared and not sent yet
         self._turn_failed = False  # this wake's turn marks did not go: its frame waits too
 
     @property
@@ -94,15 +95,18 @@ class PanelOutput:
         dimmed, shift, blank = self.idle.phase(idle_ns)
         frame = render(view, self.panel, shift)
         marks = turn_marks(view, self.panel, shift)
-        same = self.last_frame is not None and frame.tobytes() == self.last_frame.tobytes()
-        self._pending = None if same and self._mode == (dimmed, blank) else (frame, marks, (dimmed, blank))
+        pixels = frame.tobytes()
+        same = self.last_frame is not None and pixels == self._last_bytes
+        self._pending = (
+            None if same and self._mode == (dimmed, blank) else (frame, marks, (dimmed, blank), pixels)
+        )
         return frame
 
     def send(self):
         """Send the prepared frame: what changed since the last (the whole of it after a fault)."""
         if self._pending is None:
             return
-        frame, marks, mode = self._pending
+        frame, marks, mode, pixels = self._pending
         self._pending = None
         if self._turn_failed:
             self._turn_failed = False
@@ -120,7 +124,7 @@ class PanelOutput:
             self._failed(error)
             return
         self.failing = None
-        self.last_frame = frame
+        self.last_frame, self._last_bytes = frame, pixels
         self._marks = marks
         self.frames_sent += 1
 
