@@ -8,12 +8,10 @@ them, and none of those is in it; a clock given another CA refuses the broker an
 import os
 import re
 import secrets
-import select
 import socket
 import ssl
 import stat
 import subprocess
-import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +21,7 @@ import pytest
 from conftest import BROKER_USERS, tap
 from support.command_line import run
 from support.hall_helpers import Spectator, hall_config, wait_for
+from support.relay import Relay
 from tileclock.cli import main
 from tileclock.clock.timecode import NS_PER_S
 from tileclock.device.assembly import SIM_EPOCH_NS
@@ -46,55 +45,6 @@ def tls_broker(tmp_path):
     local = LocalBroker(tmp_path / "tls-broker", BROKER_USERS, tls=True).start()
     yield local
     local.stop()
-
-
-class Relay:
-    """A TCP relay on 127.0.0.1:`port` to `target`: what an eavesdropper on the Wi-Fi reads, every
-    byte of every connection both ways, kept in `seen`."""
-
-    def __init__(self, target):
-        self.target = target
-        self.seen = bytearray()
-        self.lock = threading.Lock()
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        self.closed = False
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while not self.closed:
-            try:
-                client, _ = self.server.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(("127.0.0.1", self.target))
-            threading.Thread(target=self._pipe, args=(client, upstream), daemon=True).start()
-
-    def _pipe(self, one, other):
-        ends = {one: other, other: one}
-        try:
-            while not self.closed:
-                ready, _, _ = select.select(list(ends), [], [], 0.2)
-                for end in ready:
-                    data = end.recv(65536)
-                    if not data:
-                        return
-                    with self.lock:
-                        self.seen += data
-                    ends[end].sendall(data)
-        except OSError:
-            return
-        finally:
-            one.close()
-            other.close()
-
-    def bytes(self):
-        with self.lock:
-            return bytes(self.seen)
-
-    def close(self):
-        self.closed = True
-        self.server.close()
 
 
 def sealed_hall(broker, tmp_path, port, tls_ca):

@@ -190,6 +190,7 @@ def test_hall_refused_by_the_broker_says_so_and_stops(broker, tmp_path, monkeypa
     with bounded(15):
         code, _, err = run(
             [*argv, "--out", str(tmp_path / "records"), "--web", "127.0.0.1:0", "--phones", "127.0.0.1:0"]
+            + ["--plain-http", "both"]  # no page certificate here: the flag that says so
         )
     assert f"the broker at 127.0.0.1:{broker.port} refused the director" in one_line_error(code, err)
     assert "--password" in err
@@ -199,7 +200,7 @@ def test_hall_refused_by_the_broker_says_so_and_stops(broker, tmp_path, monkeypa
 # here: what would run is replaced by a return), never a traceback or a hang in the checks.
 RUNNING = {
     "collect": ["--out", "--idle-exit", "--round", "--table", "--tables", "--time", "loop://"],
-    "hall": ["--broker", "--port", "--password", "--password-file", "--tls-ca", "--keys", "--out", "--serial", "--web", "--allow-host"],
+    "hall": ["--broker", "--port", "--password", "--password-file", "--tls-ca", "--keys", "--out", "--serial", "--web", "--allow-host", "--page-tls", "--plain-http"],
     "run": ["--config", "--state-dir", "--simulate", "--script", "--timings", "--stay", "--line"],
     "bench": ["--json", "--quick", "--state-dir"],
     "hall-bench": ["--json", "--quick", "--clocks", "--processes", "--viewers", "--speed", "--out", "--netns"],

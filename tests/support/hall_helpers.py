@@ -5,6 +5,7 @@ import http.client
 import json
 import os
 import socket
+import ssl
 import threading
 import time
 from contextlib import contextmanager
@@ -72,12 +73,30 @@ def hall_page(feed, **options):
         server.close()
 
 
+def door_tls(door):
+    """The (certificate, key) `door` (a `HallPage`: its director's door; or one `_Door`) serves
+    HTTPS with, or None for plain HTTP."""
+    return getattr(getattr(door, "door", door), "tls", None)
+
+
+def connect(door, timeout=5):
+    """A connection to `door` on 127.0.0.1: HTTPS checked against the hall's CA (beside the door's
+    certificate, as hall-setup and `local_tls` write them) where it speaks TLS, else HTTP."""
+    tls = door_tls(door)
+    if tls is None:
+        return http.client.HTTPConnection("127.0.0.1", door.port, timeout=timeout)
+    from tileclock.director.hall.tls import CA_CERT
+
+    context = ssl.create_default_context(cafile=os.path.join(os.path.dirname(tls[0]), CA_CERT))
+    return http.client.HTTPSConnection("127.0.0.1", door.port, timeout=timeout, context=context)
+
+
 def page_request(server, method, path, headers=None, body=b""):
-    """One request to the hall's page `server`, with exactly `headers` (None: a browser's Host for
-    the page, and nothing else): (status, text)."""
+    """One request to the hall's page `server` (HTTPS where it speaks TLS: `connect`), with
+    exactly `headers` (None: a browser's Host for the page, and nothing else): (status, text)."""
     if headers is None:
         headers = {"Host": f"127.0.0.1:{server.port}"}
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    connection = connect(server)
     connection.putrequest(method, path, skip_host=True)
     for name, value in headers.items():
         connection.putheader(name, value)
@@ -95,11 +114,12 @@ def page_json(server, path):
     return json.loads(text)
 
 
-def form_headers(door, form="", own=True, scheme="http", **more):
+def form_headers(door, form="", own=True, scheme=None, **more):
     """The headers and body of a form POSTed to `door` (anything with a `port`) as the page's own
-    script sends it (`own`: its Origin, at `scheme`, and the command header), or as any other page
-    would (neither); `more` headers on top (a cookie)."""
+    script sends it (`own`: its Origin, at `scheme`, by default the door's own, and the command
+    header), or as any other page would (neither); `more` headers on top (a cookie)."""
     host = f"127.0.0.1:{door.port}"
+    scheme = scheme or ("https" if door_tls(door) else "http")
     body = form.encode()
     headers = {
         "Host": host,
@@ -129,7 +149,7 @@ def one_time_value(door, headers):
     asking = {
         k: v for k, v in headers.items() if k.lower() in ("host", "origin", "cookie", COMMAND_HEADER.lower())
     }
-    connection = http.client.HTTPConnection("127.0.0.1", door.port, timeout=5)
+    connection = connect(door)
     connection.request("POST", "/api/once", headers={**asking, "Content-Length": "0"})
     answer = connection.getresponse()
     text = answer.read()
@@ -137,7 +157,7 @@ def one_time_value(door, headers):
     return json.loads(text)["once"] if answer.status == 200 else None
 
 
-def page_post(server, path, form, own=True, scheme="http"):
+def page_post(server, path, form, own=True, scheme=None):
     """POST the form text `form` to `path` as the page's own script does (`own`, from an address
     at `scheme`), or as any other page would (no Origin, no command header): (status, text)."""
     return page_request(server, "POST", path, *form_headers(server, form, own, scheme))

@@ -18,6 +18,17 @@ from .director_commands import (
 from .options import number, pairing_options, web_address
 
 
+def plain_http(command):
+    """`--plain-http DOOR`: a door of the page in the clear, asked for by name (`hall`, `hall-demo`)."""
+    command.add_argument(
+        "--plain-http",
+        choices=["players", "director", "both"],
+        metavar="DOOR",
+        help="serve that door (players, director or both) in plain HTTP, not HTTPS: readable on the "
+        "Wi-Fi; the console and the page say so",
+    )
+
+
 def add_director_commands(commands):
     """Add the director's commands, in --help's order, to `commands` (the parser's subparsers)."""
     collect = commands.add_parser("collect", help="collect records from clocks on serial ports (director)")
@@ -93,6 +104,13 @@ def add_director_commands(commands):
         help="the players' door: the score form and nothing else (default 0.0.0.0:8082, the hall's network; 8081 is the spectators')",
     )
     hall.add_argument(
+        "--page-tls",
+        metavar="DIR",
+        help="hall-setup's folder: the page's certificate (tileclock-page.pem, .key) for both doors' "
+        "HTTPS (default: the folder of --tls-ca or --keys)",
+    )
+    plain_http(hall)
+    hall.add_argument(
         "--page-password-file",
         metavar="FILE",
         help="hall-setup's tileclock-page.passwd: the director's login where --web is not loopback",
@@ -100,7 +118,7 @@ def add_director_commands(commands):
     hall.add_argument(
         "--phone-url",
         metavar="URL",
-        help="http://ADDRESS:PORT, the players' door as the phones reach it: each ended game's score "
+        help="https://ADDRESS:PORT, the players' door as the phones reach it: each ended game's score "
         "link goes to its clock, shown as a QR code (default: --phones', unless loopback or 0.0.0.0)",
     )
     pairing_options(hall, required=False, seats=False, tsh_dir=True)  # the names on the score forms
@@ -144,6 +162,7 @@ def add_director_commands(commands):
     demo.add_argument(
         "--out", metavar="DIR", help="where the broker, clocks and records live (default: a temp dir)"
     )
+    plain_http(demo)
     demo.set_defaults(run=cmd_hall_demo)
 
     hall_setup = commands.add_parser("hall-setup", help="write the hall's broker and time server configs")

@@ -5,6 +5,7 @@ import os
 import signal
 import sys
 import threading
+from pathlib import Path
 
 from ..clock.timecode import NS_PER_MS, format_clock, parse_seconds
 from .errors import UsageError, given_by_the_user
@@ -55,10 +56,12 @@ def cmd_hall_demo(args):
     import tempfile
 
     from ..director.hall.broker import BrokerError, LocalBroker
+    from ..director.hall.tls import PAGE_CERT, PAGE_KEY
     from ..director.hall.viewers_broker import ViewersBroker
     from ..sim.fleet import Fleet
     from ..wire.topics import VIEWERS
-    from .hall import open_hall
+    from .hall import open_hall, page_tls_said
+    from .hall_checks import PLAIN_DOORS
 
     folder_to_make(args.out, "--out")
     folder = args.out or tempfile.mkdtemp(prefix="tileclock-hall-")
@@ -71,6 +74,9 @@ def cmd_hall_demo(args):
         print(f"tileclock: {error}", file=sys.stderr)
         return 1
     started = [broker.stop]  # what to stop, however far the start got
+    # the page's HTTPS from the broker's own CA (tls.local_tls), as hall-setup's is
+    ca = Path(broker.ca_file).parent
+    page_files = None if args.plain_http == "both" else (str(ca / PAGE_CERT), str(ca / PAGE_KEY))
     previous = _sigterm_as_ctrl_c()
     try:
         try:
@@ -84,6 +90,8 @@ def cmd_hall_demo(args):
                 draw_panel,
                 tls_ca=broker.ca_file,
                 phones=args.phones,
+                page_tls=page_files,
+                plain=PLAIN_DOORS.get(args.plain_http, ()),
             )
         except OSError as error:
             print(
@@ -120,6 +128,8 @@ def cmd_hall_demo(args):
             started.append(DemoDirector(page).start().close)
             print("a scripted director plays along (by=hall-demo): each round 3 minutes, then round over")
         print(f"the players' door (the score form only): {page.phone_address}")
+        for line in page_tls_said(page_files, PLAIN_DOORS.get(args.plain_http, ()), page):
+            print(line)
         if page.sessions.login:
             print(f"the director's page asks for a login: open this link once: {page.one_time_link()}")
         print(f"the director's page: {page.address}   (Ctrl-C to stop)", flush=True)

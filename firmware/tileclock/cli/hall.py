@@ -6,6 +6,7 @@ import ssl
 from urllib.parse import urlsplit
 
 from ..director.hall.feed import HallFeed
+from ..director.hall.tls import PageTlsError
 from .errors import UsageError, given_by_the_user, why
 from .hall_checks import (
     PLAIN_PORT,
@@ -15,6 +16,7 @@ from .hall_checks import (
     hall_pairings,
     hall_round,
     page_password,
+    page_tls,
     phone_url,
     reach,
     read_keys_option,
@@ -49,10 +51,12 @@ def run_hall(args, out, draw_panel=None):
     except UsageError:
         pairings.close()  # (a refusal has pairings: without them no round is refused)
         raise
-    host, _, port = args.phones.rpartition(":")
-    phone = phone_url(args.phone_url, host, port)
     args.password_hash = page_password(args.page_password_file)
     reach(args.broker, args.port, args.tls_ca, guessed_plain=guessed_plain)
+    # the page's certificate last: a broker nobody answers for is the first thing said
+    args.page_tls, args.plain_doors = page_tls(args.page_tls, args.tls_ca, args.keys, args.plain_http)
+    host, _, port = args.phones.rpartition(":")
+    phone = phone_url(args.phone_url, host, port, tls=args.page_tls and "players" not in args.plain_doors)
     return serve_hall(args, password, out, draw_panel, keys=keys, pairings=pairings, phone=phone)
 
 
@@ -89,6 +93,8 @@ def open_hall(
     phones=None,
     password_hash=None,
     tsh_dir=None,
+    page_tls=None,
+    plain=(),
 ):
     """The hall's feed on the broker at `broker`:`port`, its records into `out`, the score entries
     beside them, and its page on `web` (HOST:PORT) for browsers calling it `allowed` (None: this
@@ -99,7 +105,8 @@ def open_hall(
     `password_hash` the director's login (where `web` is not loopback). The feed is started
     before the page; if the page cannot listen there, the feed is closed again and the OSError
     raised. With `tsh_dir` (TSH's folder) each settled table is queued into TSH's remote queue
-    (`hall_queue.HallQueue`). The page needs the director extra."""
+    (`hall_queue.HallQueue`). `page_tls` (certificate, key) serves both doors over HTTPS but the
+    ones `plain` names ("director", "players"; HallPage's). The page needs the director extra."""
     from ..director.event.entries import ScoreBook
     from ..director.event.score_links import ScoreLinks, phone_base
     from ..director.pages.web import HallPage
@@ -129,7 +136,7 @@ def open_hall(
                 ]
         page = HallPage(
             feed, host or "127.0.0.1", int(page_port), allowed, draw_panel, scores, pairings, links,
-            phones=door, phone_hosts=phone_hosts, password_hash=password_hash,
+            phones=door, phone_hosts=phone_hosts, password_hash=password_hash, tls=page_tls, plain=plain,
         )  # fmt: skip  # the page's arguments, then the doors
         page.start()
     except BaseException:
@@ -161,10 +168,13 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
             args.broker, args.port, password, args.out, args.web, allowed, draw_panel,
             tls_ca=args.tls_ca, keys=keys, pairings=pairings, phone=phone, phones=args.phones,
             password_hash=getattr(args, "password_hash", None), tsh_dir=getattr(args, "tsh_dir", None),
+            page_tls=args.page_tls, plain=args.plain_doors,
         )  # fmt: skip  # the feed's arguments, then the rest
         hall.page.given_round = getattr(args, "round", None)  # offered when TSH's is not known
     except ssl.SSLError as error:  # the broker's CA file, read as the feed is made
         raise UsageError(f"--tls-ca {args.tls_ca}: {error.reason or error}") from None
+    except PageTlsError as error:  # the page's certificate or key
+        raise UsageError(f"--page-tls: {error}") from None
     except OSError as error:
         if error.filename:  # the records folder's scores/, not the page's address: said as it is
             raise
@@ -189,6 +199,8 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
         whence = "TSH's next unscored round, from its files" if from_tsh else "--round"
         out.write(f"tileclock hall: the page offers round {offered} ({whence})\n")
     out.write(f"tileclock hall: the players' door (the score form only) is at {page.phone_address}\n")
+    for line in page_tls_said(args.page_tls, args.plain_doors, page):
+        out.write(f"tileclock hall: {line}\n")
     if page.sessions.login:  # the director's door is open beyond this laptop: a login first
         out.write(
             "tileclock hall: the director's page asks for a login: the page's password"
@@ -202,7 +214,7 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
     if phone:
         out.write(f"tileclock hall: score codes on the panels after each game, for phones at {phone}\n")
     else:
-        out.write("tileclock hall: no score codes on the panels (give --phone-url http://ADDRESS:PORT)\n")
+        out.write("tileclock hall: no score codes on the panels (give --phone-url https://ADDRESS:PORT)\n")
     if feed.connection.in_the_clear:
         out.write(f"tileclock hall: {feed.connection.in_the_clear}\n")
     if not feed.connection.connected.is_set():
@@ -231,6 +243,32 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
             port_feed.close()
         feed.close()
     return 0
+
+
+def page_tls_said(tls, plain, page):
+    """The console's lines on the page's HTTPS: the CA's fingerprint to check a browser's
+    warning against (both doors' certificate is signed by it), and each door `plain` serves in
+    plain HTTP, in capitals (`page.in_the_clear` is the page header's, for the doors beyond
+    loopback)."""
+    from ..director.hall.tls import CA_CERT, fingerprint
+
+    said = []
+    if tls:
+        ca = os.path.join(os.path.dirname(tls[0]), CA_CERT)
+        print_ = fingerprint(ca) if os.path.isfile(ca) else "(no tileclock-ca.pem beside it)"
+        said.append(f"the page over HTTPS, its certificate {tls[0]}; the hall's CA, SHA-256 {print_}")
+    doors = {"director": (page.door, "the director's page"), "players": (page.phones, "the players' door")}
+    for name in plain:
+        door, words = doors[name]
+        if door is None:
+            continue
+        where = (
+            "on this laptop only"
+            if door.host.startswith("127.") or door.host in ("localhost", "::1")
+            else "on the Wi-Fi"
+        )
+        said.append(f"NOT ENCRYPTED (--plain-http): {words} is plain HTTP at {door.address}, {where}")
+    return said
 
 
 def _pairings_news(pairings, said, out):

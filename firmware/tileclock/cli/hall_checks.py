@@ -26,6 +26,38 @@ def ca_beside_keys(keys_path):
     return beside if os.path.isfile(beside) else None
 
 
+#: `--plain-http`'s words, and the doors each serves in the clear
+PLAIN_DOORS = {"players": ("players",), "director": ("director",), "both": ("director", "players")}
+
+
+def page_tls(folder, tls_ca=None, keys=None, plain=None):
+    """The page's HTTPS: ((certificate, key) or None, the doors served in plain HTTP). hall-setup's
+    `tileclock-page.pem` and `.key` in `--page-tls` `folder`, else beside `--tls-ca` or `--keys`
+    (hall-setup writes them all in one folder). A door in the clear only where `--plain-http`
+    `plain` names it; with none found and a door to serve over HTTPS, a UsageError saying what to
+    give."""
+    from ..director.hall.tls import PAGE_CERT, PAGE_KEY
+
+    doors = PLAIN_DOORS.get(plain, ())
+    if len(doors) == 2:  # both in the clear: no certificate needed
+        return None, doors
+    places = [folder] if folder else [os.path.dirname(path) or "." for path in (tls_ca, keys) if path]
+    for place in places:
+        cert, key = os.path.join(place, PAGE_CERT), os.path.join(place, PAGE_KEY)
+        if os.path.isfile(cert) and os.path.isfile(key):
+            return (cert, key), doors
+    if folder:
+        raise UsageError(
+            f"--page-tls {folder}: no {PAGE_CERT} and {PAGE_KEY} there (hall-setup writes them beside "
+            "tileclock-ca.pem; one older than the page's HTTPS does not: run it again)"
+        )
+    raise UsageError(
+        f"the page speaks HTTPS with hall-setup's {PAGE_CERT}: give --page-tls DIR (hall-setup's folder), "
+        "or --plain-http both to serve it in the clear (phone links, scores and the director's "
+        "login readable on the Wi-Fi)"
+    )
+
+
 def read_keys_option(path):
     """The clocks' command keys in `--keys` `path` (hall-setup's tileclock.keys), or None without
     one; a UsageError naming the option if the file cannot be read as keys."""
@@ -118,10 +150,10 @@ def hall_round(pairings, given):
     return given
 
 
-def phone_url(given, host, port):
+def phone_url(given, host, port, tls=True):
     """The address phones reach the page by (the start of the score links): `--phone-url` `given`,
-    else `--web`'s own address `host`:`port` when it is one a phone can reach (not loopback, not
-    every interface)."""
+    else the players' door's own address `host`:`port` when it is one a phone can reach (not
+    loopback, not every interface), `https://` where it speaks TLS (`tls`)."""
     if given:
         from ..director.event.score_links import phone_base
 
@@ -129,7 +161,7 @@ def phone_url(given, host, port):
             phone_base(given)  # its words name --phone-url, before anything runs
         return given.rstrip("/")
     if host and host not in ("0.0.0.0", "::", "localhost") and not host.startswith("127."):
-        return f"http://{host}:{port}"
+        return f"{'https' if tls else 'http'}://{host}:{port}"
     return None
 
 

@@ -26,6 +26,9 @@ CA_CERT = "tileclock-ca.pem"
 CA_KEY = "tileclock-ca.key"
 BROKER_CERT = "tileclock-broker.pem"
 BROKER_KEY = "tileclock-broker.key"
+#: the hall page's certificate and key (both its doors' HTTPS: docs/hall.md, "The page over HTTPS")
+PAGE_CERT = "tileclock-page.pem"
+PAGE_KEY = "tileclock-page.key"
 #: the CA's life: longer than any event, short enough that a lost laptop's CA dies out
 CA_DAYS = 3650
 BROKER_DAYS = 825
@@ -34,6 +37,10 @@ OPENSSL_HINT = "install Debian's openssl: sudo apt-get install openssl"
 
 class TlsError(RuntimeError):
     """The certificates cannot be made; the message says why (the user's: one line, cli/errors.py)."""
+
+
+class PageTlsError(ValueError):
+    """The page's certificate or key cannot be read (the message names the files)."""
 
 
 def broker_names(names=(), addresses=()):
@@ -65,9 +72,10 @@ def _openssl(*arguments):
 
 
 def make_tls(folder, names=(), addresses=()):
-    """Write a new CA (`CA_CERT`, its key `CA_KEY`) and the broker's certificate and key
-    (`BROKER_CERT`, `BROKER_KEY`) for `broker_names(names, addresses)` into `folder`; both keys
-    0600 from the moment they exist. Returns the paths, by the names above."""
+    """Write a new CA (`CA_CERT`, its key `CA_KEY`), the broker's certificate and key
+    (`BROKER_CERT`, `BROKER_KEY`) and the page's (`PAGE_CERT`, `PAGE_KEY`), both for
+    `broker_names(names, addresses)`, into `folder`; every key 0600 from the moment it exists.
+    Returns the paths, by the names above."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     dns, ips = broker_names(names, addresses)
@@ -75,19 +83,21 @@ def make_tls(folder, names=(), addresses=()):
         if not all(part.isalnum() or part in "-._" for part in name):
             raise TlsError(f"--name {name!r}: a host name is letters, digits, - . and _")
     san = ",".join([*(f"DNS:{name}" for name in dns), *(f"IP:{ip}" for ip in ips)])
-    paths = {name: folder / name for name in (CA_CERT, CA_KEY, BROKER_CERT, BROKER_KEY)}
+    paths = {name: folder / name for name in (CA_CERT, CA_KEY, BROKER_CERT, BROKER_KEY, PAGE_CERT, PAGE_KEY)}
     # made in a folder of its own (mkdtemp's 0700: no other user reaches what openssl writes there,
     # whatever the umask), then renamed into place: a key is never written into a file already
     # there, whose mode or an open descriptor on it would let another user read it. (Not the
     # process's umask: the director's threads make files too.)
     with tempfile.TemporaryDirectory(dir=folder) as work:
         made = {name: Path(work) / name for name in paths}
-        request = Path(work) / "broker.csr"
-        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
         _openssl(
             "req",
             "-x509",
-            *ec,
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
             "-keyout",
             str(made[CA_KEY]),
             "-out",
@@ -101,49 +111,46 @@ def make_tls(folder, names=(), addresses=()):
             "-addext",
             "keyUsage=critical,keyCertSign,cRLSign",
         )
-        _openssl(
-            "req",
-            "-new",
-            *ec,
-            "-keyout",
-            str(made[BROKER_KEY]),
-            "-out",
-            str(request),
-            "-subj",
-            f"/CN={dns[0] if dns else ips[0]}",
-        )
-        extensions = Path(work) / "broker.ext"
+        extensions = Path(work) / "server.ext"
         extensions.write_text(
             f"subjectAltName={san}\nbasicConstraints=critical,CA:FALSE\n"
             "keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
             encoding="utf-8",
         )
-        _openssl(
-            "x509",
-            "-req",
-            "-in",
-            str(request),
-            "-CA",
-            str(made[CA_CERT]),
-            "-CAkey",
-            str(made[CA_KEY]),
-            "-set_serial",
-            f"0x{secrets.token_hex(16)}",
-            "-out",
-            str(made[BROKER_CERT]),
-            "-days",
-            str(BROKER_DAYS),
-            "-sha256",
-            "-extfile",
-            str(extensions),
-        )
-        for name in (CA_KEY, BROKER_KEY):
+        subject = f"/CN={dns[0] if dns else ips[0]}"
+        for cert, key in ((BROKER_CERT, BROKER_KEY), (PAGE_CERT, PAGE_KEY)):
+            _sign(Path(work), made[cert], made[key], subject, made[CA_CERT], made[CA_KEY], extensions)
+        for name in (CA_KEY, BROKER_KEY, PAGE_KEY):
             os.chmod(made[name], 0o600)  # before the rename: readable by their owner only
-        for name in (CA_CERT, BROKER_CERT):
+        for name in (CA_CERT, BROKER_CERT, PAGE_CERT):
             os.chmod(made[name], 0o644)  # public: every clock gets the CA's
         for name, path in made.items():
             os.replace(path, paths[name])
     return paths
+
+
+def _sign(work, cert, key, subject, ca_cert, ca_key, extensions):
+    """A new EC P-256 key at `key` and its certificate at `cert` for `subject`, signed by the CA
+    (`ca_cert`, `ca_key`) with the server's `extensions` file (its names, serverAuth)."""
+    request = work / f"{cert.name}.csr"
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    _openssl("req", "-new", *ec, "-keyout", str(key), "-out", str(request), "-subj", subject)
+    _openssl(
+        "x509", "-req", "-in", str(request), "-CA", str(ca_cert), "-CAkey", str(ca_key),
+        "-set_serial", f"0x{secrets.token_hex(16)}", "-out", str(cert), "-days", str(BROKER_DAYS),
+        "-sha256", "-extfile", str(extensions),
+    )  # fmt: skip  # openssl's options, in pairs
+
+
+def fingerprint(pem_path):
+    """The SHA-256 fingerprint of the certificate in `pem_path`, as browsers show it
+    (`AB:CD:...`): what a director or a player compares with the one the hall printed."""
+    import hashlib
+    import ssl
+
+    der = ssl.PEM_cert_to_DER_cert(Path(pem_path).read_text(encoding="ascii"))
+    digest = hashlib.sha256(der).hexdigest().upper()
+    return ":".join(digest[n : n + 2] for n in range(0, len(digest), 2))
 
 
 #: `local_tls`'s files (name -> bytes), made once per process
@@ -152,7 +159,7 @@ _LOCAL: dict[str, bytes] = {}
 
 def local_tls(folder):
     """A CA and a broker certificate for this laptop's loopback names, for a private broker
-    (`LocalBroker`: hall-demo, the tests) in `folder`: made once per process (`make_tls`, some
+    (`LocalBroker`: hall-demo, the tests) and the page's in `folder`: made once per process (`make_tls`, some
     60 ms of openssl) and the same four files written into every folder after. Returns the paths
     as `make_tls` does."""
     folder = Path(folder)

@@ -290,12 +290,13 @@ def new_links(hall, request, round_number, table, sides=("A", "B")):
 
 def _phones_base(hall, request):
     """The links' start without a --phone-url: the players' door (at the name the director's
-    browser calls this laptop by, where it listens on every interface), else this door."""
+    browser calls this laptop by, where it listens on every interface), else this door; HTTPS
+    where that door speaks TLS."""
     phones = getattr(hall, "phones", None)
     if phones is None:
-        return f"HTTP://{request.headers.get('host', '')}"
+        return f"{request.url.scheme.upper()}://{request.headers.get('host', '')}"
     host = phones.host if phones.host not in ("0.0.0.0", "::", "") else request.url.hostname
-    return f"HTTP://{host}:{phones.port}"
+    return f"{'HTTPS' if getattr(phones, 'tls', None) else 'HTTP'}://{host}:{phones.port}"
 
 
 def _told(links, table, round_number, told, silent, sides=("A", "B")):

@@ -20,6 +20,7 @@ from ..hall.answers import answered, before_a_round, what_of
 from ..hall.audit import AuditLog
 from ..hall.round_control import RoundControl
 from ..hall.spare import flag_late, flagged_before, tell_moved, told_before
+from ..hall.tls import PageTlsError
 from ..records.moved import joined
 from .app import COMMAND_HEADER, MAX_FORM_BYTES, make_app
 from .doors import DIRECTOR_LIMITS, PHONE_LIMITS, AddressLimits, Sessions
@@ -63,7 +64,12 @@ class HallPage:
     the score form and its two routes only, for browsers calling it `phone_hosts` (None: the
     names `own_hosts(host)` gives). `host`:`port` is the director's door: every route; `login`
     (None: unless it listens on loopback) whether it needs a login, with the password whose hash
-    is `password_hash` (doors.hash_password) or a one-time link (`one_time_link`)."""
+    is `password_hash` (doors.hash_password) or a one-time link (`one_time_link`).
+
+    `tls` ((certificate file, key file): hall-setup's `tileclock-page.pem` and `.key`) serves both
+    doors over HTTPS, but the doors `plain` names ("director", "players"), which the director asked
+    for in the clear; without `tls` both are plain HTTP. A plain door beyond loopback is said on
+    the page's header (`in_the_clear`)."""
 
     def __init__(
         self,
@@ -79,6 +85,8 @@ class HallPage:
         phone_hosts=None,
         login=None,
         password_hash=None,
+        tls=None,
+        plain=(),
     ):
         self.feed = feed
         self._told_moved = set()  # (clock, game seq, spare) of the moved games whose clock was told this run
@@ -111,9 +119,11 @@ class HallPage:
         # without end (each is held to its own cap first)
         limits = AddressLimits(**DIRECTOR_LIMITS)
         total = MAX_DIRECTOR_CONNECTIONS if self.sessions.login else None
+        tls_of = {door: None if door in plain else tls for door in ("director", "players")}
         self.door = _Door(
-            make_app(self, self.allowed_hosts, limits=limits), host, port, "hall-page", total, limits
-        )
+            make_app(self, self.allowed_hosts, limits=limits), host, port, "hall-page", total, limits,
+            tls_of["director"],
+        )  # fmt: skip  # the app, then where it listens
         self.host, self.port = self.door.host, self.door.port
         self.phones = None
         if phones is not None:
@@ -122,9 +132,9 @@ class HallPage:
             try:
                 self.phones = _Door(
                     make_app(self, phone_hosts or own_hosts(phone_host), door="players", limits=limits),
-                    phone_host, phone_port, "hall-phones", MAX_PHONE_CONNECTIONS, limits,
+                    phone_host, phone_port, "hall-phones", MAX_PHONE_CONNECTIONS, limits, tls_of["players"],
                 )  # fmt: skip  # the app, then where it listens
-            except OSError:
+            except (OSError, PageTlsError):
                 self.door.close()
                 raise
         # the clocks' answers to its actions, their outcome lines on the disk before the broker's
@@ -169,12 +179,33 @@ class HallPage:
         line = self.audit.to_several if self.audit is not None else None
         answers = self.audit.answers_to(line["id"]) if line is not None else {}
         snapshot["several"] = answered(line, answers, snapshot["boards"])
+        if self.in_the_clear:  # a door in plain HTTP on the Wi-Fi: said with the broker's
+            snapshot["in_the_clear"] = "; ".join(
+                filter(None, (snapshot.get("in_the_clear"), self.in_the_clear))
+            )
         snapshot["before_round"] = before_a_round(snapshot["boards"])
         started = self.audit.round_started if self.audit is not None else None
         if started is not None and started.get("id"):  # the round's start: what each board did with it
             answers = self.audit.answers_to(started["id"])
             snapshot["round_answers"] = {a: said["outcome"] for a, said in answers.items() if a is not None}
         return snapshot
+
+    @property
+    def in_the_clear(self):
+        """The page's words for its doors served in plain HTTP beyond this laptop's loopback, or
+        None (every door on the Wi-Fi speaks TLS)."""
+        said = []
+        if self.door.tls is None and not _loopback(self.door.host):
+            said.append(
+                f"NOT ENCRYPTED: the director's page is plain HTTP on {self.door.host}:{self.door.port} "
+                "(its password and session readable on the Wi-Fi)"
+            )
+        if self.phones is not None and self.phones.tls is None and not _loopback(self.phones.host):
+            said.append(
+                f"NOT ENCRYPTED: the players' door is plain HTTP on {self.phones.host}:{self.phones.port} "
+                "(the phones' links and scores readable on the Wi-Fi)"
+            )
+        return "; ".join(said) or None
 
     @property
     def address(self):
@@ -312,9 +343,10 @@ class HallPage:
 class _Door:
     """One door of the page: `app` served by uvicorn on a socket bound at once to `host`:`port`
     (a port already taken is an OSError here), from a thread named `name`: at most `limit`
-    connections in all (None: no such cap), and `limits` (doors.AddressLimits) per address."""
+    connections in all (None: no such cap), and `limits` (doors.AddressLimits) per address.
+    `tls` (certificate file, key file): HTTPS only on that port, else plain HTTP."""
 
-    def __init__(self, app, host, port, name, limit, limits):
+    def __init__(self, app, host, port, name, limit, limits, tls=None):
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -325,6 +357,8 @@ class _Door:
             self.socket.close()
             raise
         self.host, self.port, self.name = host, self.socket.getsockname()[1], name
+        self.tls = tuple(str(path) for path in tls) if tls else None
+        certfile, keyfile = self.tls or (None, None)
         config = uvicorn.Config(
             app,
             http=TimedH11.for_door(limits),
@@ -335,14 +369,24 @@ class _Door:
             limit_concurrency=limit,
             timeout_keep_alive=5,
             timeout_graceful_shutdown=1,
+            ssl_certfile=certfile,
+            ssl_keyfile=keyfile,
         )
+        if self.tls:  # the certificate and key read here: a bad one is an error before any thread
+            try:
+                config.load()
+            except OSError as error:  # ssl.SSLError is an OSError
+                self.socket.close()
+                raise PageTlsError(
+                    f"{certfile} or {keyfile}: {getattr(error, 'reason', None) or _why_not(error)}"
+                ) from None
         self.server = uvicorn.Server(config)
         self.thread = None
 
     @property
     def address(self):
         """Its address, as it listens."""
-        return f"http://{self.host}:{self.port}/"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}/"
 
     def start(self):
         self.thread = threading.Thread(
@@ -360,6 +404,11 @@ class _Door:
         if self.thread is not None:
             self.thread.join(5)
         self.socket.close()
+
+
+def _why_not(error):
+    """An OSError in a few words: its strerror, else itself."""
+    return error.strerror or str(error)
 
 
 def _loopback(host):
