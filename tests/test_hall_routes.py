@@ -119,7 +119,7 @@ class Games(Feed):
 
 
 def routes_of(door):
-    """(method, path) of every route `door` (a `_Door`) serves, HEAD aside."""
+    """(method, path) of every route `door` (a `door.Door`) serves, HEAD aside."""
     app = door.server.config.app.app  # inside SecurityHeaders: the Starlette app
     return {(method, route.path) for route in app.routes for method in route.methods - {"HEAD"}}
 

@@ -74,7 +74,7 @@ def hall_page(feed, **options):
 
 
 def door_tls(door):
-    """The (certificate, key) `door` (a `HallPage`: its director's door; or one `_Door`) serves
+    """The (certificate, key) `door` (a `HallPage`: its director's door; or one `door.Door`) serves
     HTTPS with, or None for plain HTTP."""
     return getattr(getattr(door, "door", door), "tls", None)
 
@@ -135,7 +135,7 @@ def form_headers(door, form="", own=True, scheme=None, **more):
 
 
 def hands_out_onces(door):
-    """Whether `door` (a `HallPage`: its director's door; or one `_Door`) serves `/api/once`."""
+    """Whether `door` (a `HallPage`: its director's door; or one `door.Door`) serves `/api/once`."""
     door = getattr(door, "door", door)
     server = getattr(door, "server", None)
     if server is None:

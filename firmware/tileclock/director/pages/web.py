@@ -1,7 +1,8 @@
 """The director's web page of the hall: every board live, each game in full (docs/hall.md).
 
-Starlette (`app.py`, its routes) served by uvicorn in a thread of its own, on a socket bound
-here (so a port already taken is an OSError at once). Behind it: the Host check against the
+Starlette (`app.py`, its routes) served by uvicorn at two doors (`door.py`: each from a thread of
+its own, on a socket bound at once, HTTPS with the page's certificate unless the director asked
+for plain HTTP). Behind it: the Host check against the
 names the director allows (`guard.py`), the shared live stream (`live.py`), a cap on connections
 and a time limit on each request. In the `director` extra: a clock installs none of it.
 """
@@ -9,22 +10,18 @@ and a time limit on each request. In the `director` extra: a clock installs none
 import io
 import ipaddress
 import logging
-import socket
-import threading
 import time
-
-import uvicorn
 
 from ...clock.history import game_scene, view_at
 from ..hall.answers import answered, before_a_round, what_of
 from ..hall.audit import AuditLog
 from ..hall.round_control import RoundControl
 from ..hall.spare import flag_late, flagged_before, tell_moved, told_before
-from ..hall.tls import PageTlsError
 from ..records.moved import joined
 from .app import COMMAND_HEADER, MAX_FORM_BYTES, make_app
+from .door import Door, PageTlsError
 from .doors import DIRECTOR_LIMITS, PHONE_LIMITS, AddressLimits, Sessions
-from .guard import TimedH11, own_hosts
+from .guard import own_hosts
 from .live import MAX_UPDATES_PER_S, MAX_VIEWERS
 from .once import OneTimeValues
 
@@ -48,8 +45,6 @@ MAX_PHONE_CONNECTIONS = 1000
 MAX_DIRECTOR_CONNECTIONS = 1000
 #: the most the feed waits for the audit trail's outcome lines before it acknowledges their records
 OUTCOME_S = 5.0
-#: how long the server has to start listening
-START_S = 10.0
 
 
 class HallPage:
@@ -120,7 +115,7 @@ class HallPage:
         limits = AddressLimits(**DIRECTOR_LIMITS)
         total = MAX_DIRECTOR_CONNECTIONS if self.sessions.login else None
         tls_of = {door: None if door in plain else tls for door in ("director", "players")}
-        self.door = _Door(
+        self.door = Door(
             make_app(self, self.allowed_hosts, limits=limits), host, port, "hall-page", total, limits,
             tls_of["director"],
         )  # fmt: skip  # the app, then where it listens
@@ -130,7 +125,7 @@ class HallPage:
             phone_host, phone_port = phones
             limits = AddressLimits(**PHONE_LIMITS)
             try:
-                self.phones = _Door(
+                self.phones = Door(
                     make_app(self, phone_hosts or own_hosts(phone_host), door="players", limits=limits),
                     phone_host, phone_port, "hall-phones", MAX_PHONE_CONNECTIONS, limits, tls_of["players"],
                 )  # fmt: skip  # the app, then where it listens
@@ -338,77 +333,6 @@ class HallPage:
         board = next((b for b in self.feed.snapshot()["boards"] if b["clock"] == clock_id), {})
         whole = joined(game, self.feed.store.outdir)  # a spare's game: the dead clock's part first
         return plot.game_svg(whole, title=_picture_title(board.get("board"), game))
-
-
-class _Door:
-    """One door of the page: `app` served by uvicorn on a socket bound at once to `host`:`port`
-    (a port already taken is an OSError here), from a thread named `name`: at most `limit`
-    connections in all (None: no such cap), and `limits` (doors.AddressLimits) per address.
-    `tls` (certificate file, key file): HTTPS only on that port, else plain HTTP."""
-
-    def __init__(self, app, host, port, name, limit, limits, tls=None):
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self.socket = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self.socket.bind((host, port))
-            self.socket.listen(128)
-        except OSError:
-            self.socket.close()
-            raise
-        self.host, self.port, self.name = host, self.socket.getsockname()[1], name
-        self.tls = tuple(str(path) for path in tls) if tls else None
-        certfile, keyfile = self.tls or (None, None)
-        config = uvicorn.Config(
-            app,
-            http=TimedH11.for_door(limits),
-            lifespan="on",
-            log_config=None,
-            log_level="warning",
-            access_log=False,
-            limit_concurrency=limit,
-            timeout_keep_alive=5,
-            timeout_graceful_shutdown=1,
-            ssl_certfile=certfile,
-            ssl_keyfile=keyfile,
-        )
-        if self.tls:  # the certificate and key read here: a bad one is an error before any thread
-            try:
-                config.load()
-            except OSError as error:  # ssl.SSLError is an OSError
-                self.socket.close()
-                raise PageTlsError(
-                    f"{certfile} or {keyfile}: {getattr(error, 'reason', None) or _why_not(error)}"
-                ) from None
-        self.server = uvicorn.Server(config)
-        self.thread = None
-
-    @property
-    def address(self):
-        """Its address, as it listens."""
-        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}/"
-
-    def start(self):
-        self.thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [self.socket]}, name=self.name, daemon=True
-        )
-        self.thread.start()
-        deadline = time.monotonic() + START_S
-        while not self.server.started and self.thread.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        if not self.server.started:
-            raise OSError(f"the page did not start on {self.host}:{self.port}")
-
-    def close(self):
-        self.server.should_exit = True
-        if self.thread is not None:
-            self.thread.join(5)
-        self.socket.close()
-
-
-def _why_not(error):
-    """An OSError in a few words: its strerror, else itself."""
-    return error.strerror or str(error)
 
 
 def _loopback(host):
