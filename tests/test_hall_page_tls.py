@@ -9,9 +9,11 @@ import re
 import socket
 import ssl
 import types
+import urllib.request
 
 import pytest
 
+from conftest import BROKER_USERS
 from support.feeds import Feed
 from support.hall_helpers import form_headers, game_ended, hall_page, page_json, page_request
 from support.phones import PHONE
@@ -206,3 +208,40 @@ def test_a_phone_enters_its_score_over_https_in_chromium(tls_doors, browser):
     page.click("#show")
     page.locator("tr[data-table='5']").filter(has_text="phone A at ").wait_for()
     context.close()
+
+
+def test_tileclock_hall_serves_https_and_says_the_door_it_was_asked_to_serve_in_the_clear(
+    broker, tmp_path, monkeypatch, capsys
+):
+    """The command as a director runs it: the console names both doors' addresses (https, but the
+    players' door the flag asked for), the CA's fingerprint and the door in the clear; the page
+    answers over HTTPS meanwhile (asked from the hall's first step, which then stops it as a
+    Ctrl-C does)."""
+    from tileclock.cli import main
+    from tileclock.director.hall.feed import HallFeed
+
+    made = local_tls(tmp_path / "setup")
+    monkeypatch.setenv("TILECLOCK_HALL_PASSWORD", BROKER_USERS["director"])
+    seen = {}
+
+    def first_step(feed, timeout_s=0.2):
+        seen["said"] = text = capsys.readouterr().out
+        page = re.search(r"the page is at (https://127\.0\.0\.1:\d+/)", text)
+        context = ssl.create_default_context(cafile=str(made[CA_CERT]))
+        with urllib.request.urlopen(page.group(1), context=context, timeout=5) as answer:
+            seen["answer"] = answer.status, answer.headers["set-cookie"]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(HallFeed, "step", first_step)
+    argv = ["hall", "--broker", "127.0.0.1", "--port", str(broker.port), "--out", str(tmp_path / "records")]
+    argv += ["--web", "127.0.0.1:0", "--phones", "127.0.0.1:0", "--page-tls", str(tmp_path / "setup")]
+    assert main([*argv, "--plain-http", "players"]) == 0
+    text = seen["said"]
+    phones = re.search(r"the players' door \(the score form only\) is at (http://127\.0\.0\.1:\d+/)", text)
+    assert phones, text
+    assert f"the hall's CA, SHA-256 {fingerprint(made[CA_CERT])}" in text
+    assert (
+        f"NOT ENCRYPTED (--plain-http): the players' door is plain HTTP at {phones.group(1)}, on this laptop only"
+    ) in text
+    status, cookie = seen["answer"]
+    assert status == 200 and "Secure" in cookie
