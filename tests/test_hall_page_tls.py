@@ -245,3 +245,26 @@ def test_tileclock_hall_serves_https_and_says_the_door_it_was_asked_to_serve_in_
     ) in text
     status, cookie = seen["answer"]
     assert status == 200 and "Secure" in cookie
+
+
+def test_a_folder_from_before_the_pages_https_gets_its_certificate_from_its_own_ca(tmp_path, capsys):
+    """hall-setup's folder of an earlier version has the CA every clock holds, and no page
+    certificate: the hall says how to make one, `hall-setup --page-cert` makes it from that CA
+    and changes nothing else, and the page serves it to a client checking that CA."""
+    from tileclock.cli import main
+
+    folder = tmp_path / "setup"
+    made = local_tls(folder)
+    for name in (PAGE_CERT, PAGE_KEY):
+        made[name].unlink()
+    before = {path.name: path.read_bytes() for path in folder.iterdir()}
+    with pytest.raises(UsageError, match=f"tileclock hall-setup {folder} --page-cert makes it from that CA"):
+        page_tls(None, str(made[CA_CERT]))
+    assert main(["hall-setup", str(folder), "--page-cert", "--address", "192.168.4.1"]) == 0
+    assert "nothing else changed" in capsys.readouterr().out
+    assert {name: (folder / name).read_bytes() for name in before} == before
+    assert oct(made[PAGE_KEY].stat().st_mode & 0o777) == "0o600"
+    found, _ = page_tls(None, str(made[CA_CERT]))
+    checking = ssl.create_default_context(cafile=str(made[CA_CERT]))
+    with hall_page(Feed(tmp_path), tls=found) as server:
+        assert handshake(server.port, checking) == ssl.PEM_cert_to_DER_cert(made[PAGE_CERT].read_text())

@@ -191,6 +191,12 @@ def add_director_commands(commands):
         help="also listen in the clear on 1883 (passwords and commands readable on the Wi-Fi; doctor says so)",
     )
     hall_setup.add_argument(
+        "--page-cert",
+        action="store_true",
+        help="only the page's certificate (tileclock-page.pem, .key) from the CA already in the folder, "
+        "for a folder written before the page spoke HTTPS; nothing else rewritten",
+    )
+    hall_setup.add_argument(
         "--time-allow", default="all", metavar="NET", help="chrony's allow: all, a subnet"
     )
     hall_setup.add_argument(

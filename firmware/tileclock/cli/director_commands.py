@@ -173,6 +173,15 @@ def cmd_hall_setup(args):
     if not args.folder:  # '' would write here, then look for the keys at /tileclock.keys
         raise UsageError("hall-setup: give the folder to write them in (. for this one)")
     folder_to_make(args.folder, "hall-setup")
+    if args.page_cert:  # only the page's certificate, from the CA already there
+        from ..director.hall.tls import make_page_tls
+
+        made = make_page_tls(args.folder, args.name, [args.address] if args.address else [])
+        print(
+            f"wrote {', '.join(str(path) for path in made.values())}: the page's HTTPS, signed by the CA "
+            f"in {args.folder} (tileclock hall finds them beside tileclock-ca.pem); nothing else changed"
+        )
+        return 0
     boards, base = [], ""
     if args.cards is not None or args.boards is not None or args.card_base is not None:
         if not (args.cards and args.boards and args.address):
@@ -207,6 +216,7 @@ def cmd_hall_setup(args):
     print(
         f"wrote tileclock.conf, tileclock.acl, tileclock.passwd and tileclock.keys in {args.folder}, the "
         "broker's TLS (tileclock-ca.pem, the hall's CA; tileclock-broker.pem and .key, the broker's; "
+        "tileclock-page.pem and .key, the page's HTTPS; "
         "tileclock-ca.key, kept 0600 to sign a new one), and the spectators' broker "
         '(tileclock-viewers.conf, .acl, -www/; docs/hall.md, "Spectators"); '
         "the passwords and the clocks' command keys:"

@@ -49,7 +49,12 @@ def page_tls(folder, tls_ca=None, keys=None, plain=None):
     if folder:
         raise UsageError(
             f"--page-tls {folder}: no {PAGE_CERT} and {PAGE_KEY} there (hall-setup writes them beside "
-            "tileclock-ca.pem; one older than the page's HTTPS does not: run it again)"
+            f"tileclock-ca.pem; for a folder older than the page's HTTPS: tileclock hall-setup {folder} --page-cert)"
+        )
+    if places:  # hall-setup's folder, from before the page's HTTPS
+        raise UsageError(
+            f"no {PAGE_CERT} in {places[0]}, beside the hall's CA: tileclock hall-setup {places[0]} --page-cert "
+            "makes it from that CA (or --plain-http both: the page in the clear, readable on the Wi-Fi)"
         )
     raise UsageError(
         f"the page speaks HTTPS with hall-setup's {PAGE_CERT}: give --page-tls DIR (hall-setup's folder), "

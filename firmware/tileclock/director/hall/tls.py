@@ -78,11 +78,7 @@ def make_tls(folder, names=(), addresses=()):
     Returns the paths, by the names above."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    dns, ips = broker_names(names, addresses)
-    for name in dns:  # a name that could carry another option into openssl's -addext
-        if not all(part.isalnum() or part in "-._" for part in name):
-            raise TlsError(f"--name {name!r}: a host name is letters, digits, - . and _")
-    san = ",".join([*(f"DNS:{name}" for name in dns), *(f"IP:{ip}" for ip in ips)])
+    san, subject = _names(names, addresses)
     paths = {name: folder / name for name in (CA_CERT, CA_KEY, BROKER_CERT, BROKER_KEY, PAGE_CERT, PAGE_KEY)}
     # made in a folder of its own (mkdtemp's 0700: no other user reaches what openssl writes there,
     # whatever the umask), then renamed into place: a key is never written into a file already
@@ -111,15 +107,8 @@ def make_tls(folder, names=(), addresses=()):
             "-addext",
             "keyUsage=critical,keyCertSign,cRLSign",
         )
-        extensions = Path(work) / "server.ext"
-        extensions.write_text(
-            f"subjectAltName={san}\nbasicConstraints=critical,CA:FALSE\n"
-            "keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
-            encoding="utf-8",
-        )
-        subject = f"/CN={dns[0] if dns else ips[0]}"
         for cert, key in ((BROKER_CERT, BROKER_KEY), (PAGE_CERT, PAGE_KEY)):
-            _sign(Path(work), made[cert], made[key], subject, made[CA_CERT], made[CA_KEY], extensions)
+            _sign(Path(work), made[cert], made[key], subject, made[CA_CERT], made[CA_KEY], san)
         for name in (CA_KEY, BROKER_KEY, PAGE_KEY):
             os.chmod(made[name], 0o600)  # before the rename: readable by their owner only
         for name in (CA_CERT, BROKER_CERT, PAGE_CERT):
@@ -129,9 +118,48 @@ def make_tls(folder, names=(), addresses=()):
     return paths
 
 
-def _sign(work, cert, key, subject, ca_cert, ca_key, extensions):
+def make_page_tls(folder, names=(), addresses=()):
+    """Write only the page's certificate and key (`PAGE_CERT`, `PAGE_KEY`) into `folder`, signed
+    by the CA already there (`CA_CERT`, `CA_KEY`) for `broker_names(names, addresses)`: for a
+    folder hall-setup wrote before the page spoke HTTPS, its CA (on every clock) kept. Returns
+    their paths; a TlsError naming the CA file that is missing."""
+    folder = Path(folder)
+    for name in (CA_CERT, CA_KEY):
+        if not (folder / name).is_file():
+            raise TlsError(
+                f"{folder / name}: not there (hall-setup writes it; the page's certificate needs it)"
+            )
+    san, subject = _names(names, addresses)
+    with tempfile.TemporaryDirectory(dir=folder) as work:
+        made = {name: Path(work) / name for name in (PAGE_CERT, PAGE_KEY)}
+        _sign(Path(work), made[PAGE_CERT], made[PAGE_KEY], subject, folder / CA_CERT, folder / CA_KEY, san)
+        os.chmod(made[PAGE_KEY], 0o600)
+        os.chmod(made[PAGE_CERT], 0o644)
+        for name, path in made.items():
+            os.replace(path, folder / name)
+    return {name: folder / name for name in (PAGE_CERT, PAGE_KEY)}
+
+
+def _names(names, addresses):
+    """(subjectAltName's value, the subject) of a server certificate for `broker_names(names,
+    addresses)`; a TlsError for a name that is no host name."""
+    dns, ips = broker_names(names, addresses)
+    for name in dns:  # a name that could carry another option into openssl's -extfile
+        if not all(part.isalnum() or part in "-._" for part in name):
+            raise TlsError(f"--name {name!r}: a host name is letters, digits, - . and _")
+    san = ",".join([*(f"DNS:{name}" for name in dns), *(f"IP:{ip}" for ip in ips)])
+    return san, f"/CN={dns[0] if dns else ips[0]}"
+
+
+def _sign(work, cert, key, subject, ca_cert, ca_key, san):
     """A new EC P-256 key at `key` and its certificate at `cert` for `subject`, signed by the CA
-    (`ca_cert`, `ca_key`) with the server's `extensions` file (its names, serverAuth)."""
+    (`ca_cert`, `ca_key`) for the names `san` (a server's: serverAuth)."""
+    extensions = work / f"{cert.name}.ext"
+    extensions.write_text(
+        f"subjectAltName={san}\nbasicConstraints=critical,CA:FALSE\n"
+        "keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+        encoding="utf-8",
+    )
     request = work / f"{cert.name}.csr"
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
     _openssl("req", "-new", *ec, "-keyout", str(key), "-out", str(request), "-subj", subject)
