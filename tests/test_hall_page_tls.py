@@ -245,6 +245,9 @@ def test_tileclock_hall_serves_https_and_says_the_door_it_was_asked_to_serve_in_
     ) in text
     status, cookie = seen["answer"]
     assert status == 200 and "Secure" in cookie
+    # links in http for a door that speaks HTTPS: no phone could open them, refused before the start
+    assert main([*argv, "--phone-url", "http://192.168.4.2:8082"]) == 2
+    assert "--phone-url http://192.168.4.2:8082: the players' door speaks HTTPS" in capsys.readouterr().err
 
 
 def test_a_folder_from_before_the_pages_https_gets_its_certificate_from_its_own_ca(tmp_path, capsys):

@@ -56,7 +56,13 @@ def run_hall(args, out, draw_panel=None):
     # the page's certificate last: a broker nobody answers for is the first thing said
     args.page_tls, args.plain_doors = page_tls(args.page_tls, args.tls_ca, args.keys, args.plain_http)
     host, _, port = args.phones.rpartition(":")
-    phone = phone_url(args.phone_url, host, port, tls=args.page_tls and "players" not in args.plain_doors)
+    players_tls = bool(args.page_tls) and "players" not in args.plain_doors
+    phone = phone_url(args.phone_url, host, port, tls=players_tls)
+    if phone and players_tls and phone.lower().startswith("http://"):  # a link no phone could open
+        raise UsageError(
+            f"--phone-url {args.phone_url}: the players' door speaks HTTPS: give https://... "
+            "(or --plain-http players to serve it in the clear)"
+        )
     return serve_hall(args, password, out, draw_panel, keys=keys, pairings=pairings, phone=phone)
 
 
