@@ -5,9 +5,11 @@ and the session cookie (whoever holds it is the director). Here both doors answe
 certificate of the hall's CA; an eavesdropper between a phone, the director and the page reads
 none of it; the session cookie is Secure; a door in plain HTTP is the director's choice, said."""
 
+import http.client
 import re
 import socket
 import ssl
+import time
 import types
 import urllib.request
 
@@ -271,3 +273,32 @@ def test_a_folder_from_before_the_pages_https_gets_its_certificate_from_its_own_
     checking = ssl.create_default_context(cafile=str(made[CA_CERT]))
     with hall_page(Feed(tmp_path), tls=found) as server:
         assert handshake(server.port, checking) == ssl.PEM_cert_to_DER_cert(made[PAGE_CERT].read_text())
+
+
+def test_connections_stalled_before_their_handshake_starve_neither_door(tls_doors):
+    """One address's 210 connections at each TLS door that never say a word (a slowloris before
+    TLS: uvicorn counts a connection only once its handshake is done) leave the director's login
+    and another phone's form answering over HTTPS within a second."""
+    server, token, made = tls_doors
+    context = ssl.create_default_context(cafile=str(made[CA_CERT]))
+    held = []
+    for door in (server.phones, server.door):
+        for _ in range(210):
+            client = socket.socket()
+            client.bind(("127.0.0.2", 0))
+            client.connect(("127.0.0.1", door.port))
+            held.append(client)
+    try:
+        for door, path in ((server.door, "/login"), (server.phones, f"/S/5/A/{token}")):
+            connection = http.client.HTTPSConnection(
+                "127.0.0.1", door.port, timeout=1.0, context=context, source_address=("127.0.0.3", 0)
+            )
+            started = time.monotonic()
+            connection.request("GET", path, headers={"Host": f"127.0.0.1:{door.port}"})
+            answer = connection.getresponse()
+            answer.read()
+            connection.close()
+            assert answer.status == 200 and time.monotonic() - started < 1.0
+    finally:
+        for client in held:
+            client.close()
