@@ -21,7 +21,7 @@ from support.scenes import SCENES, S
 from tileclock.clock.core import GameClock
 from tileclock.clock.rules import PROFILES
 from tileclock.device.screen.face import MARK_ROOM, TIME_RIGHT, band_text, render
-from tileclock.device.screen.text import BIG, SMALL, Panel, draw_text, font
+from tileclock.device.screen.text import BIG, SMALL, TIME_DRAWN, TIME_TEXT, Panel, draw_text, font
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 
@@ -148,6 +148,34 @@ def test_text_drawn_from_the_cache_is_pixel_for_pixel_pillows(text, size, anchor
     draw_text(ours, (x, y), text, size, fill=fill, anchor=anchor)
     ImageDraw.Draw(pillows).text((x, y), text, font=font(size), fill=fill, anchor=anchor)
     assert ours.tobytes() == pillows.tobytes()
+
+
+def times_shown():
+    """Times a panel shows, every digit in every place: each second of minutes 0, 9, 10, 19 and
+    25:00 counting down, and of 0, 9 and 10 in overtime (-0:01 to -10:59)."""
+    yield from (f"{m}:{s:02d}" for m in (0, 9, 10, 19) for s in range(60))
+    yield "25:00"
+    yield from (f"-{m}:{s:02d}" for m in (0, 9, 10) for s in range(60) if m or s)
+
+
+def test_times_drawn_glyph_by_glyph_are_pixel_for_pixel_pillows():
+    """Times are drawn from their glyphs (text.py): each as the panels draw it (the own time big,
+    the opponent's small with its letter and penalty, the own penalty small) is Pillow's own, and
+    so at the other sizes and anchors text.py allows."""
+    cases = [(f"-{pen}", size, anchor) for pen in range(0, 1000, 7) for size, anchor in TIME_DRAWN]
+    for shown in times_shown():
+        cases += [(shown, BIG, "rs"), (shown, SMALL, "ra"), (f"A {shown}", SMALL, "ra")]
+        cases += [
+            (f"B {shown} -20", SMALL, "ra"),
+            (f"B {shown}", BIG, "ra"),
+            (f"A {shown} -110", SMALL, "rs"),
+        ]
+    assert all(TIME_TEXT.fullmatch(text) for text, _, _ in cases)  # each drawn glyph by glyph
+    for text, size, anchor in cases:
+        ours, pillows = (Image.new("1", (128, 64), 0) for _ in range(2))
+        draw_text(ours, (127, 50), text, size, anchor=anchor)
+        ImageDraw.Draw(pillows).text((127, 50), text, font=font(size), fill=1, anchor=anchor)
+        assert ours.tobytes() == pillows.tobytes(), (text, size, anchor)
 
 
 def test_the_self_test_lights_every_pixel_of_both_panels_and_asks_in_words_that_fit():

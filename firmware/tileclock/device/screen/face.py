@@ -37,7 +37,7 @@ from ...clock.state import State
 from ...clock.timecode import format_clock
 from ...clock.view import Hint
 from .selftest_screen import render_selftest
-from .text import BIG, SMALL, draw_text, font
+from .text import BIG, SMALL, draw_text, text_length
 
 TIME_RIGHT = 100  # the big time's right edge; the penalty sits to its right
 BAND_TOP = 48
@@ -153,9 +153,10 @@ def band_text(view, side):
     return ("STOPPED" if view.state == State.PAUSED else f"PANEL {side}"), False
 
 
-def _fit(text, width, face):
-    """`text`, cut short so that it fits in `width` pixels (the opponent's time keeps its place)."""
-    while text and face.getlength(text) > width:
+def _fit(text, width, size):
+    """`text`, cut short so that it fits in `width` pixels at font `size` (the opponent's time
+    keeps its place)."""
+    while text and text_length(text, size) > width:
         text = text[:-1]
     return text.rstrip()
 
@@ -175,16 +176,15 @@ def top_line(view, panel):
     whole (`ROUND 5:00`, never `ROUND 5:0`): beside it the opponent's text gives way instead."""
     side = panel.faces
     opponent = "B" if side == "A" else "A"
-    small = font(SMALL)
     left = top_left_text(view)
     room = (MARK_ROOM if view.run == side else 0) + 6  # the turn mark, and the gap between the two
     pointer = 8 if view.run == opponent else 0
     forms = _theirs_forms(view, opponent)
     theirs = forms[0]
     if not view.faults and view.round_left_s is not None:  # the left text is the round's time
-        need = small.getlength(left) + room + pointer
-        theirs = next((form for form in forms if need + small.getlength(form) <= panel.width), forms[-1])
-    return _fit(left, panel.width - small.getlength(theirs) - pointer - room, small), theirs
+        need = text_length(left, SMALL) + room + pointer
+        theirs = next((form for form in forms if need + text_length(form, SMALL) <= panel.width), forms[-1])
+    return _fit(left, panel.width - text_length(theirs, SMALL) - pointer - room, SMALL), theirs
 
 
 def _pointers(view, panel, dx, theirs=None):
@@ -195,7 +195,7 @@ def _pointers(view, panel, dx, theirs=None):
         return [dx]
     if view.run == opponent:
         theirs = top_line(view, panel)[1] if theirs is None else theirs
-        return [panel.width - 1 + dx - font(SMALL).getlength(theirs) - 8]
+        return [panel.width - 1 + dx - text_length(theirs, SMALL) - 8]
     return []
 
 
@@ -268,7 +268,7 @@ def _draw_band(image, draw, view, panel, shift):
 def large_size(shown, width):
     """The font size of the large face's time `shown`: the largest of `LARGE_SIZES` it fits
     `width` pixels in (less a pixel each side)."""
-    return next((size for size in LARGE_SIZES if font(size).getlength(shown) <= width - 2), LARGE_SIZES[-1])
+    return next((size for size in LARGE_SIZES if text_length(shown, size) <= width - 2), LARGE_SIZES[-1])
 
 
 def _render_large(view, panel, shift):
@@ -279,10 +279,9 @@ def _render_large(view, panel, shift):
     image = Image.new("1", (panel.width, panel.height), 0)
     draw = ImageDraw.Draw(image)
     dx, dy = shift
-    small = font(SMALL)
     right = " ".join(word for word in (call_mark_text(view), f"-{mine.pen}" if mine.pen else None) if word)
-    room = (MARK_ROOM if view.run == side else 0) + (6 + small.getlength(right) if right else 0)
-    left = _fit(top_left_text(view), panel.width - room, small)
+    room = (MARK_ROOM if view.run == side else 0) + (6 + text_length(right, SMALL) if right else 0)
+    left = _fit(top_left_text(view), panel.width - room, SMALL)
     draw_text(image, (dx + (MARK_ROOM if view.run == side else 0), dy), left, SMALL)
     if right:
         draw_text(image, (panel.width - 1 + dx, dy), right, SMALL, anchor="ra")

@@ -4,6 +4,7 @@ Aileron, the font Pillow 10.1+ has built in, shipped in fonts/: every digit is t
 times are right-aligned, so nothing jitters as the seconds change.
 """
 
+import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib.resources import files
@@ -38,20 +39,48 @@ def font(size):
         return ImageFont.truetype(BytesIO(data.read()), size, layout_engine=ImageFont.Layout.BASIC)
 
 
-@lru_cache(maxsize=128)
-def _rasterised(text, size, anchor):
-    """`text` drawn once at `size`: a 1-bit mask, and where its corner sits from the anchor point.
-
-    A frame's strings mostly repeat the last frame's (a switch changes a band and a pointer, a
-    tick a time or two); rasterising text is most of a frame's cost, so each is drawn once.
-    """
+def _raster(text, size, anchor):
+    """`text` drawn at `size`: a 1-bit mask, and where its corner sits from the anchor point."""
     left, top, right, bottom = font(size).getbbox(text, mode="1", anchor=anchor)
     mask = Image.new("1", (max(1, right - left), max(1, bottom - top)), 0)
     ImageDraw.Draw(mask).text((-left, -top), text, font=font(size), fill=1, anchor=anchor)
     return mask, (left, top)
 
 
+#: each string drawn once: a frame's strings mostly repeat the last frame's (a switch changes a
+#: band and a pointer, a tick a time or two), and rasterising text is most of a frame's cost
+_rasterised = lru_cache(maxsize=128)(_raster)
+#: each glyph of a time drawn once (a few characters at a few sizes: never many)
+_glyph = cache(_raster)
+
+
+@lru_cache(maxsize=512)
+def text_length(text, size):
+    """How wide `text` is at `size` (the font's `getlength`), measured once: a frame measures the
+    same few strings its last frame did, and measuring is a third of laying a frame out."""
+    return font(size).getlength(text)
+
+
+#: a time or penalty as the panels show them ("24:31", "B -3:07 -10", "-20"), right-aligned at the
+#: sizes they are shown at: drawn glyph by glyph (see `draw_text`)
+TIME_TEXT = re.compile(r"(?:[AB] )?-?(?:1?[0-9]|2[0-5]):[0-5][0-9](?: -[0-9]{1,3})?|-[0-9]{1,3}")
+TIME_DRAWN = {(SMALL, "ra"), (SMALL, "rs"), (BIG, "ra"), (BIG, "rs")}
+
+
 def draw_text(image, xy, text, size, fill=1, anchor="la"):
-    """Draw `text` as `ImageDraw.text` would (same pixels), from the cache of rasterised strings."""
+    """Draw `text` as `ImageDraw.text` would (same pixels), from the cache of rasterised strings.
+
+    A time (right-aligned, as every time on the panels is) is drawn from its glyphs, each anchored
+    at its own right edge: each tick shows a time never drawn before, which the cache of whole
+    strings would miss. For these strings at these sizes (and only these: other strings of the
+    same characters can fall a pixel apart) that is the same pixels; tests/test_screens.py
+    checks every place of every digit in each form, and every time was checked once by hand."""
+    if (size, anchor) in TIME_DRAWN and TIME_TEXT.fullmatch(text):
+        right = xy[0] - int(text_length(text, size))
+        for character in text:
+            right += int(text_length(character, size))
+            mask, (left, top) = _glyph(character, size, anchor)
+            image.paste(fill, (right + left, xy[1] + top), mask)
+        return
     mask, (left, top) = _rasterised(text, size, anchor)
     image.paste(fill, (xy[0] + left, xy[1] + top), mask)
