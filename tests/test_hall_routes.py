@@ -39,7 +39,7 @@ ROUTES = [
     ("GET", "/favicon.ico", "/favicon.ico", "", BOTH, NONE),
     *(
         ("GET", f"/{name}", f"/{name}", "", DIRECTOR, SESSION)
-        for name in ("session.js", "calls.js", "calls.css", "health.js")
+        for name in ("session.js", "calls.js", "calls.css", "health.js", "map.js")
     ),
     *(
         ("GET", f"/{name}", f"/{name}", "", DIRECTOR, SESSION)
@@ -66,6 +66,7 @@ ROUTES = [
     ("POST", "/api/board/{clock}/move", "/api/board/c1/move", "to=c2", DIRECTOR, SESSION),
     ("POST", "/api/board/{clock}/clear", "/api/board/c1/clear", "", DIRECTOR, SESSION),
     ("GET", "/api/round", "/api/round", "", DIRECTOR, SESSION),
+    ("GET", "/api/plan", "/api/plan", "", DIRECTOR, SESSION),
     ("POST", "/api/round/start", "/api/round/start", "round=1", DIRECTOR, SESSION),
     ("POST", "/api/round/over", "/api/round/over", "", DIRECTOR, SESSION),
     ("POST", "/api/selftest", "/api/selftest", "", DIRECTOR, SESSION),

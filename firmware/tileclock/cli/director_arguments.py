@@ -121,6 +121,11 @@ def add_director_commands(commands):
         help="https://ADDRESS:PORT, the players' door as the phones reach it: each ended game's score "
         "link goes to its clock, shown as a QR code (default: --phones', unless loopback or 0.0.0.0)",
     )
+    hall.add_argument(
+        "--plan",
+        metavar="FILE",
+        help="the room drawn in text, a line a row of tables, each word a board, '.' a gap: the page's Map",
+    )
     pairing_options(hall, required=False, seats=False, tsh_dir=True)  # the names on the score forms
     hall.add_argument(
         "--round",

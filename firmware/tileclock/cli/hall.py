@@ -20,6 +20,7 @@ from .hall_checks import (
     phone_url,
     reach,
     read_keys_option,
+    room_plan,
 )
 
 
@@ -40,6 +41,7 @@ def run_hall(args, out, draw_panel=None):
             f"--tls-ca {args.tls_ca}: {'a folder' if os.path.isdir(args.tls_ca) else 'no such file'}"
         )
     keys = read_keys_option(args.keys)
+    args.places = room_plan(getattr(args, "plan", None))
     for port in args.serial or []:
         with given_by_the_user():
             check_port(port)
@@ -177,6 +179,7 @@ def serve_hall(args, password, out, draw_panel=None, keys=None, pairings=None, p
             page_tls=args.page_tls, plain=args.plain_doors,
         )  # fmt: skip  # the feed's arguments, then the rest
         hall.page.given_round = getattr(args, "round", None)  # offered when TSH's is not known
+        hall.page.plan = getattr(args, "places", None)  # the map's room (--plan)
     except ssl.SSLError as error:  # the broker's CA file, read as the feed is made
         raise UsageError(f"--tls-ca {args.tls_ca}: {error.reason or error}") from None
     except PageTlsError as error:  # the page's certificate or key

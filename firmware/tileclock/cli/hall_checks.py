@@ -9,6 +9,7 @@ import socket
 import ssl
 import sys
 
+from ..director.hall.plan import PlanError, read_plan
 from ..wire.seal import read_keys
 from .errors import UsageError, given_by_the_user, why
 
@@ -215,3 +216,14 @@ def _handshake(connection, host, port, tls_ca):
         raise UsageError(
             f"--broker {host} --port {port}: no TLS there ({why(error)}): hall-setup's broker has it on 8883"
         ) from None
+
+
+def room_plan(path):
+    """`--plan FILE`'s places ({board: [row, column]}, director/hall/plan.py), or None without
+    it; a file that is no plan is a UsageError naming --plan, the line and why."""
+    if path is None:
+        return None
+    try:
+        return read_plan(path)
+    except PlanError as error:
+        raise UsageError(f"--plan {error}") from None

@@ -3,14 +3,16 @@ page works in a hall with no internet.
 
     GET  /                          every board, those needing attention first (hall_page/index.html)
     GET  /favicon.svg, /favicon.ico the page's icon (a browser asks for one: never a 404)
-    GET  /session.js, /calls.js, /calls.css, /health.js   what the pages share: the tab's session,
-                                    the call banners, a clock's health in words
+    GET  /session.js, /calls.js, /calls.css, /health.js, /map.js   what the pages share: the tab's
+                                    session, the call banners, a clock's health in words, the map
     GET  /events                    Server-Sent Events: the boards again whenever anything changes
     GET  /api/boards                the boards, JSON
     GET  /board/CLOCK               one board's game (hall_page/board.html)
     GET  /api/board/CLOCK           that game's records, JSON
     GET  /api/board/CLOCK/panels.png?at_ms=N   both panels at an instant, as the clock drew them
     GET  /api/board/CLOCK/picture.svg          the game's picture (with the director extra)
+    GET  /api/plan                  the room's plan (--plan, hall/plan.py): {"places": {board: [row,
+                                    column]}}, empty without one (the map then lays boards in order)
     GET  /api/round                 the round started from this page: number, start, boards (JSON),
                                     and `next`, the round TSH takes scores for next (or `--round`)
     POST /api/round/start  round=N start=HH:MM[:SS] boards=1-8,11   the round, for a time of day, on
@@ -62,6 +64,7 @@ SHARED = {
     "calls.js": "text/javascript",
     "calls.css": "text/css",
     "health.js": "text/javascript",
+    "map.js": "text/javascript",  # the hall page's map of the room
     # each page's own script, in a file: the pages' CSP runs no inline script (doors.py)
     "index.js": "text/javascript",
     "board.js": "text/javascript",
@@ -213,6 +216,9 @@ def make_app(hall, allowed_hosts, door="director", limits=None):
         offered = await asyncio.to_thread(hall.next_round)  # TSH's next round, or the director's
         return _json({"round": hall.rounds.current, "problem": hall.rounds.problem, "next": offered})
 
+    async def room_plan(_request):
+        return _json({"places": getattr(hall, "plan", None) or {}})
+
     async def round_over(request):
         _form, refused = await _command_form(request)
         if refused:
@@ -268,6 +274,7 @@ def make_app(hall, allowed_hosts, door="director", limits=None):
         Route("/api/board/{clock}/panels.png", panels),
         Route("/api/board/{clock}/picture.svg", picture),
         Route("/api/round", current_round),
+        Route("/api/plan", room_plan),
         Route("/api/round/start", round_start, methods=["POST"]),
         Route("/api/round/over", round_over, methods=["POST"]),
         Route("/api/selftest", selftest_all, methods=["POST"]),

@@ -239,6 +239,7 @@ function draw() {
   if (!snapshot) return;
   drawRound(snapshot.boards);
   drawTime(snapshot.boards);
+  if (mapShown) drawMap(snapshot.boards);
   const boards = snapshot.boards, groups = {now: [], soon: [], play: [], rest: []};
   const counts = Object.fromEntries(ORDER.map(word => [word, 0]));
   boards.forEach(b => {
@@ -299,6 +300,14 @@ async function post(path, body, question, yes) {
   } else document.getElementById("sent").textContent = await answer.text();
 }
 loadRound();
+loadPlan();
+showView();
+document.getElementById("view").onclick = () => {
+  mapShown = !mapShown;
+  localStorage.setItem("tileclock-view", mapShown ? "map" : "list");
+  showView();
+  draw();
+};
 document.getElementById("start-round").onclick = () => {
   const number = document.getElementById("round").value, start = document.getElementById("start-at").value.trim();
   const boards = document.getElementById("boards").value.trim();
