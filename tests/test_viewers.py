@@ -18,6 +18,7 @@ from tileclock.clock.timecode import NS_PER_MS, format_clock
 from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.journal.reader import JournalReader
 from tileclock.device.links.hall_public import PublicScene, public_text
+from tileclock.director.hall.ends import pace
 from tileclock.director.hall.viewers_broker import ViewersBroker, write_setup
 
 
@@ -103,10 +104,19 @@ def test_the_public_state_is_the_time_left_at_its_own_instant_as_a_time_of_day(b
         "call",
         "start_ms",
         "ended",
+        "pace",
         "A",
         "B",
     }
     assert (state["call"], state["start_ms"], state["ended"]) == (None, None, None)
+    # what a likely end needs: each side's time used now, and the game's pace (clock/pace.py)
+    assert [state[side]["used_ms"] for side in "AB"] == [record[side]["used_ms"] for side in "AB"]
+    assert state["pace"] == {
+        side: {key: int(done.get(key, 0)) for key in ("turns", "used_ms", "base_ms", "last")}
+        for side, done in pace(
+            records[next(i for i, r in enumerate(records) if r["ev"] == "new_game") :]
+        ).items()
+    }
     clocks.close()
 
 

@@ -8,6 +8,7 @@ Goldens live in tests/golden/viewers-*.png. To change the layout on purpose, run
 
 import json
 import os
+import re
 from dataclasses import replace
 
 import paho.mqtt.client as mqtt
@@ -357,4 +358,48 @@ def test_the_page_says_when_the_round_ends_at_the_latest(browser, viewers_broker
         ends.inner_text()
         == f"Round 4 ends by {at(AT_MS + 600_000 + hour - 30_000)} at the latest: Board 12 will be last"
     )
+    page.context.close()
+
+
+def test_the_spectators_likely_end_is_the_directors_for_a_scripted_game(browser, viewers_broker, sim):
+    """The likely end from the game's pace (issue 41, point 4), counted on the spectators' page from
+    the clock's public state as the director's page counts it (hall/ends.py), in a scripted game
+    (A 60 s a turn, B 30 s, then a stop), running and stopped, then said in the round's line. The
+    director's page reads whole seconds from the panels' text, the public state the exact time
+    left: they agree within two seconds."""
+    from tileclock.clock.history import game_rules
+    from tileclock.device.links.hall_public import PublicScene, public_text
+    from tileclock.director.hall.ends import likely_end, pace
+
+    script = "1 press B\n" + "".join(
+        f"{1 + 90 * n + 60} press A\n{1 + 90 * (n + 1)} press B\n" for n in range(4)
+    )
+    records = sim(script + "400 press STOP\n420 until\n")
+    page = open_page(browser, viewers_broker, "")
+    rules, scene, checked = game_rules(records[0]), PublicScene(), []
+    for i, record in enumerate(records):
+        scene.take(record)
+        text = public_text("c1", "7", {"round": 4}, scene, record, 0, SIM_EPOCH_NS)
+        if record.get("state") not in ("running", "paused") or text is None:
+            continue
+        state = json.loads(text)
+        for later_ms in (0, 20_000):
+            now_ms = state["at_ms"] + later_ms
+            board = {**{key: record[key] for key in ("state", "run", "A", "B")}, "age_ms": later_ms}
+            board["pace"] = pace(records[: i + 1])
+            theirs = likely_end(rules, board, now_ms)
+            ours = page.evaluate(
+                "([t, now]) => TileclockCount.likelyEnd(TileclockCount.parse(t), now, 0)", [text, now_ms]
+            )
+            assert abs(ours - theirs) <= 2_000, (record["ev"], record["seq"], later_ms, ours, theirs)
+            checked.append(record["state"])
+    assert {"running", "paused"} <= set(checked)
+    # the round's line says it beside the latest end
+    page.evaluate("t => tileclockViewer.take('tileclock/c1/public', t, false)", text)
+    page.clock.set_fixed_time(state["at_ms"] / 1000)
+    page.evaluate("tileclockViewer.draw()")
+    assert re.fullmatch(
+        r"Round 4 ends by \d\d:\d\d at the latest, likely \d\d:\d\d: Board 7 will be last",
+        page.inner_text("#ends"),
+    ), page.inner_text("#ends")
     page.context.close()

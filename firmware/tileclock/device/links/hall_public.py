@@ -12,13 +12,17 @@ shows `left_ms - (now - at_ms)` for each side whose `runs` is true (the clock's 
 A board's call to the director shows too (`call`: `called`, `taken`, or null: a mark for the
 hall, never a way to answer it), and the round as the clock has it: `start_ms`, the time of day a
 director's `set start=` set this game's round to start (null if none), and `ended`, why the game
-ended (`round_over`, `stop_hold`, `forfeit`; null while it has not).
+ended (`round_over`, `stop_hold`, `forfeit`; null while it has not). Each side's `used_ms` (its
+time used at `at_ms`) and the game's `pace` (each side's `turns` pressed, its `used_ms` at its last
+press, its `base_ms` before them, and `last`: 1 if it made the game's last press, clock/pace.py) let
+a viewer count the likely end as the director's page does (director/hall/ends.py).
 """
 
 import json
 
 from ...clock.calls import Calls
 from ...clock.history import apply_record, game_rules, reconcile, record_instant_ns
+from ...clock.pace import Pace
 from ...clock.state import GameState, State
 from ...clock.timecode import NS_PER_MS, parse_clock
 from ...wire.records import SIDES
@@ -53,10 +57,12 @@ class PublicScene:
         self.calls = Calls()  # the board's open call (carried from game to game by `new_game`)
         self.start_ms = None  # this game's round start, a time of day (`set start=`)
         self.ended = None  # why this game ended
+        self.pace = Pace()  # each side's turns and its time used at its last press (a likely end)
 
     def take(self, record):
         """Take one record of the game, in order."""
         ev = record.get("ev")
+        self.pace.take(record)
         if isinstance(record.get("boot_id"), str):
             self.boot_id = record["boot_id"]
         try:
@@ -118,6 +124,7 @@ def public_text(clock_id, board, scene, public, record, now_ns, wall_ns):
                 "shown": side["shown"],
                 "pen": side["pen"],
                 "runs": public.runs(record, name),
+                "used_ms": side["used_ms"],
             }
         except (KeyError, TypeError, ValueError):
             return None
@@ -136,6 +143,10 @@ def public_text(clock_id, board, scene, public, record, now_ns, wall_ns):
         "call": public.calls.shown(),
         "start_ms": public.start_ms,
         "ended": public.ended if record.get("state") == State.ENDED else None,
+        "pace": {
+            name: {key: int(done.get(key, 0)) for key in ("turns", "used_ms", "base_ms", "last")}
+            for name, done in public.pace.sides.items()
+        },
         **sides,
     }
     return json.dumps(state, separators=(",", ":"), sort_keys=True)

@@ -20,6 +20,7 @@ than the latest end: exactly that when the pace says both sides will use all the
 import re
 
 from ...clock.history import game_rules
+from ...clock.pace import Pace
 
 #: the turns a side takes in a typical game (100 tiles, about four a play: 22 to 26 turns in all)
 TURNS_A_SIDE = 12
@@ -60,23 +61,12 @@ def latest_end(rules, board, now_ms, took_start=None):
 
 
 def pace(records):
-    """Each side's pace in a game's `records` (from its `new_game` on): {side: {"turns": the turns
-    it pressed (its switches), "used_ms": its time used at its last press, "base_ms": its time
-    used before the first of them was counted, "last": whether it made the game's last press}}. A spare's game counts from its `takeover`: the
-    time used on the dead clock is its base, and its turns there are not known."""
-    paces = {side: {"turns": 0, "used_ms": 0, "base_ms": 0} for side in "AB"}
+    """Each side's pace in a game's `records` (from its `new_game` on), as `clock.pace.Pace` takes
+    it: {side: {"turns", "used_ms", "base_ms", "last"}}."""
+    paces = Pace()
     for record in records:
-        if record.get("ev") == "takeover":
-            for side in "AB":
-                used_ms = (record.get(side) or {}).get("used_ms", 0)
-                paces[side] = {"turns": 0, "used_ms": used_ms, "base_ms": used_ms}
-            continue
-        side = record.get("button")
-        if record.get("ev") == "switch" and side in paces and isinstance(record.get(side), dict):
-            done = paces[side]
-            paces[side] = {**done, "turns": done["turns"] + 1, "used_ms": record[side].get("used_ms", 0)}
-            paces[side]["last"], paces["B" if side == "A" else "A"]["last"] = True, False
-    return paces
+        paces.take(record)
+    return paces.sides
 
 
 def likely_end(rules, board, now_ms, took_start=None):

@@ -98,8 +98,7 @@ class HallPage:
         self.pairings = pairings  # an event.hall_pairings.HallPairings: the players' names, or None
         #: the director's `--round` (checked against TSH's at the start), or None
         self.given_round = None
-        #: where each board's table stands in the room ({board: [row, column]}, hall/plan.py), or None
-        self.plan = None
+        self.plan = None  #: each board's [row, column] in the room (hall/plan.py), or None
         # the round started from the page, kept in the records folder (hall/round_control.py)
         self.rounds = RoundControl(feed, folder=folder)
         if self.audit is not None:  # a round started before a restart: answered by its boards only

@@ -58,7 +58,21 @@ var TileclockCount = (function () {
       if (!side || !whole(side.left_ms, -1e9, 1e9) || !whole(side.pen, 0, 1e6)) return null;
       if (typeof side.shown !== "string" || !SHOWN.test(side.shown)) return null;
       if (typeof side.runs !== "boolean") return null;
-      state[SIDES[i]] = { left_ms: side.left_ms, shown: side.shown, pen: side.pen, runs: side.runs };
+      // its time used at `at_ms`: said by newer clocks only (absent: null, and no likely end)
+      var used = side.used_ms === undefined ? null : side.used_ms;
+      if (used !== null && !whole(used, 0, 1e9)) return null;
+      state[SIDES[i]] = { left_ms: side.left_ms, shown: side.shown, pen: side.pen, runs: side.runs, used_ms: used };
+    }
+    state.pace = null;  // the game's pace (clock/pace.py): said by newer clocks only
+    if (value.pace !== undefined && value.pace !== null) {
+      var pace = {};
+      for (var j = 0; j < 2; j++) {
+        var done = value.pace && value.pace[SIDES[j]];
+        if (!done || !whole(done.turns, 0, 1e6) || !whole(done.used_ms, 0, 1e9) || !whole(done.base_ms, 0, 1e9)
+            || (done.last !== 0 && done.last !== 1)) return null;
+        pace[SIDES[j]] = { turns: done.turns, used_ms: done.used_ms, base_ms: done.base_ms, last: done.last === 1 };
+      }
+      state.pace = pace;
     }
     return state;
   }
@@ -112,6 +126,44 @@ var TileclockCount = (function () {
     return now_ms + to_come;
   }
 
+  // The turns a side takes in a typical game (hall/ends.py's TURNS_A_SIDE).
+  var TURNS_A_SIDE = 12;
+
+  // When `state`'s game likely ends (ms, the viewer's clock), as the director's page says it
+  // (hall/ends.py's likely_end): each side's mean turn so far carried on to TURNS_A_SIDE turns
+  // (past them, the side on turn finishes its turn), never more than its time and overtime left;
+  // a side with no turn yet takes its opponent's pace, or with neither all its time left; never
+  // later than the latest end. Null when not in play or from a clock that says no pace.
+  function likelyEnd(state, now_ms, skew_ms) {
+    if (!state.pace || ["ready", "running", "paused"].indexOf(state.state) < 0) return null;
+    var means = {}, so_far = {}, to_come = 0, i, side;
+    for (i = 0; i < 2; i++) {
+      side = SIDES[i];
+      var done = state.pace[side];
+      if (done.turns) {
+        means[side] = Math.max(0, done.used_ms - done.base_ms) / done.turns;
+        so_far[side] = done.turns + (means[side] ? done.base_ms / means[side] : 0);
+      }
+    }
+    for (i = 0; i < 2; i++) {
+      side = SIDES[i];
+      var other = SIDES[1 - i];
+      if (state[side].used_ms === null) return null;
+      var left = leftAt(state, side, now_ms, skew_ms);
+      var used = state[side].used_ms + (state[side].left_ms - left);  // it runs on since at_ms
+      // a stopped clock's side on turn (the one that did not press last) still has its turn to finish
+      var on_turn = state.state === "paused" ? state.pace[other].last : charged(state, side);
+      var most = Math.max(0, left);
+      if (state.cap_s !== null) most += Math.max(0, state.cap_s * 1000 - Math.max(0, -left));
+      var mean = side in means ? means[side] : means[other];
+      if (mean === undefined) { to_come += Math.max(0, left); continue; }
+      var turns = Math.max(TURNS_A_SIDE, (so_far[side] || 0) + (on_turn ? 1 : 0));
+      to_come += Math.min(most, Math.max(0, mean * turns - used));
+    }
+    var likely = now_ms + Math.floor(to_come), latest = latestEnd(state, now_ms, skew_ms);
+    return latest === null ? likely : Math.min(likely, latest);
+  }
+
   // The viewer's clock against ONE clock's (a page keeps one a clock: each Pi's wall clock is its own,
   // hours off without network time): the least delay of its last few live states (a state
   // just made, not a retained copy or one sent again); trusted as synced within SYNCED_MS.
@@ -130,6 +182,6 @@ var TileclockCount = (function () {
 
   return {
     parse: parse, charged: charged, leftAt: leftAt, shownSeconds: shownSeconds,
-    format: format, shown: shown, latestEnd: latestEnd, Skew: Skew,
+    format: format, shown: shown, latestEnd: latestEnd, likelyEnd: likelyEnd, Skew: Skew,
   };
 })();

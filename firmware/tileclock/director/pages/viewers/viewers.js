@@ -129,9 +129,11 @@
     return name(a.state).localeCompare(name(b.state), undefined, { numeric: true });
   }
 
-  // "Round 4 ends by 15:42 at the latest: Board 7, Board 31 will be last": the boards in play of
-  // the newest round on the page, each by its own clock's count (C.latestEnd; a board gone offline
-  // or a page not receiving counted as stopped), those within a minute of the last named
+  // "Round 4 ends by 15:42 at the latest, likely 15:20: Board 7, Board 31 will be last": the boards
+  // in play of the newest round on the page, each by its own clock's count (C.latestEnd and
+  // C.likelyEnd, as the director's page says them; a board gone offline or a page not receiving
+  // counted as stopped), those within a minute of the last named (by the likely end where one is
+  // known, as the director's page names them)
   function roundEnds(list) {
     var now = staleSince !== null ? staleSince : Date.now();
     var ends = list.map(function (entry) {
@@ -140,19 +142,26 @@
         at = Math.min(at, offline.get(entry.state.clock) || entry.state.at_ms + entry.skew.value());
       }
       var latest = C.latestEnd(entry.state, at, entry.skew.value());
-      return { entry: entry, latest: latest === null ? null : latest + Date.now() - at };
-    }).filter(function (end) { return end.latest !== null; });
+      var likely = C.likelyEnd(entry.state, at, entry.skew.value());
+      return { entry: entry, latest: latest === null ? null : latest + Date.now() - at,
+               likely: likely === null ? null : likely + Date.now() - at };
+    }).filter(function (end) { return end.latest !== null || end.likely !== null; });
     var rounds = ends.map(function (end) { return end.entry.state.round; }).filter(function (r) { return r !== null; });
     var round = rounds.length ? Math.max.apply(null, rounds) : null;
     ends = ends.filter(function (end) { return end.entry.state.round === round; });
     if (!ends.length) return "";
-    var last = Math.max.apply(null, ends.map(function (end) { return end.latest; }));
-    var names = ends.filter(function (end) { return end.latest >= last - 60000; })
+    var most = function (key) {
+      var known = ends.filter(function (end) { return end[key] !== null; });
+      return known.length ? Math.max.apply(null, known.map(function (end) { return end[key]; })) : null;
+    };
+    var last = most("latest"), likely = most("likely"), by = likely !== null ? "likely" : "latest";
+    var names = ends.filter(function (end) { return end[by] !== null && end[by] >= (by === "likely" ? likely : last) - 60000; })
       .sort(function (a, b) { return order(a.entry, b.entry); }).map(function (end) { return name(end.entry.state); }).slice(0, 5);
-    var when = new Date(last);
     var pad = function (n) { return String(n).padStart(2, "0"); };
-    return (round === null ? "The round" : "Round " + round) + " ends by " + pad(when.getHours()) + ":" +
-      pad(when.getMinutes()) + " at the latest: " + names.join(", ") + " will be last";
+    var clock = function (ms) { var when = new Date(ms); return pad(when.getHours()) + ":" + pad(when.getMinutes()); };
+    var said = last !== null ? " ends by " + clock(last) + " at the latest" + (likely !== null ? ", likely " + clock(likely) : "")
+      : " likely ends at " + clock(likely);
+    return (round === null ? "The round" : "Round " + round) + said + ": " + names.join(", ") + " will be last";
   }
 
   function drawBoards() {
