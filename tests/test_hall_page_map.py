@@ -110,3 +110,23 @@ def test_two_hundred_boards_are_legible_on_one_screen(page):
         assert page.inner_text('.tile[data-clock="clock-200"] .num') == "200"
     finally:
         page_server.close()
+
+
+def test_two_hundred_boards_that_cannot_start_are_one_line(page):
+    """Before a round, the boards that cannot start a timed round are named by reason, in runs
+    (it was a paragraph a board: at 200 boards 1,000 px that pushed every board below the fold)."""
+    boards = [board(n, "running", "A", ("12:31", 748_400), ("14:02", 658_000)) for n in range(1, 201)]
+    boards[4] = board(5, "ready", None, time={"offset_us": 0, "error_us": 0, "synced": False})
+    page_server = serve(boards)
+    try:
+        page.set_viewport_size({"width": 1920, "height": 1080})
+        page.goto(page_server.address)
+        before = page.locator("#before-round")
+        before.wait_for()
+        assert before.inner_text() == (
+            "Cannot start a timed round now: Boards 1-4, 6-200 (its game has begun or ended: new game first), "
+            "Board 5 (its clock's time is not synchronised)"
+        )
+        assert before.bounding_box()["height"] < 40
+    finally:
+        page_server.close()

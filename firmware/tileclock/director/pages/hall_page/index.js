@@ -219,8 +219,22 @@ function drawBefore(before) {
   const idle = !round || round.over_ms;
   const cannot = before ? before.cannot : [];
   holder.hidden = !(idle && cannot.length);
-  if (!holder.hidden) holder.textContent = "Cannot start a timed round now: " +
-    cannot.map(c => "Board " + c.board + " (" + c.why + ")").join(", ");
+  if (holder.hidden) return;
+  const reasons = {};  // the boards of each reason together: 200 boards are one line, not a page
+  cannot.forEach(c => (reasons[c.why] = reasons[c.why] || []).push(c.board));
+  holder.textContent = "Cannot start a timed round now: " +
+    Object.entries(reasons).map(([why, names]) => boardRuns(names) + " (" + why + ")").join(", ");
+}
+// boards in board order as a director types them: "Board 5", "Boards 1-8, 11, 12b"
+function boardRuns(names) {
+  const runs = [];
+  for (const name of names) {
+    const n = /^\d{1,9}$/.test(name) ? Number(name) : null, last = runs[runs.length - 1];
+    if (n !== null && last && last.to === n - 1) last.to = n;
+    else runs.push(n === null ? {name} : {from: n, to: n});
+  }
+  const said = runs.map(r => r.name !== undefined ? r.name : r.from === r.to ? String(r.from) : r.from + "-" + r.to);
+  return (names.length === 1 ? "Board " : "Boards ") + said.join(", ");
 }
 async function loadRound() {
   const answer = await fetch("/api/round");
