@@ -1,11 +1,12 @@
 """`tileclock hall-demo --director`: the scripted director plays a round on the page's own paths,
-so its call answered, its correction and its round over are on the audit trail and sent with
-`by=hall-demo`, exactly as a director's clicks would be."""
+so its call answered, its correction, its round over and the next round's new games are on the
+audit trail and sent with `by=hall-demo`, exactly as a director's clicks would be. (It sent no new
+games, so every clock refused round 2; and it corrected an ended game, re-issuing its result.)"""
 
 from tileclock.director.hall.audit import AuditLog
 from tileclock.director.hall.audit_read import read
 from tileclock.director.hall.round_control import RoundControl
-from tileclock.director.pages.demo_director import BETWEEN_S, STEP_S, DemoDirector
+from tileclock.director.pages.demo_director import BETWEEN_S, NEW_GAME_S, STEP_S, DemoDirector
 
 
 class Feed:
@@ -21,7 +22,10 @@ class Feed:
 
     def snapshot(self):
         call = {"seq": 41, "state": "called"} if self.calling else None
-        boards = [{"board": "1", "clock": "clock-1", "call": call}, {"board": "2", "clock": "clock-2"}]
+        boards = [
+            {"board": "1", "clock": "clock-1", "call": call, "state": "paused"},
+            {"board": "2", "clock": "clock-2", "call": call, "state": "ended"},  # never corrected
+        ]
         return {"boards": boards}
 
 
@@ -37,7 +41,7 @@ def test_the_demo_director_plays_a_round_with_a_call_a_correction_and_round_over
     director = DemoDirector(hall, round_s=60)
     director.step(0)  # round 1 on every board
     hall.feed.calling = True
-    for now in (1, 1 + STEP_S, 1 + 2 * STEP_S, 1 + 3 * STEP_S, 61, 61 + BETWEEN_S):
+    for now in (1, 1 + STEP_S, 1 + 2 * STEP_S, 1 + 3 * STEP_S, 61, 61 + NEW_GAME_S, 61 + BETWEEN_S):
         director.step(now)
     lines = [line for _, line in hall.feed.sent]
     assert [line.split(" start=")[0] for line in lines] == [
@@ -47,12 +51,15 @@ def test_the_demo_director_plays_a_round_with_a_call_a_correction_and_round_over
         "adjust B +60000 by=hall-demo_t6as9s_3",
         "call done 41 by=hall-demo_t6as9s_4",
         "round over by=hall-demo_t6as9s_5",
+        # the next round's games first: a clock starts a round only on a fresh game
+        "new game by=hall-demo_t6as9s_6",
+        "new game by=hall-demo_t6as9s_6",
         "set round=2",
         "set round=2",
     ]
     # each action's id: who (`hall-demo`) and its line in audit.log
     assert [line.rsplit(" by=", 1)[1] for line in lines] == [
-        f"hall-demo_t6as9s_{n}" for n in (1, 1, 2, 3, 4, 5, 6, 6)
+        f"hall-demo_t6as9s_{n}" for n in (1, 1, 2, 3, 4, 5, 6, 6, 7, 7)
     ]
     trail = [
         (e["action"], e["clock"], e["changed"].get("answer") or e["changed"].get("side"))
@@ -64,5 +71,6 @@ def test_the_demo_director_plays_a_round_with_a_call_a_correction_and_round_over
         ("adjust", "clock-1", "B"),
         ("call", "clock-1", "done"),
         ("round_over", "all", None),
+        ("new_game", "all", None),
         ("round_start", "all", None),
     ]

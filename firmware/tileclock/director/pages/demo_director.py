@@ -3,9 +3,10 @@ director's round on the page's own paths, so everything it does is on the audit 
 clocks' records exactly as a director's clicks would be, named `hall-demo` (each command's
 `by=` its action's id on the trail, `hall-demo_RUN_N`).
 
-Each round: start it (every board, in 10 s); answer the first call of the round, `taken`, give
-that board's B a minute (a correction: the clock is stopped for the call), then `done`; after
-`round_s` seconds send round over; start the next round a little later. A step the hall refuses
+Each round: start it (every board, in 10 s); answer the first call of the round on a board whose
+game is in play, `taken`, give that board's B a minute (a correction: the clock is stopped for the
+call), then `done`; after `round_s` seconds send round over; a new game on every board a little
+later (a clock starts a round only on a fresh game), and the next round after that. A step the hall refuses
 (the audit trail cannot be written, a board not heard from yet) is logged and tried again later.
 """
 
@@ -23,6 +24,8 @@ LOOK_S = 0.5
 STEP_S = 2.0
 #: seconds between round over and the next round's start
 BETWEEN_S = 20.0
+#: seconds between round over and the new game on every board (the ended games seen meanwhile)
+NEW_GAME_S = BETWEEN_S / 2
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +40,7 @@ class DemoDirector:
         self.round = 0
         self._round_from = None  # when the current round was started (this process's clock)
         self._over_at = None  # when round over was sent, or None while the round runs
+        self._renewed = False  # whether the new games after this round over were sent
         self._answering = None  # (clock id, call seq, the next step, when it is due)
         self._answered = True  # whether this round's first call has been answered
         self._stop = threading.Event()
@@ -70,7 +74,11 @@ class DemoDirector:
             return
         if self._over_at is None and now - self._round_from >= self.round_s:
             round_step_as(self.hall, BY, None, "over")
-            self._over_at, self._answering = now, None
+            self._over_at, self._answering, self._renewed = now, None, False
+            return
+        if self._over_at is not None and not self._renewed and now - self._over_at >= NEW_GAME_S:
+            round_step_as(self.hall, BY, None, "new_game", "")  # every board: the next round's games
+            self._renewed = True
             return
         if self._over_at is None:
             self._answer(now)
@@ -79,7 +87,9 @@ class DemoDirector:
         if self._answering is None:
             if self._answered:
                 return
-            calling = [b for b in self.hall.feed.snapshot()["boards"] if b.get("call")]
+            # a call on a game in play only: a correction on an ended game would re-issue its result
+            boards = self.hall.feed.snapshot()["boards"]
+            calling = [b for b in boards if b.get("call") and b.get("state") in ("running", "paused")]
             if calling:
                 board = calling[0]
                 self._answering = (board["clock"], board["call"]["seq"], "taken", now + STEP_S)
