@@ -122,6 +122,8 @@ def test_sigterm_stops_the_demo_as_ctrl_c_does_and_leaves_no_broker_running(tmp_
     assert left.stdout == "", "the demo's brokers were left running"
     assert demo.returncode == 0, said
     assert "Traceback" not in said, said
+    # it says where its games are as it stops (it left a temporary folder without a word)
+    assert f"stopped: the demo's records are in {tmp_path}/records" in said, said
 
 
 class Terminal(io.StringIO):

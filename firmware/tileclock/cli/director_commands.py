@@ -141,6 +141,9 @@ def cmd_hall_demo(args):
             stop()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        # where the demo's games are, for `sheet` or `scores` (a folder of its own is never deleted)
+        kept = "" if args.out else f"; a temporary folder: remove {folder} when done"
+        print(f"stopped: the demo's records are in {folder}/records{kept}", flush=True)
     return 0
 
 
