@@ -52,3 +52,18 @@ def test_sim_uses_a_venv_that_make_test_filled_as_it_is(tmp_path):
     assert result.returncode == 0 and f"[ {venv}/.installed -nt pyproject.toml ] ||" in result.stdout
     check = subprocess.run(["sh", "-c", result.stdout.splitlines()[0].split(" || ")[0]], cwd=ROOT)
     assert check.returncode == 0  # so the install after `||` is skipped
+
+
+def test_make_tools_names_every_command_of_the_director():
+    """`make tools` says which commands it installed: it named six of the director's nine (no
+    `scores`, `hall-demo` nor `hall-setup`), so a director never learnt of them there."""
+    import argparse
+
+    from tileclock.cli.director_arguments import add_director_commands
+
+    commands = argparse.ArgumentParser().add_subparsers()
+    add_director_commands(commands)
+    said = make("tools", "VENV=.venv").stdout
+    line = next(line for line in said.splitlines() if "the director's tools" in line)
+    named = line.split("(", 1)[1].split(")", 1)[0].split(", ")
+    assert sorted(named) == sorted(commands.choices)
