@@ -116,3 +116,20 @@ def test_replay_after_a_power_cut_during_a_late_start_shows_the_game_stopped_as_
     ):
         assert (view.state, view.run) == ("paused", None)
         assert [getattr(view, side).used_ms for side in "AB"] == [recovered[side]["used_ms"] for side in "AB"]
+
+
+def test_a_boards_folder_given_to_replay_or_plot_names_the_game_to_give(tmp_path):
+    """A board's folder of the hall's records holds game files, not a journal: replay and plot
+    said `no game in this log`; they now name its newest game file to give instead."""
+    code, out, _ = run(["sim", "--script", "-"], stdin="0 press B\n30 press A\n40 until\n")
+    assert code == 0
+    board = tmp_path / "records" / "board-7"
+    board.mkdir(parents=True)
+    (board / "game-1-clock-7.log").write_text(out)
+    for argv in (["replay", str(board), "--at", "0:10"], ["plot", str(board), str(tmp_path / "p.svg")]):
+        code, _, err = run(argv)
+        assert code != 0 and err.count("\n") == 1, err
+        assert f"{board} is a board's folder of 1 game file(s), not a clock's journal" in err, err
+        assert f"e.g. {board / 'game-1-clock-7.log'} (its newest)" in err, err
+    code, _, err = run(["replay", str(board / "game-1-clock-7.log"), "--at", "0:10"])
+    assert code == 0, err  # the file it names is one replay takes

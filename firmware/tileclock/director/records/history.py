@@ -104,11 +104,25 @@ def last_game_records(path):
 
 
 def journal_folder(path):
-    """The segment folder of a state directory or journal folder, or None for a single file."""
+    """The segment folder of a state directory or journal folder, or None for a single file. A
+    folder of game files (a board's in the hall's or collect's records) and no journal is a
+    ValueError naming its newest game to give instead: it is no game's log."""
     if not os.path.isdir(path):
         return None
     inner = os.path.join(path, "journal")
-    return inner if os.path.isdir(inner) else path
+    if os.path.isdir(inner):
+        return inner
+    if not segments.list_segments(path):
+        games = sorted(
+            (name for name in os.listdir(path) if name.startswith("game-") and name.endswith(".log")),
+            key=lambda name: os.path.getmtime(os.path.join(path, name)),
+        )
+        if games:
+            raise ValueError(
+                f"{path} is a board's folder of {len(games)} game file(s), not a clock's journal: "
+                f"give one game, e.g. {os.path.join(path, games[-1])} (its newest)"
+            )
+    return path
 
 
 def _file_records(path):
