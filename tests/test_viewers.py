@@ -101,6 +101,7 @@ def test_the_public_state_is_the_time_left_at_its_own_instant_as_a_time_of_day(b
         "run",
         "at_ms",
         "cap_s",
+        "limit_s",
         "call",
         "start_ms",
         "ended",
@@ -177,6 +178,8 @@ def test_each_side_says_whether_its_time_runs_as_the_clock_charges_it(sim):
         record, state = next((r, s) for r, s in public_states(records) if r["ev"] == "late_start")
         assert (state["state"], state["run"]) == ("running", None)
         assert (state["A"]["runs"], state["B"]["runs"]) == runs, rules
+        # the round's limit, which ends a school round at the latest (NASPA has none: its cap does)
+        assert state["limit_s"] == {"school": 3000, "naspa": None}[rules]
     records = sim("1 press B\n9 press A\n12 press STOP\n")
     after = {r["ev"]: s for r, s in public_states(records)}
     assert (after["start"]["A"]["runs"], after["start"]["B"]["runs"]) == (True, False)

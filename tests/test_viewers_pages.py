@@ -403,3 +403,21 @@ def test_the_spectators_likely_end_is_the_directors_for_a_scripted_game(browser,
         page.inner_text("#ends"),
     ), page.inner_text("#ends")
     page.context.close()
+
+
+def test_a_school_rounds_latest_end_is_its_start_plus_the_limit(browser, viewers_broker):
+    """School rule 21: no overtime cap, the round ends 50 minutes from its start at the latest;
+    the public state says the limit (`limit_s`), so the spectators' page says it as the director's
+    page does (it said nothing: the public state carried no round limit)."""
+    page = open_page(browser, viewers_broker, "")
+    state = {**json.loads(running_state("4", 1, AT_MS)), "round": 2, "cap_s": None, "limit_s": 3000}
+    state["start_ms"] = AT_MS - 600_000  # the round began ten minutes ago
+    page.evaluate("s => tileclockViewer.take('tileclock/4/public', s, false)", json.dumps(state))
+    page.evaluate("tileclockViewer.draw()")
+    latest = page.evaluate(
+        "s => TileclockCount.latestEnd(TileclockCount.parse(s), Date.now(), 0)", json.dumps(state)
+    )
+    assert latest == AT_MS - 600_000 + 3_000_000
+    assert page.inner_text("#ends").startswith("Round 2 ends by ")
+    assert page.inner_text("#ends").endswith(" at the latest: Board 4 will be last")
+    page.context.close()

@@ -15,7 +15,8 @@ director's `set start=` set this game's round to start (null if none), and `ende
 ended (`round_over`, `stop_hold`, `forfeit`; null while it has not). Each side's `used_ms` (its
 time used at `at_ms`) and the game's `pace` (each side's `turns` pressed, its `used_ms` at its last
 press, its `base_ms` before them, and `last`: 1 if it made the game's last press, clock/pace.py) let
-a viewer count the likely end as the director's page does (director/hall/ends.py).
+a viewer count the likely end as the director's page does (director/hall/ends.py); `limit_s`
+the rules' round limit (null for none), which with `start_ms` ends the game at the latest.
 """
 
 import json
@@ -140,6 +141,8 @@ def public_text(clock_id, board, scene, public, record, now_ns, wall_ns):
         "run": record.get("run"),
         "at_ms": public.stamp_ms(record, now_ns, wall_ns),
         "cap_s": public.cap_s,
+        # a round limit (school rule 21), from the round's start_ms: the latest end under it
+        "limit_s": getattr(public.rules, "round_limit_s", None),
         "call": public.calls.shown(),
         "start_ms": public.start_ms,
         "ended": public.ended if record.get("state") == State.ENDED else None,

@@ -33,6 +33,9 @@ var TileclockCount = (function () {
     if (STATES.indexOf(value.state) < 0 || [null, "A", "B"].indexOf(value.run) < 0) return null;
     if (!whole(value.seq, 0, Number.MAX_SAFE_INTEGER) || !whole(value.at_ms, 0, 1e14)) return null;
     if (value.cap_s !== null && !whole(value.cap_s, 0, 86400)) return null;
+    // the rules' round limit: said by newer clocks only (absent: null)
+    var limit = value.limit_s === undefined ? null : value.limit_s;
+    if (limit !== null && !whole(limit, 1, 86400)) return null;
     var board = value.board, table = value.table, round = value.round;
     if (board !== null && !(typeof board === "string" && LABEL.test(board))) return null;
     if (table !== null && !whole(table, 0, 9999) && !(typeof table === "string" && LABEL.test(table))) return null;
@@ -50,7 +53,7 @@ var TileclockCount = (function () {
     if ([null, "round_over", "stop_hold", "forfeit"].indexOf(ended) < 0) return null;
     var state = {
       clock: value.clock, board: board, table: table, round: round, seq: value.seq, boot: boot,
-      state: value.state, run: value.run, at_ms: value.at_ms, cap_s: value.cap_s,
+      state: value.state, run: value.run, at_ms: value.at_ms, cap_s: value.cap_s, limit_s: limit,
       call: call, start_ms: start, ended: ended,
     };
     for (var i = 0; i < 2; i++) {
@@ -114,16 +117,22 @@ var TileclockCount = (function () {
 
   // When `state`'s game ends at the latest (ms, the viewer's clock), as the director's page says it
   // (hall/ends.py): both sides' time left at `now_ms` plus what is left of each side's overtime cap,
-  // from now (a stopped clock is counted as stopped: its end moves later while it stays so); null
-  // when not in play or without a cap (a round's limit is not in the public state).
+  // from now (a stopped clock is counted as stopped: its end moves later while it stays so); under
+  // a round limit (school rule 21) by the round's start plus the limit, at the latest (on the
+  // viewer's clock: the start is the clock's time of day); null when not in play or with neither.
   function latestEnd(state, now_ms, skew_ms) {
-    if (state.cap_s === null || ["ready", "running", "paused"].indexOf(state.state) < 0) return null;
-    var to_come = 0;
-    for (var i = 0; i < 2; i++) {
-      var left = leftAt(state, SIDES[i], now_ms, skew_ms);
-      to_come += Math.max(0, left) + Math.max(0, state.cap_s * 1000 - Math.max(0, -left));
+    if (["ready", "running", "paused"].indexOf(state.state) < 0) return null;
+    var ends = [];
+    if (state.cap_s !== null) {
+      var to_come = 0;
+      for (var i = 0; i < 2; i++) {
+        var left = leftAt(state, SIDES[i], now_ms, skew_ms);
+        to_come += Math.max(0, left) + Math.max(0, state.cap_s * 1000 - Math.max(0, -left));
+      }
+      ends.push(now_ms + to_come);
     }
-    return now_ms + to_come;
+    if (state.limit_s && state.start_ms !== null) ends.push(state.start_ms + (skew_ms || 0) + state.limit_s * 1000);
+    return ends.length ? Math.min.apply(null, ends) : null;
   }
 
   // The turns a side takes in a typical game (hall/ends.py's TURNS_A_SIDE).
