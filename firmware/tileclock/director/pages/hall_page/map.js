@@ -37,7 +37,8 @@ function mapLayout(boards, places) {
 let plan = {};
 function drawMap(boards) {
   const holder = document.getElementById("map-grid"), laid = mapLayout(boards, plan);
-  holder.style.gridTemplateColumns = "repeat(" + Math.max(1, laid.columns) + ", minmax(0, 1fr))";
+  // a tile at most 8rem wide: a small room stays compact, 200 boards share the screen
+  holder.style.gridTemplateColumns = "repeat(" + Math.max(1, laid.columns) + ", minmax(0, 8rem))";
   const had = {};
   for (const node of holder.children) had[node.dataset.clock] = node;
   holder.replaceChildren(...laid.tiles.map(t => {
