@@ -13,7 +13,7 @@ import time
 import pytest
 
 from support.feeds import Feed
-from support.hall_helpers import form_headers, game_ended, hall_page, page_request, slow_clients
+from support.hall_helpers import QUICK_ROUNDS, form_headers, game_ended, hall_page, page_request, slow_clients
 from tileclock.director.event.entries import ScoreBook
 from tileclock.director.hall.audit_read import read
 from tileclock.director.hall.page_password import hash_password
@@ -109,7 +109,9 @@ def test_a_locked_round_is_unlocked_by_the_director_on_the_audit_trail(doors):
 def login_page(tmp_path):
     """The director's door as it is where it listens beyond this laptop: a login first."""
     book = ScoreBook(str(tmp_path / "scores"))
-    with hall_page(Feed(tmp_path), scores=book, login=True, password_hash=hash_password(PASSWORD)) as server:
+    with hall_page(
+        Feed(tmp_path), scores=book, login=True, password_hash=hash_password(PASSWORD, rounds=QUICK_ROUNDS)
+    ) as server:
         yield server
 
 
@@ -359,13 +361,15 @@ def test_password_tries_are_counted_before_their_check_so_a_burst_gets_no_more()
 
 
 def test_the_directors_door_beyond_this_laptop_caps_its_connections_in_all(tmp_path):
-    with hall_page(Feed(tmp_path), login=True, password_hash=hash_password(PASSWORD)) as server:
+    with hall_page(
+        Feed(tmp_path), login=True, password_hash=hash_password(PASSWORD, rounds=QUICK_ROUNDS)
+    ) as server:
         assert server.door.server.config.limit_concurrency == MAX_DIRECTOR_CONNECTIONS
     with hall_page(Feed(tmp_path)) as server:  # on this laptop: no stranger, no cap in all
         assert server.door.server.config.limit_concurrency is None
 
 
-GOOD_HASH = hash_password("correct horse", salt=bytes(16))
+GOOD_HASH = hash_password("correct horse", salt=bytes(16), rounds=QUICK_ROUNDS)
 _, _ROUNDS, _SALT, _DIGEST = GOOD_HASH.split("$")
 HOSTILE_PASSWORD_FILES = {
     # wrong types

@@ -17,7 +17,15 @@ import pytest
 
 from conftest import BROKER_USERS
 from support.feeds import Feed
-from support.hall_helpers import form_headers, game_ended, hall_page, page_json, page_request, wait_for
+from support.hall_helpers import (
+    QUICK_ROUNDS,
+    form_headers,
+    game_ended,
+    hall_page,
+    page_json,
+    page_request,
+    wait_for,
+)
 from support.phones import PHONE
 from support.relay import Relay
 from tileclock.cli.errors import UsageError
@@ -29,7 +37,7 @@ from tileclock.director.hall.tls import CA_CERT, PAGE_CERT, PAGE_KEY, fingerprin
 from tileclock.director.pages.web import COMMAND_HEADER
 
 PASSWORD = "correct horse"
-HASH = hash_password(PASSWORD)  # once: PBKDF2 takes its time, on purpose
+HASH = hash_password(PASSWORD, rounds=QUICK_ROUNDS)
 
 
 @pytest.fixture

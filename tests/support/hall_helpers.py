@@ -18,6 +18,10 @@ from tileclock.director.pages.app import ONCE_HEADER
 from tileclock.director.pages.web import COMMAND_HEADER, HallPage
 from tileclock.wire.protocol import unframe
 
+#: PBKDF2's rounds in a test's page password: a login is checked with the rounds its file names, and
+#: hall-setup's 200,000 cost a tenth of a second of CPU a try (the tests of hall-setup keep them)
+QUICK_ROUNDS = 1_000
+
 
 def wait_for(predicate, timeout_s=30.0, what="the condition"):
     """Poll `predicate` (network I/O happens on other threads) until true; fail after `timeout_s`.

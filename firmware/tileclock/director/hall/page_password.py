@@ -14,11 +14,12 @@ MAX_ROUNDS = 10 * ROUNDS
 _HEX = frozenset("0123456789abcdef")
 
 
-def hash_password(password, salt=None):
-    """`password` as the page's password file keeps it: `pbkdf2_sha256$ROUNDS$SALT$HASH` (hex)."""
+def hash_password(password, salt=None, rounds=ROUNDS):
+    """`password` as the page's password file keeps it: `pbkdf2_sha256$ROUNDS$SALT$HASH` (hex);
+    a login is checked with the rounds the file names (hall-setup's: `ROUNDS`)."""
     salt = salt or secrets.token_bytes(16)
-    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, ROUNDS)
-    return f"pbkdf2_sha256${ROUNDS}${salt.hex()}${digest.hex()}"
+    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, rounds)
+    return f"pbkdf2_sha256${rounds}${salt.hex()}${digest.hex()}"
 
 
 def is_password_hash(text):
