@@ -178,6 +178,27 @@ def test_times_drawn_glyph_by_glyph_are_pixel_for_pixel_pillows():
         assert ours.tobytes() == pillows.tobytes(), (text, size, anchor)
 
 
+def test_a_pillow_that_draws_a_glyph_elsewhere_has_every_time_drawn_whole(monkeypatch):
+    """Another Pillow (Debian's 9.4 on 32-bit Pi OS) might put a glyph a pixel apart: text.py tries
+    its probes both ways first, and then draws times whole, as Pillow does."""
+    from tileclock.device.screen import text
+
+    def shifted(character, size, anchor):
+        mask, (left, top) = text._raster(character, size, anchor)
+        return mask, (left + 1, top)
+
+    monkeypatch.setattr(text, "_glyph", shifted)
+    text._times_by_glyph.cache_clear()
+    try:
+        assert not text._times_by_glyph(BIG, "rs")
+        ours, pillows = (Image.new("1", (128, 64), 0) for _ in range(2))
+        draw_text(ours, (127, 50), "-3:07", BIG, anchor="rs")
+        ImageDraw.Draw(pillows).text((127, 50), "-3:07", font=font(BIG), fill=1, anchor="rs")
+        assert ours.tobytes() == pillows.tobytes()
+    finally:
+        text._times_by_glyph.cache_clear()  # this Pillow's answer again for the tests after
+
+
 def test_the_self_test_lights_every_pixel_of_both_panels_and_asks_in_words_that_fit():
     for side in "AB":
         assert set(render(SCENES["selftest_light"], Panel(faces=side)).getdata()) == {1}

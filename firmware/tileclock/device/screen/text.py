@@ -65,6 +65,35 @@ def text_length(text, size):
 #: sizes they are shown at: drawn glyph by glyph (see `draw_text`)
 TIME_TEXT = re.compile(r"(?:[AB] )?-?(?:1?[0-9]|2[0-5]):[0-5][0-9](?: -[0-9]{1,3})?|-[0-9]{1,3}")
 TIME_DRAWN = {(SMALL, "ra"), (SMALL, "rs"), (BIG, "ra"), (BIG, "rs")}
+#: drawn both ways when a size is first used: another Pillow (Debian's 9.4 on 32-bit Pi OS) that
+#: put a glyph elsewhere draws every time whole, as before
+_PROBES = ("25:00", "-10:59", "A 9:58", "B -0:01 -110", "-20")
+
+
+def _time(text, size, anchor):
+    """`text` (a `TIME_TEXT`) drawn glyph by glyph: each anchored at its own right edge."""
+    right = -int(text_length(text, size))
+    for character in text:
+        right += int(text_length(character, size))
+        yield _glyph(character, size, anchor), right
+
+
+@cache
+def _times_by_glyph(size, anchor):
+    """Whether times are drawn glyph by glyph at `size` and `anchor`: the font's advances are whole
+    pixels there and this Pillow draws the probes glyph by glyph as it draws them whole."""
+    if (size, anchor) not in TIME_DRAWN or not all(
+        text_length(c, size).is_integer() for c in "0123456789:- AB"
+    ):
+        return False
+    for text in _PROBES:
+        whole, by_glyph = (Image.new("1", (WIDTH, HEIGHT), 0) for _ in range(2))
+        ImageDraw.Draw(whole).text((WIDTH - 1, HEIGHT - 8), text, font=font(size), fill=1, anchor=anchor)
+        for (mask, (left, top)), right in _time(text, size, anchor):
+            by_glyph.paste(1, (WIDTH - 1 + right + left, HEIGHT - 8 + top), mask)
+        if whole.tobytes() != by_glyph.tobytes():
+            return False
+    return True
 
 
 def draw_text(image, xy, text, size, fill=1, anchor="la"):
@@ -73,14 +102,11 @@ def draw_text(image, xy, text, size, fill=1, anchor="la"):
     A time (right-aligned, as every time on the panels is) is drawn from its glyphs, each anchored
     at its own right edge: each tick shows a time never drawn before, which the cache of whole
     strings would miss. For these strings at these sizes (and only these: other strings of the
-    same characters can fall a pixel apart) that is the same pixels; tests/test_screens.py
-    checks every place of every digit in each form, and every time was checked once by hand."""
-    if (size, anchor) in TIME_DRAWN and TIME_TEXT.fullmatch(text):
-        right = xy[0] - int(text_length(text, size))
-        for character in text:
-            right += int(text_length(character, size))
-            mask, (left, top) = _glyph(character, size, anchor)
-            image.paste(fill, (right + left, xy[1] + top), mask)
+    same characters can fall a pixel apart) that is the same pixels: tests/test_screens.py checks
+    every place of every digit in each form (a one-off run checked all 87,360 such strings)."""
+    if TIME_TEXT.fullmatch(text) and _times_by_glyph(size, anchor):
+        for (mask, (left, top)), right in _time(text, size, anchor):
+            image.paste(fill, (xy[0] + right + left, xy[1] + top), mask)
         return
     mask, (left, top) = _rasterised(text, size, anchor)
     image.paste(fill, (xy[0] + left, xy[1] + top), mask)
