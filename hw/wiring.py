@@ -26,6 +26,16 @@ WIRES = [
     (25, "GND", "black", (0, 0, 0), "panel B GND"),
     (39, "GND", "black", (0, 0, 0), "director's adapter GND"),
 ]
+#: each part's own pins, as the builder sees them, and the header pin each goes to: (part, how it is
+#: seen, [(the part's pin, header pin or None for none)]). The panels' order is the commonest one;
+#: VCC and GND swap between makers (hw/README.md, "What catches builders out").
+PARTS = [
+    ("panel A (0x3C)", "4-pin I2C module, front", [("GND", 6), ("VCC", 1), ("SCL", 5), ("SDA", 3)]),
+    ("panel B (0x3D)", "4-pin I2C module, front", [("GND", 25), ("VCC", 17), ("SCL", 5), ("SDA", 3)]),
+    ("button A", "30 mm arcade button, below", [("tab", 11), ("tab", 9)]),
+    ("button B", "30 mm arcade button, below", [("tab", 15), ("tab", 20)]),
+    ("STOP button", "dome button's microswitch", [("NO", 13), ("COM", 14), ("NC", None)]),
+]
 #: every header pin's name (the Pi's 40-pin header, the same on every model with one)
 HEADER = {
     1: "3V3", 2: "5V", 3: "GPIO2", 4: "5V", 5: "GPIO3", 6: "GND", 7: "GPIO4", 8: "GPIO14",
@@ -44,7 +54,7 @@ def _pin_xy(x0, y0, pitch, pin):
 def draw():
     font = ImageFont.load_default(size=14)
     small = ImageFont.load_default(size=11)
-    image = Image.new("RGB", (980, 680), (255, 255, 255))
+    image = Image.new("RGB", (980, 900), (255, 255, 255))
     d = ImageDraw.Draw(image)
     d.text(
         (20, 12),
@@ -76,6 +86,7 @@ def draw():
         d.text(
             (380, ty - 8), f"pin {pin:2d}  {label:11}  {colour:6}  ->  {target}", font=font, fill=(0, 0, 0)
         )
+    _draw_parts(d, colours, font, small, 600)
     for row, text in enumerate(
         [
             "Buttons: one leg to the GPIO, the other to GND (internal pull-ups; no resistors). "
@@ -85,8 +96,36 @@ def draw():
             "Free grounds: 30 and 34. SDA and SCL go to both panels: a 1-to-2 Dupont splitter on each.",
         ]
     ):
-        d.text((20, 610 + row * 20), text, font=small, fill=(0, 0, 0))
+        d.text((20, 830 + row * 20), text, font=small, fill=(0, 0, 0))
     return image
+
+
+def _draw_parts(d, colours, font, small, top):
+    """Each part's own pins (PARTS), each drawn in the colour of the wire from its header pin."""
+    d.text((20, top), "Each part's own pins, and the header pin each goes to:", font=font, fill=(0, 0, 0))
+    for column, (part, seen, pins) in enumerate(PARTS):
+        x0, y0 = 20 + column * 192, top + 30
+        d.text((x0, y0), part, font=font, fill=(0, 0, 0))
+        d.text((x0, y0 + 18), seen, font=small, fill=(90, 90, 90))
+        body = (x0, y0 + 100, x0 + 176, y0 + 160)
+        d.rectangle(body, outline=(0, 0, 0), width=2, fill=(235, 235, 235))
+        if part.startswith("panel"):  # the glass, below the pins' names
+            d.rectangle((body[0] + 14, body[1] + 22, body[2] - 14, body[3] - 6), fill=(30, 30, 60))
+        step = (body[2] - body[0]) // (len(pins) + 1)
+        for index, (name, header) in enumerate(pins):
+            x = body[0] + step * (index + 1)
+            rgb = colours.get(header, (200, 200, 200))
+            d.line((x, y0 + 64, x, body[1]), fill=rgb, width=5)
+            d.rectangle((x - 4, body[1] - 5, x + 4, body[1] + 2), fill=(120, 120, 120))
+            d.text((x - d.textlength(name, font=small) / 2, body[1] + 5), name, font=small, fill=(0, 0, 0))
+            said = f"pin {header}" if header else "none"
+            high = 0 if index % 2 else 14  # neighbours' labels at two heights: never touching
+            d.text((x - d.textlength(said, font=small) / 2, y0 + 36 + high), said, font=small, fill=(0, 0, 0))
+    notes = (
+        "Panels: SCL and SDA of both on pins 5 and 3 (the splitters). Buttons: either tab to either wire. "
+        "STOP: NO and COM, NC left free."
+    )
+    d.text((20, top + 200), notes, font=small, fill=(0, 0, 0))
 
 
 if __name__ == "__main__":

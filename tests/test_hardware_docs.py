@@ -45,3 +45,25 @@ def test_the_picture_s_pins_are_the_pin_table_s():
     legs = {int(pin) for pin in re.findall(r"GND, pin (\d+)", table)}
     assert legs and all(wired[pin] == "GND" for pin in legs)
     assert set(wired) == set(in_table) | legs  # nothing drawn that the table does not name
+
+
+def test_each_part_s_pins_are_drawn_to_the_header_pins_the_table_wires_them_to():
+    """The drawing of each part's own pins (a panel's GND VCC SCL SDA, a button's tabs) sends each
+    to the header pin whose wire the picture's table names for that part, and names it as that
+    pin's signal; every wire to a panel or a button is in a part's drawing."""
+    wiring = load_wiring()
+    wires = {pin: (label, target) for pin, label, _, _, target in wiring.WIRES}
+    drawn = set()
+    for part, _, pins in wiring.PARTS:
+        name = part.split(" (")[0]
+        for own, header in pins:
+            if header is None:
+                continue
+            label, target = wires[header]
+            shared = name.startswith("panel") and target.startswith("both panels")
+            assert name in target or shared, (part, own, target)
+            if own in ("GND", "VCC", "SCL", "SDA"):
+                assert {"VCC": "3V3"}.get(own, own) in label, (part, own, label)
+            drawn.add(header)
+    to_parts = {pin for pin, (_, target) in wires.items() if "adapter" not in target}
+    assert to_parts == drawn
