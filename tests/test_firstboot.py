@@ -350,7 +350,7 @@ def full_card(ca, crlf=False, bom=False):
         HALL_CARD.decode()
         + f"clock_id = board-12\nhall_key = {KEY_HEX}\nhall_ca_cert = {base64.b64encode(ca).decode()}\n"
         + "time_server = 192.168.4.1\ntime_a = 25:00\ntime_b = 30:00\nround_limit = 58:00\n"
-        + "rotate_a = 2\nrotate_b = 0\nwiring = i2c-two-buses\n"
+        + "rotate_a = 2\nrotate_b = 0\nwiring = i2c-one-bus\n"
     )
     if crlf:
         text = text.replace("\n", "\r\n")
@@ -377,7 +377,10 @@ def test_one_settings_file_carries_the_key_the_ca_the_time_server_the_times_and_
     )
     assert config.times_s == {"A": 1500, "B": 1800} and config.profile.round_limit_s == 58 * 60
     assert {panel.faces: panel.rotate for panel in config.panels} == {"A": 2, "B": 0}
-    assert config.wiring == "i2c-two-buses" and {p.port for p in config.panels} == {1, 3}
+    assert config.wiring == "i2c-one-bus" and {(p.port, p.address) for p in config.panels} == {
+        (1, 0x3C),
+        (1, 0x3D),
+    }
     assert (etc / "hall-ca.pem").read_bytes() == hall_ca
     modes = {name: stat.S_IMODE(os.stat(etc / name).st_mode) for name in os.listdir(etc)}
     assert modes == {"config.toml": 0o640, "settings.txt": 0o640, "hall-ca.pem": 0o644, "chrony.conf": 0o644}
@@ -414,6 +417,9 @@ BAD_NEW_LINES = [
     ("rotate_a = 1", "line 2: rotate_a = '1'"),
     ("rotate_b = 180", "line 2: rotate_b = '180'"),
     ("wiring = i2c", "line 2: wiring = 'i2c': one of"),
+    # wirings the image cannot drive (no second I2C bus, no spidev): said, not dark panels
+    ("wiring = i2c-two-buses", "line 2: wiring = 'i2c-two-buses': this image drives i2c-one-bus only"),
+    ("wiring = spi", "line 2: wiring = 'spi': this image drives i2c-one-bus only"),
     ("hall_ca_cert = not base64!", "line 2: hall_ca_cert = 'not base64!'"),
     ("hall_ca_cert = QUJD", "line 2: hall_ca_cert = 'QUJD': not a PEM certificate"),
     ("hall_ca_cert = QUJ", "line 2: hall_ca_cert = 'QUJ': not base64"),

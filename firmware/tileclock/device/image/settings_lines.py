@@ -31,6 +31,10 @@ _SSH_KEY = re.compile(
     r"(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384) [A-Za-z0-9+/=]{16,8192}( [ -~]{0,200})?"
 )
 
+#: the one panel wiring the image drives: Debian's kernel there has no overlays for a second I2C
+#: bus, and the image has no spidev (docs/build-guide.md, "What each model can't do with this image")
+IMAGE_WIRING = "i2c-one-bus"
+
 #: each key, and what it is for (the example file on the card says the same)
 KEYS = {
     "board": "the board number the director knows this clock by",
@@ -52,7 +56,7 @@ KEYS = {
     "round_limit": "the game ends this long after the round starts, m:ss, or none (default: the rules')",
     "rotate_a": "0, or 2 for panel A mounted upside down",
     "rotate_b": "0, or 2 for panel B mounted upside down",
-    "wiring": "how the panels are wired: " + ", ".join(WIRINGS),
+    "wiring": f"how the panels are wired: {IMAGE_WIRING}, the one wiring this image drives",
     "ssh_key": "a public key that may log in as root over SSH (one line, as in id_ed25519.pub)",
 }
 
@@ -148,6 +152,11 @@ def _check(key, value, number):
         return int(value)
     if key == "wiring" and value not in WIRINGS:
         raise SettingsError(f"{where} = {value[:40]!r}: one of {', '.join(WIRINGS)}")
+    if key == "wiring" and value != IMAGE_WIRING:
+        raise SettingsError(
+            f"{where} = {value!r}: this image drives {IMAGE_WIRING} only; {value} is for Raspberry Pi OS "
+            "and install.sh (docs/build-guide.md)"
+        )
     return value
 
 
