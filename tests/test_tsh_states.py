@@ -21,7 +21,7 @@ from support.tsh_event import ENTRIES, WANT_A, hall_folder, tsh_folder
 from support.tsh_model import TshModel
 from tileclock.cli import main
 from tileclock.director.event import tsh_queue
-from tileclock.director.event.hall_queue import HallQueue
+from tileclock.director.event.hall_queue import HallQueue, state_key
 from tileclock.director.hall.audit import AuditLog
 from tileclock.director.hall.audit_read import read
 
@@ -265,3 +265,10 @@ def test_a_round_tsh_is_not_on_is_named_on_the_page_and_a_re_pairing_by_scores(p
     printed = _run([*argv, "--out", records, "--queue"])
     assert "queued earlier 3/A/table 1: not in round 3's pairings as TSH's files say now" in printed
     assert "(TSH pairs Anderson, Ann (#1) with #6 in round 3 now, not #4)" in printed
+
+
+def test_two_divisions_byes_to_the_same_player_number_keep_a_state_each():
+    """Player 3 of division A and player 3 of division B may both have a bye in round 3: each bye
+    keeps its own state in TSH (one overwrote the other before); a table keeps its page row's key."""
+    keys = {state_key(full) for full in ("3/A/bye 3", "3/B/bye 3", "3/A/table 1", "3/B/table 5")}
+    assert keys == {"A/bye 3", "B/bye 3", "table 1", "table 5"}

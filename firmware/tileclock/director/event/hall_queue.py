@@ -43,6 +43,14 @@ def key_of(division, line):
     return f"{division.round}/{division.name}/{what}"
 
 
+def state_key(full):
+    """The key of a queued game's state in a round (`full`: `key_of`'s): its table (`table 1`: the
+    page's rows), or for a bye its division and player (`B/bye 3`: two divisions may each give
+    player 3 a bye in one round)."""
+    _round, division, what = full.split("/", 2)
+    return what if what.startswith("table ") else f"{division}/{what}"
+
+
 def queued_state(record, full, divisions):
     """The page's state of the queued game `full` (a `QueueRecord` key): `in TSH` when TSH's
     `.t` files have each of its scores (a bye, whose line goes once it is scored), `queued`, or
@@ -198,7 +206,7 @@ class HallQueue:
         for division in found.results:
             for line in division.lines + division.forfeits:
                 full = key_of(division, line)
-                key = full.split("/", 2)[2]
+                key = state_key(full)
                 fulls[key] = full
                 if line.what == "already in TSH":
                     states[key] = {"tsh": "in TSH", "tsh_why": ""}
@@ -227,7 +235,7 @@ class HallQueue:
                 else:
                     states[key] = {"tsh": "waiting", "tsh_why": outcome.error}
         for full in queued_apart(record, number, fulls.values()):  # its table gone from the match
-            key = full.split("/", 2)[2]
+            key = state_key(full)
             fulls[key] = full
             states[key] = queued_state(record, full, inputs.divisions)
         before = self.rounds.get(number, {})
