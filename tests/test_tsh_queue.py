@@ -15,8 +15,7 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from support.tournament import play_round
-from support.tsh_event import ENTRIES, WANT_A, WANT_B, hall_folder, tsh_folder
+from support.tsh_event import ENTRIES, WANT_A, WANT_B, hall_folder, played, tsh_dir  # noqa: F401  (fixtures: pyproject.toml)
 from support.tsh_model import TshModel
 from tileclock.cli import main
 from tileclock.director.event import tsh_queue
@@ -24,16 +23,6 @@ from tileclock.director.event import tsh_queue
 
 class Killed(BaseException):
     """The hall's process dying at a given point (nothing after it runs)."""
-
-
-@pytest.fixture(scope="module")
-def played(tmp_path_factory):
-    return play_round(str(tmp_path_factory.mktemp("round3")))
-
-
-@pytest.fixture
-def tsh_dir(tmp_path):
-    return tsh_folder(tmp_path / "tsh")
 
 
 def _scores(*argv, code=0):

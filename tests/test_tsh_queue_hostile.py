@@ -7,20 +7,9 @@ import os
 
 import pytest
 
-from support.tournament import play_round
-from support.tsh_event import hall_folder, tsh_folder
+from support.tsh_event import hall_folder, played, tsh_dir  # noqa: F401  (fixtures: pyproject.toml)
 from support.tsh_model import TshModel
 from tileclock.director.event import tsh_queue
-
-
-@pytest.fixture(scope="module")
-def played(tmp_path_factory):
-    return play_round(str(tmp_path_factory.mktemp("round3")))
-
-
-@pytest.fixture
-def tsh_dir(tmp_path):
-    return tsh_folder(tmp_path / "tsh")
 
 
 def _hall(played, tmp_path):

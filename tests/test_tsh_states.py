@@ -14,26 +14,13 @@ import json
 import os
 from contextlib import redirect_stdout
 
-import pytest
-
-from support.tournament import play_round
-from support.tsh_event import ENTRIES, WANT_A, hall_folder, tsh_folder
+from support.tsh_event import ENTRIES, WANT_A, hall_folder, played, tsh_dir  # noqa: F401  (fixtures: pyproject.toml)
 from support.tsh_model import TshModel
 from tileclock.cli import main
 from tileclock.director.event import tsh_queue
 from tileclock.director.event.hall_queue import HallQueue, state_key
 from tileclock.director.hall.audit import AuditLog
 from tileclock.director.hall.audit_read import read
-
-
-@pytest.fixture(scope="module")
-def played(tmp_path_factory):
-    return play_round(str(tmp_path_factory.mktemp("round3")))
-
-
-@pytest.fixture
-def tsh_dir(tmp_path):
-    return tsh_folder(tmp_path / "tsh")
 
 
 def _aged(records, seconds):

@@ -6,7 +6,9 @@ and the scores TSH should end with (worked out by hand in tests/test_scores.py).
 import os
 import shutil
 
-from support.tournament import DATA, TSH_FILES
+import pytest
+
+from support.tournament import DATA, TSH_FILES, play_round
 from tileclock.director.event.entries import ScoreBook
 
 ENTRIES = os.path.join(DATA, "scores", "round-3-slips.csv")
@@ -33,3 +35,15 @@ def hall_folder(played, folder):
     os.makedirs(os.path.join(records, "scores"))
     shutil.copy(ENTRIES, os.path.join(records, "scores", "round-3-entries.csv"))
     return records, ScoreBook(os.path.join(records, "scores"))
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """Round 3 played on the simulated clocks: its records' folder (once a module that imports it)."""
+    return play_round(str(tmp_path_factory.mktemp("round3")))
+
+
+@pytest.fixture
+def tsh_dir(tmp_path):
+    """A fresh copy of TSH's folder for the test (`tsh_folder`)."""
+    return tsh_folder(tmp_path / "tsh")
