@@ -181,6 +181,7 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
 
     # 3. the correction: B at table 12 gets a minute, from its board's page
     page.goto(event.server.address + "board/c2")
+    page.locator("#title", has_text="Board 12").wait_for()  # its game loaded: a question names the board
     page.locator("#actions button", has_text="B +1:00").click()
     questions.append(pages_question(page))
     event.waits_for("c2", "adjust")
@@ -306,6 +307,7 @@ def test_a_round_with_a_call_a_correction_and_round_over_read_back_as_a_director
 
     # the next game at table 12, from its board's page: asked first, naming the clock; it opens
     page.goto(event.server.address + "board/c2")
+    page.locator("#title", has_text="Board 12").wait_for()
     page.locator("#actions button", has_text="New game").click()
     questions.append(pages_question(page))
     event.waits_for("c2", "new_game", 2)
