@@ -43,3 +43,16 @@ def test_every_clock_plays_in_exactly_one_fleet_and_no_fleet_is_empty(tmp_path):
     assert all(fleet.spec["health"] for fleet in fleets)  # their states say their health ...
     bare = fleet_processes(str(tmp_path), str(tmp_path), 1883, passwords, 4, 2, 1.0, health=False)
     assert not any(fleet.spec["health"] for fleet in bare)  # ... but with --no-health
+
+
+def test_the_director_it_starts_is_a_tileclock_hall_the_cli_accepts(tmp_path):
+    """The bench's `tileclock hall` command line parses, and names how its page is served (it
+    reads the page over HTTP on loopback): a run would otherwise stop minutes in, at its start."""
+    from tileclock.bench.hall import Director
+    from tileclock.cli.hall_checks import page_tls
+    from tileclock.cli.parser import build_parser
+
+    command = Director(str(tmp_path), 1883, "pw", 8080).command
+    assert command[1:4] == ["-m", "tileclock", "hall"]
+    args = build_parser().parse_args(command[3:])
+    assert page_tls(args.page_tls, args.tls_ca, args.keys, args.plain_http) == (None, ("director", "players"))

@@ -82,6 +82,8 @@ class Director:
         self.command = [sys.executable, "-m", "tileclock", "hall", "--broker", "127.0.0.1"]
         self.command += ["--port", str(broker_port), "--password-file", password_file]
         self.command += ["--out", self.records, "--web", f"127.0.0.1:{web_port}"]
+        # the page on loopback, read by the bench's own clients over HTTP: no hall CA to give it
+        self.command += ["--plain-http", "both"]
         self.process = None
 
     def start(self):
