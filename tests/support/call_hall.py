@@ -16,13 +16,14 @@ from tileclock.director.pages.web import HallPage
 
 
 class Hall:
-    """Two clocks on the broker, the director's feed stepping in its thread, and the page."""
+    """Two clocks on the broker (`ids`: simulated in this process), the director's feed stepping in
+    its thread, and the page."""
 
-    def __init__(self, broker, tmp_path):
+    def __init__(self, broker, tmp_path, ids=("c1", "c2")):
         self.broker, self.folder = broker, tmp_path / "records"
         #: the hall's time of day (ms), virtual: the simulated clocks' wall clocks start at SIM_EPOCH_NS
         self.now_ms = SIM_EPOCH_NS // 1_000_000
-        self.clocks = Clocks(broker, tmp_path, ids=("c1", "c2"))
+        self.clocks = Clocks(broker, tmp_path, ids=ids)
         self.clocks.play(2)
         self.start()
 
