@@ -19,7 +19,7 @@ $(shell rm -rf $(VENV))
 endif
 endif
 
-.PHONY: sim test test-quick test-slow mutation lint clean hall-demo spectators-bench hall-chaos tools pi-kernel-check pi-install-check image image-check
+.PHONY: sim test test-quick test-slow mutation lint clean hall-demo hall-bench spectators-bench hall-chaos tools pi-kernel-check pi-install-check image image-check
 
 sim: $(SIM_STAMP)
 	$(VENV)/bin/tileclock sim $(ARGS)
@@ -64,6 +64,14 @@ hall-demo: $(STAMP)
 	@[ -x /usr/sbin/mosquitto ] || command -v mosquitto >/dev/null || { \
 	  echo "the demo needs Debian's broker: sudo apt-get install mosquitto"; exit 1; }
 	$(VENV)/bin/tileclock hall-demo $(ARGS)
+
+# the hall at 200 clocks (docs/performance.md, "The hall"), then the same run with the clocks' states
+# carrying no health: the two tables side by side are the health column's cost (issue 40). Each
+# takes about 6 minutes of both cores and needs mosquitto; CLOCKS=40 for a smaller pair
+CLOCKS ?= 200
+hall-bench: $(STAMP)
+	nice -n 10 $(VENV)/bin/tileclock hall-bench --clocks $(CLOCKS) $(ARGS)
+	nice -n 10 $(VENV)/bin/tileclock hall-bench --clocks $(CLOCKS) --no-health $(ARGS)
 
 # what 1,000 spectators on the spectators' broker cost `tileclock hall` (about 4 minutes; needs mosquitto)
 spectators-bench: $(STAMP)

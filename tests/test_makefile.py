@@ -67,3 +67,16 @@ def test_make_tools_names_every_command_of_the_director():
     line = next(line for line in said.splitlines() if "the director's tools" in line)
     named = line.split("(", 1)[1].split(")", 1)[0].split(", ")
     assert sorted(named) == sorted(commands.choices)
+
+
+def test_hall_bench_runs_the_hall_with_the_health_and_again_without_it(tmp_path):
+    """`make hall-bench`: the 200 clocks' run, then the same without the health column (issue 40's
+    figures before and after), one after the other on the same machine."""
+    venv = tmp_path / "venv"
+    said = make("hall-bench", f"VENV={venv}").stdout.splitlines()
+    runs = [line.split() for line in said if "tileclock hall-bench" in line]
+    tileclock = f"{venv}/bin/tileclock"
+    assert runs == [
+        ["nice", "-n", "10", tileclock, "hall-bench", "--clocks", "200"],
+        ["nice", "-n", "10", tileclock, "hall-bench", "--clocks", "200", "--no-health"],
+    ]
