@@ -20,10 +20,10 @@ director keeps each (clock id, seq) once.
 paho's client and its connection settings are `hall_client.py`'s, a broken connection's grace
 before its fault `hall_grace.py`'s.
 
-Locks: paho calls `on_publish` holding its own message lock, so the uplink
-never calls paho while holding its own (`_lock`); an acknowledgement that
-comes back before its publish call returned is kept in `_early` until the
-message id is registered.
+Locks: paho calls `on_publish` holding its own message lock, so the uplink never calls paho while
+holding its own (`_lock`); an acknowledgement that comes back before its publish call returned is
+kept in `_early` until the message id is registered. A retained state waits behind its topic's
+unacknowledged one (hall_retained.py): the acknowledgement's callback publishes it.
 """
 
 import logging
@@ -38,6 +38,7 @@ from ...wire.topics import ALL, topic
 from .hall_acked import AckedFile
 from .hall_client import cannot_connect, connect, lost, make_client, refused
 from .hall_grace import DownGrace
+from .hall_retained import NewestInFlight
 from .hall_seal import CommandSeal
 from .hall_state import RetainedState
 from .resends import STREAM_NS, Resends
@@ -98,8 +99,9 @@ class HallLink:
         self._connected = False
         #: a broken connection's grace: its own part, which shows the fault once it lasts
         self._grace = DownGrace(now_ns)
-        #: the retained state and public topics: their own part, following the journal's records
-        self._state = RetainedState(journal, clock_id, board, self._publish, now_ns, wall_ns)
+        #: the retained state and public topics: one of each in paho's hands at most, the newest waiting
+        self._retained = NewestInFlight()
+        self._state = RetainedState(journal, clock_id, board, self._publish_retained, now_ns, wall_ns)
         self._state.tls = bool(hall.tls_ca)
         self._closed = False
         self.client = self._make_client()
@@ -177,6 +179,10 @@ class HallLink:
                     break
                 self._register(info.mid, seq)
             self._state.publish()
+            with self._lock:
+                refused = self._retained.free()  # paho refused them at their turn: they go again
+            for name, payload in refused:
+                self._hand_retained(name, payload)
 
     def resend(self, first, last):
         """Owe records `first`..`last` again (the director lost them): those already handed to
@@ -248,6 +254,27 @@ class HallLink:
         self._register(info.mid, None)
         return info
 
+    def _publish_retained(self, name, payload, retain=True):
+        """Publish a retained state (`state`, `public`), or wait behind its topic's unacknowledged one."""
+        with self._lock:
+            now = self._retained.offer(name, payload)
+        if now:
+            self._hand_retained(name, payload)
+
+    def _hand_retained(self, name, payload):
+        """Hand paho `payload` on `name` (its turn taken), and the newer ones behind any acknowledged at once."""
+        while payload is not None:
+            info = self.client.publish(name, payload, qos=1, retain=True)
+            refused = info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN)
+            with self._lock:
+                early = info.mid in self._early
+                self._early.discard(info.mid)
+                if not (refused or early):
+                    self._seq_of[info.mid] = None
+                    self._retained.handed(name, info.mid)
+                    return
+                payload = self._retained.not_handed(name, payload, refused)
+
     def _register(self, mid, seq):
         """Tie a message id to its record's seq (None: not a record), or take its early acknowledgement."""
         with self._lock:
@@ -300,11 +327,16 @@ class HallLink:
                 self._early.add(mid)
                 return
             seq = self._seq_of.pop(mid)
-            if seq is None:
-                return  # a state or status message
-            self._acknowledged(seq)
-            more = self._next < self.journal.settled_seq or bool(self._resends)
-            refill = len(self._seq_of) <= WINDOW // 2 and more
+            if seq is None:  # a state or status message: a newer state may wait behind it
+                after = self._retained.acknowledged(mid)
+            else:
+                self._acknowledged(seq)
+                more = self._next < self.journal.settled_seq or bool(self._resends)
+                refill = len(self._seq_of) <= WINDOW // 2 and more
+        if seq is None:
+            if after is not None:
+                self._hand_retained(*after)  # paho takes a publish from its own callback
+            return
         self.acked_file.schedule()
         if refill:
             self.wake()
