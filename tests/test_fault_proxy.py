@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tileclock.bench.fault_proxy import FaultProxy
+from tileclock.bench.fault_proxy import FaultProxy, retransmission_s
 
 
 class Echo:
@@ -140,6 +140,37 @@ def test_a_stall_pauses_then_bursts(relay):
     assert time.monotonic() - began >= 0.09
 
 
+class Draws:
+    """A random source that answers the given draws, for TCP's back-off worked out by hand."""
+
+    def __init__(self, *draws):
+        self.draws = list(draws)
+
+    def random(self):
+        return self.draws.pop(0)
+
+
+def test_a_lost_chunk_waits_for_tcps_retransmissions_each_twice_as_long():
+    assert retransmission_s(Draws(0.9), 0.25, 0.3) == 0.0  # not lost
+    assert retransmission_s(Draws(0.1, 0.9), 0.25, 0.3) == pytest.approx(0.3)
+    assert retransmission_s(Draws(0.1, 0.2, 0.1, 0.5), 0.25, 0.3) == pytest.approx(0.3 + 0.6 + 1.2)
+    assert retransmission_s(Draws(*[0.0] * 12, 0.9), 0.25, 60.0) == pytest.approx(60 + 120 * 11)
+    with pytest.raises(ValueError, match="loss 1.0"):
+        retransmission_s(Draws(), 1.0, 0.3)  # a link that loses everything is a cut, not a loss
+
+
+def test_loss_delays_what_is_lost_and_keeps_the_order(relay):
+    proxy, _ = relay
+    proxy.set(up={"loss": 0.5, "rto_s": 0.05})
+    sock = dial(proxy)
+    began = time.monotonic()
+    for n in range(20):
+        sock.sendall(bytes([65 + n]))
+        time.sleep(0.002)  # separate chunks, each its own chance of being lost
+    assert receive(sock, 20, timeout_s=10) == bytes(range(65, 85))  # TCP's order, all of it
+    assert time.monotonic() - began >= 0.05  # seed 0's draws lose some: a retransmission's wait
+
+
 def test_a_bandwidth_limit_slows_a_burst(relay):
     proxy, _ = relay
     proxy.set(down={"rate_bps": 100_000})
@@ -173,8 +204,11 @@ def test_attempts_a_second_at_the_peak():
     proxy.accepts = [0.0, 0.1, 0.2, 0.3, 2.0, 2.5, 5.0]
     assert proxy.attempts_peak() == 4
     assert proxy.attempts_peak(since=1.0) == 2
-    with pytest.raises(ValueError):
-        proxy.set(up={"loss": 0.1})
+    with pytest.raises(ValueError, match="no fault setting 'corrupt'"):
+        proxy.set(up={"corrupt": 0.1})
+    with pytest.raises(ValueError, match="loss 1"):
+        proxy.set(loss=1)  # refused at once, not in a relay's thread
+    assert proxy.directions["up"].loss == proxy.directions["down"].loss == 0
     proxy.close()
 
 

@@ -1,5 +1,5 @@
 """The hall through a bad network (bench/fault_proxy.py between the clocks and a real mosquitto):
-stalls and delay, an outage, a one-way fault; every record once, a command applied at most once.
+stalls, loss and delay, an outage, a one-way fault; every record once, a command applied at most once.
 
 The short version of `tileclock hall-bench --chaos` (docs/hall.md, "On bad Wi-Fi"): a few clocks in
 virtual time, the director's real HallFeed, the faults in user space (this kernel has no netem)."""
@@ -26,14 +26,15 @@ def proxy(broker):
     relay.close()
 
 
-def test_stalls_and_delay_lose_nothing_and_double_nothing(broker, proxy, tmp_path):
+def test_stalls_loss_and_delay_lose_nothing_and_double_nothing(broker, proxy, tmp_path):
     clocks = Clocks(SimpleNamespace(port=proxy.port, tls_port=None, ca_file=None), tmp_path)
     feed = director(broker, tmp_path / "records")
     try:
         clocks.play(2)
         settle(feed, clocks, "the first records")
-        # loss as TCP sees it: pauses, then bursts; with delay and jitter both ways
-        proxy.set(delay_s=0.05, jitter_s=0.1, stall_every_s=0.7, stall_for_s=0.3)
+        # loss as TCP sees it: pauses, then bursts, and a quarter of what is sent lost at random,
+        # each loss waiting for TCP's retransmissions; with delay and jitter both ways
+        proxy.set(delay_s=0.05, jitter_s=0.1, stall_every_s=0.7, stall_for_s=0.3, loss=0.25, rto_s=0.1)
         for _ in range(3):
             clocks.play(3)
             clocks.pump()

@@ -6,8 +6,12 @@ to clocks) through a `Direction` whose settings may change while it runs:
 
 - `delay_s` and `jitter_s`: each chunk is held that long (jitter uniform in [0, jitter_s]; a chunk
   never overtakes the one before it, as in TCP);
-- `stall_every_s` and `stall_for_s`: loss as TCP sees it: the stream pauses (a lost segment being
-  retransmitted), then what waited comes at once, in a burst;
+- `stall_every_s` and `stall_for_s`: loss as TCP sees it, on a clock: the stream pauses (a lost
+  segment being retransmitted), then what waited comes at once, in a burst;
+- `loss` and `rto_s`: random loss as TCP sees it: each chunk is lost with probability `loss`
+  and sent again after TCP's retransmission timeout (`rto_s`, doubling at each loss in a row, as
+  TCP backs off), and every chunk after it waits for it (TCP hands the stream over in order); the
+  reordering a Wi-Fi link makes is invisible above TCP but as delay, which `jitter_s` is;
 - `hold`: a one-way blackhole: bytes are kept, not passed, until it is cleared; `drop`: bytes are
   thrown away (the connection is then broken for good, as a link that lost them would leave it);
 - `rate_bps`: a bandwidth limit (bytes a second).
@@ -41,6 +45,8 @@ class Direction:
     hold: bool = False
     drop: bool = False
     rate_bps: float = 0.0  # 0: no limit
+    loss: float = 0.0  # a chunk's chance of being lost (and sent again), 0 <= loss < 1
+    rto_s: float = 0.3  # TCP's retransmission timeout: Linux's 200 ms floor plus a hall's RTT
 
     def clear(self):
         """Every fault off."""
@@ -76,6 +82,7 @@ class _Pipe:
                 if way.drop:
                     continue
                 due = time.monotonic() + way.delay_s + self.proxy.random.uniform(0, way.jitter_s)
+                due += retransmission_s(self.proxy.random, way.loss, way.rto_s)
                 self.last_due = max(self.last_due, due)  # no overtaking in one stream
                 self.queue.append((self.last_due, data))
                 self.proxy.changed.notify_all()
@@ -120,6 +127,27 @@ class _Pipe:
             except OSError:
                 self.proxy.close_relay(self)
                 return
+
+
+#: TCP's longest retransmission timeout (Linux's TCP_RTO_MAX)
+RTO_MAX_S = 120.0
+
+
+def check_loss(loss):
+    """Refuse a `loss` that is not a chance below 1 (a link that loses everything is a cut)."""
+    if not 0 <= loss < 1:
+        raise ValueError(f"loss {loss!r}: a chance, at least 0 and below 1")
+
+
+def retransmission_s(rng, loss, rto_s):
+    """How long a chunk waits for TCP to get it through a link losing `loss` of what it sends:
+    nothing if it is not lost, else `rto_s`, then twice that for each loss in a row after it."""
+    check_loss(loss)
+    waited, timeout = 0.0, rto_s
+    while loss and rng.random() < loss:
+        waited += timeout
+        timeout = min(timeout * 2, RTO_MAX_S)
+    return waited
 
 
 def peak_rate(times, since=0.0, window_s=1.0):
@@ -169,6 +197,8 @@ class FaultProxy:
                 for key, value in {**both, **(fields or {})}.items():
                     if not hasattr(self.directions[name], key):
                         raise ValueError(f"no fault setting {key!r}")
+                    if key == "loss":
+                        check_loss(value)  # refused here, not in a relay's thread
                     setattr(self.directions[name], key, value)
             self.changed.notify_all()
 

@@ -7,6 +7,9 @@ director's laptop. The cases, in this order (issue 39's point 2):
 
 - `stalls`: (a) 100-400 ms delay both ways and the stream stalled 0.5 s in every 2 s (loss as
   TCP sees it: pauses, then bursts), for `fault_s`;
+- `loss5` and `loss25`: (a) 100-400 ms delay both ways (the jitter stands for Wi-Fi's reordering,
+  which TCP turns into delay) and 5 % or 25 % of what is sent lost at random, each loss waiting for
+  TCP's retransmission (fault_proxy.py's `loss`), for `fault_s`;
 - `group_cut`: (b) one group (one access point's clocks) cut off for `group_cut_s`, the others
   playing on through it, then back;
 - `ap_reboot`: (c) every group's link cut (connections closed, new ones refused) for `outage_s`,
@@ -71,12 +74,14 @@ from .hall_report import quantile
 from .run import Progress
 from .service import pick_state_parent
 
-#: (clocks, groups, speed, s of steady play first, s of delay/stalls and one-way, s of the access
+#: (clocks, groups, speed, s of steady play first, s of stalls, loss and one-way, s of the access
 #: point's reboot, s asleep, s one group is cut off)
 PLANS = {"full": (200, 4, 10.0, 30, 120, 20, 60, 300), "quick": (8, 2, 10.0, 10, 15, 20, 15, 20)}
 #: the namespaced cases' plans: the quick one a check of under a minute of faults
 NETNS_PLANS = {"full": (200, 4, 10.0, 30, 120, 20, 60, 300), "quick": (8, 2, 10.0, 5, 10, 20, 10, 10)}
-CASES = ("stalls", "group_cut", "ap_reboot", "one_way", "laptop_sleeps", "bridge_cut")
+CASES = ("stalls", "loss5", "loss25", "group_cut", "ap_reboot", "one_way", "laptop_sleeps", "bridge_cut")
+#: the random-loss cases' share of what is sent lost
+LOSSES = {"loss5": 0.05, "loss25": 0.25}
 #: the cases made on the namespaces' links
 LINK_CASES = ("group_cut", "ap_reboot", "one_way")
 NETNS_CASES = (*LINK_CASES, "laptop_sleeps", "bridge_cut")
@@ -107,6 +112,12 @@ def _fault(hall, case, on, plan):
                 proxy.set(delay_s=0.1, jitter_s=0.3, stall_every_s=2.0, stall_for_s=0.5)
             else:
                 proxy.clear()
+    elif case in LOSSES:
+        for proxy in hall.proxies:
+            if on:
+                proxy.set(delay_s=0.1, jitter_s=0.3, loss=LOSSES[case])
+            else:
+                proxy.clear()
     elif case == "one_way":
         for proxy in hall.proxies:
             proxy.set(down={"hold": on})
@@ -129,7 +140,14 @@ def run(plan, folder, progress, links=None):
     """Every case in turn (the namespaced ones with `links`); returns the figures of each, keyed by
     case."""
     clocks, groups, speed, steady_s, fault_s, outage_s, sleep_s, group_cut_s = plan
-    lasts = {"stalls": fault_s, "one_way": fault_s, "ap_reboot": outage_s, "laptop_sleeps": sleep_s}
+    lasts = {
+        "stalls": fault_s,
+        "loss5": fault_s,
+        "loss25": fault_s,
+        "one_way": fault_s,
+        "ap_reboot": outage_s,
+        "laptop_sleeps": sleep_s,
+    }
     lasts["group_cut"] = group_cut_s
     lasts["bridge_cut"] = fault_s
     memory = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None

@@ -119,7 +119,7 @@ def build_parser():
     hall_bench.add_argument(
         "--chaos",
         action="store_true",
-        help="the hall on bad Wi-Fi: stalls, an access point's reboot, a one-way fault, the laptop asleep",
+        help="the hall on bad Wi-Fi: stalls, loss, an access point's reboot, a one-way fault, the laptop asleep",
     )
     hall_bench.add_argument(
         "--netns",
