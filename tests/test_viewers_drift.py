@@ -17,7 +17,7 @@ from tileclock.device.assembly import SIM_EPOCH_NS
 from tileclock.device.config_schema import Config
 from tileclock.device.links.hall_public import PublicScene, public_text
 from tileclock.device.links.hall_state import RetainedState
-from tileclock.director.hall.viewers_broker import PAGES
+from tileclock.director.pages.spectators import PAGES
 from tileclock.sim.simulator import Simulator
 
 #: where a sample is taken: every this many ms of the game, and just after each state is made

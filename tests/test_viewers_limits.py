@@ -1,8 +1,10 @@
-"""The spectators' broker's limits through the real mosquitto (Debian's 2.0.11): an anonymous
-client on its WebSockets listener cannot make it read a big packet, nor grow it without bound by
-subscribing, and each listener is open only on the address its config asks for (docs/hall.md,
-"What the hall trusts", "The spectators' broker")."""
+"""The spectators' broker's own limits through the real mosquitto (Debian's 2.0.11), behind its
+door: a client that reached its loopback listener past the door (which bounds each spectator
+first: tests/test_viewers_door.py) still cannot grow it past its heap's cap, and each listener is
+open only on the address its config asks for (docs/hall.md, "What the hall trusts", "The
+spectators' broker")."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -26,14 +28,12 @@ def rss_bytes(pid):
 
 
 class Anonymous:
-    """A client of the spectators' broker, as anyone on the hall's Wi-Fi: MQTT over WebSockets,
-    no user name; `gone` is set when the broker drops it."""
+    """A client of the spectators' broker with no user name, on its loopback listener past the
+    door (plain MQTT); `gone` is set when the broker drops it."""
 
     def __init__(self, port, client_id):
         self.gone = threading.Event()
-        self.client = mqtt.Client(
-            mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, transport="websockets"
-        )
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id)
         self.client.on_disconnect = lambda *args: self.gone.set()
         connected = threading.Event()
         self.client.on_connect = lambda *args: connected.set()
@@ -58,13 +58,13 @@ class Anonymous:
         self.client.loop_stop()
 
 
-def test_an_8_mib_packet_over_websockets_disconnects_its_client(viewers_broker):
-    # mosquitto 2.0.11 never checks max_packet_size on a WebSockets listener: without the heap's
-    # cap it read all 8 MiB and kept the client
+def test_an_8_mib_packet_past_the_door_disconnects_its_client(viewers_broker):
+    # mosquitto 2.0.11 never checked max_packet_size on its WebSockets listener (the door now takes
+    # 1 KiB a packet): without the heap's cap it read all 8 MiB and kept the client
     honest = Spectator(viewers_broker, "viewer-1")
     wait_for(lambda: honest.bridged()[-1:] == [b"1"], what="the bridge")
     before = rss_bytes(viewers_broker.process.pid)
-    big = Anonymous(viewers_broker.port, "big")
+    big = Anonymous(viewers_broker.mqtt_port, "big")
     big.client.publish("tileclock/c1/public", b"x" * (8 * MIB), qos=0)
     wait_for(big.gone.is_set, 20, "the broker to drop the client of the 8 MiB packet")
     big.close()
@@ -76,14 +76,14 @@ def test_an_8_mib_packet_over_websockets_disconnects_its_client(viewers_broker):
         spectator.close()
 
 
-def test_one_client_s_flood_of_subscriptions_is_cut_off_at_the_heap_s_cap(viewers_broker):
+def test_one_client_s_flood_of_subscriptions_past_the_door_is_cut_off_at_the_heap_s_cap(viewers_broker):
     # measured before the cap: 60,000 subscriptions took 58 MB (about 1 KB each, whether or not
-    # the ACL allows the topic), and the client was kept
+    # the ACL allows the topic), and the client was kept; the door takes 8 from a spectator
     honest = Spectator(viewers_broker, "viewer-1")
     wait_for(lambda: honest.bridged()[-1:] == [b"1"], what="the bridge")
     pid = viewers_broker.process.pid
     before = rss_bytes(pid)
-    flood = Anonymous(viewers_broker.port, "flood")
+    flood = Anonymous(viewers_broker.mqtt_port, "flood")
     peak = before
     while flood.subscribed < 30_000 and not flood.gone.is_set():
         flood.subscribe_more(1000)
@@ -134,25 +134,28 @@ def listening(pid):
 
 @pytest.mark.skipif(shutil.which("ss") is None, reason="needs iproute2's ss")
 def test_each_listener_is_open_only_on_the_address_its_config_asks_for(viewers_broker):
-    # before `socket_domain ipv4` the WebSockets listener asked for 127.0.0.1 and was on *:PORT
+    # mosquitto's WebSockets listener, asked for 127.0.0.1, was on *:PORT (libwebsockets); now
+    # mosquitto has one plain listener, on loopback, and the door listens where it is told
     asked = re.findall(r"^listener (\d+) (\S+)$", viewers_broker.config.read_text(), re.M)
-    assert len(asked) == 2 and {host for _, host in asked} == {"127.0.0.1"}
-    assert listening(viewers_broker.process.pid) == sorted(f"{host}:{port}" for port, host in asked)
+    assert asked == [(str(viewers_broker.mqtt_port), "127.0.0.1")]
+    assert listening(viewers_broker.process.pid) == [f"127.0.0.1:{viewers_broker.mqtt_port}"]
+    assert f"127.0.0.1:{viewers_broker.port}" in listening(os.getpid())  # the door, in this process
+    assert f"*:{viewers_broker.port}" not in listening(os.getpid())
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-def test_many_clients_flooding_at_once_leave_the_heap_capped(viewers_broker):
+def test_many_clients_flooding_past_the_door_at_once_leave_the_heap_capped(viewers_broker):
     # the larger measurement: four clients, each after 60,000 subscriptions, and two 8 MiB packets
     pid = viewers_broker.process.pid
     before = rss_bytes(pid)
-    floods = [Anonymous(viewers_broker.port, f"flood-{n}") for n in range(4)]
+    floods = [Anonymous(viewers_broker.mqtt_port, f"flood-{n}") for n in range(4)]
     peak = before
     while any(f.subscribed < 60_000 and not f.gone.is_set() for f in floods):
         for flood in floods:
             flood.subscribe_more(1000)
         peak = max(peak, rss_bytes(pid))
-    bigs = [Anonymous(viewers_broker.port, f"big-{n}") for n in range(2)]
+    bigs = [Anonymous(viewers_broker.mqtt_port, f"big-{n}") for n in range(2)]
     for big in bigs:
         big.client.publish("tileclock/c1/public", b"x" * (8 * MIB), qos=0)
     for client in floods + bigs:

@@ -109,15 +109,15 @@ def test_the_spectators_page_shows_every_board_as_the_clocks_do(browser, hall, v
     # its call shows as a mark the hall can read, and nothing on the page answers it
     assert seven.locator(".call").inner_text() == "\u260e DIRECTOR CALLED"
     assert page.locator("section.board.calling").count() == 1
-    # nothing on the page to act on: framed by anyone (mosquitto's http_dir sets no header, no
-    # X-Frame-Options), it has no click to steal (docs/hall.md, "The spectators' pages are no door")
+    # nothing on the page to act on, and framed by no one (the spectators' door's headers: docs/hall.md,
+    # "The spectators' door")
     controls = "button, form, input, select, textarea, [onclick], [tabindex], [contenteditable]"
     assert page.locator(controls).count() == 0
     links = page.locator("a[href]").evaluate_all("links => links.map(a => a.getAttribute('href'))")
     assert len(links) == 3 and all(href.startswith("?board=") for href in links)  # one board large
     answer = page.context.request.get(viewers_broker.address)
-    assert answer.ok and "x-frame-options" not in answer.headers
-    assert "content-security-policy" not in answer.headers  # in the page's <meta> only
+    assert answer.ok and answer.headers["x-frame-options"] == "DENY"
+    assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
     policy = page.locator("meta[http-equiv=Content-Security-Policy]").get_attribute("content")
     assert "default-src 'none'" in policy and "script-src 'self'" in policy
     assert page.locator("section.board", has_text="Board 3").locator(".status").inner_text() == "READY"

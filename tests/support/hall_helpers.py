@@ -220,21 +220,30 @@ class Listener:
 
 
 class Spectator:
-    """A spectator on the spectators' broker: MQTT over WebSockets, no user name, as the pages are."""
+    """A spectator on the spectators' broker: MQTT over WebSockets through its door, no user name,
+    as the pages are; `behind_the_door`: straight to mosquitto's loopback listener, as only the
+    door may (what mosquitto's own ACL holds, past the door)."""
 
     def __init__(
-        self, viewers_broker, client_id, subscribe=("tileclock/+/public", "tileclock/viewers/bridge")
+        self,
+        viewers_broker,
+        client_id,
+        subscribe=("tileclock/+/public", "tileclock/viewers/bridge"),
+        behind_the_door=False,
     ):
         self.messages = []
         self.lock = threading.Lock()
         self.client = mqtt.Client(
-            mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, transport="websockets"
+            mqtt.CallbackAPIVersion.VERSION2,
+            client_id=client_id,
+            transport="tcp" if behind_the_door else "websockets",
         )
         self.client.on_message = self._on_message
         self.subscribe = subscribe
         self.connected = threading.Event()
         self.client.on_connect = self._on_connect
-        self.client.connect("127.0.0.1", viewers_broker.port)
+        port = viewers_broker.mqtt_port if behind_the_door else viewers_broker.port
+        self.client.connect("127.0.0.1", port)
         self.client.loop_start()
         wait_for(self.connected.is_set, what=f"spectator {client_id} to connect")
 

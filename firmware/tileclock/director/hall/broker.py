@@ -201,12 +201,17 @@ class LocalBroker:
                     f"mosquitto exited ({self.process.returncode}); see {self.folder / 'mosquitto.log'}"
                 )
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                with socket.create_connection(("127.0.0.1", self.ready_port), timeout=0.5):
                     return self
             except OSError:
                 time.sleep(0.02)
         self.stop()
         raise BrokerError(f"mosquitto did not listen on port {self.port} within {timeout_s} s")
+
+    @property
+    def ready_port(self):
+        """The port its start waits for."""
+        return self.port
 
     def stop(self, kill=False):
         """Stop the broker: SIGTERM saves its persistence first; `kill` is a crash (SIGKILL)."""

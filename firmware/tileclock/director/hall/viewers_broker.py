@@ -3,8 +3,9 @@
 
 The hall's broker takes no anonymous client at all: a client id is global on a broker, so an
 anonymous client there could connect as `director` or as a clock and push it off. The spectators
-connect to this broker instead, over its WebSockets listener, which also serves their pages
-(`director/pages/viewers/`). It signs in to the hall's broker as `viewers`, which may read only
+connect to this broker instead, through the spectators' door (`director/pages/spectators.py`), which
+serves their pages and relays their MQTT over WebSockets to this broker's one listener for them, on
+127.0.0.1, bounding each spectator's packets, subscriptions and connections on the way. It signs in to the hall's broker as `viewers`, which may read only
 the public topics and statuses (the hall's ACL), and brings them in (a bridge `in` only: nothing
 goes back). Anyone here may read those and nothing else, and publish nothing (`viewers.acl`).
 Every viewer costs this broker, never `tileclock hall`: the hall's broker sends each public state
@@ -20,10 +21,11 @@ from ...wire.state import MAX_STATE_BYTES
 from ...wire.topics import BRIDGE_TOPIC, VIEWERS
 from .broker import SHIPPED, LocalBroker, free_port, write_private
 
-#: the spectators' pages and the browser's MQTT client (served by this broker itself)
-PAGES = Path(__file__).parent.parent / "pages" / "viewers"
-#: the WebSockets port the spectators' pages are on, by default
+#: the spectators' door's port (its pages and their WebSockets), by default
 WEB_PORT = 8081
+#: the port of the spectators' broker's one listener for the spectators, on 127.0.0.1: only the
+#: spectators' door (`director/pages/spectators.py`) reaches it, and relays each phone to it
+MQTT_PORT = 1884
 #: the most heap the spectators' broker may take (mosquitto's `memory_limit`), in bytes. Its
 #: WebSockets listener does not enforce `max_packet_size` (2.0.x reads a packet of any size), so
 #: this is what refuses a big packet: a client whose packet or subscription would pass it is
@@ -40,32 +42,9 @@ MAX_PACKET = 2 * 1024 * 1024
 MAX_KEEPALIVE = 60
 
 
-def web_listener(web_port, host=None):
-    """The WebSockets listener's lines, bound to `host` (every interface when None).
-
-    mosquitto 2.0.11 hands the address to libwebsockets, which opens an IPv6 socket on every
-    interface whatever the address says, unless the listener is IPv4 only: so an address comes
-    with `socket_domain ipv4` (measured with `ss -ltn`)."""
-    if host is None:
-        return [f"listener {web_port}", "protocol websockets"]
-    return [f"listener {web_port} {host}", "protocol websockets", "socket_domain ipv4"]
-
-
-def config_text(
-    hall_host,
-    hall_port,
-    password,
-    web_port,
-    http_dir,
-    acl_file,
-    local_port,
-    bridge_id,
-    extra=(),
-    web_host=None,
-    hall_ca=None,
-):
-    """The spectators' broker's config: its listeners (the WebSockets one on `web_host`, every
-    interface when None), the ACL, the limits, and the bridge from the hall's broker (the bridge
+def config_text(hall_host, hall_port, password, mqtt_port, acl_file, bridge_id, extra=(), hall_ca=None):
+    """The spectators' broker's config: its one listener (127.0.0.1:`mqtt_port`, for the
+    spectators' door), the ACL, the limits, and the bridge from the hall's broker (the bridge
     last: what follows `connection` is the bridge's); `extra` global lines. With `hall_ca` (the
     hall's CA file) the bridge speaks TLS, checking the hall broker by it."""
     return "\n".join(
@@ -73,13 +52,10 @@ def config_text(
             '# The spectators\' broker for tileclock (docs/hall.md, "Spectators"): `tileclock hall-setup` writes it.',
             "# Run it beside the hall's: mosquitto -c /etc/mosquitto/tileclock-viewers.conf",
             "per_listener_settings true",
-            "# mosquitto 2.0.11 opens a websockets listener only beside a plain one: this one takes no one",
-            f"listener {local_port} 127.0.0.1",
-            "allow_anonymous false",
-            "",
-            "# The pages and their MQTT over WebSockets: anyone, no login, read only (the ACL).",
-            *web_listener(web_port, web_host),
-            f"http_dir {http_dir}",
+            "# The spectators, relayed by the spectators' door (`tileclock spectators`), which serves their",
+            "# pages, bounds each one's packets, subscriptions and connections, and alone reaches this",
+            "# listener: anyone, no login, read only (the ACL).",
+            f"listener {mqtt_port} 127.0.0.1",
             "allow_anonymous true",
             f"acl_file {acl_file}",
             "max_connections 5000",
@@ -90,11 +66,10 @@ def config_text(
             "# Nothing kept: every state comes again from the hall's broker (retained there).",
             "persistence false",
             "set_tcp_nodelay true",
-            "# enforced on the bridge and the plain listener only (2.0.x reads a WebSockets packet of any",
-            "# size); above the hall's 1 MiB, so a packet the hall's broker took never drops the bridge",
+            "# above the hall's 1 MiB, so a packet the hall's broker took never drops the bridge (the door",
+            "# takes 1 KiB from a spectator)",
             f"max_packet_size {MAX_PACKET}",
-            "# over WebSockets the heap is capped instead: a packet or a flood of subscriptions past it",
-            "# disconnects its client (no option bounds one client's subscriptions, allowed by the ACL or not)",
+            "# the heap is capped besides the door's limits: an allocation past it disconnects its client",
             f"memory_limit {MEMORY_LIMIT}",
             "# the pages drop a state over 4 KiB: one bigger (a clock's credentials may publish 1 MiB on",
             "# the hall's broker) is dropped here, from the bridge too, rather than sent to every phone",
@@ -133,28 +108,19 @@ def config_text(
 
 
 def write_setup(
-    folder,
-    password,
-    hall_host="127.0.0.1",
-    hall_port=8883,
-    web_port=WEB_PORT,
-    hall_ca="/etc/mosquitto/certs/tileclock-ca.pem",
+    folder, password, hall_host="127.0.0.1", hall_port=8883, hall_ca="/etc/mosquitto/certs/tileclock-ca.pem"
 ):
-    """Write tileclock-viewers.conf and tileclock-viewers.acl, and the pages into
-    tileclock-viewers-www/, for `/etc/mosquitto/` (docs/hall.md, "Spectators"); the bridge to the
-    hall's broker over TLS, checked by `hall_ca` (None: in the clear)."""
+    """Write tileclock-viewers.conf and tileclock-viewers.acl for `/etc/mosquitto/` (docs/hall.md,
+    "Spectators"): its listener on 127.0.0.1:`MQTT_PORT`, for `tileclock spectators`; the bridge to
+    the hall's broker over TLS, checked by `hall_ca` (None: in the clear)."""
     folder = Path(folder)
-    www = folder / "tileclock-viewers-www"
-    shutil.copytree(PAGES, www, dirs_exist_ok=True)
     shutil.copy(SHIPPED / "viewers.acl", folder / "tileclock-viewers.acl")
     text = config_text(
         hall_host,
         hall_port,
         password,
-        web_port,
-        "/etc/mosquitto/tileclock-viewers-www",
+        MQTT_PORT,
         "/etc/mosquitto/tileclock-viewers.acl",
-        free_port(),
         f"viewers-bridge-{secrets.token_hex(8)}",
         hall_ca=hall_ca,
     )
@@ -162,33 +128,57 @@ def write_setup(
 
 
 class ViewersBroker(LocalBroker):
-    """The spectators' broker on 127.0.0.1:`port` (WebSockets and the pages), bridged from the
-    hall's broker on `hall_port` as `viewers` with `password`, kept in `folder`; over TLS
-    checked by `hall_ca` (a `LocalBroker`'s `ca_file`) when given."""
+    """The spectators' broker behind its door: the door on 127.0.0.1:`port` (the pages and their
+    WebSockets), mosquitto on 127.0.0.1:`mqtt_port` behind it, bridged from the hall's broker on
+    `hall_port` as `viewers` with `password`, kept in `folder`; over TLS checked by `hall_ca` (a
+    `LocalBroker`'s `ca_file`) when given. `process` is mosquitto's."""
 
     def __init__(self, folder, hall_port, password, port=None, hall_ca=None):
         # not LocalBroker.__init__, which writes a hall broker's passwords and ACL; its start and stop serve
         self._place(folder, port)
+        self.mqtt_port = free_port()
+        self.door = None
         shutil.copy(SHIPPED / "viewers.acl", self.folder / "viewers.acl")
         text = config_text(
             "127.0.0.1",
             hall_port,
             password,
-            self.port,
-            PAGES,
+            self.mqtt_port,
             self.folder / "viewers.acl",
-            free_port(),
             f"viewers-bridge-{secrets.token_hex(8)}",
             extra=[
                 f"log_dest file {self.folder / 'mosquitto.log'}",
                 # started as root, mosquitto drops to user mosquitto, who cannot write this folder
                 "user root" if os.geteuid() == 0 else "",
             ],
-            web_host="127.0.0.1",
             hall_ca=hall_ca,
         )
         self.config = self.folder / "viewers.conf"
         write_private(self.config, text)
+
+    @property
+    def ready_port(self):
+        """mosquitto's own port, the one its start waits for."""
+        return self.mqtt_port
+
+    def start(self, timeout_s=10.0):
+        """Start mosquitto, then the spectators' door in front of it (a thread of this process)."""
+        from ..pages.spectators import SpectatorsDoor  # the director's extra: Starlette, uvicorn
+
+        super().start(timeout_s)
+        try:
+            self.door = SpectatorsDoor(self.mqtt_port, "127.0.0.1", self.port).start()
+        except OSError:
+            super().stop()
+            raise
+        return self
+
+    def stop(self, kill=False):
+        """Stop the door, then mosquitto (`kill`: SIGKILL)."""
+        if self.door is not None:
+            self.door.close()
+            self.door = None
+        super().stop(kill)
 
     @property
     def address(self):

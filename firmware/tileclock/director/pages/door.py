@@ -23,9 +23,10 @@ class Door:
     """One door of the page: `app` served by uvicorn on a socket bound at once to `host`:`port`
     (a port already taken is an OSError here), from a thread named `name`: at most `limit`
     connections in all (None: no such cap), and `limits` (doors.AddressLimits) per address.
-    `tls` (certificate file, key file): HTTPS only on that port, else plain HTTP."""
+    `tls` (certificate file, key file): HTTPS only on that port, else plain HTTP; `http` its HTTP
+    protocol (the door's `TimedH11`), `options` more of uvicorn's settings."""
 
-    def __init__(self, app, host, port, name, limit, limits, tls=None):
+    def __init__(self, app, host, port, name, limit, limits, tls=None, http=None, **options):
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -40,7 +41,7 @@ class Door:
         certfile, keyfile = self.tls or (None, None)
         config = uvicorn.Config(
             app,
-            http=TimedH11.for_door(limits),
+            http=http or TimedH11.for_door(limits),
             lifespan="on",
             log_config=None,
             log_level="warning",
@@ -50,6 +51,7 @@ class Door:
             timeout_graceful_shutdown=1,
             ssl_certfile=certfile,
             ssl_keyfile=keyfile,
+            **options,  # the spectators' door's WebSockets
         )
         if self.tls:  # the certificate and key read here: a bad one is an error before any thread
             try:
