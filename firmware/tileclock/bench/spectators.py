@@ -3,9 +3,11 @@
 
 What runs, each in processes of its own: the hall's mosquitto and the spectators' (bridged, as
 `hall-setup` writes them), the real `tileclock hall`, simulated clocks playing whole games
-(`FleetProcess`), and, in the second phase, N spectators: MQTT over WebSockets on the spectators'
-broker, subscribed to the public topics as the pages are, in a few child processes of paho
-clients. The run: a phase with no spectator, then the spectators connect, then the same phase
+(`FleetProcess`), the spectators' door (`tileclock spectators`), and, in the second phase, N
+spectators: MQTT over WebSockets through the door, subscribed to the public topics as the pages
+are, in a few child processes of paho clients, each from an address of its own on loopback (as
+phones are: the door holds 16 connections an address). With `direct`, the spectators are plain
+MQTT clients on the spectators' mosquitto's loopback listener past the door, for a comparison. The run: a phase with no spectator, then the spectators connect, then the same phase
 with them; then the play stops and every spectator's states are compared with a reference
 spectator's. It prints figures and asserts nothing; `tests/test_viewers.py` is its small, fast
 version, which asserts that nothing is lost.
@@ -46,21 +48,32 @@ def rss_mb(pid):
     return None
 
 
-class Spectators:
-    """`count` paho clients on the spectators' broker `port`, each keeping every (clock, seq) it gets."""
+def spectator_address(group, n):
+    """The loopback address spectator `n` of `group` connects from: one each, as phones."""
+    return f"127.{10 + group}.{n // 250}.{n % 250 + 1}"
 
-    def __init__(self, port, count, prefix):
+
+class Spectators:
+    """`count` paho clients on the spectators' door `port` (over WebSockets, each from its own
+    address of `group`), or, `direct`, on mosquitto's own port (plain MQTT), each keeping every
+    (clock, seq) it gets."""
+
+    def __init__(self, port, count, prefix, group=0, direct=False):
         self.got = [[] for _ in range(count)]
         self.subscribed = threading.Semaphore(0)
         self.clients = []
         for n in range(count):
             client = mqtt.Client(
-                mqtt.CallbackAPIVersion.VERSION2, client_id=f"{prefix}-{n}", transport="websockets"
+                mqtt.CallbackAPIVersion.VERSION2,
+                client_id=f"{prefix}-{n}",
+                transport="tcp" if direct else "websockets",
             )
             client.on_connect = lambda c, u, f, r, p: c.subscribe([(name, 0) for name in TOPICS])
             client.on_subscribe = lambda *args: self.subscribed.release()
             client.on_message = self._keeper(self.got[n])
-            client.connect_async("127.0.0.1", port)
+            client.connect_async(
+                "127.0.0.1", port, bind_address="" if direct else spectator_address(group, n)
+            )
             client.loop_start()
             self.clients.append(client)
 
@@ -86,9 +99,9 @@ class Spectators:
             client.loop_stop()
 
 
-def _child(port, count, prefix):
+def _child(port, count, prefix, group=0, direct=False):
     """A child process of spectators: `ready` once subscribed; on `report`, JSON of each one's states."""
-    spectators = Spectators(port, count, prefix)
+    spectators = Spectators(port, count, prefix, group, direct)
     print("ready" if spectators.wait_subscribed(120) else "late", flush=True)
     for line in sys.stdin:
         if line.strip() == "report":
@@ -99,8 +112,8 @@ def _child(port, count, prefix):
     spectators.close()
 
 
-def _spawn(port, count, prefix):
-    code = f"from tileclock.bench.spectators import _child; _child({port}, {count}, {prefix!r})"
+def _spawn(port, count, prefix, group, direct):
+    code = f"from tileclock.bench.spectators import _child; _child({port}, {count}, {prefix!r}, {group}, {direct})"
     # niced: the phones are not on the director's laptop; here they must not slow the clocks' play
     return subprocess.Popen(
         ["nice", "-n", "10", sys.executable, "-c", code],
@@ -120,7 +133,31 @@ def _phase(pids, seconds):
     }
 
 
-def run(plan, spectators, folder, progress):
+def _door(broker_port):
+    """`tileclock spectators` in a process of its own, in front of mosquitto on `broker_port`:
+    (the process, its port)."""
+    port = free_port()
+    door = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tileclock",
+            "spectators",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--broker-port",
+            str(broker_port),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    if "spectators' pages on" not in door.stdout.readline():
+        door.kill()
+        raise BrokerError("the spectators' door did not start")
+    return door, port
+
+
+def run(plan, spectators, folder, progress, direct=False):
     """The run the module describes; returns its figures."""
     clocks, processes, speed, phase_s, children = plan
     ids = [f"clock-{n}" for n in range(1, clocks + 1)]
@@ -131,9 +168,11 @@ def run(plan, spectators, folder, progress):
         started.append(broker.stop)
         viewers = ViewersBroker(os.path.join(folder, "viewers"), broker.port, users[VIEWERS]).start()
         started.append(viewers.stop)
+        door, door_port = _door(viewers.mqtt_port)
+        started.append(door.kill)
         director = Director(folder, broker.port, users["director"], free_port()).start()
         started.append(director.stop)
-        reference = Spectators(viewers.port, 1, "reference")
+        reference = Spectators(door_port, 1, "reference", group=200)
         started.append(reference.close)
         reference.wait_subscribed(30)
         clocks_dir = tempfile.mkdtemp(
@@ -149,10 +188,12 @@ def run(plan, spectators, folder, progress):
             "tileclock hall": director.process.pid,
             "hall's mosquitto": broker.process.pid,
             "spectators' mosquitto": viewers.process.pid,
+            "spectators' door": door.pid,
         }
         progress.phase(f"{clocks} clocks playing at {speed:g}x; warming up")
         time.sleep(min(20, phase_s))
         figures = {"spectators": spectators, "clocks": clocks, "speed": speed, "phase_s": phase_s}
+        figures["through"] = "mosquitto directly" if direct else "the door"
 
         def measure(name):
             before = len(reference.got[0])
@@ -161,9 +202,10 @@ def run(plan, spectators, folder, progress):
 
         progress.phase(f"{phase_s} s with no spectator")
         measure("alone")
-        progress.phase(f"{spectators} spectators connecting (WebSockets, in {children} processes, nice 10)")
+        how = "plain MQTT past the door" if direct else "WebSockets through the door"
+        progress.phase(f"{spectators} spectators connecting ({how}, in {children} processes, nice 10)")
         kids = [
-            _spawn(viewers.port, count, f"spectator{n}")
+            _spawn(viewers.mqtt_port if direct else door_port, count, f"spectator{n}", n, direct)
             for n, (_, count) in enumerate(split(spectators, children))
         ]
         for kid in kids:
@@ -219,7 +261,7 @@ def report(figures):
     """The figures as a few lines of text."""
     phases = ("alone", "watched", "again")
     lines = [
-        f"{figures['spectators']} spectators, {figures['clocks']} clocks at {figures['speed']:g}x, "
+        f"{figures['spectators']} spectators through {figures['through']}, {figures['clocks']} clocks at {figures['speed']:g}x, "
         f"{figures['phase_s']} s a phase (CPU in % of one core; memory resident at the phase's end):",
         f"{'':24}{'no spectator':>20}{'with them':>20}{'none again':>20}",
     ]
@@ -236,9 +278,12 @@ def report(figures):
     return "\n".join(lines)
 
 
-def main(spectators, quick=False, as_json=False, clocks=None, processes=None, speed=None, out=None):
-    """`tileclock hall-bench --spectators N [--quick] [--json]`: what `spectators` spectators cost
-    the hall; `clocks`, `processes` and `speed` left None are the plan's, `out` a new folder."""
+def main(
+    spectators, quick=False, as_json=False, clocks=None, processes=None, speed=None, out=None, direct=False
+):
+    """`tileclock hall-bench --spectators N [--quick] [--json] [--direct]`: what `spectators`
+    spectators cost the hall; `clocks`, `processes` and `speed` left None are the plan's, `out` a
+    new folder; `direct`: the spectators past the door, on mosquitto itself."""
     kind = "quick" if quick else "full"
     planned_clocks, planned_processes, planned_speed, phase_s, children = PLANS[kind]
     plan = (
@@ -251,7 +296,7 @@ def main(spectators, quick=False, as_json=False, clocks=None, processes=None, sp
     folder = out or tempfile.mkdtemp(prefix="tileclock-spectators-bench-", dir=pick_state_parent())
     os.makedirs(folder, exist_ok=True)
     try:
-        figures = run(plan, spectators, folder, Progress(6))
+        figures = run(plan, spectators, folder, Progress(6), direct)
     except BrokerError as error:
         print(f"tileclock hall-bench: {error}", file=sys.stderr)
         return 1

@@ -115,7 +115,14 @@ def cmd_hall_bench(args):
         from ..bench.spectators import main as spectators_main
 
         return spectators_main(
-            args.spectators, args.quick, args.json, args.clocks, args.processes, args.speed, args.out
+            args.spectators,
+            args.quick,
+            args.json,
+            args.clocks,
+            args.processes,
+            args.speed,
+            args.out,
+            args.direct,
         )
     if args.chaos:  # the hall's faults, each a case: groups of clocks behind fault proxies
         from ..bench.hall_chaos import main as chaos_main

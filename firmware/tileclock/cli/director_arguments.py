@@ -1,4 +1,5 @@
-"""The director's commands' arguments: `collect`, the hall's (`hall`, `hall-demo`, `hall-setup`),
+"""The director's commands' arguments: `collect`, the hall's (`hall`, `hall-demo`, `hall-setup`,
+`spectators`),
 `export`, `replay`, `sheet`, `scores` and `plot`, each with the handler it runs (director_commands.py).
 
 parser.py places them among the clock's commands, in the order `tileclock --help` lists them.
@@ -14,6 +15,7 @@ from .director_commands import (
     cmd_replay,
     cmd_scores,
     cmd_sheet,
+    cmd_spectators,
 )
 from .options import number, pairing_options, web_address
 
@@ -169,6 +171,25 @@ def add_director_commands(commands):
     )
     plain_http(demo)
     demo.set_defaults(run=cmd_hall_demo)
+
+    spectators = commands.add_parser(
+        "spectators", help="the spectators' door: their pages, relayed to the spectators' broker"
+    )
+    spectators.add_argument(
+        "--listen",
+        default="0.0.0.0:8081",
+        type=web_address,
+        metavar="HOST:PORT",
+        help="where the phones reach the spectators' pages (default: every interface, 8081)",
+    )
+    spectators.add_argument(
+        "--broker-port",
+        default=1884,
+        type=number(int, 1),
+        metavar="PORT",
+        help="the spectators' mosquitto's listener on 127.0.0.1 (tileclock-viewers.conf's: 1884)",
+    )
+    spectators.set_defaults(run=cmd_spectators)
 
     hall_setup = commands.add_parser("hall-setup", help="write the hall's broker and time server configs")
     hall_setup.add_argument("folder", help="where to write them")

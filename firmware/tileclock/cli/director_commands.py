@@ -5,6 +5,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 from ..clock.timecode import NS_PER_MS, format_clock, parse_seconds
@@ -160,6 +161,33 @@ def _sigterm_as_ctrl_c():
     return signal.signal(signal.SIGTERM, interrupt)
 
 
+def cmd_spectators(args):
+    """The spectators' door (docs/hall.md, "The spectators' door"): their pages and their MQTT over
+    WebSockets, relayed to the spectators' mosquitto on 127.0.0.1, until Ctrl-C."""
+    from ..director.pages.spectators import SpectatorsDoor
+
+    host, _, port = args.listen.rpartition(":")
+    try:
+        door = SpectatorsDoor(args.broker_port, host, int(port)).start()
+    except OSError as error:
+        raise SystemExit(
+            f"--listen {args.listen}: cannot serve the spectators' pages there: {error}"
+        ) from None
+    print(
+        f"the spectators' pages on http://{args.listen}/, relayed to 127.0.0.1:{args.broker_port}", flush=True
+    )
+    previous = _sigterm_as_ctrl_c()
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        door.close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
 def cmd_hall_setup(args):
     """Write the hall's broker config, ACL and passwords."""
     from ..director.hall.setup import (
@@ -221,7 +249,7 @@ def cmd_hall_setup(args):
         "broker's TLS (tileclock-ca.pem, the hall's CA; tileclock-broker.pem and .key, the broker's; "
         "tileclock-page.pem and .key, the page's HTTPS; "
         "tileclock-ca.key, kept 0600 to sign a new one), and the spectators' broker "
-        '(tileclock-viewers.conf, .acl, -www/; docs/hall.md, "Spectators"); '
+        '(tileclock-viewers.conf, .acl: `tileclock spectators` serves its pages; docs/hall.md, "Spectators"); '
         "the passwords and the clocks' command keys:"
     )
     carded = {CARD_ID.format(board) for board in boards}

@@ -151,6 +151,11 @@ def build_parser():
         help="instead: what N spectators on the spectators' broker cost tileclock hall (50 clocks at 10x)",
     )
     hall_bench.add_argument(
+        "--direct",
+        action="store_true",
+        help="with --spectators: the spectators on the spectators' mosquitto itself, past its door (to compare)",
+    )
+    hall_bench.add_argument(
         "--out",
         metavar="DIR",
         help="where the broker, journals and records live (default: a new folder on a disk)",

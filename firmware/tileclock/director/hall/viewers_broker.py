@@ -26,11 +26,10 @@ WEB_PORT = 8081
 #: the port of the spectators' broker's one listener for the spectators, on 127.0.0.1: only the
 #: spectators' door (`director/pages/spectators.py`) reaches it, and relays each phone to it
 MQTT_PORT = 1884
-#: the most heap the spectators' broker may take (mosquitto's `memory_limit`), in bytes. Its
-#: WebSockets listener does not enforce `max_packet_size` (2.0.x reads a packet of any size), so
-#: this is what refuses a big packet: a client whose packet or subscription would pass it is
-#: disconnected. A spectator costs it about 1 KiB (5,000 of them 5 MiB), an 8 MiB packet more
-#: than all of it (docs/hall.md, "The spectators' broker").
+#: the most heap the spectators' broker may take (mosquitto's `memory_limit`), in bytes: behind the
+#: door's own limits, a client whose packet or subscription would pass it is disconnected. A
+#: spectator costs it about 1 KiB (5,000 of them 5 MiB), an 8 MiB packet more than all of it
+#: (docs/hall.md, "The spectators' door").
 MEMORY_LIMIT = 8 * 1024 * 1024
 #: the largest packet the bridge takes: above the hall's broker's 1 MiB, for a packet past it drops
 #: the bridge, and a retained one would drop it again at each reconnection (the spectators' boards
