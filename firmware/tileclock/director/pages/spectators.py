@@ -287,6 +287,11 @@ class SpectatorsDoor:
             ws="websockets-sansio",
             ws_max_size=64 * 1024,  # a frame past it is refused before it is read (1009)
             ws_per_message_deflate=False,
+            # no WebSocket pings: MQTT's own keepalive (PINGREQ, the pages' 60 s) tells a dead
+            # phone, and paho-mqtt 2.x answers a ping with an unmasked pong (`_WebsocketWrapper`:
+            # `_create_frame(OPCODE_PONG, payload, 0)`), which RFC 6455 5.1 makes the server close
+            # (1002, every 20 s); no paho issue about it was found
+            ws_ping_interval=None,
         )
         self.port = self.door.port
 
