@@ -96,7 +96,7 @@ def test_a_packet_past_the_cap_is_refused_before_its_body(broker, watched):
     # announced 8 MiB, and sent only the header: refused on its length, nothing held
     announced = Hostile(viewers_broker)
     assert announced.closed(b"\x30\x80\x80\x80\x04") == (1008, f"packet over {MAX_PACKET} bytes")
-    # a whole frame of 8 MiB: refused by the WebSocket's own cap before it is read (1009)
+    # a whole frame of 8 MiB: refused by the WebSocket's own cap (1009), its rest drained, not reset
     big = Hostile(viewers_broker)
     assert big.closed(packet(0x30, text("tileclock/c1/public") + b"x" * (8 << 20)))[0] == 1009
     # a SUBSCRIBE just past the cap, of topics the pages may read
