@@ -282,7 +282,8 @@ class _LingeringWebSocket(WebSocketsSansIOProtocol):
     """uvicorn's `websockets-sansio` WebSocket, which on a refused frame (over `ws_max_size`:
     1009) closed its socket at once with the client's frame unread: the kernel then answers with
     a reset, and the client lost the close frame (a reset, not 1009). This one sends the close,
-    ends its side (FIN), and reads and drops what still comes, for `LINGER_S` at most."""
+    and reads and drops what still comes for `LINGER_S`, then closes (no FIN before it: the
+    `websockets` client, its frame half sent, then broke its own pipe)."""
 
     draining = False
 
@@ -294,8 +295,6 @@ class _LingeringWebSocket(WebSocketsSansIOProtocol):
         self.transport.write(b"".join(self.conn.data_to_send()))
         self.close_sent = True
         self.draining = True
-        if self.transport.can_write_eof():
-            self.transport.write_eof()
         self.loop.call_later(LINGER_S, self.transport.close)
 
     def data_received(self, data):
