@@ -22,7 +22,6 @@ its `max_size` refuses a frame bigger than any packet taken before it is kept, a
 """
 
 import asyncio
-import logging
 import re
 from pathlib import Path
 
@@ -30,7 +29,6 @@ from starlette.applications import Starlette
 from starlette.routing import Mount, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocketDisconnect
-from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from ...wire.topics import BRIDGE_TOPIC, ROOT
 from .door import Door
@@ -272,37 +270,6 @@ def spectators_app(broker_port, broker_host="127.0.0.1", limits=None):
     return SecurityHeaders(app)
 
 
-log = logging.getLogger(__name__)
-
-#: how long a refused client's unread bytes are read and thrown away after its close frame
-LINGER_S = 2.0
-
-
-class _LingeringWebSocket(WebSocketsSansIOProtocol):
-    """uvicorn's `websockets-sansio` WebSocket, which on a refused frame (over `ws_max_size`:
-    1009) closed its socket at once with the client's frame unread: the kernel then answers with
-    a reset, and the client lost the close frame (a reset, not 1009). This one sends the close,
-    and reads and drops what still comes for `LINGER_S`, then closes (no FIN before it: the
-    `websockets` client, its frame half sent, then broke its own pipe)."""
-
-    draining = False
-
-    def handle_parser_exception(self):
-        """Refuse the frame with its close code, then drain instead of resetting."""
-        sent = self.conn.close_sent
-        log.info("spectators' door: refused a frame from %s: %s %s", self.client, sent.code, sent.reason)
-        self.queue.put_nowait({"type": "websocket.disconnect", "code": sent.code, "reason": sent.reason})
-        self.transport.write(b"".join(self.conn.data_to_send()))
-        self.close_sent = True
-        self.draining = True
-        self.loop.call_later(LINGER_S, self.transport.close)
-
-    def data_received(self, data):
-        """What a refused client still sends is dropped, nothing kept."""
-        if not self.draining:
-            super().data_received(data)
-
-
 class SpectatorsDoor:
     """The spectators' door on `host`:`port` (0: a free one), relaying to mosquitto's plain
     listener on 127.0.0.1:`broker_port`; served by uvicorn in a thread of its own."""
@@ -317,8 +284,10 @@ class SpectatorsDoor:
             MAX_CONNECTIONS,
             limits,
             http=_SpectatorsH11.for_door(limits),
-            ws=_LingeringWebSocket,  # uvicorn's "websockets-sansio", draining a refused frame
-            ws_max_size=64 * 1024,  # a frame past it is refused before it is read (1009)
+            ws="websockets-sansio",
+            # a frame past it is refused on its header, before its body is read (1009); the socket
+            # is then closed with the rest unread, so a client still writing gets a reset instead
+            ws_max_size=64 * 1024,
             ws_per_message_deflate=False,
             # no WebSocket pings: MQTT's own keepalive (PINGREQ, the pages' 60 s) tells a dead
             # phone, and paho-mqtt 2.x answers a ping with an unmasked pong (`_WebsocketWrapper`:
