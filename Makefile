@@ -56,7 +56,7 @@ mutation: $(STAMP)
 
 # the director's tools on a laptop (every director's command), in .venv
 tools: $(STAMP)
-	@echo "the director's tools: $(VENV)/bin/tileclock (collect, hall, hall-demo, hall-setup, sheet, scores, replay, export, plot)"
+	@echo "the director's tools: $(VENV)/bin/tileclock (collect, hall, hall-demo, hall-setup, spectators, sheet, scores, replay, export, plot)"
 	@command -v zbarimg >/dev/null || echo "the tests read the panels' QR codes with Debian's zbarimg: sudo apt-get install zbar-tools"
 
 # the hall: a private mosquitto, 20 simulated clocks playing, the director's page (docs/hall.md)
