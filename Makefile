@@ -77,7 +77,7 @@ hall-bench: $(STAMP)
 spectators-bench: $(STAMP)
 	$(VENV)/bin/tileclock hall-bench --spectators 1000 $(ARGS)
 
-# the hall on bad Wi-Fi: stalls, an access point's reboot, a one-way fault, the laptop asleep, each
+# the hall on bad Wi-Fi: stalls, loss, an access point's reboot, a one-way fault, the laptop asleep, each
 # with its figures (ARGS=--quick: 8 clocks, short faults; ARGS="--clocks 200 --processes 4": 4 x 50;
 # ARGS=--netns, as root: each group in a network namespace, the outages made on its link)
 hall-chaos: $(STAMP)
