@@ -88,6 +88,8 @@ MISTAKES = [
     (["collect", "loop://", "--out", "{file}"], "--out {file}: a file, not a folder"),
     (["collect", "loop://", "--colour"], "unrecognized arguments: --colour"),
     # hall: runs until Ctrl-C, so a broker nobody answers for is refused before it starts
+    (["spectators", "--listen", "nowhere"], "argument --listen: 'nowhere': give HOST:PORT"),
+    (["spectators", "--broker-port", "99999"], "argument --broker-port: '99999': give a whole number from 1 to 65535"),
     (["hall"], "the following arguments are required: --broker"),
     (["hall", "--broker", "127.0.0.1", "--port", "99999"], "argument --port: '99999': give a whole number from 1 to 65535"),
     (["hall", "--broker", "127.0.0.1", "--port", "{closed}"], "--broker 127.0.0.1 --port {closed}: nothing answers there"),

@@ -185,7 +185,7 @@ def add_director_commands(commands):
     spectators.add_argument(
         "--broker-port",
         default=1884,
-        type=number(int, 1),
+        type=number(int, 1, 65535),
         metavar="PORT",
         help="the spectators' mosquitto's listener on 127.0.0.1 (tileclock-viewers.conf's: 1884)",
     )
