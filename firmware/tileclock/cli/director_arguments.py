@@ -1,6 +1,6 @@
 """The director's commands' arguments: `collect`, the hall's (`hall`, `hall-demo`, `hall-setup`,
 `spectators`),
-`export`, `replay`, `sheet`, `scores` and `plot`, each with the handler it runs (director_commands.py).
+`export`, `replay`, `sheet`, `scores` and `plot`, each with the handler it runs (director_commands.py, hall_setup.py).
 
 parser.py places them among the clock's commands, in the order `tileclock --help` lists them.
 """
@@ -10,13 +10,13 @@ from .director_commands import (
     cmd_export,
     cmd_hall,
     cmd_hall_demo,
-    cmd_hall_setup,
     cmd_plot,
     cmd_replay,
     cmd_scores,
     cmd_sheet,
     cmd_spectators,
 )
+from .hall_setup import cmd_hall_setup
 from .options import number, pairing_options, web_address
 
 
