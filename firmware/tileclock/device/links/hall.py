@@ -18,7 +18,7 @@ A record may reach the broker twice (a start after a kill, a resend): the
 director keeps each (clock id, seq) once.
 
 paho's client and its connection settings are `hall_client.py`'s, a broken connection's grace
-before its fault `hall_grace.py`'s.
+before its fault `hall_grace.py`'s, the commands waiting for the loop `hall_commands.py`'s.
 
 Locks: paho calls `on_publish` holding its own message lock, so the uplink never calls paho while
 holding its own (`_lock`); an acknowledgement that comes back before its publish call returned is
@@ -26,29 +26,24 @@ kept in `_early` until the message id is registered. A retained state waits behi
 unacknowledged one (hall_retained.py): the acknowledgement's callback publishes it.
 """
 
-import logging
 import threading
 import time
 from collections import deque
 
 import paho.mqtt.client as mqtt
 
-from ...wire.protocol import CommandError, parse_command
 from ...wire.topics import ALL, topic
 from .hall_acked import AckedFile
 from .hall_client import cannot_connect, connect, lost, make_client, refused
+from .hall_commands import CommandInbox
 from .hall_grace import DownGrace
 from .hall_retained import NewestInFlight
 from .hall_seal import CommandSeal
 from .hall_state import RetainedState
 from .resends import STREAM_NS, Resends
 
-log = logging.getLogger(__name__)
-
 #: records handed to paho and not yet acknowledged, at most
 WINDOW = 200
-#: commands waiting for the loop, at most (more are dropped, with a log line)
-MAX_COMMANDS = 32
 
 
 class HallLink:
@@ -93,9 +88,7 @@ class HallLink:
         self._early = set()  # message ids acknowledged before they were registered
         self._resends = Resends(journal)  # the loop's thread only
         self._answers = deque(maxlen=1)  # the answer to the newest `status`, not yet published
-        self._commands = deque()
-        self._dropped_commands = 0
-        self._ignored_hall_ack = False
+        self._commands = CommandInbox()  # the director's, from paho's thread (hall_commands.py)
         self._connected = False
         #: a broken connection's grace: its own part, which shows the fault once it lasts
         self._grace = DownGrace(now_ns)
@@ -203,10 +196,7 @@ class HallLink:
 
     def read_lines(self):
         """Command lines the director sent since the last call."""
-        lines = []
-        while self._commands:
-            lines.append(self._commands.popleft())
-        return lines
+        return self._commands.read_lines()
 
     def close(self, timeout_s=2.0):
         """Say `offline` (the will is not sent on a clean disconnect), save the acknowledged seq, disconnect."""
@@ -376,28 +366,5 @@ class HallLink:
         self.acked_file.schedule()
 
     def _on_message(self, client, userdata, message):
-        if message.retain or not message.payload:
-            return  # a retained command is stale by definition; an empty one only clears a retained one
-        if message.topic == topic(ALL, "cmd") and _is_ack(message.payload):
-            if not self._ignored_hall_ack:  # said once: a director that sends one sends many
-                log.warning("hall: an ack sent to every clock ignored (its seq is one clock's own)")
-            self._ignored_hall_ack = True
-            return
-        if len(self._commands) >= MAX_COMMANDS:
-            self._dropped_commands += 1
-            if self._dropped_commands == 1 or self._dropped_commands % 100 == 0:
-                log.warning(
-                    "hall: %d commands dropped (more than %d waiting)", self._dropped_commands, MAX_COMMANDS
-                )
-            return
-        self._commands.append(bytes(message.payload))
-        self.wake()
-
-
-def _is_ack(line):
-    """Whether a command line is an `ack`: its seq names records of one clock's journal, so the
-    clock takes it only on its own command topic, never on the hall-wide one."""
-    try:
-        return parse_command(bytes(line)).name == "ack"
-    except CommandError:
-        return False  # the command handler answers it as the bad line it is
+        if self._commands.take(message.payload, message.retain, message.topic == topic(ALL, "cmd")):
+            self.wake()
