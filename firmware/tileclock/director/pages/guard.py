@@ -93,8 +93,13 @@ class TimedH11(H11Protocol):
         self._deadline = self.loop.call_later(REQUEST_S, self._too_slow)
 
     def connection_lost(self, exc):
+        self.release()
+        super().connection_lost(exc)
+
+    def release(self):
+        """Leave the request deadline and give back this connection's place in its address's count
+        (at its end, or when another part takes the connection over)."""
         self._deadline.cancel()
         if self._counted is not None:
             self.limits.disconnect(self._counted)
             self._counted = None
-        super().connection_lost(exc)

@@ -160,10 +160,7 @@ class _SpectatorsH11(TimedH11):
     relay's now) and its place in its address's count, which the relay takes over."""
 
     def handle_websocket_upgrade(self, event):
-        self._deadline.cancel()
-        if self._counted is not None:
-            self.limits.disconnect(self._counted)
-            self._counted = None
+        self.release()
         super().handle_websocket_upgrade(event)
 
 
