@@ -46,6 +46,8 @@ MAX_SUBSCRIBES = 4
 MAX_FILTERS = 8
 #: connections one client address may hold open, pages and WebSockets together (a phone holds two)
 MAX_PER_ADDRESS = 16
+#: page requests one address may make a second, in bursts of this many (a page load is a handful)
+PER_ADDRESS_PER_S, PER_ADDRESS_BURST = 10, 40
 #: connections the door holds in all (mosquitto's own cap was 5000)
 MAX_CONNECTIONS = 5000
 #: a WebSocket has this long to send its CONNECT
@@ -253,10 +255,15 @@ class Relay:
             pass
 
 
+def _address_limits():
+    """The door's caps per client address (doors.AddressLimits)."""
+    return AddressLimits(MAX_PER_ADDRESS, PER_ADDRESS_PER_S, PER_ADDRESS_BURST)
+
+
 def spectators_app(broker_port, broker_host="127.0.0.1", limits=None):
     """The spectators' door's ASGI app: the pages (`PAGES`), with the doors' headers on every
     answer, and the WebSocket relay at `/` to mosquitto on `broker_host`:`broker_port`."""
-    limits = limits or AddressLimits(MAX_PER_ADDRESS, 10, 40)
+    limits = limits or _address_limits()
     app = Starlette(
         routes=[
             # any path: the pages use `/`, other MQTT clients often `/mqtt`
@@ -272,7 +279,7 @@ class SpectatorsDoor:
     listener on 127.0.0.1:`broker_port`; served by uvicorn in a thread of its own."""
 
     def __init__(self, broker_port, host="127.0.0.1", port=0):
-        limits = AddressLimits(MAX_PER_ADDRESS, 10, 40)
+        limits = _address_limits()
         self.door = Door(
             spectators_app(broker_port, limits=limits),
             host,
